@@ -1,0 +1,76 @@
+"""The ``memtui`` command: ``memtui [PATH]`` opens the TUI; subcommands work headless.
+
+Subcommands live in :mod:`memtui.commands` (one module each, discovered at start-up).
+Textual is imported only when the TUI is opened, so headless commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from memtui import __version__
+from memtui.commands import _common
+
+_DESCRIPTION = """memtui: a terminal workbench for the memory of AI agents.
+
+Run `memtui` to open a copy of the bundled sample workspace, or `memtui PATH` to open any
+workspace (a folder with memory/, or any folder holding AGENTS.md files). The subcommands
+below work without a terminal, for scripts and cron; each takes -w/--workspace PATH."""
+
+
+def _command_modules() -> list[str]:
+    import memtui.commands as package
+
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser: the TUI form and every subcommand found in :mod:`memtui.commands`."""
+    parser = argparse.ArgumentParser(
+        prog="memtui", description=_DESCRIPTION, epilog=_common.EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"memtui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _command_modules():
+        module = importlib.import_module(f"memtui.commands.{name}")
+        module.register(sub)
+    return parser
+
+
+def _tui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memtui", description=_DESCRIPTION, epilog=_common.EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", nargs="?", metavar="PATH",
+                        help="the workspace to open (default: your copy of the sample workspace)")
+    parser.add_argument("--theme", metavar="NAME",
+                        help="the colour theme (remembered for next time); see `memtui themes`")
+    parser.add_argument("--version", action="version", version=f"memtui {__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run memtui with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = set(_command_modules())
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if argv and argv[0] in ("-h", "--help"):
+        parser = build_parser()
+        parser.print_help()
+        print("\nTo open the TUI: memtui [PATH] [--theme NAME]")
+        return 0
+    if first is not None and first in commands and argv[0] == first:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        try:
+            return int(args.func(args))
+        except KeyboardInterrupt:
+            print("memtui: interrupted", file=sys.stderr)
+            return 130
+    args = _tui_parser().parse_args(argv)
+    from memtui.ui.launch import run_tui
+
+    return run_tui(args.path, theme=args.theme)

@@ -1,0 +1,119 @@
+"""Findings: one problem an audit found (DESIGN.md §1, invariant 10).
+
+A finding is data, never an exception: every reader in ``memtui.core`` turns bad input
+into a :class:`Finding` with a place and a suggested fix, and goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Severity(str, Enum):
+    """How bad a finding is. ``error`` makes ``memtui audit`` exit 1."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """0 for error, 1 for warning, 2 for info: the sort order of a findings list."""
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+#: Every finding code memtui emits, with its severity and a one-line meaning.
+#: The table is the documentation of ``memtui audit`` (``memtui audit --codes``).
+CODES: dict[str, tuple[Severity, str]] = {
+    "index-missing-file": (Severity.ERROR, "a node index line points at a file that does not exist"),
+    "index-duplicate": (Severity.WARNING, "a node index lists the same file more than once"),
+    "index-line-malformed": (Severity.WARNING, "a list line in a node index has no usable link"),
+    "article-unlisted": (Severity.WARNING, "an article is not listed in its node index"),
+    "one-liner-mismatch": (Severity.WARNING, "the index one-liner differs from the article's `summary`"),
+    "front-matter-invalid": (Severity.ERROR, "YAML front matter cannot be parsed"),
+    "front-matter-unclosed": (Severity.ERROR, "front matter opened with `---` is never closed"),
+    "front-matter-not-mapping": (Severity.ERROR, "front matter is not a mapping of keys to values"),
+    "not-utf8": (Severity.ERROR, "a text file is not valid UTF-8 (or is binary)"),
+    "file-unreadable": (Severity.ERROR, "a file cannot be read (permissions, or it vanished)"),
+    "file-too-large": (Severity.WARNING, "a file is over the size limit and was not read whole"),
+    "link-outside": (Severity.ERROR, "a relative link leaves the workspace"),
+    "symlink-outside": (Severity.ERROR, "a symbolic link points outside the workspace (not followed)"),
+    "symlink-broken": (Severity.WARNING, "a symbolic link points at nothing"),
+    "node-no-owner": (Severity.WARNING, "no owner is set for a node or any of its parents"),
+    "config-invalid": (Severity.ERROR, "memtui.toml cannot be used as written"),
+    "no-root-index": (Severity.INFO, "the memory tree has no root AGENTS.md"),
+    "no-memory-folder": (Severity.INFO, "the workspace has no memory/ folder; the folder itself is read as the memory tree"),
+    "bom": (Severity.INFO, "a file starts with a UTF-8 byte order mark"),
+    "crlf": (Severity.INFO, "a file uses CRLF line ends"),
+    "skill-no-front-matter": (Severity.ERROR, "SKILL.md has no front matter: name and description are missing"),
+    "skill-no-name": (Severity.ERROR, "SKILL.md front matter has no `name`"),
+    "skill-no-description": (Severity.ERROR, "SKILL.md front matter has no `description`"),
+    "skill-bad-field-type": (Severity.ERROR, "a SKILL.md field has the wrong type"),
+    "skill-duplicate-key": (Severity.WARNING, "a SKILL.md front matter key is given twice"),
+    "skill-name-invalid": (Severity.ERROR, "a skill name breaks the Agent Skills naming rules"),
+    "skill-name-upload-pattern": (Severity.ERROR, "a skill name breaks seed 002's upload pattern"),
+    "skill-name-mismatch": (Severity.WARNING, "a skill's name differs from its folder name"),
+    "skill-name-reserved": (Severity.ERROR, "a skill uses the reserved name `shared-content`"),
+    "skill-description-length": (Severity.WARNING, "a skill description is over 1024 characters"),
+    "skill-unknown-key": (Severity.INFO, "SKILL.md front matter has a key outside the Agent Skills set"),
+    "skill-compatibility-length": (Severity.WARNING, "a skill's `compatibility` is over 500 characters"),
+    "skill-description-vague": (Severity.INFO, "a skill description names no situation (\"Use when …\")"),
+    "skill-nested": (Severity.INFO, "a SKILL.md lies inside another skill's folder"),
+    "skill-shadowed": (Severity.INFO, "a workspace skill is shadowed by the administrator's copy"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem found in a workspace.
+
+    Attributes:
+        severity: error, warning or info.
+        code: a key of :data:`CODES` (stable; scripts may match on it).
+        path: the file or folder concerned, relative to the workspace, with ``/`` separators.
+        line: 1-based line number, or ``None`` when the finding concerns a whole file.
+        message: what is wrong, in plain words (user text inside is quoted, never markup).
+        fix: what to do about it.
+        column: 1-based column where the parser gives one, else ``None``.
+    """
+
+    severity: Severity
+    code: str
+    path: str
+    line: int | None
+    message: str
+    fix: str = ""
+    column: int | None = field(default=None)
+
+    @classmethod
+    def make(cls, code: str, path: str, message: str, fix: str = "", line: int | None = None,
+             column: int | None = None, severity: Severity | None = None) -> "Finding":
+        """Build a finding whose severity defaults to the one registered for ``code``.
+
+        Raises:
+            KeyError: ``code`` is not in :data:`CODES` (a programming error, caught by tests).
+        """
+        default = CODES[code][0]
+        return cls(severity or default, code, path, line, message, fix, column)
+
+    @property
+    def place(self) -> str:
+        """``path:line`` (or ``path`` alone), the form editors and terminals recognise."""
+        if self.line is None:
+            return self.path
+        if self.column is None:
+            return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}:{self.column}"
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``{"severity", "code", "path", "line", "column", "message", "fix"}``."""
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        return data
+
+
+def sort_key(finding: Finding) -> tuple[int, str, int, str]:
+    """Order findings by severity, then path, then line, then code."""
+    return (finding.severity.rank, finding.path, finding.line or 0, finding.code)

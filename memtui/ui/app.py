@@ -49,6 +49,8 @@ class MemtuiApp(App[int]):
         self.report: AuditReport | None = None
         #: findings of the last audit by workspace-relative path
         self.findings_by_path: dict[str, list] = {}
+        #: findings of the last audit by the workspace-relative folder of their file
+        self.findings_by_folder: dict[str, list] = {}
         self.audit_ready: Signal[AuditReport] = Signal(self, "audit-ready")
         self.audit_progress: Signal[tuple[int, int]] = Signal(self, "audit-progress")
         self._remember_theme = None  # set after the first theme, so only user changes are saved
@@ -99,6 +101,10 @@ class MemtuiApp(App[int]):
     def _audit_done(self, report: AuditReport) -> None:
         self.report = report
         self.findings_by_path = report.by_path()
+        self.findings_by_folder = {}
+        for path, found in self.findings_by_path.items():
+            folder = path.rsplit("/", 1)[0] if "/" in path else "."
+            self.findings_by_folder.setdefault(folder, []).extend(found)
         self.audit_ready.publish(report)
 
     def action_reaudit(self) -> None:

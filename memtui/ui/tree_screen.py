@@ -53,6 +53,11 @@ class EntryRow:
     line: int | None
 
 
+def _clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis (the reading pane shows it all)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _worst(findings: list[Finding]) -> Text:
     if not findings:
         return Text("")
@@ -126,7 +131,7 @@ class TreeScreen(Screen):
         label = safe(name, "" if is_node else "dim italic")
         if not is_node:
             label.append(Text(" (no AGENTS.md)", style="dim"))
-        findings = self._findings_for(model.shown(f"{path}/{NODE_INDEX}" if path else NODE_INDEX))
+        findings = self.app.findings_by_folder.get(model.shown(path), [])
         if findings:
             label.append(" ")
             label.append(_worst(findings))
@@ -221,7 +226,7 @@ class TreeScreen(Screen):
             if row.path:
                 found += self._findings_for(model.shown(row.path))
             state_style = {"missing": "red", "unlisted": "yellow"}.get(row.state, "dim")
-            table.add_row(safe(row.title), safe(row.one_liner), safe(owner or "—"),
+            table.add_row(safe(_clip(row.title, 30)), safe(_clip(row.one_liner, 40)), safe(owner or "—"),
                           Text(row.state, style=state_style), _worst(found), key=str(i))
         if not rows:
             self._show_index_doc(path, index)

@@ -8,6 +8,7 @@ audits the whole workspace in a worker thread and publishes the report on
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 from typing import Iterable
 
 from textual import work
@@ -34,7 +35,7 @@ class MemtuiApp(App[int]):
         remember_theme: called with the theme name whenever the user changes it.
     """
 
-    CSS_PATH = "memtui.tcss"
+    CSS_PATH = str(Path(__file__).with_name("memtui.tcss"))  # absolute: subclasses may live anywhere
     TITLE = "memtui"
     BINDINGS = [
         *(Binding(a.key, f"switch_mode('{a.mode}')", a.title) for a in AREAS),

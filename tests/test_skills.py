@@ -444,3 +444,17 @@ def test_set_front_matter_field_edits_only_that_key():
     for bad in ("no front matter\n", "---\nname: a\n", "---\nname: a\nname: b\n---\n"):
         with pytest.raises(ValueError):
             set_front_matter_field(bad, "name", "c")
+
+
+def test_audit_includes_skill_findings(sample_copy):
+    from memtui.core import audit
+
+    report = audit.run(Workspace.open(sample_copy))
+    skill_findings = [f for f in report.findings if f.path.startswith(("skills/", "shared-skills/"))]
+    assert {f.code for f in skill_findings} >= {"skill-name-invalid", "skill-no-description", "skill-shadowed"}
+
+
+def test_audit_of_a_plain_tree_reports_no_skills(shared):
+    from memtui.core.skills import audit_findings
+
+    assert audit_findings(Workspace.open(shared / "corpus" / "agents-trees" / "PrefectHQ__prefect")) == []

@@ -1064,3 +1064,30 @@ def _check_writable(skill: Skill) -> bytes:
             f"{skill.path} changed on disk since it was loaded; reload it (or compare) before saving, "
             "so nobody's edit is lost.")
     return data
+
+
+# --------------------------------------------------------------------------------------------
+# The audit's share
+# --------------------------------------------------------------------------------------------
+
+def audit_findings(ws: Workspace) -> list[Finding]:
+    """Every skill finding of ``ws`` (catalogue and skills), for :mod:`memtui.core.audit`.
+
+    Only the workspace's own roots count here (``skills/``, ``shared-skills/``,
+    ``shared-skills.d/``): a folder without them contributes nothing, so auditing a plain
+    memory tree never reports its sub-folders as skills.
+    """
+    has_roots = any(p.is_dir() for p in ws.skill_roots.values()) or (ws.root / CASCADE_DIR).is_dir()
+    if not has_roots:
+        return []
+    return load_catalogue(ws).all_findings()
+
+
+def _register_with_audit() -> None:
+    from memtui.core import audit
+
+    if audit_findings not in audit.EXTRA_CHECKS:
+        audit.EXTRA_CHECKS.append(audit_findings)
+
+
+_register_with_audit()

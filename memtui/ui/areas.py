@@ -30,4 +30,6 @@ AREAS: list[Area] = [
          "browse nodes, node indexes and articles of the memory tree"),
     Area("audit", "Audit", "2", "memtui.ui.audit_screen:AuditScreen",
          "every finding in a sortable, filterable table"),
+    Area("skills", "Skills", "3", "memtui.ui.skills_screen:SkillsScreen",
+         "the skills catalogue, each skill's findings and the skill index budget"),
 ]

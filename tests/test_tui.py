@@ -174,3 +174,17 @@ async def test_changing_the_theme_is_remembered(tmp_path: Path) -> None:
         app.theme = "memtui-high-contrast"
         await pilot.pause()
     assert userconfig.get("theme") == "memtui-high-contrast"
+
+
+async def test_boot_preview_shows_the_own_index_and_every_domain(sample_copy: Path) -> None:
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.screen.reveal("support/courier-app")
+        await pilot.pause()
+        await pilot.press("b")
+        plain = app.screen.query_one("#plain", TextArea)
+        await wait_for(pilot, lambda: plain.display and "Index of every domain" in plain.text)
+        own = (sample_copy / "memory/support/courier-app/AGENTS.md").read_text(encoding="utf-8")
+        assert own.splitlines()[-1] in plain.text
+        assert "connectors" in plain.text.split("Index of every domain", 1)[1]
+        assert "Boot preview" in static_text(app, "#article-head")

@@ -4,8 +4,9 @@
 returns an :class:`AuditReport`. Each kind of problem is a :class:`~memtui.core.findings.Finding`
 with a place and a fix; a bad file never stops the walk.
 
-Other areas add their own checks by appending a callable to :data:`EXTRA_CHECKS`
-(``(workspace) -> list[Finding]``), for example the skills catalogue and the graph.
+Other areas contribute their findings through :data:`CHECKS`: ``"module:function"`` names of
+callables ``(workspace) -> list[Finding]`` (the skills catalogue, the graph, …), imported
+when an audit runs so that ``memtui.core.audit`` stays cheap to import.
 """
 
 from __future__ import annotations
@@ -25,8 +26,20 @@ from memtui.core.workspace import NODE_INDEX, Workspace
 #: ``(done, total)`` node counts; called from the auditing thread.
 Progress = Callable[[int, int], None]
 
-#: Checks other modules contribute: ``(workspace) -> findings``. Import order decides nothing.
-EXTRA_CHECKS: list[Callable[[Workspace], list[Finding]]] = []
+#: Checks other areas contribute, as ``"module:function"`` names of ``(workspace) -> findings``.
+CHECKS: tuple[str, ...] = (
+    "memtui.core.skills:audit_findings",
+)
+
+
+def _contributed(ws: Workspace) -> list[Finding]:
+    import importlib
+
+    findings: list[Finding] = []
+    for name in CHECKS:
+        module, _, function = name.partition(":")
+        findings.extend(getattr(importlib.import_module(module), function)(ws))
+    return findings
 
 
 def plural(count: int, word: str) -> str:
@@ -290,8 +303,7 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
                 progress(done, total)
     report.nodes = sum(1 for n in nodes if tree.index(n).exists)
     report.findings.extend(_audit_workspace_files(ws))
-    for check in EXTRA_CHECKS:
-        report.findings.extend(check(ws))
+    report.findings.extend(_contributed(ws))
     report.findings.sort(key=sort_key)
     report.seconds = time.perf_counter() - started
     return report

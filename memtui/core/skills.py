@@ -1081,13 +1081,3 @@ def audit_findings(ws: Workspace) -> list[Finding]:
     if not has_roots:
         return []
     return load_catalogue(ws).all_findings()
-
-
-def _register_with_audit() -> None:
-    from memtui.core import audit
-
-    if audit_findings not in audit.EXTRA_CHECKS:
-        audit.EXTRA_CHECKS.append(audit_findings)
-
-
-_register_with_audit()

@@ -76,6 +76,7 @@ class TreeScreen(Screen):
         Binding("t", "focus_tree", "Tree"),
         Binding("r", "focus_article", "Read"),
         Binding("i", "show_index", "Node index"),
+        Binding("b", "boot_preview", "Boot preview"),
     ]
 
     def __init__(self) -> None:
@@ -307,6 +308,38 @@ class TreeScreen(Screen):
         if plain:
             head.append(Text(f"\nlonger than {PREVIEW_LIMIT // 1024} kB: shown as plain text", style="yellow"))
         self._set_body(index.body, plain)
+
+    def action_boot_preview(self) -> None:
+        """Show what the selected node's agent boots with (seed 000 §2 rule 1)."""
+        if self._current_node is not None and self.app.tree_model.index(self._current_node).exists:
+            self._load_boot(self._current_node)
+        else:
+            self.notify("select a node (a folder with AGENTS.md) for its boot preview", markup=False)
+
+    @work(thread=True, exclusive=True, group="article")
+    def _load_boot(self, node: str) -> None:
+        from memtui.core.boot import build_boot
+
+        boot = build_boot(self.app.ws, node, with_skills=True)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_boot, boot)
+
+    def _show_boot(self, boot) -> None:
+        self._current_article = None
+        self._reading = None
+        head = join(Text("Boot preview ", style="bold"), safe(boot.path, "dim"),
+                    Text(f"  {boot.memory_size:,} of {boot.budget:,} bytes (memory)", style="dim"))
+        if boot.skills is not None:
+            head.append(Text(f" + {boot.skills.size:,} bytes of skill index", style="dim"))
+        notes = boot.notes()
+        for note in notes:
+            head.append("\n")
+            head.append(safe(note, "yellow"))
+        if not notes:
+            head.append(Text("\neverything fits; this is exactly what the agent starts with", style="dim"))
+        self.query_one("#article-head", Static).update(head)
+        self.query_one("#meta", DataTable).display = False
+        self._set_body(boot.text, plain=True)
 
     @work(thread=True, exclusive=True, group="article")
     def _load_article(self, path: str) -> None:

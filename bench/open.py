@@ -41,13 +41,15 @@ def child(code_or_args: list[str]) -> tuple[float, str, float]:
     """Run a child process; return (wall seconds, stdout, peak RSS MiB of that child)."""
     import resource
 
-    started = time.time()
-    proc = subprocess.Popen(code_or_args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    out = proc.stdout.read()
-    proc.stdout.close()
-    proc.stderr.close()
-    wall = time.time() - started
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as sink:  # a file, not a pipe: a full pipe would block the child
+        started = time.time()
+        proc = subprocess.Popen(code_or_args, stdout=sink, stderr=subprocess.DEVNULL, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.time() - started
+        sink.seek(0)
+        out = sink.read()
     return wall, out, usage.ru_maxrss / 1024
 
 

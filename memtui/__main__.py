@@ -2,4 +2,6 @@
 
 from memtui.cli import main
 
-raise SystemExit(main())
+# Guarded, as multiprocessing's spawn start method asks of a main module.
+if __name__ == "__main__":
+    raise SystemExit(main())

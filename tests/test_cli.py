@@ -77,3 +77,22 @@ def test_help_lists_commands_and_exit_codes(capsys) -> None:
 def test_tui_with_a_missing_path_exits_2(tmp_path: Path, capsys) -> None:
     assert main([str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_python_m_memtui_audit_of_a_large_tree_finishes(tmp_path: Path) -> None:
+    """Above the parallel threshold the audit spawns worker processes; through `python -m`
+    they must not re-run the CLI, and the findings must match the node count."""
+    from memtui.core.audit import PARALLEL_NODES
+
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "memory/AGENTS.md").write_text("---\nowner: o\n---\n# Root\n")
+    for i in range(PARALLEL_NODES + 10):
+        node = root / "memory" / f"n{i:03d}"
+        node.mkdir()
+        (node / "AGENTS.md").write_text("# N\n- [A](a.md) — one\n")
+        (node / "a.md").write_text("---\nsummary: one\n---\nA\n")
+    done = subprocess.run([sys.executable, "-m", "memtui", "audit", "-w", str(root)], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{PARALLEL_NODES + 11} nodes, {PARALLEL_NODES + 10} articles: 0 errors" in done.stdout

@@ -91,7 +91,9 @@ class AuditReport:
 def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: int) -> Iterable[Finding]:
     """Links in ``text`` whose target leaves the workspace. The check is lexical (``..`` and
     absolute paths); symbolic links on the way are reported by the symlink checks."""
-    folder = os.fspath(file.parent)
+    if "](" not in text:
+        return
+    folder = os.path.dirname(os.fspath(file))
     root = os.fspath(ws.root)
     for offset, target in iter_links(text):
         candidate = os.path.normpath(os.path.join(folder, target))
@@ -282,8 +284,13 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         chunks = [nodes[i:i + _CHUNK] for i in range(0, total, _CHUNK)]
-        # "spawn": the TUI audits from a thread, and forking a threaded process is unsafe
-        context = multiprocessing.get_context("spawn")
+        # fork is cheapest, but forking a threaded process (the TUI audits from a worker
+        # thread) is unsafe: then spawn, which starts clean interpreters.
+        import threading
+
+        method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
+            else "spawn"
+        context = multiprocessing.get_context(method)
         done = 0
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             futures = {pool.submit(_audit_chunk, os.fspath(ws.root), chunk): len(chunk) for chunk in chunks}

@@ -91,7 +91,7 @@ class TextFile:
     findings: list[Finding] = field(default_factory=list)
 
 
-def read_text(path: Path, shown: str, limit: int = DEFAULT_MAX_FILE_BYTES,
+def read_text(path: str | os.PathLike[str], shown: str, limit: int = DEFAULT_MAX_FILE_BYTES,
               note_encoding: bool = True) -> TextFile:
     """Read a UTF-8 text file, turning every problem into a finding.
 
@@ -109,7 +109,7 @@ def read_text(path: Path, shown: str, limit: int = DEFAULT_MAX_FILE_BYTES,
     try:
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
-            out.size = os.fstat(handle.fileno()).st_size
+            out.size = len(data) if len(data) <= limit else os.fstat(handle.fileno()).st_size
     except OSError as exc:
         out.ok = False
         out.findings.append(Finding.make(

@@ -23,30 +23,29 @@ from typing import Any
 
 import yaml
 
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: PyYAML's C-accelerated safe loader when built with libyaml, else the pure-Python one.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 
 
-class _Loader(_Base):  # type: ignore[misc, valid-type]
-    """SafeLoader that records keys given twice instead of silently keeping the last."""
+_TOP_KEY = re.compile(r"^([^\s#:'\"\-\[{][^:]*?|'[^']*'|\"[^\"]*\"):(?:[ \t]|$)")
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicate_keys: list[tuple[str, int]] = []
 
-    def construct_mapping(self, node, deep=False):  # noqa: ANN001 - PyYAML signature
-        seen: set[Any] = set()
-        for key_node, _value in node.value:
-            try:
-                key = self.construct_object(key_node, deep=True)
-                hash(key)
-            except Exception:  # unhashable key: let PyYAML raise its own error below
-                continue
-            if key in seen:
-                self.duplicate_keys.append((str(key), key_node.start_mark.line + 1))
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+def _duplicate_top_keys(block: str) -> list[tuple[str, int]]:
+    """``(key, block line)`` for each top-level key written a second time (lexical check:
+    PyYAML silently keeps the last value, B19)."""
+    seen: set[str] = set()
+    out: list[tuple[str, int]] = []
+    for number, line in enumerate(block.split("\n"), 1):
+        match = _TOP_KEY.match(line)
+        if not match:
+            continue
+        key = match.group(1).strip().strip("'\"")
+        if key in seen:
+            out.append((key, number))
+        seen.add(key)
+    return out
 
 
 @dataclass(slots=True)
@@ -114,40 +113,45 @@ def split(text: str) -> FrontMatter:
         result.bom = True
         text = text[1:]
     result.crlf = "\r\n" in text
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
+    first_end = text.find("\n")
+    first = text if first_end == -1 else text[:first_end]
+    if first.rstrip("\r").rstrip() != "---":
         result.body = text
         return result
     result.present = True
-    end = None
-    for i in range(1, len(lines)):
-        if _FENCE.match(lines[i].rstrip("\r\n")):
-            end = i
+    # scan line by line for the closing fence, without splitting the (possibly long) body
+    pos = len(text) if first_end == -1 else first_end + 1
+    number = 2
+    end_pos = None
+    while pos < len(text):
+        nl = text.find("\n", pos)
+        line_end = len(text) if nl == -1 else nl
+        if _FENCE.match(text[pos:line_end].rstrip("\r")):
+            end_pos = (line_end, len(text) if nl == -1 else nl + 1)
             break
-    if end is None:
+        pos = line_end + 1
+        number += 1
+    if end_pos is None:
         result.error = "front matter is never closed (no second `---` line)"
         result.error_line = 1
         result.body = text
         return result
     result.closed = True
-    block = "".join(lines[1:end]).replace("\r\n", "\n")
+    block = text[first_end + 1:pos].replace("\r\n", "\n")
     result.raw = block
-    result.body = "".join(lines[end + 1:])
-    result.body_line = end + 2
+    result.body = text[end_pos[1]:]
+    result.body_line = number + 1
     if not block.strip():
         return result
-    loader = _Loader(block)
     try:
-        data = loader.get_single_data()
+        data = yaml.load(block, Loader=_Loader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         message, line, column = _plain_yaml_error(exc, block)
         result.error = message
         result.error_line = (line + 1) if line else 1
         result.error_column = column
         return result
-    finally:
-        loader.dispose()
-    result.duplicate_keys = [(k, ln + 1) for k, ln in loader.duplicate_keys]
+    result.duplicate_keys = [(k, ln + 1) for k, ln in _duplicate_top_keys(block)]
     if data is None:
         return result
     if not isinstance(data, dict):

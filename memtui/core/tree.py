@@ -241,6 +241,7 @@ class MemoryTree:
     def __init__(self, workspace: Workspace):
         self.ws = workspace
         self.root = workspace.memory
+        self._root_str = os.fspath(workspace.memory)
         self._prefix = workspace.memory_rel
         self.index = lru_cache(maxsize=4096)(self._index)  # type: ignore[method-assign]
         self._children_cache: dict[str, list[tuple[str, bool]]] = {}
@@ -358,7 +359,7 @@ class MemoryTree:
         """Read and split the article at memory-relative ``path`` (never raises)."""
         shown = self.shown(path)
         node = path.rsplit("/", 1)[0] if "/" in path else ""
-        read: TextFile = read_text(self.abs(path), shown, self.ws.config.max_file_bytes)
+        read: TextFile = read_text(os.path.join(self._root_str, path), shown, self.ws.config.max_file_bytes)
         findings = list(read.findings)
         if not read.ok:
             return Article(path, node, {}, "", 1, "", read.size, False, read.truncated, findings)

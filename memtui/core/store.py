@@ -27,6 +27,7 @@ per-table query cache is disabled so a read-only memtui sees the writer's change
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
 import os
@@ -38,7 +39,7 @@ from tinydb.storages import Storage
 from tinydb.table import Table
 
 from memtui.core import atomic
-from memtui.core.errors import MemtuiError, ReadOnlyError
+from memtui.core.errors import ConfinementError, MemtuiError, ReadOnlyError
 from memtui.core.files import confine
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
@@ -91,7 +92,7 @@ def parse(data: bytes, path: Path) -> dict[str, dict[str, Any]]:
         reason = exc.msg
         if reason == "Extra data":
             reason = "a complete JSON document is followed by leftover bytes (Extra data)"
-        elif exc.pos >= len(text.rstrip()):
+        elif exc.pos >= len(text.rstrip()) or reason.startswith("Unterminated string"):
             reason = f"the file ends in the middle of the JSON ({exc.msg}); it was cut short"
         raise StoreDamagedError(
             path, f"the JSON breaks at line {exc.lineno}, column {exc.colno} (byte {offset}): {reason}"
@@ -129,7 +130,8 @@ class AtomicJSONStorage(Storage):
             self._append_only_seen = {}
             return None
         tables = parse(data, self.path)
-        self._append_only_seen = {name: tables.get(name, {}) for name in APPEND_ONLY_TABLES}
+        # TinyDB changes the returned documents in place: keep our own copy to compare with.
+        self._append_only_seen = {name: copy.deepcopy(tables.get(name, {})) for name in APPEND_ONLY_TABLES}
         return tables
 
     def write(self, data: dict[str, dict[str, Any]]) -> None:
@@ -145,7 +147,7 @@ class AtomicJSONStorage(Storage):
                         "removed; nothing was written.")
         payload = json.dumps(safe, ensure_ascii=False).encode("utf-8")
         atomic.write_bytes(self.path, payload)
-        self._append_only_seen = {name: safe.get(name, {}) for name in APPEND_ONLY_TABLES}
+        self._append_only_seen = {name: copy.deepcopy(safe.get(name, {})) for name in APPEND_ONLY_TABLES}
 
 
 class Store:
@@ -184,15 +186,21 @@ class Store:
             reason: why it is read-only (for example :func:`memtui.core.lock.refusal`).
 
         Returns:
-            A :class:`Store`. Nothing is written by opening (a missing file stays missing).
-            A damaged file gives a read-only store with one ``store-damaged`` finding.
-
-        Raises:
-            ConfinementError: ``.memtui`` or the store is a symlink leading outside.
+            A :class:`Store`; never raises. Nothing is written by opening (a missing file
+            stays missing). A damaged file gives a read-only, empty-reading store with one
+            ``store-damaged`` finding; a ``.memtui`` or store symlinked outside the workspace
+            gives the same with ``symlink-outside`` (nothing is read through the link).
         """
-        root_path = Path(getattr(root, "root", root))
-        path = confine(root_path, f".memtui/{STORE_NAME}")
+        root_path = _root_of(root)
         findings: list[Finding] = []
+        try:
+            path = confine(root_path, f".memtui/{STORE_NAME}")
+        except ConfinementError as exc:
+            path = root_path / ".memtui" / STORE_NAME
+            findings.append(Finding.make("symlink-outside", ".memtui/" + STORE_NAME, str(exc),
+                                         "replace the link with a real .memtui folder"))
+            db = TinyDB(storage=_EmptyIfDamaged, path=path, read_only_reason=str(exc))
+            return cls(path, db, str(exc), True, findings)
         damaged = False
         if read_only and reason is None:
             reason = f"The store {path} is open read-only."
@@ -239,6 +247,11 @@ class Store:
         self.db.close()
 
 
+def _root_of(root: Any) -> Path:
+    """The folder of a ``Workspace`` (it has ``state_dir``) or of a path."""
+    return Path(root.root) if hasattr(root, "state_dir") else Path(root)
+
+
 class _EmptyIfDamaged(AtomicJSONStorage):
     """Storage of a damaged store: reads as empty, never writes (the file is kept as it is)."""
 
@@ -261,7 +274,7 @@ def set_aside(root: str | os.PathLike[str] | Any) -> Path:
         FileNotFoundError: there is no store file.
         ConfinementError: the store path leads outside the workspace.
     """
-    root_path = Path(getattr(root, "root", root))
+    root_path = _root_of(root)
     path = confine(root_path, f".memtui/{STORE_NAME}")
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     target = path.with_name(f"{STORE_NAME}.damaged-{stamp}")

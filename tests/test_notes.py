@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core import atomic, notes
-from memtui.core.audit import ClientIdConflict
+from memtui.core.auditlog import ClientIdConflict
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.session import Session
 from memtui.core.workspace import OPERATOR_FILES, Workspace

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core import frontmatter
-from memtui.core.audit import AuditLog, ClientIdConflict
+from memtui.core.auditlog import AuditLog, ClientIdConflict
 from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.store import Store, StoreDamagedError, parse, set_aside
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memtui.core import atomic
-from memtui.core.audit import AuditEntry
+from memtui.core.auditlog import AuditEntry
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.files import confine
 from memtui.core.findings import Finding

@@ -5,7 +5,7 @@ A :class:`Session` bundles the four things a write needs (DESIGN.md §4 invarian
 - the :class:`~memtui.core.workspace.Workspace` (paths, settings, confinement);
 - the writer lock (:mod:`memtui.core.lock`): held for the session's life, so only one
   memtui writes a workspace at a time;
-- the store (:mod:`memtui.core.store`) and its audit log (:mod:`memtui.core.audit`);
+- the store (:mod:`memtui.core.store`) and its audit log (:mod:`memtui.core.auditlog`);
 - the acting profile recorded in the audit log.
 
 When the lock is held by another process, ``.memtui`` cannot be written, or the store is
@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 
 from memtui.core import atomic, lock
-from memtui.core.audit import AuditLog
+from memtui.core.auditlog import AuditLog
 from memtui.core.errors import ReadOnlyError
 from memtui.core.findings import Finding
 from memtui.core.store import Store

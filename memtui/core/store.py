@@ -2,7 +2,7 @@
 
 Tables (each issue adds its own; names are the field's terms):
 
-- ``audit``: the append-only audit log (:mod:`memtui.core.audit`, invariant 7);
+- ``audit``: the append-only audit log (:mod:`memtui.core.auditlog`, invariant 7);
 - ``versions``, ``uses``, ``pins``, ``provenance``: governance and graph provenance, added by
   later issues through :meth:`Store.table`.
 

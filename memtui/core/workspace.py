@@ -5,7 +5,7 @@ the folder itself is read as the memory tree (so a repository's own tree of ``AG
 files opens as it is), with an info finding saying so.
 
 Opening a workspace reads ``memtui.toml`` and nothing else: the tree is walked lazily
-(:mod:`memtui.core.tree`) and audited on demand (:mod:`memtui.core.auditlog`).
+(:mod:`memtui.core.tree`) and audited on demand (:mod:`memtui.core.audit`).
 """
 
 from __future__ import annotations

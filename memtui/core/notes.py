@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memtui.core import atomic
-from memtui.core.auditlog import AuditEntry
+from memtui.core.auditlog import AuditEntry, ClientIdConflict
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.files import confine
 from memtui.core.findings import Finding
@@ -273,8 +273,9 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
         text: the complete new text.
         base_hash: SHA-256 hex of the bytes ``text`` was based on (``note.hash`` usually;
             ``None`` = the file was absent).
-        client_id: the request's id; a retry with the same id and content writes nothing
-            and records nothing again (seed 004).
+        client_id: the request's id. When it already recorded a ``notes.set`` of this file
+            to the same bytes, this is a retry: nothing is written or recorded again and the
+            earlier entry is returned (seed 004), whatever the file holds now.
 
     Returns:
         A :class:`SaveResult`. The file is replaced atomically (mode kept), then one audit
@@ -297,10 +298,16 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
     real = Path(os.path.realpath(path))
     new = note.encode(text)
     after = atomic.sha256(new)
-    earlier = session.audit.check(client_id, ACTION, note.shown, base_hash, after)
+    earlier = session.audit.find(client_id) if client_id else None
+    if earlier is not None:
+        if (earlier.action, earlier.target, earlier.after) != (ACTION, note.shown, after):
+            raise ClientIdConflict(
+                f"client id {client_id!r} was already used on {earlier.time} for {earlier.action} on "
+                f"{earlier.target} with other content; that entry stays. Use a new client id for a "
+                "new change.", earlier)
+        # a retry of a write already applied (seed 004): return what it wrote, do nothing again
+        return SaveResult(_loaded(note, new), earlier.before, after, False, earlier, retried=True)
     current, current_hash = read_current(real)
-    if earlier is not None and current_hash == after:
-        return SaveResult(_loaded(note, new), base_hash, after, False, earlier, retried=True)
     if current_hash != base_hash:
         raise ConflictError(
             f"{note.shown} changed on disk since it was loaded (loaded {_short(base_hash)}, now "

@@ -15,7 +15,7 @@ from textual.widgets import Select, Static, TextArea
 from memtui.core import atomic
 from memtui.core.session import Session
 from memtui.core.workspace import Workspace
-from memtui.ui.notes_screen import LeaveQuestion, NotesScreen
+from memtui.ui.notes_screen import PREVIEW_CAP, LeaveQuestion, NotesScreen
 
 
 class NotesApp(App):
@@ -226,7 +226,7 @@ async def test_b22_big_note_stays_usable_and_saves_whole(shared: Path, ws: Works
             await pilot.press("ctrl+t")
             await _settle(pilot)
             note = str(app.screen.query_one("#notes-preview-note", Static).render())
-            assert "first 100,000" in note
+            assert f"first {PREVIEW_CAP:,}" in note
             editor.focus()
             started = time.monotonic()
             await pilot.press("Z")
@@ -234,3 +234,18 @@ async def test_b22_big_note_stays_usable_and_saves_whole(shared: Path, ws: Works
             await pilot.press("ctrl+s")
             await _settle(pilot)
     assert ws.member_notes.read_bytes() == b"Z" + big, "saved whole, not cut"
+
+
+async def test_notes_is_an_area_of_the_app(ws: Workspace) -> None:
+    from memtui.ui.app import MemtuiApp
+
+    ws.member_notes.write_bytes(b"from the app\n")
+    app = MemtuiApp(ws)
+    async with app.run_test() as pilot:
+        await pilot.press("3")
+        await _settle(pilot)
+        assert isinstance(app.screen, NotesScreen)
+        assert app.screen.query_one("#notes-editor", TextArea).text == "from the app\n"
+        assert app.session is not None and not app.session.read_only
+        assert (ws.root / ".memtui" / "lock.holder.json").exists()
+    app.session.close()

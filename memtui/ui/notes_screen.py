@@ -28,6 +28,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Header, Input, Markdown, Select, Static, TextArea
+from textual.document._wrapped_document import WrappedDocument
 from textual.widgets.text_area import Selection
 
 from memtui.core import notes
@@ -36,8 +37,10 @@ from memtui.core.session import Session
 from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe
 
-#: Characters of the note shown in the live preview (B22: Markdown renders on the UI thread).
-PREVIEW_CAP = 100_000
+#: Characters of the note shown in the live preview. B22: Textual's Markdown builds its widgets
+#: on the UI thread, measured at about 1.2 s for 10,000 characters of B22's big note (tables and
+#: code blocks) and 15 s for 100,000, so the preview stops here with a notice.
+PREVIEW_CAP = 8_000
 #: Over this many bytes the editor shows plain text without soft wrap (B22).
 PLAIN_OVER = 1_000_000
 #: Seconds between two looks at the file's signature.
@@ -45,6 +48,44 @@ POLL_SECONDS = 1.0
 
 _FILES = [("Member notes — MEMORY_CUSTOM.md", "custom"), ("Notebook — MEMORY.md (read-only)", "notebook")] + [
     (f"{name} (operator, read-only)", name) for name in notes.OPERATOR_FILES]
+
+
+class _CountedOnceWrappedDocument(WrappedDocument):
+    """A :class:`WrappedDocument` whose height is counted once per change.
+
+    Textual 8.2.8 recounts the wrapped height (a sum over every line) for each line it draws,
+    so a frame of a 4.6 MB note (B22) cost about a second; cached, a key press is quick again.
+    The cache is dropped by every method that changes the wrap offsets.
+    """
+
+    _height_cache: int | None = None
+
+    @property
+    def height(self) -> int:
+        if self._height_cache is None:
+            self._height_cache = WrappedDocument.height.fget(self)  # type: ignore[attr-defined]
+        return self._height_cache
+
+    def wrap(self, width: int, tab_width: int | None = None) -> None:
+        self._height_cache = None
+        super().wrap(width, tab_width)
+        self._height_cache = None
+
+    def wrap_range(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - Textual's signature
+        self._height_cache = None
+        try:
+            return super().wrap_range(*args, **kwargs)
+        finally:
+            self._height_cache = None
+
+
+class NotesEditor(TextArea):
+    """The notes :class:`TextArea`, with the wrapped height counted once per change (B22)."""
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        super()._set_document(text, language)
+        if type(self.wrapped_document) is WrappedDocument:
+            self.wrapped_document.__class__ = _CountedOnceWrappedDocument
 
 
 def session_for(app) -> Session:  # noqa: ANN001 - the running App
@@ -148,7 +189,7 @@ class NotesScreen(Screen):
                 yield Button("Keep mine", id="conflict-keep", variant="warning")
         yield Input(placeholder="find (Enter: next match, Esc: close)", id="notes-find")
         with Horizontal(id="notes-body"):
-            yield TextArea("", language="markdown", show_line_numbers=True, soft_wrap=True,
+            yield NotesEditor("", language="markdown", show_line_numbers=True, soft_wrap=True,
                            tab_behavior="indent", id="notes-editor")
             with VerticalScroll(id="notes-preview-box"):
                 yield Static(id="notes-preview-note")
@@ -264,7 +305,8 @@ class NotesScreen(Screen):
         timer = getattr(self, "_preview_timer", None)
         if timer is not None:
             timer.stop()
-        self._preview_timer = self.set_timer(0.6, self._refresh_preview)
+        delay = 0.6 if len(self.editor.document.lines) < 2000 else 2.0
+        self._preview_timer = self.set_timer(delay, self._refresh_preview)
 
     def _refresh_preview(self) -> None:
         if not self.query_one("#notes-preview-box").has_class("shown"):

@@ -155,8 +155,10 @@ def test_session_lock_removes_store_leftovers_and_closes(tmp_path: Path) -> None
     (root / ".memtui").mkdir()
     leftover = root / ".memtui" / ".store.json.abcd.tmp"
     leftover.write_bytes(b"half a store")
+    notes_leftover = root / "memory" / ".MEMORY_CUSTOM.md.x1y2.tmp"
+    notes_leftover.write_bytes(b"half a note")
     with Session.open(root) as session:
-        assert not session.read_only and not leftover.exists()
+        assert not session.read_only and not leftover.exists() and not notes_leftover.exists()
         session.audit.record("test.write", "x", None, "h")
     assert session.read_only, "a closed session refuses writes"
     with Session.open(root) as again:

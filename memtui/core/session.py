@@ -85,7 +85,7 @@ class Session:
         Returns:
             A :class:`Session`; never raises for a held lock or a damaged store (it is then
             read-only with :attr:`reason`). Temporary files left by an interrupted write of
-            the store are removed once the lock is ours.
+            the store or the member notes are removed once the lock is ours.
 
         Raises:
             WorkspaceError: the folder cannot be opened.
@@ -103,8 +103,9 @@ class Session:
                 reason = str(exc)
                 findings.append(Finding.make("workspace-read-only", ".memtui/lock", reason,
                                              "close the other memtui to edit here"))
-        if writer_lock is not None:
+        if writer_lock is not None:  # we are the only memtui writer now: sweep our own litter
             atomic.remove_leftovers(ws.state_dir / "store.json")
+            atomic.remove_leftovers(ws.member_notes)
         store = Store.open(ws, read_only=reason is not None, reason=reason)
         if store.damaged:
             findings.extend(store.findings)

@@ -174,3 +174,16 @@ def test_opening_a_workspace_writes_nothing(ws_root: Path) -> None:
     before = sorted(p.relative_to(ws_root) for p in ws_root.rglob("*"))
     audit.run(Workspace.open(ws_root))
     assert sorted(p.relative_to(ws_root) for p in ws_root.rglob("*")) == before
+
+
+def test_parallel_audit_finds_exactly_what_the_serial_one_finds(ws_root: Path) -> None:
+    for i in range(6):
+        write(ws_root, f"memory/support/n{i}/AGENTS.md", f"# N{i}\n- [A](a.md) — one\n- [Gone](gone{i}.md) — x\n")
+        write(ws_root, f"memory/support/n{i}/a.md", article("A", "other" if i % 2 else "one"))
+        write(ws_root, f"memory/support/n{i}/stray.md", "stray\n")
+    ws = Workspace.open(ws_root)
+    serial = audit.run(ws, parallel=False)
+    parallel = audit.run(ws, parallel=True)
+    assert serial.findings == parallel.findings
+    assert (serial.nodes, serial.articles) == (parallel.nodes, parallel.articles) == (8, 13)
+    assert len(serial.findings) == 6 + 3 + 6  # missing files, mismatches, unlisted

@@ -238,11 +238,13 @@ async def test_b22_big_note_stays_usable_and_saves_whole(shared: Path, ws: Works
 
 async def test_notes_is_an_area_of_the_app(ws: Workspace) -> None:
     from memtui.ui.app import MemtuiApp
+    from memtui.ui.areas import AREAS
 
     ws.member_notes.write_bytes(b"from the app\n")
     app = MemtuiApp(ws)
     async with app.run_test() as pilot:
-        await pilot.press("3")
+        key = next(a.key for a in AREAS if a.mode == "notes")
+        await pilot.press(key)
         await _settle(pilot)
         assert isinstance(app.screen, NotesScreen)
         assert app.screen.query_one("#notes-editor", TextArea).text == "from the app\n"

@@ -4,8 +4,9 @@
 returns an :class:`AuditReport`. Each kind of problem is a :class:`~memtui.core.findings.Finding`
 with a place and a fix; a bad file never stops the walk.
 
-Other areas add their own checks by appending a callable to :data:`EXTRA_CHECKS`
-(``(workspace) -> list[Finding]``), for example the skills catalogue and the graph.
+Other areas contribute their findings through :data:`CHECKS`: ``"module:function"`` names of
+callables ``(workspace) -> list[Finding]`` (the skills catalogue, the graph, …), imported
+when an audit runs so that ``memtui.core.audit`` stays cheap to import.
 """
 
 from __future__ import annotations
@@ -25,8 +26,20 @@ from memtui.core.workspace import NODE_INDEX, Workspace
 #: ``(done, total)`` node counts; called from the auditing thread.
 Progress = Callable[[int, int], None]
 
-#: Checks other modules contribute: ``(workspace) -> findings``. Import order decides nothing.
-EXTRA_CHECKS: list[Callable[[Workspace], list[Finding]]] = []
+#: Checks other areas contribute, as ``"module:function"`` names of ``(workspace) -> findings``.
+CHECKS: tuple[str, ...] = (
+    "memtui.core.skills:audit_findings",
+)
+
+
+def _contributed(ws: Workspace) -> list[Finding]:
+    import importlib
+
+    findings: list[Finding] = []
+    for name in CHECKS:
+        module, _, function = name.partition(":")
+        findings.extend(getattr(importlib.import_module(module), function)(ws))
+    return findings
 
 
 def plural(count: int, word: str) -> str:
@@ -76,11 +89,13 @@ class AuditReport:
 
 
 def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: int) -> Iterable[Finding]:
-    folder = file.parent
+    """Links in ``text`` whose target leaves the workspace. The check is lexical (``..`` and
+    absolute paths); symbolic links on the way are reported by the symlink checks."""
+    folder = os.fspath(file.parent)
+    root = os.fspath(ws.root)
     for offset, target in iter_links(text):
-        candidate = Path(os.path.normpath(os.path.join(folder, target))) if not target.startswith("/") \
-            else Path(target)
-        if target.startswith("/") or not is_inside(ws.root, candidate):
+        candidate = os.path.normpath(os.path.join(folder, target))
+        if target.startswith("/") or not (candidate == root or candidate.startswith(root + os.sep)):
             yield Finding.make(
                 "link-outside", shown,
                 f"the link {target!r} leads outside the workspace",
@@ -150,6 +165,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str) -> tuple[list[Finding
                 f"links to {entry.target!r}, but that {what} does not exist",
                 "create the file, fix the link, or delete the line", line=entry.line))
     articles = 0
+    read: dict[str, object] = {}
     for path in files:
         file = tree.abs(path)
         shown = tree.shown(path)
@@ -158,6 +174,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str) -> tuple[list[Finding
             if problem:
                 continue  # already reported above, never followed
         article = tree.read_article(path)
+        read[path] = article
         articles += 1
         findings.extend(article.findings)
         if article.ok:
@@ -171,9 +188,11 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str) -> tuple[list[Finding
         for entry in index.entries:
             if entry.path is None or entry.one_liner is None or entry.path in summaries:
                 continue
-            if not os.path.isfile(tree.abs(entry.path)):
-                continue
-            article = tree.read_article(entry.path)
+            article = read.get(entry.path)
+            if article is None:
+                if not os.path.isfile(tree.abs(entry.path)):
+                    continue
+                article = tree.read_article(entry.path)
             summaries[entry.path] = article.summary
             if article.summary and " ".join(article.summary.split()) != " ".join(entry.one_liner.split()):
                 findings.append(Finding.make(
@@ -210,13 +229,41 @@ def _audit_workspace_files(ws: Workspace) -> list[Finding]:
     return findings
 
 
-def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None = None) -> AuditReport:
+#: Above this many nodes the audit spreads the nodes over worker processes (one per core).
+PARALLEL_NODES = 150
+_CHUNK = 40
+
+
+def _audit_chunk(root: str, nodes: list[str]) -> tuple[list[Finding], int]:
+    """Worker-process entry: audit ``nodes`` of the workspace at ``root``."""
+    ws = Workspace.open(root)
+    tree = MemoryTree(ws)
+    findings: list[Finding] = []
+    articles = 0
+    for node in nodes:
+        found, count = audit_node(ws, tree, node)
+        findings.extend(found)
+        articles += count
+    return findings, articles
+
+
+def _workers() -> int:
+    try:
+        return max(1, min(4, len(os.sched_getaffinity(0))))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, min(4, os.cpu_count() or 1))
+
+
+def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None = None,
+        parallel: bool | None = None) -> AuditReport:
     """Audit the whole workspace.
 
     Args:
         ws: the opened workspace.
         progress: called with ``(done, total)`` node counts as the walk advances.
         tree: a tree to reuse (its caches), else a new one.
+        parallel: spread nodes over worker processes; default: when there are more than
+            :data:`PARALLEL_NODES` nodes and more than one core. Findings are the same either way.
 
     Returns:
         An :class:`AuditReport` with findings sorted by :func:`~memtui.core.findings.sort_key`.
@@ -227,16 +274,36 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
     report.findings.extend(ws.findings)
     nodes = list(tree.walk_nodes())
     total = len(nodes)
-    for done, node in enumerate(nodes, 1):
-        found, articles = audit_node(ws, tree, node)
-        report.findings.extend(found)
-        report.articles += articles
-        if progress and (done % 25 == 0 or done == total):
-            progress(done, total)
+    workers = _workers()
+    if parallel is None:
+        parallel = total > PARALLEL_NODES and workers > 1
+    if parallel:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        chunks = [nodes[i:i + _CHUNK] for i in range(0, total, _CHUNK)]
+        # "spawn": the TUI audits from a thread, and forking a threaded process is unsafe
+        context = multiprocessing.get_context("spawn")
+        done = 0
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = {pool.submit(_audit_chunk, os.fspath(ws.root), chunk): len(chunk) for chunk in chunks}
+            for future in as_completed(futures):
+                found, articles = future.result()
+                report.findings.extend(found)
+                report.articles += articles
+                done += futures[future]
+                if progress:
+                    progress(done, total)
+    else:
+        for done, node in enumerate(nodes, 1):
+            found, articles = audit_node(ws, tree, node)
+            report.findings.extend(found)
+            report.articles += articles
+            if progress and (done % 25 == 0 or done == total):
+                progress(done, total)
     report.nodes = sum(1 for n in nodes if tree.index(n).exists)
     report.findings.extend(_audit_workspace_files(ws))
-    for check in EXTRA_CHECKS:
-        report.findings.extend(check(ws))
+    report.findings.extend(_contributed(ws))
     report.findings.sort(key=sort_key)
     report.seconds = time.perf_counter() - started
     return report

@@ -8,6 +8,7 @@ audits the whole workspace in a worker thread and publishes the report on
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 from typing import Iterable
 
 from textual import work
@@ -34,7 +35,7 @@ class MemtuiApp(App[int]):
         remember_theme: called with the theme name whenever the user changes it.
     """
 
-    CSS_PATH = "memtui.tcss"
+    CSS_PATH = str(Path(__file__).with_name("memtui.tcss"))  # absolute: subclasses may live anywhere
     TITLE = "memtui"
     BINDINGS = [
         *(Binding(a.key, f"switch_mode('{a.mode}')", a.title) for a in AREAS),
@@ -49,6 +50,8 @@ class MemtuiApp(App[int]):
         self.report: AuditReport | None = None
         #: findings of the last audit by workspace-relative path
         self.findings_by_path: dict[str, list] = {}
+        #: findings of the last audit by the workspace-relative folder of their file
+        self.findings_by_folder: dict[str, list] = {}
         self.audit_ready: Signal[AuditReport] = Signal(self, "audit-ready")
         self.audit_progress: Signal[tuple[int, int]] = Signal(self, "audit-progress")
         self._remember_theme = None  # set after the first theme, so only user changes are saved
@@ -99,6 +102,10 @@ class MemtuiApp(App[int]):
     def _audit_done(self, report: AuditReport) -> None:
         self.report = report
         self.findings_by_path = report.by_path()
+        self.findings_by_folder = {}
+        for path, found in self.findings_by_path.items():
+            folder = path.rsplit("/", 1)[0] if "/" in path else "."
+            self.findings_by_folder.setdefault(folder, []).extend(found)
         self.audit_ready.publish(report)
 
     def action_reaudit(self) -> None:

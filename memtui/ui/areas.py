@@ -30,6 +30,8 @@ AREAS: list[Area] = [
          "browse nodes, node indexes and articles of the memory tree"),
     Area("audit", "Audit", "2", "memtui.ui.audit_screen:AuditScreen",
          "every finding in a sortable, filterable table"),
-    Area("notes", "Notes", "3", "memtui.ui.notes_screen:NotesScreen",
+    Area("skills", "Skills", "3", "memtui.ui.skills_screen:SkillsScreen",
+         "the skills catalogue, each skill's findings and the skill index budget"),
+    Area("notes", "Notes", "4", "memtui.ui.notes_screen:NotesScreen",
          "edit the member notes (MEMORY_CUSTOM.md) safely; read the notebook and operator files"),
 ]

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Markdown, Static, Tree
+from textual.widgets import DataTable, Footer, Header, Markdown, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
@@ -27,8 +27,10 @@ from memtui.core.tree import Article, is_local_link
 from memtui.core.workspace import NODE_INDEX
 from memtui.ui.text import join, safe, severity_text
 
-#: Characters of an article shown in the Markdown preview; the rest is announced (B22).
-PREVIEW_LIMIT = 64 * 1024
+#: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
+#: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised
+#: TextArea instead, with a notice (B22); files over ``max_file_bytes`` are read in part.
+PREVIEW_LIMIT = 32 * 1024
 
 
 @dataclass(slots=True)
@@ -51,6 +53,11 @@ class EntryRow:
     line: int | None
 
 
+def _clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis (the reading pane shows it all)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _worst(findings: list[Finding]) -> Text:
     if not findings:
         return Text("")
@@ -69,6 +76,7 @@ class TreeScreen(Screen):
         Binding("t", "focus_tree", "Tree"),
         Binding("r", "focus_article", "Read"),
         Binding("i", "show_index", "Node index"),
+        Binding("b", "boot_preview", "Boot preview"),
     ]
 
     def __init__(self) -> None:
@@ -92,6 +100,7 @@ class TreeScreen(Screen):
                     yield DataTable(id="meta", show_header=False, cursor_type="none", show_cursor=False)
                     with VerticalScroll(id="article-scroll"):
                         yield Markdown(id="body", open_links=False)
+                    yield TextArea(id="plain", read_only=True, soft_wrap=False, show_line_numbers=True)
         yield Footer()
 
     # -- set-up ----------------------------------------------------------------------------
@@ -106,6 +115,7 @@ class TreeScreen(Screen):
         table = self.query_one("#entries", DataTable)
         table.add_columns("title", "one-liner", "owner", "state", "findings")
         self.query_one("#meta", DataTable).add_columns("key", "value")
+        self.query_one("#plain", TextArea).display = False
         self.app.audit_ready.subscribe(self, self._on_audit)
         self.app.audit_progress.subscribe(self, self._on_progress)
         self._show_node("")
@@ -122,7 +132,7 @@ class TreeScreen(Screen):
         label = safe(name, "" if is_node else "dim italic")
         if not is_node:
             label.append(Text(" (no AGENTS.md)", style="dim"))
-        findings = self._findings_for(model.shown(f"{path}/{NODE_INDEX}" if path else NODE_INDEX))
+        findings = self.app.findings_by_folder.get(model.shown(path), [])
         if findings:
             label.append(" ")
             label.append(_worst(findings))
@@ -217,7 +227,7 @@ class TreeScreen(Screen):
             if row.path:
                 found += self._findings_for(model.shown(row.path))
             state_style = {"missing": "red", "unlisted": "yellow"}.get(row.state, "dim")
-            table.add_row(safe(row.title), safe(row.one_liner), safe(owner or "—"),
+            table.add_row(safe(_clip(row.title, 30)), safe(_clip(row.one_liner, 40)), safe(owner or "—"),
                           Text(row.state, style=state_style), _worst(found), key=str(i))
         if not rows:
             self._show_index_doc(path, index)
@@ -250,11 +260,26 @@ class TreeScreen(Screen):
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         self.query_one("#article-scroll").focus()
 
+    def _set_body(self, text: str, plain: bool = False) -> None:
+        """Show ``text`` as rendered Markdown, or as plain text in the read-only TextArea."""
+        markdown = self.query_one("#body", Markdown)
+        scroll = self.query_one("#article-scroll")
+        area = self.query_one("#plain", TextArea)
+        if plain:
+            markdown.update("")
+            area.load_text(text)
+            scroll.display, area.display = False, True
+        else:
+            area.load_text("")
+            markdown.update(text)
+            scroll.display, area.display = True, False
+            scroll.scroll_home(animate=False)
+
     def _clear_article(self, message: str) -> None:
         self.query_one("#article-head", Static).update(Text(message, style="dim"))
         self.query_one("#meta", DataTable).clear()
         self.query_one("#meta", DataTable).display = False
-        self.query_one("#body", Markdown).update("")
+        self._set_body("")
 
     def action_show_index(self) -> None:
         """Show the selected node's AGENTS.md in the reading pane."""
@@ -279,12 +304,42 @@ class TreeScreen(Screen):
         for key, value in index.meta.items():
             meta.add_row(safe(key, "bold"), safe(json_safe(value)))
         meta.display = bool(index.meta)
-        body = index.body
-        if len(body) > PREVIEW_LIMIT:
-            body = body[:PREVIEW_LIMIT]
-            head.append(Text(f"\nshowing the first {PREVIEW_LIMIT // 1024} kB", style="yellow"))
-        self.query_one("#body", Markdown).update(body)
-        self.query_one("#article-scroll").scroll_home(animate=False)
+        plain = len(index.body) > PREVIEW_LIMIT
+        if plain:
+            head.append(Text(f"\nlonger than {PREVIEW_LIMIT // 1024} kB: shown as plain text", style="yellow"))
+        self._set_body(index.body, plain)
+
+    def action_boot_preview(self) -> None:
+        """Show what the selected node's agent boots with (seed 000 §2 rule 1)."""
+        if self._current_node is not None and self.app.tree_model.index(self._current_node).exists:
+            self._load_boot(self._current_node)
+        else:
+            self.notify("select a node (a folder with AGENTS.md) for its boot preview", markup=False)
+
+    @work(thread=True, exclusive=True, group="article")
+    def _load_boot(self, node: str) -> None:
+        from memtui.core.boot import build_boot
+
+        boot = build_boot(self.app.ws, node, with_skills=True)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_boot, boot)
+
+    def _show_boot(self, boot) -> None:
+        self._current_article = None
+        self._reading = None
+        head = join(Text("Boot preview ", style="bold"), safe(boot.path, "dim"),
+                    Text(f"  {boot.memory_size:,} of {boot.budget:,} bytes (memory)", style="dim"))
+        if boot.skills is not None:
+            head.append(Text(f" + {boot.skills.size:,} bytes of skill index", style="dim"))
+        notes = boot.notes()
+        for note in notes:
+            head.append("\n")
+            head.append(safe(note, "yellow"))
+        if not notes:
+            head.append(Text("\neverything fits; this is exactly what the agent starts with", style="dim"))
+        self.query_one("#article-head", Static).update(head)
+        self.query_one("#meta", DataTable).display = False
+        self._set_body(boot.text, plain=True)
 
     @work(thread=True, exclusive=True, group="article")
     def _load_article(self, path: str) -> None:
@@ -305,13 +360,17 @@ class TreeScreen(Screen):
             head.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message),
                              Text(f"  — {finding.fix}", style="dim") if finding.fix else Text("")))
         body = article.body
+        plain = False
         if not article.ok:
             body = ""
             head.append(Text("\nThis file cannot be shown as text (see the audit).", style="yellow"))
         elif len(body) > PREVIEW_LIMIT or article.truncated:
-            body = body[:PREVIEW_LIMIT]
-            head.append(Text(f"\nshowing the first {PREVIEW_LIMIT // 1024} kB of {article.size / 1_048_576:.1f} MB"
-                             " — the file itself is not changed", style="yellow"))
+            plain = True
+            note = f"\n{article.size / 1_048_576:.1f} MB: shown as plain text (the Markdown preview stops at " \
+                   f"{PREVIEW_LIMIT // 1024} kB)"
+            if article.truncated:
+                note += f"; showing the first {len(article.text.encode()) / 1_048_576:.1f} MB"
+            head.append(Text(note + " — the file is not changed", style="yellow"))
         self.query_one("#article-head", Static).update(head)
         meta = self.query_one("#meta", DataTable)
         meta.clear()
@@ -320,8 +379,7 @@ class TreeScreen(Screen):
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             meta.add_row(safe(key, "bold"), safe(shown))
         meta.display = bool(article.meta)
-        self.query_one("#body", Markdown).update(body)
-        self.query_one("#article-scroll").scroll_home(animate=False)
+        self._set_body(body, plain)
 
     @on(Markdown.LinkClicked, "#body")
     def _link(self, event: Markdown.LinkClicked) -> None:

@@ -3,14 +3,60 @@
 A write goes to a temporary file in the same folder, is flushed and fsynced, then renamed
 over the target, and the folder is fsynced, so a crash at any moment leaves either the old
 or the new bytes, never a truncated file. The target's permission bits are kept.
+
+The temporary file is named ``.<target name>.<random>.tmp``; a writer killed before the
+rename leaves it behind (never the target half-written). :func:`leftovers` finds such
+files and :func:`remove_leftovers` removes them; only the holder of the writer lock
+(:mod:`memtui.core.lock`) may call the latter, so it never removes a live writer's file.
+Proven by ``tests/test_atomic.py`` (SIGKILL of a writer subprocess at every step and at
+random moments).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
 from pathlib import Path
+
+
+def sha256(data: bytes) -> str:
+    """The SHA-256 of ``data`` as 64 lowercase hex digits: the content hash memtui records."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def leftovers(path: str | os.PathLike[str]) -> list[Path]:
+    """Temporary files an interrupted :func:`write_bytes` of ``path`` left in its folder.
+
+    Returns:
+        Paths of ``.<name>.*.tmp`` files beside ``path``, sorted; ``[]`` when the folder is
+        missing or unreadable.
+    """
+    target = Path(path)
+    prefix = f".{target.name}."
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return []
+    return sorted(target.parent / n for n in names if n.startswith(prefix) and n.endswith(".tmp"))
+
+
+def remove_leftovers(path: str | os.PathLike[str]) -> list[Path]:
+    """Delete the files :func:`leftovers` lists (call only while holding the writer lock).
+
+    Returns:
+        The paths removed. Files that vanish or cannot be removed are skipped silently.
+    """
+    removed = []
+    for leftover in leftovers(path):
+        try:
+            if leftover.is_file() and not leftover.is_symlink():
+                leftover.unlink()
+                removed.append(leftover)
+        except OSError:
+            continue
+    return removed
 
 
 def _fsync_dir(folder: Path) -> None:

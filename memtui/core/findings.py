@@ -66,6 +66,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "skill-scope-overridden": (Severity.INFO, "a shared skill is overridden by the same name in a later publication scope"),
     "skill-cascade-mismatch": (Severity.WARNING, "shared-skills/ is not the flattening of the scopes in shared-skills.d/"),
     "skill-name-duplicate": (Severity.WARNING, "two skills that are both offered to an agent share a name"),
+    "store-damaged": (Severity.ERROR, "memtui's store (.memtui/store.json) cannot be read; it is kept as it is and opened read-only"),
+    "workspace-read-only": (Severity.INFO, "the workspace is open read-only (another memtui holds the writer lock, or .memtui cannot be written)"),
 }
 
 

@@ -32,4 +32,6 @@ AREAS: list[Area] = [
          "every finding in a sortable, filterable table"),
     Area("skills", "Skills", "3", "memtui.ui.skills_screen:SkillsScreen",
          "the skills catalogue, each skill's findings and the skill index budget"),
+    Area("notes", "Notes", "4", "memtui.ui.notes_screen:NotesScreen",
+         "edit the member notes (MEMORY_CUSTOM.md) safely; read the notebook and operator files"),
 ]

@@ -1,0 +1,241 @@
+"""``memtui notes``: show, set, diff and edit the member notes without losing an update (issue 3).
+
+- ``notes show [--file custom|notebook|NAME] [--hash] [--json]``: print a notes file.
+- ``notes set --from FILE|- [--expect-hash H|absent] [--client-id ID]``: replace the member
+  notes; with ``--expect-hash`` the write happens only if the file still has those bytes,
+  otherwise exit 1 and the difference (DESIGN.md §4 invariant 3).
+- ``notes diff --from FILE|-``: the difference between the member notes and FILE (exit 1
+  when they differ, like ``diff``).
+- ``notes edit``: open ``$VISUAL``/``$EDITOR`` on the member notes, then save with the same
+  conflict check (needs a terminal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from memtui.commands import _common
+from memtui.commands._common import ExitCode
+from memtui.core import notes
+from memtui.core.auditlog import ClientIdConflict
+from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
+from memtui.core.session import Session
+
+#: Seconds a writing command waits for another *CLI* writer to finish (never for a TUI).
+LOCK_WAIT = 10.0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``memtui notes`` and its sub-commands."""
+    parser = sub.add_parser(
+        "notes", help="show, set, diff or edit the member notes (memory/MEMORY_CUSTOM.md)",
+        description="The member notes are the member's standing notes for the agent. memtui saves them "
+                    "only if they still hold the bytes the new text was based on, so an edit made "
+                    "meanwhile (the chat client, the agent's proxy) is never overwritten in silence.",
+        epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    show = verbs.add_parser("show", help="print a notes file",
+                            description="Print a notes file's text (an absent file prints nothing).")
+    _common.add_workspace_arg(show)
+    _common.add_json_arg(show)
+    show.add_argument("--file", default="custom", metavar="WHICH",
+                      help=f"which file: {', '.join(notes.CHOICES)} (default: custom, the member notes)")
+    show.add_argument("--hash", action="store_true",
+                      help="print only the SHA-256 of the file's bytes (`absent` if there is no file), "
+                           "for --expect-hash")
+    show.set_defaults(func=run_show)
+
+    setp = verbs.add_parser(
+        "set", help="replace the member notes with FILE (or standard input)",
+        description="Replace memory/MEMORY_CUSTOM.md with the text of FILE ('-' reads standard input). "
+                    "Its BOM and line ends are kept. With --expect-hash, nothing is written unless the "
+                    "file still has that hash; otherwise the difference is printed and the exit code is 1.",
+        epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common.add_workspace_arg(setp)
+    _common.add_json_arg(setp)
+    setp.add_argument("--from", dest="source", required=True, metavar="FILE", help="the new text ('-': stdin)")
+    setp.add_argument("--expect-hash", "--base-hash", dest="expect", metavar="H",
+                      help="the SHA-256 (from `notes show --hash`) the new text is based on, or `absent`")
+    setp.add_argument("--client-id", metavar="ID",
+                      help="an id for this request: a retry with the same id is not applied or logged twice")
+    setp.set_defaults(func=run_set)
+
+    diffp = verbs.add_parser("diff", help="the difference between the member notes and FILE",
+                             description="Print a unified diff from the member notes on disk to FILE; "
+                                         "exit 0 when equal, 1 when they differ.")
+    _common.add_workspace_arg(diffp)
+    diffp.add_argument("--from", dest="source", required=True, metavar="FILE", help="the other text ('-': stdin)")
+    diffp.set_defaults(func=run_diff)
+
+    edit = verbs.add_parser("edit", help="edit the member notes in $VISUAL/$EDITOR, then save safely",
+                            description="Open the member notes in your editor; when it exits, save with the "
+                                        "conflict check. Needs a terminal; scripts use `notes set`.")
+    _common.add_workspace_arg(edit)
+    edit.set_defaults(func=run_edit)
+
+
+def _read_source(source: str) -> str:
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        _common.fail(f"cannot read {source}: {exc.strerror or exc}", ExitCode.USAGE)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _common.fail(f"{source} is not UTF-8 text (byte {exc.start}); nothing was written", ExitCode.USAGE)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _load(args: argparse.Namespace, ws, which: str = "custom") -> notes.Note:  # noqa: ANN001
+    try:
+        return notes.load(ws, which)
+    except ValueError as exc:
+        _common.fail(str(exc), ExitCode.USAGE)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print the file (or its hash); exit 0, or 1 when it cannot be read as text."""
+    ws = _common.open_workspace(args)
+    note = _load(args, ws, args.file)
+    if args.json:
+        _common.emit_json({
+            "path": note.shown, "exists": note.exists, "hash": note.hash, "bytes": len(note.data),
+            "bom": note.bom, "crlf": note.crlf, "writable": note.writable,
+            "read_only_reason": note.read_only_reason, "truncated": note.truncated,
+            "findings": [f.to_json() for f in note.findings], "text": note.text,
+        })
+    elif args.hash:
+        print(note.hash or "absent")
+    else:
+        sys.stdout.write(note.text)
+        for f in note.findings:
+            print(f"memtui: {f.place}: {f.severity.value}: [{f.code}] {f.message}", file=sys.stderr)
+    bad = any(f.severity.value == "error" for f in note.findings)
+    return ExitCode.PROBLEM if bad else ExitCode.OK
+
+
+def _expected(value: str | None, note: notes.Note) -> str | None:
+    if value is None:
+        return note.hash
+    value = value.strip().lower()
+    if value == "absent":
+        return None
+    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        _common.fail(f"--expect-hash {value!r} is not a SHA-256 (64 hex digits) or `absent`; "
+                     "get it with `memtui notes show --hash`", ExitCode.USAGE)
+    return value
+
+
+def _save(session: Session, note: notes.Note, text: str, base: str | None, client_id: str | None,
+          as_json: bool) -> int:
+    """Save and report; maps refusals and conflicts to exit codes."""
+    try:
+        result = notes.save(session, note, text, base, client_id=client_id)
+    except (ReadOnlyError, ConfinementError) as exc:
+        _common.fail(str(exc), ExitCode.REFUSED)
+    except ClientIdConflict as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    except ConflictError as exc:
+        shown = notes.conflict_diff(note, exc, text)
+        if as_json:
+            _common.emit_json({"conflict": True, "path": note.shown, "expected": base,
+                               "current": exc.current_hash, "diff": shown})
+        else:
+            sys.stdout.write(shown)
+        print(f"memtui: {exc} Run `memtui notes show --hash` and set again with --expect-hash "
+              "to keep yours.", file=sys.stderr)
+        return ExitCode.PROBLEM
+    if as_json:
+        _common.emit_json({"conflict": False, "path": note.shown, "written": result.written,
+                           "retried": result.retried, "before": result.before, "after": result.after,
+                           "entry": result.entry.to_json() if result.entry else None})
+    elif result.retried:
+        print(f"{note.shown}: already saved by this client id (audit entry {result.entry.id}); nothing done")
+    elif not result.written:
+        print(f"{note.shown}: unchanged")
+    else:
+        print(f"{note.shown}: saved ({len(result.note.data):,} bytes, sha256 {result.after})")
+    return ExitCode.OK
+
+
+def run_set(args: argparse.Namespace) -> int:
+    """Replace the member notes; 0 saved/unchanged, 1 conflict, 2 usage, 3 refused."""
+    ws = _common.open_workspace(args)
+    text = _read_source(args.source)
+    with Session.open(ws, purpose="cli notes set", wait=LOCK_WAIT) as session:
+        if session.read_only:
+            _common.fail(session.reason or "read-only", ExitCode.REFUSED)
+        note = _load(args, ws)
+        return _save(session, note, text, _expected(args.expect, note), args.client_id, args.json)
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """Print the unified diff; 0 equal, 1 different."""
+    ws = _common.open_workspace(args)
+    note = _load(args, ws)
+    other = _read_source(args.source)
+    out = notes.diff(note.text, other, f"{note.shown} (on disk)", args.source)
+    sys.stdout.write(out)
+    return ExitCode.PROBLEM if out else ExitCode.OK
+
+
+def _editor() -> list[str]:
+    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    return shlex.split(command)
+
+
+def run_edit(args: argparse.Namespace) -> int:
+    """Edit in ``$EDITOR`` and save with the conflict check; refuses without a terminal."""
+    if not _common.interactive():
+        _common.fail("`notes edit` needs a terminal; in scripts use `memtui notes set --from FILE "
+                     "--expect-hash H`", ExitCode.USAGE)
+    ws = _common.open_workspace(args)
+    note = _load(args, ws)
+    if not note.writable:
+        _common.fail(note.read_only_reason or "read-only", ExitCode.REFUSED)
+    fd, name = tempfile.mkstemp(prefix="memtui-notes-", suffix=".md")
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        handle.write(note.text)
+    try:
+        code = subprocess.call([*_editor(), name])
+    except OSError as exc:
+        _common.fail(f"cannot start the editor {' '.join(_editor())}: {exc.strerror or exc}; "
+                     f"set $EDITOR (your text is in {name})", ExitCode.EXTERNAL)
+    if code != 0:
+        _common.fail(f"the editor exited with code {code}; nothing saved (your text is in {name})",
+                     ExitCode.EXTERNAL)
+    text = Path(name).read_text(encoding="utf-8")
+    if not note.dirty(text):
+        os.unlink(name)
+        print(f"{note.shown}: unchanged")
+        return ExitCode.OK
+    with Session.open(ws, purpose="cli notes edit", wait=LOCK_WAIT) as session:
+        if session.read_only:
+            _common.fail(f"{session.reason} Your text is kept in {name}.", ExitCode.REFUSED)
+        try:
+            result = notes.save(session, note, text, note.hash)
+        except ConflictError as exc:
+            sys.stdout.write(notes.conflict_diff(note, exc, text))
+            print(f"memtui: {exc}", file=sys.stderr)
+            answer = input("Keep yours over the file on disk (k), or stop and keep your text aside (s)? [s] ")
+            if answer.strip().lower() != "k":
+                print(f"Nothing saved. Your text is in {name}.")
+                return ExitCode.PROBLEM
+            try:
+                result = notes.keep_mine(session, note, text, exc)
+            except ConflictError as again:
+                print(f"memtui: {again} Your text is in {name}.", file=sys.stderr)
+                return ExitCode.PROBLEM
+        except (ReadOnlyError, ConfinementError) as exc:
+            _common.fail(f"{exc} Your text is kept in {name}.", ExitCode.REFUSED)
+    os.unlink(name)
+    print(f"{note.shown}: saved ({len(result.note.data):,} bytes, sha256 {result.after})")
+    return ExitCode.OK

@@ -1,0 +1,365 @@
+"""Member notes: load, save without losing anyone's update, diff (seed 002; invariants 3, 4).
+
+``memory/MEMORY_CUSTOM.md`` is the member's file: the member edits it between any two turns,
+the proxy writes it on their behalf, and memtui edits it too. An absent file is an empty
+document, not an error; saving creates it (seed 002).
+
+No lost update (DESIGN.md §4 invariant 3): :func:`load` remembers the SHA-256 of the bytes it
+read (:attr:`Note.hash`, ``None`` for an absent file). :func:`save` is given the hash the new
+text was based on; when the file on disk no longer has it, nothing is written and
+:class:`~memtui.core.errors.ConflictError` carries the current bytes. The caller then offers
+the three choices: **reload** (:func:`load` again), **show the difference**
+(:func:`diff`), or **keep mine** (:func:`keep_mine`: save again based on the bytes now on
+disk, i.e. overwrite knowingly). A BOM and CRLF line ends are kept as loaded.
+
+Only the member notes are written. The notebook ``MEMORY.md`` (the agent's) and the operator
+files (``CONTEXT_RECOVERY.md``, ``FILE_DELIVERY.md``, ``MEMORY_ROUTING.md``, mounted
+read-only by the proxy) load with a read-only reason and :func:`save` refuses them.
+
+Confinement (invariant 4): a member-notes file that is a symlink pointing outside the
+workspace is neither read nor written: it loads empty with a ``symlink-outside`` finding and
+a read-only reason.
+
+Size (bug input B22): a note is read whole up to :data:`NOTES_MAX_BYTES`; a larger one loads
+read-only (only its first part is shown), so it can never be saved cut short.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from memtui.core import atomic
+from memtui.core.auditlog import AuditEntry, ClientIdConflict
+from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
+from memtui.core.files import confine
+from memtui.core.findings import Finding
+from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK, OPERATOR_FILES, Workspace
+
+#: A note is read whole up to this size (bytes); a larger one is shown read-only (B22).
+NOTES_MAX_BYTES = 64 * 1024 * 1024
+#: The audit action of a save.
+ACTION = "notes.set"
+#: ``--file`` words for :func:`resolve`.
+CHOICES = ("custom", "notebook", *OPERATOR_FILES)
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def resolve(ws: Workspace, which: str = "custom") -> tuple[Path, str | None]:
+    """The path of a notes file and why memtui will not write it.
+
+    Args:
+        which: ``"custom"`` (member notes), ``"notebook"`` (``MEMORY.md``), or an operator
+            file's name (``CONTEXT_RECOVERY.md``; the ``.md`` may be left out).
+
+    Returns:
+        ``(path, read_only_reason)``; the reason is ``None`` for the member notes.
+
+    Raises:
+        ValueError: ``which`` names no notes file.
+    """
+    if which in ("custom", MEMBER_NOTES):
+        return ws.member_notes, None
+    if which in ("notebook", NOTEBOOK):
+        return ws.notebook, (f"{NOTEBOOK} is the agent's own notebook; memtui shows it "
+                             "read-only (members edit MEMORY_CUSTOM.md, seed 002).")
+    name = which if which.endswith(".md") else which + ".md"
+    if name in OPERATOR_FILES:
+        return ws.memory / name, (f"{name} is an operator file, mounted read-only in the agent's "
+                                  "workspace; memtui never writes it (seed 002).")
+    raise ValueError(f"{which!r} is not a notes file; use one of: {', '.join(CHOICES)}.")
+
+
+def encode(text: str, *, bom: bool = False, crlf: bool = False) -> bytes:
+    """The bytes of ``text`` as a notes file: UTF-8, with a BOM and CRLF line ends if asked.
+
+    With ``crlf``, every line end (``\\n`` or ``\\r\\n``) becomes ``\\r\\n``.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if crlf:
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    data = text.encode("utf-8")
+    return _BOM + data if bom else data
+
+
+@dataclass(slots=True)
+class Note:
+    """A notes file as loaded.
+
+    Attributes:
+        which: the :func:`resolve` word (``"custom"``, ``"notebook"``, operator file name).
+        path: absolute path (confined; symlinks not resolved).
+        shown: the path relative to the workspace (``memory/MEMORY_CUSTOM.md``).
+        exists: the file existed when loaded (absent = empty document).
+        data: the bytes loaded (``b""`` when absent or refused).
+        text: the text to edit: no BOM, and ``\\n`` line ends when the file used CRLF
+            throughout (:attr:`crlf`); a file mixing line ends keeps them as they are.
+        hash: SHA-256 hex of :attr:`data`, ``None`` when absent: the base of the next save.
+        bom: the file starts with a UTF-8 BOM (kept on save).
+        crlf: every line end is CRLF (kept on save).
+        truncated: only the first :data:`NOTES_MAX_BYTES` were read (then read-only).
+        read_only_reason: why memtui will not save this file, or ``None``.
+        findings: problems met (``symlink-outside``, ``not-utf8``, ``file-too-large``, …).
+    """
+
+    which: str
+    path: Path
+    shown: str
+    exists: bool = False
+    data: bytes = b""
+    text: str = ""
+    hash: str | None = None
+    bom: bool = False
+    crlf: bool = False
+    truncated: bool = False
+    read_only_reason: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def writable(self) -> bool:
+        """True when :func:`save` may write this file (the session aside)."""
+        return self.read_only_reason is None
+
+    def encode(self, text: str) -> bytes:
+        """``text`` as bytes with this file's BOM and line ends (see :func:`encode`)."""
+        return encode(text, bom=self.bom, crlf=self.crlf)
+
+    def dirty(self, text: str) -> bool:
+        """True when saving ``text`` would change the file's bytes."""
+        return self.encode(text) != self.data
+
+
+def _decode(note: Note, data: bytes) -> Note:
+    note.data = data
+    note.hash = atomic.sha256(data) if note.exists else None
+    if b"\x00" in data[:8192]:
+        note.read_only_reason = f"{note.shown} is a binary file (it contains NUL bytes); memtui will not edit it."
+        note.findings.append(Finding.make("not-utf8", note.shown, "is a binary file (it contains NUL bytes), not text",
+                                          "move binary files out of the memory tree"))
+        return note
+    note.bom = data.startswith(_BOM)
+    body = data[3:] if note.bom else data
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if note.truncated and exc.start >= len(body) - 4:
+            text = body[: exc.start].decode("utf-8")
+        else:
+            line = body[: exc.start].count(b"\n") + 1
+            note.read_only_reason = (f"{note.shown} is not valid UTF-8 (byte 0x{body[exc.start]:02x} at "
+                                     f"offset {exc.start}); memtui will not edit it, so no byte is changed.")
+            note.findings.append(Finding.make(
+                "not-utf8", note.shown,
+                f"is not valid UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})",
+                "re-save the file as UTF-8", line=line))
+            return note
+    lf = body.count(b"\n")
+    note.crlf = lf > 0 and body.count(b"\r\n") == lf
+    note.text = text.replace("\r\n", "\n") if note.crlf else text
+    return note
+
+
+def load(ws: Workspace, which: str = "custom", *, limit: int = NOTES_MAX_BYTES) -> Note:
+    """Load a notes file; never raises for a bad file (problems become findings).
+
+    Args:
+        ws: the workspace.
+        which: see :func:`resolve`.
+        limit: read at most this many bytes whole (default :data:`NOTES_MAX_BYTES`).
+
+    Returns:
+        A :class:`Note`. An absent file is an empty, writable document (``exists=False``,
+        ``hash=None``). A symlink pointing outside the workspace gives an empty, read-only
+        note with a ``symlink-outside`` finding; a file over ``limit`` gives its first part,
+        read-only, with ``file-too-large``; a binary or non-UTF-8 file is read-only with
+        ``not-utf8``.
+
+    Raises:
+        ValueError: ``which`` names no notes file.
+    """
+    path, reason = resolve(ws, which)
+    shown = ws.shown(path)
+    note = Note(which, path, shown, read_only_reason=reason)
+    try:
+        confine(ws.root, shown)
+    except ConfinementError as exc:
+        note.read_only_reason = str(exc)
+        note.findings.append(Finding.make(
+            "symlink-outside", shown, f"points outside the workspace, to {os.path.realpath(path)}; "
+            "memtui neither reads nor writes it", "replace the link with the file itself"))
+        return note
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        return note
+    except OSError as exc:
+        note.read_only_reason = f"{shown} cannot be read ({exc.strerror or exc}); memtui will not write it."
+        note.findings.append(Finding.make("file-unreadable", shown, f"cannot be read: {exc.strerror or exc}",
+                                          "check that you may read the file"))
+        return note
+    note.exists = True
+    if len(data) > limit:
+        size = os.path.getsize(path)
+        note.truncated = True
+        note.read_only_reason = (f"{shown} is {size:,} bytes, over memtui's {limit:,}-byte limit for editing; "
+                                 "only its first part is shown, read-only, so it is never saved cut short.")
+        note.findings.append(Finding.make("file-too-large", shown,
+                                          f"{size:,} bytes, over the {limit:,}-byte editing limit",
+                                          "split the file"))
+        _decode(note, data[:limit])
+        note.hash = None
+        return note
+    return _decode(note, data)
+
+
+def read_current(path: Path) -> tuple[bytes | None, str | None]:
+    """The bytes now at ``path`` and their SHA-256 hex; ``(None, None)`` when absent."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return None, None
+    return data, atomic.sha256(data)
+
+
+def signature(path: Path) -> tuple[int, int, int] | None:
+    """``(mtime_ns, size, inode)`` of ``path`` for cheap change polling; ``None`` if absent.
+
+    A change of signature means "read and compare the hash", not "changed": the hash decides.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True, slots=True)
+class SaveResult:
+    """What :func:`save` did.
+
+    Attributes:
+        note: the note as it now is on disk (base of the next save).
+        before: SHA-256 hex of the bytes replaced (``None``: the file was absent).
+        after: SHA-256 hex of the bytes now on disk.
+        written: the file was written now (``False``: nothing changed, or a retry).
+        entry: the audit entry of this write (or of the earlier write a retry repeats).
+        retried: the client id had already recorded this very write (seed 004).
+    """
+
+    note: Note
+    before: str | None
+    after: str
+    written: bool
+    entry: AuditEntry | None
+    retried: bool = False
+
+
+def _short(h: str | None) -> str:
+    return "absent" if h is None else h[:12]
+
+
+def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN001 - Session
+         client_id: str | None = None) -> SaveResult:
+    """Write ``text`` to ``note``'s file if it still holds the bytes ``base_hash`` names.
+
+    Args:
+        session: a :class:`memtui.core.session.Session` (it must hold the writer lock).
+        note: the loaded note (gives the path, BOM and line ends).
+        text: the complete new text.
+        base_hash: SHA-256 hex of the bytes ``text`` was based on (``note.hash`` usually;
+            ``None`` = the file was absent).
+        client_id: the request's id. When it already recorded a ``notes.set`` of this file
+            to the same bytes, this is a retry: nothing is written or recorded again and the
+            earlier entry is returned (seed 004), whatever the file holds now.
+
+    Returns:
+        A :class:`SaveResult`. The file is replaced atomically (mode kept), then one audit
+        entry ``notes.set`` is appended with the before/after hashes. Saving text equal to
+        the bytes on disk writes and records nothing.
+
+    Raises:
+        ReadOnlyError: the session is read-only (the lock is held elsewhere: the sentence
+            says which process holds which lock file), or the file is one memtui never
+            writes (notebook, operator file, too large, not UTF-8).
+        ConfinementError: the file is (now) a symlink leading outside the workspace.
+        ConflictError: the file on disk no longer has ``base_hash``; nothing was written;
+            ``exc.current``/``exc.current_hash`` hold what is there now.
+        ClientIdConflict: ``client_id`` was used before for different content.
+    """
+    session.require_writable()
+    if note.read_only_reason is not None:
+        raise ReadOnlyError(note.read_only_reason)
+    path = confine(session.ws.root, note.shown)
+    real = Path(os.path.realpath(path))
+    new = note.encode(text)
+    after = atomic.sha256(new)
+    earlier = session.audit.find(client_id) if client_id else None
+    if earlier is not None:
+        if (earlier.action, earlier.target, earlier.after) != (ACTION, note.shown, after):
+            raise ClientIdConflict(
+                f"client id {client_id!r} was already used on {earlier.time} for {earlier.action} on "
+                f"{earlier.target} with other content; that entry stays. Use a new client id for a "
+                "new change.", earlier)
+        # a retry of a write already applied (seed 004): return what it wrote, do nothing again
+        return SaveResult(_loaded(note, new), earlier.before, after, False, earlier, retried=True)
+    current, current_hash = read_current(real)
+    if current_hash != base_hash:
+        raise ConflictError(
+            f"{note.shown} changed on disk since it was loaded (loaded {_short(base_hash)}, now "
+            f"{_short(current_hash)}); nothing was written. Reload it, look at the difference, or "
+            "keep yours knowingly.", path=real, current=current, current_hash=current_hash)
+    if current_hash == after:
+        return SaveResult(_loaded(note, new), base_hash, after, False, None)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_bytes(real, new)
+    recorded = session.audit.record(ACTION, note.shown, current_hash, after, client_id=client_id,
+                                    detail={"bytes": len(new)})
+    return SaveResult(_loaded(note, new), current_hash, after, True, recorded.entry)
+
+
+def _loaded(note: Note, data: bytes) -> Note:
+    fresh = replace(note, exists=True, findings=list(note.findings))
+    return _decode(fresh, data)
+
+
+def keep_mine(session, note: Note, text: str, conflict: ConflictError, *,  # noqa: ANN001
+              client_id: str | None = None) -> SaveResult:
+    """The "keep mine" choice: save ``text`` over what is on disk now, knowingly.
+
+    Based on ``conflict.current_hash`` (the bytes the user was shown), so a *further* change
+    made meanwhile is again a :class:`ConflictError`. The BOM and line ends of ``note`` are
+    kept. Raises as :func:`save`.
+    """
+    return save(session, note, text, conflict.current_hash, client_id=client_id)
+
+
+def diff(old: str, new: str, old_label: str = "on disk", new_label: str = "yours",
+         context: int = 3) -> str:
+    """A unified diff of two texts (``difflib``); ``""`` when they are equal.
+
+    Lines are compared with their line ends normalised to ``\\n``; every output line ends
+    with ``\\n`` (a missing final newline is marked as ``diff`` does).
+    """
+    a = old.replace("\r\n", "\n").splitlines(keepends=True)
+    b = new.replace("\r\n", "\n").splitlines(keepends=True)
+    out = []
+    for line in difflib.unified_diff(a, b, old_label, new_label, n=context):
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def conflict_diff(note: Note, conflict: ConflictError, mine: str) -> str:
+    """The "show the difference" choice: what is on disk now → ``mine``, as a unified diff."""
+    current = conflict.current or b""
+    if current.startswith(_BOM):
+        current = current[3:]
+    disk = current.decode("utf-8", "replace")
+    return diff(disk, mine, f"{note.shown} (on disk now)", f"{note.shown} (yours)")

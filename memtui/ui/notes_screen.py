@@ -1,0 +1,493 @@
+"""The Notes area: edit the member notes safely; show the notebook and operator files read-only.
+
+- ``MEMORY_CUSTOM.md`` in a :class:`TextArea` with Markdown highlighting, line numbers,
+  undo/redo (``ctrl+z``/``ctrl+y``), find (``ctrl+f``, ``f3`` next), a live preview
+  (``ctrl+t``), a dirty marker, and ``ctrl+s`` to save. An absent file is an empty document;
+  saving creates it (seed 002).
+- The file is watched (its signature polled every second): a clean editor reloads with a
+  notice; a dirty one shows a conflict bar with the unified diff and the three choices:
+  reload, show the difference, keep mine (DESIGN.md §4 invariant 3, :mod:`memtui.core.notes`).
+- ``MEMORY.md`` and the operator files open read-only with a badge saying why; so does every
+  file when another memtui holds the writer lock (the badge names the process and lock file).
+- Leaving the area (area keys, ``q``) with unsaved changes asks first.
+- Big notes (bug input B22): highlighting and soft wrap are turned off over
+  :data:`PLAIN_OVER` bytes, the preview shows at most :data:`PREVIEW_CAP` characters with a
+  notice, and saving and reading run in worker threads; the file itself is never cut.
+
+The writable session (lock + store + audit) is the app's ``session`` attribute when the app
+has one; otherwise the screen opens one with purpose ``"tui"`` on first use and keeps it on
+the app for the rest of its life.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, Header, Input, Markdown, Select, Static, TextArea
+from textual.document._wrapped_document import WrappedDocument
+from textual.widgets.text_area import Selection
+
+from memtui.core import notes
+from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
+from memtui.core.session import Session
+from memtui.ui.areas import AREAS
+from memtui.ui.text import join, safe
+
+#: Characters of the note shown in the live preview. B22: Textual's Markdown builds its widgets
+#: on the UI thread, measured at about 1.2 s for 10,000 characters of B22's big note (tables and
+#: code blocks) and 15 s for 100,000, so the preview stops here with a notice.
+PREVIEW_CAP = 8_000
+#: Over this many bytes the editor shows plain text without soft wrap (B22).
+PLAIN_OVER = 1_000_000
+#: Seconds between two looks at the file's signature.
+POLL_SECONDS = 1.0
+
+_FILES = [("Member notes — MEMORY_CUSTOM.md", "custom"), ("Notebook — MEMORY.md (read-only)", "notebook")] + [
+    (f"{name} (operator, read-only)", name) for name in notes.OPERATOR_FILES]
+
+
+class _CountedOnceWrappedDocument(WrappedDocument):
+    """A :class:`WrappedDocument` whose height is counted once per change.
+
+    Textual 8.2.8 recounts the wrapped height (a sum over every line) for each line it draws,
+    so a frame of a 4.6 MB note (B22) cost about a second; cached, a key press is quick again.
+    The cache is dropped by every method that changes the wrap offsets.
+    """
+
+    _height_cache: int | None = None
+
+    @property
+    def height(self) -> int:
+        if self._height_cache is None:
+            self._height_cache = WrappedDocument.height.fget(self)  # type: ignore[attr-defined]
+        return self._height_cache
+
+    def wrap(self, width: int, tab_width: int | None = None) -> None:
+        self._height_cache = None
+        super().wrap(width, tab_width)
+        self._height_cache = None
+
+    def wrap_range(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - Textual's signature
+        self._height_cache = None
+        try:
+            return super().wrap_range(*args, **kwargs)
+        finally:
+            self._height_cache = None
+
+
+class NotesEditor(TextArea):
+    """The notes :class:`TextArea`, with the wrapped height counted once per change (B22)."""
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        super()._set_document(text, language)
+        if type(self.wrapped_document) is WrappedDocument:
+            self.wrapped_document.__class__ = _CountedOnceWrappedDocument
+
+
+def session_for(app) -> Session:  # noqa: ANN001 - the running App
+    """The app's writable session, opened with purpose ``"tui"`` on first use."""
+    session = getattr(app, "session", None)
+    if session is None:
+        session = Session.open(app.ws, purpose="tui")
+        app.session = session
+    return session
+
+
+class LeaveQuestion(ModalScreen[str]):
+    """"You have unsaved changes": answers ``"save"``, ``"discard"`` or ``"stay"``."""
+
+    DEFAULT_CSS = """
+    LeaveQuestion { align: center middle; }
+    LeaveQuestion > Vertical { width: 64; height: auto; padding: 1 2; background: $panel; border: thick $warning; }
+    LeaveQuestion Horizontal { height: auto; margin-top: 1; }
+    LeaveQuestion Button { margin-right: 1; }
+    """
+    BINDINGS = [Binding("escape", "stay", "Stay")]
+
+    def __init__(self, shown: str) -> None:
+        super().__init__()
+        self._shown = shown
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(join(safe(self._shown), " has unsaved changes."))
+            with Horizontal():
+                yield Button("Save", id="leave-save", variant="primary")
+                yield Button("Discard", id="leave-discard", variant="error")
+                yield Button("Stay", id="leave-stay")
+
+    @on(Button.Pressed)
+    def _answer(self, event: Button.Pressed) -> None:
+        self.dismiss((event.button.id or "leave-stay").removeprefix("leave-"))
+
+    def action_stay(self) -> None:
+        self.dismiss("stay")
+
+
+class NotesScreen(Screen):
+    """The member notes editor (see the module docstring).
+
+    Args:
+        session: the session to write through; default :func:`session_for` the app.
+    """
+
+    DEFAULT_CSS = """
+    #notes-head { height: 3; }
+    #notes-file { width: 44; }
+    #notes-status { width: 1fr; padding: 1 1 0 1; }
+    #notes-conflict { height: auto; max-height: 60%; display: none; background: $warning 20%; padding: 0 1; }
+    #notes-conflict.shown { display: block; }
+    #notes-conflict-diff { height: auto; max-height: 16; }
+    #notes-conflict Horizontal { height: auto; }
+    #notes-conflict Button { margin-right: 1; }
+    #notes-find { display: none; }
+    #notes-find.shown { display: block; }
+    #notes-body { height: 1fr; }
+    #notes-editor { width: 1fr; }
+    #notes-preview-box { width: 1fr; display: none; border-left: tall $panel; }
+    #notes-preview-box.shown { display: block; }
+    #notes-preview-note { height: auto; color: $warning; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save"),
+        Binding("ctrl+f", "find", "Find"),
+        Binding("f3", "find_next", "Next", show=False),
+        Binding("ctrl+t", "toggle_preview", "Preview"),
+        Binding("escape", "close_find", "Close find", show=False),
+        *(Binding(a.key, f"leave('{a.mode}')", a.title, show=False) for a in AREAS),
+        Binding("q", "leave('')", "Quit", show=False),
+    ]
+
+    def __init__(self, session: Session | None = None) -> None:
+        super().__init__()
+        self._given_session = session
+        self.session: Session | None = session
+        self.note: notes.Note | None = None
+        self.dirty = False
+        self._signature: tuple[int, int, int] | None = None
+        self._conflict: ConflictError | None = None
+        self._loading = False
+
+    # -- layout ----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="notes-head"):
+            yield Select([(Text(label), value) for label, value in _FILES], value="custom",
+                         allow_blank=False, id="notes-file")
+            yield Static(id="notes-status")
+        with Vertical(id="notes-conflict"):
+            yield Static(id="notes-conflict-text")
+            yield Static(id="notes-conflict-diff")
+            with Horizontal():
+                yield Button("Reload (drop mine)", id="conflict-reload")
+                yield Button("Show difference", id="conflict-diff")
+                yield Button("Keep mine", id="conflict-keep", variant="warning")
+        yield Input(placeholder="find (Enter: next match, Esc: close)", id="notes-find")
+        with Horizontal(id="notes-body"):
+            yield NotesEditor("", language="markdown", show_line_numbers=True, soft_wrap=True,
+                           tab_behavior="indent", id="notes-editor")
+            with VerticalScroll(id="notes-preview-box"):
+                yield Static(id="notes-preview-note")
+                yield Markdown("", id="notes-preview", open_links=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.session is None:
+            try:
+                self.session = session_for(self.app)
+            except MemtuiError as exc:  # pragma: no cover - Workspace already opened
+                self.notify(str(exc), severity="error", markup=False)
+        self.load_note("custom")
+        self.set_interval(POLL_SECONDS, self._poll)
+
+    @property
+    def editor(self) -> TextArea:
+        return self.query_one("#notes-editor", TextArea)
+
+    @property
+    def which(self) -> str:
+        return self.note.which if self.note else "custom"
+
+    # -- loading ---------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="notes-load")
+    def load_note(self, which: str, notice: str | None = None) -> None:
+        """Read ``which`` in a thread (B22: big files) and show it."""
+        session = self.session
+        ws = session.ws if session else self.app.ws
+        note = notes.load(ws, which)
+        signature = notes.signature(note.path)
+        self.app.call_from_thread(self._show_note, note, signature, notice)
+
+    def _show_note(self, note: notes.Note, signature, notice: str | None) -> None:  # noqa: ANN001
+        self.note = note
+        self._signature = signature
+        self._conflict = None
+        self.query_one("#notes-conflict").remove_class("shown")
+        editor = self.editor
+        big = len(note.data) > PLAIN_OVER
+        editor.language = None if big else "markdown"
+        editor.soft_wrap = not big
+        self._loading = True
+        editor.load_text(note.text)
+        editor.read_only = not self._writable()
+        self._loading = False
+        self.dirty = False
+        if big:
+            self.notify(f"{note.shown} is {len(note.data):,} bytes: highlighting and wrapping are off "
+                        "so typing stays quick", timeout=6, markup=False)
+        for finding in note.findings:
+            self.notify(f"{finding.place}: {finding.message}", severity="warning", markup=False, timeout=8)
+        if notice:
+            self.notify(notice, markup=False)
+        self._refresh_status()
+        self._refresh_preview()
+
+    def _read_only_reason(self) -> str | None:
+        if self.note is None:
+            return "loading"
+        if self.note.read_only_reason:
+            return self.note.read_only_reason
+        if self.session is None:
+            return "no session"
+        return self.session.reason
+
+    def _writable(self) -> bool:
+        return self._read_only_reason() is None
+
+    def _refresh_status(self) -> None:
+        status = self.query_one("#notes-status", Static)
+        if self.note is None:
+            status.update(Text("loading…"))
+            return
+        parts: list[Text | str] = [safe(self.note.shown, "bold")]
+        if not self.note.exists:
+            parts.append(Text("  (absent: an empty document; saving creates it)", style="dim"))
+        if self.dirty:
+            parts.append(Text("  ● unsaved", style="bold yellow"))
+        reason = self._read_only_reason()
+        if reason:
+            parts.append(Text("  READ-ONLY ", style="bold reverse"))
+            parts.append(Text(" "))
+            parts.append(safe(reason, "italic"))
+        status.update(join(*parts))
+        status.tooltip = reason
+
+    @on(Select.Changed, "#notes-file")
+    def _file_chosen(self, event: Select.Changed) -> None:
+        which = str(event.value)
+        if self.note is None or which == self.which:
+            return
+        if self.dirty:
+            self.app.push_screen(LeaveQuestion(self.note.shown),
+                                 lambda answer: self._after_question(answer, lambda: self.load_note(which),
+                                                                     revert_select=True))
+            return
+        self.load_note(which)
+
+    # -- editing ---------------------------------------------------------------------------
+    @on(TextArea.Changed, "#notes-editor")
+    def _changed(self, _event: TextArea.Changed) -> None:
+        if self._loading or self.note is None:
+            return
+        dirty = self.note.dirty(self.editor.text)
+        if dirty != self.dirty:
+            self.dirty = dirty
+            self._refresh_status()
+        if self.query_one("#notes-preview-box").has_class("shown"):
+            self._schedule_preview()
+
+    def _schedule_preview(self) -> None:
+        timer = getattr(self, "_preview_timer", None)
+        if timer is not None:
+            timer.stop()
+        delay = 0.6 if len(self.editor.document.lines) < 2000 else 2.0
+        self._preview_timer = self.set_timer(delay, self._refresh_preview)
+
+    def _refresh_preview(self) -> None:
+        if not self.query_one("#notes-preview-box").has_class("shown"):
+            return
+        text = self.editor.text
+        note = self.query_one("#notes-preview-note", Static)
+        if len(text) > PREVIEW_CAP:
+            note.update(Text(f"Preview shows the first {PREVIEW_CAP:,} of {len(text):,} characters; "
+                             "the editor holds the whole file and saves all of it."))
+            text = text[:PREVIEW_CAP]
+        else:
+            note.update(Text(""))
+        self.query_one("#notes-preview", Markdown).update(text)
+
+    def action_toggle_preview(self) -> None:
+        box = self.query_one("#notes-preview-box")
+        box.toggle_class("shown")
+        self._refresh_preview()
+
+    # -- find ------------------------------------------------------------------------------
+    def action_find(self) -> None:
+        box = self.query_one("#notes-find", Input)
+        box.add_class("shown")
+        box.focus()
+
+    def action_close_find(self) -> None:
+        box = self.query_one("#notes-find", Input)
+        if box.has_class("shown"):
+            box.remove_class("shown")
+            self.editor.focus()
+
+    @on(Input.Submitted, "#notes-find")
+    def _find_submitted(self, _event: Input.Submitted) -> None:
+        self.action_find_next()
+
+    def action_find_next(self) -> None:
+        """Select the next match (case-insensitive) after the cursor, wrapping around."""
+        query = self.query_one("#notes-find", Input).value
+        if not query:
+            return
+        editor = self.editor
+        text = editor.text
+        lowered = text.lower()
+        if len(lowered) == len(text) and len(query.lower()) == len(query):
+            haystack, needle = lowered, query.lower()
+        else:  # lower-casing changed lengths (rare scripts): match exactly so offsets stay right
+            haystack, needle = text, query
+        start = editor.document.get_index_from_location(editor.selection.end)
+        found = haystack.find(needle, start)
+        if found < 0:
+            found = haystack.find(needle)
+        if found < 0:
+            self.notify(f"not found: {query}", severity="warning", markup=False)
+            return
+        begin = editor.document.get_location_from_index(found)
+        end = editor.document.get_location_from_index(found + len(needle))
+        editor.selection = Selection(begin, end)
+        editor.scroll_cursor_visible()
+
+    # -- saving ----------------------------------------------------------------------------
+    def action_save(self) -> None:
+        if self.note is None:
+            return
+        reason = self._read_only_reason()
+        if reason:
+            self.notify(reason, title="Not saved", severity="error", markup=False, timeout=8)
+            return
+        self.save_text(self.editor.text, self.note.hash, then=None)
+
+    @work(thread=True, exclusive=True, group="notes-save")
+    def save_text(self, text: str, base: str | None, then=None) -> None:  # noqa: ANN001
+        """Save in a thread; results come back through ``call_from_thread``."""
+        assert self.session is not None and self.note is not None
+        note = self.note
+        try:
+            result = notes.save(self.session, note, text, base)
+        except ConflictError as exc:
+            self.app.call_from_thread(self._show_conflict, exc)
+            return
+        except (ReadOnlyError, ConfinementError, MemtuiError, OSError) as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="Not saved", severity="error",
+                                      markup=False, timeout=10)
+            return
+        self.app.call_from_thread(self._saved, result, text, then)
+
+    def _saved(self, result: notes.SaveResult, text: str, then) -> None:  # noqa: ANN001
+        self.note = result.note
+        self._signature = notes.signature(result.note.path)
+        self._conflict = None
+        self.query_one("#notes-conflict").remove_class("shown")
+        self.dirty = self.note.dirty(self.editor.text)
+        self._refresh_status()
+        self.notify(f"saved {result.note.shown}" if result.written else "nothing changed", markup=False,
+                    timeout=3)
+        if then is not None:
+            then()
+
+    # -- watching and conflicts ------------------------------------------------------------
+    def _poll(self) -> None:
+        if self.note is None or self._loading:
+            return
+        signature = notes.signature(self.note.path)
+        if signature == self._signature:
+            return
+        self._signature = signature
+        self.check_disk()
+
+    @work(thread=True, exclusive=True, group="notes-check")
+    def check_disk(self) -> None:
+        """Compare the file's hash with the loaded one (the signature only hints)."""
+        note = self.note
+        if note is None:
+            return
+        current, current_hash = notes.read_current(note.path)
+        if current_hash == note.hash:
+            return
+        self.app.call_from_thread(self._changed_on_disk, note, current, current_hash)
+
+    def _changed_on_disk(self, note: notes.Note, current: bytes | None, current_hash: str | None) -> None:
+        if note is not self.note:
+            return
+        if not self.dirty:
+            self.load_note(note.which, notice=f"{note.shown} changed on disk; reloaded")
+            return
+        self._show_conflict(ConflictError(
+            f"{note.shown} changed on disk while you were editing it.", path=note.path,
+            current=current, current_hash=current_hash))
+
+    def _show_conflict(self, conflict: ConflictError) -> None:
+        self._conflict = conflict
+        bar = self.query_one("#notes-conflict")
+        self.query_one("#notes-conflict-text", Static).update(join(
+            Text("Conflict: ", style="bold"), safe(str(conflict)),
+            Text("  Reload drops your changes; Keep mine writes yours over the file on disk.")))
+        self.query_one("#notes-conflict-diff", Static).update(Text(""))
+        bar.add_class("shown")
+
+    @on(Button.Pressed, "#conflict-diff")
+    def _conflict_show_diff(self) -> None:
+        if self._conflict is None or self.note is None:
+            return
+        shown = notes.conflict_diff(self.note, self._conflict, self.editor.text) or "(no difference)\n"
+        styled = Text()
+        for line in shown.splitlines(keepends=True)[:400]:
+            style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+            styled.append(line, style=style)
+        self.query_one("#notes-conflict-diff", Static).update(styled)
+
+    @on(Button.Pressed, "#conflict-reload")
+    def _conflict_reload(self) -> None:
+        if self.note is not None:
+            self.load_note(self.note.which, notice="reloaded from disk; your changes were dropped")
+
+    @on(Button.Pressed, "#conflict-keep")
+    def _conflict_keep(self) -> None:
+        if self._conflict is None or self.note is None:
+            return
+        self.save_text(self.editor.text, self._conflict.current_hash, then=None)
+
+    # -- leaving ---------------------------------------------------------------------------
+    def action_leave(self, mode: str) -> None:
+        """Switch to area ``mode`` (``""``: quit), asking first when there are unsaved changes."""
+        def go() -> None:
+            if mode:
+                self.app.switch_mode(mode)
+            else:
+                self.app.exit()
+
+        if mode == getattr(self.app, "current_mode", None):
+            return
+        if not self.dirty or self.note is None:
+            go()
+            return
+        self.app.push_screen(LeaveQuestion(self.note.shown), lambda answer: self._after_question(answer, go))
+
+    def _after_question(self, answer: str | None, go, revert_select: bool = False) -> None:  # noqa: ANN001
+        if answer == "save" and self.note is not None:
+            self.save_text(self.editor.text, self.note.hash, then=go)
+        elif answer == "discard":
+            self.dirty = False
+            go()
+        elif revert_select:
+            with self.prevent(Select.Changed):
+                self.query_one("#notes-file", Select).value = self.which

@@ -1,0 +1,206 @@
+"""``memtui notes``, ``memtui log`` and ``memtui store``: exit codes, conflicts, refusals, B01, B04."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memtui.cli import main
+from memtui.core import atomic
+from memtui.core.session import Session
+from memtui.core.store import parse
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    return root
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    fake = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", fake)
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # _common.fail exits
+        return int(exc.code)
+
+
+def test_show_absent_then_set_creates_and_logs(ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["notes", "show", "-w", str(ws), "--hash"]) == 0
+    assert capsys.readouterr().out.strip() == "absent"
+    source = tmp_path / "new.md"
+    source.write_text("Answer in Bulgarian.\n", encoding="utf-8")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(source), "--expect-hash", "absent"]) == 0
+    assert (ws / "memory" / "MEMORY_CUSTOM.md").read_bytes() == b"Answer in Bulgarian.\n"
+    capsys.readouterr()
+    assert _run(["log", "-w", str(ws), "--json"]) == 0
+    log = json.loads(capsys.readouterr().out)
+    assert [e["action"] for e in log["entries"]] == ["notes.set"]
+    assert log["entries"][0]["after"] == atomic.sha256(b"Answer in Bulgarian.\n")
+
+
+def test_set_with_stale_hash_is_a_conflict_with_the_diff(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    notes_file.write_bytes(b"kept by the member\n")
+    _stdin(monkeypatch, b"mine\n")
+    code = _run(["notes", "set", "-w", str(ws), "--from", "-", "--expect-hash", "absent"])
+    out = capsys.readouterr()
+    assert code == 1
+    assert "-kept by the member\n" in out.out and "+mine\n" in out.out
+    assert "changed on disk" in out.err
+    assert notes_file.read_bytes() == b"kept by the member\n"
+    # with the current hash it goes through ("keep mine")
+    _stdin(monkeypatch, b"mine\n")
+    current = atomic.sha256(notes_file.read_bytes())
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-", "--expect-hash", current]) == 0
+    assert notes_file.read_bytes() == b"mine\n"
+
+
+def test_conflict_json(ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "memory" / "MEMORY_CUSTOM.md").write_bytes(b"theirs\n")
+    _stdin(monkeypatch, b"mine\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-", "--expect-hash", "absent", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["conflict"] is True and data["expected"] is None
+    assert data["current"] == atomic.sha256(b"theirs\n") and "+mine" in data["diff"]
+
+
+def test_bad_hash_and_missing_source_are_usage_errors(ws: Path, tmp_path: Path) -> None:
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(tmp_path / "nope.md")]) == 2
+    src = tmp_path / "a.md"
+    src.write_bytes(b"x\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(src), "--expect-hash", "abc"]) == 2
+    src.write_bytes(b"\xff\xfe")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 2
+    assert not (ws / "memory" / "MEMORY_CUSTOM.md").exists()
+
+
+def test_read_only_workspace_refuses_with_exit_3_and_the_holder(ws: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "a.md"
+    src.write_bytes(b"x\n")
+    with Session.open(ws, purpose="tui"):
+        assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 3
+    err = capsys.readouterr().err
+    assert f"process {os.getpid()}" in err and str(ws / ".memtui" / "lock") in err
+    assert not (ws / "memory" / "MEMORY_CUSTOM.md").exists()
+
+
+def test_retry_with_client_id_is_applied_once(ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "a.md"
+    src.write_bytes(b"v1\n")
+    args = ["notes", "set", "-w", str(ws), "--from", str(src), "--client-id", "hook-42"]
+    assert _run(args) == 0 and _run(args) == 0
+    assert "already saved" in capsys.readouterr().out
+    src.write_bytes(b"v2\n")
+    assert _run(args) == 1, "a reused client id with other content is a conflict"
+    assert (ws / "memory" / "MEMORY_CUSTOM.md").read_bytes() == b"v1\n"
+    capsys.readouterr()
+    _run(["log", "-w", str(ws), "--json"])
+    assert len(json.loads(capsys.readouterr().out)["entries"]) == 1
+
+
+def test_operator_file_and_symlink_outside_are_refused(ws: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(b"private\n")
+    (ws / "memory" / "MEMORY_CUSTOM.md").symlink_to(outside)
+    src = tmp_path / "a.md"
+    src.write_bytes(b"x\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 3
+    assert "outside" in capsys.readouterr().err
+    assert outside.read_bytes() == b"private\n"
+    assert _run(["notes", "show", "-w", str(ws)]) == 1
+    out = capsys.readouterr()
+    assert "private" not in out.out and "symlink-outside" in out.err
+    assert _run(["notes", "show", "-w", str(ws), "--file", "nonsense"]) == 2
+
+
+def test_diff_exit_codes(ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "memory" / "MEMORY_CUSTOM.md").write_bytes(b"a\n")
+    same, other = tmp_path / "same.md", tmp_path / "other.md"
+    same.write_bytes(b"a\n")
+    other.write_bytes(b"b\n")
+    assert _run(["notes", "diff", "-w", str(ws), "--from", str(same)]) == 0
+    assert capsys.readouterr().out == ""
+    assert _run(["notes", "diff", "-w", str(ws), "--from", str(other)]) == 1
+    assert "+b" in capsys.readouterr().out
+
+
+def test_edit_never_prompts_without_a_terminal(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    _stdin(monkeypatch, b"")
+    monkeypatch.setenv("EDITOR", "false")
+    assert _run(["notes", "edit", "-w", str(ws)]) == 2
+    assert "needs a terminal" in capsys.readouterr().err
+
+
+def test_edit_saves_what_the_editor_wrote(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "ed.sh"
+    script.write_text("#!/bin/sh\nprintf 'edited\\n' >> \"$1\"\n")
+    script.chmod(0o755)
+    (ws / "memory" / "MEMORY_CUSTOM.md").write_bytes(b"start\n")
+    monkeypatch.setenv("EDITOR", str(script))
+    monkeypatch.setattr("memtui.commands._common.interactive", lambda: True)
+    assert _run(["notes", "edit", "-w", str(ws)]) == 0
+    assert (ws / "memory" / "MEMORY_CUSTOM.md").read_bytes() == b"start\nedited\n"
+
+
+def test_damaged_store_b01_cli(shared: Path, ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """B01: read commands say where it breaks; the writing command refuses; bytes kept; set-aside."""
+    (ws / ".memtui").mkdir()
+    store_file = ws / ".memtui" / "store.json"
+    shutil.copyfile(shared / "bug-inputs" / "B01" / "store-truncated.json", store_file)
+    original = store_file.read_bytes()
+    assert _run(["log", "-w", str(ws)]) == 1
+    err = capsys.readouterr().err
+    assert "store-damaged" in err and "column" in err
+    assert _run(["store", "check", "-w", str(ws)]) == 1
+    src = tmp_path / "a.md"
+    src.write_bytes(b"x\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 3
+    assert "damaged" in capsys.readouterr().err
+    assert store_file.read_bytes() == original and not (ws / "memory" / "MEMORY_CUSTOM.md").exists()
+    assert _run(["store", "set-aside", "-w", str(ws)]) == 3, "no --yes and no terminal"
+    assert _run(["store", "set-aside", "-w", str(ws), "--yes"]) == 0
+    kept = list((ws / ".memtui").glob("store.json.damaged-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == original
+    capsys.readouterr()
+    assert _run(["log", "-w", str(ws), "--json"]) == 0
+    assert [e["action"] for e in json.loads(capsys.readouterr().out)["entries"]] == ["store.set-aside"]
+
+
+def test_b04_two_cli_writers_lose_nothing(shared: Path, ws: Path, tmp_path: Path) -> None:
+    """B04's hammer.sh: every call that reported success is in the audit log; the store stays JSON."""
+    loops, count = 2, 15
+    command = (f"printf 'note {{i}}\\n' | PYTHONPATH={shlex.quote(str(REPO))} "
+               f"{shlex.quote(sys.executable)} -m memtui notes set -w {shlex.quote(str(ws))} --from -")
+    proc = subprocess.run(["sh", str(shared / "bug-inputs" / "B04" / "hammer.sh"), str(loops), str(count), command],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    ok = int(re.search(r"calls that reported success: (\d+)", proc.stdout).group(1))
+    failed = int(re.search(r"calls that reported failure: (\d+)", proc.stdout).group(1))
+    assert ok + failed == loops * count
+    tables = parse((ws / ".memtui" / "store.json").read_bytes(), Path("store.json"))
+    entries = list(tables["audit"].values())
+    assert len(entries) == ok, "every reported success is recorded, nothing more"
+    assert failed == 0, "a CLI writer waits for another CLI writer instead of failing: " + proc.stdout
+    last = (ws / "memory" / "MEMORY_CUSTOM.md").read_bytes()
+    assert re.fullmatch(rb"note \d-\d+\n", last)
+    assert not list((ws / ".memtui").glob(".*.tmp"))

@@ -1,0 +1,166 @@
+"""One writer per workspace (invariant 2; B04): the lock, the holder sentence, dead holders."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from memtui.core import lock
+from memtui.core.errors import ReadOnlyError
+from memtui.core.session import Session
+
+REPO = Path(__file__).resolve().parent.parent
+
+_HOLDER_CHILD = textwrap.dedent("""
+    import sys, time
+    from memtui.core import lock
+    held = lock.acquire(sys.argv[1], sys.argv[2])
+    print("held", flush=True)
+    sys.stdin.readline()   # hold until the test closes stdin or kills us
+""")
+
+
+def _ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    return root
+
+
+def _start_holder(root: Path, purpose: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER_CHILD, str(root), purpose],
+                            env={**os.environ, "PYTHONPATH": str(REPO)},
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == b"held"
+    return proc
+
+
+def test_acquire_records_holder_and_release_frees(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    held = lock.acquire(root, "cli test")
+    holder = lock.holder_of(root)
+    assert holder == held.holder and holder.pid == os.getpid() and holder.purpose == "cli test"
+    assert holder.host == socket.gethostname()
+    with pytest.raises(ReadOnlyError):
+        lock.acquire(root, "cli other")
+    held.release()
+    assert lock.holder_of(root) is None
+    assert (root / ".memtui" / "lock").exists(), "the lock file itself is never deleted"
+    again = lock.acquire(root, "cli other")
+    again.release()
+
+
+def test_second_process_refused_with_pid_and_lock_file(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    proc = _start_holder(root, "tui")
+    try:
+        with pytest.raises(ReadOnlyError) as exc:
+            lock.acquire(root, "cli notes set", wait=5)
+        sentence = str(exc.value)
+        assert f"process {proc.pid}" in sentence
+        assert str(root / ".memtui" / "lock") in sentence
+        assert "(tui)" in sentence
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_tui_holder_is_not_waited_for(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    proc = _start_holder(root, "tui")
+    try:
+        started = time.monotonic()
+        with pytest.raises(ReadOnlyError):
+            lock.acquire(root, "cli notes set", wait=5)
+        assert time.monotonic() - started < 2, "a TUI may stay open for hours: refuse at once"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_cli_holder_is_waited_for(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    proc = _start_holder(root, "cli notes set")
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"\n")  # the other command finishes shortly after we start waiting
+        proc.stdin.flush()
+        held = lock.acquire(root, "cli notes set", wait=10)
+        assert held.holder.pid == os.getpid()
+        held.release()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_lock_of_a_killed_process_is_recovered(tmp_path: Path) -> None:
+    """A SIGKILLed holder leaves its record behind; the next memtui takes the lock at once."""
+    root = _ws(tmp_path)
+    proc = _start_holder(root, "tui")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stale = lock.holder_of(root)
+    assert stale is not None and stale.pid == proc.pid and stale.alive() is False
+    held = lock.acquire(root, "tui")
+    assert lock.holder_of(root) == held.holder
+    held.release()
+
+
+def test_session_is_read_only_when_lock_is_held(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    proc = _start_holder(root, "tui")
+    try:
+        session = Session.open(root, purpose="tui")
+        assert session.read_only
+        assert [f.code for f in session.findings] == ["workspace-read-only"]
+        with pytest.raises(ReadOnlyError) as exc:
+            session.require_writable()
+        assert f"process {proc.pid}" in str(exc.value)
+        with pytest.raises(ReadOnlyError):
+            session.audit.record("notes.set", "memory/MEMORY_CUSTOM.md", None, "h")
+        assert not (root / ".memtui" / "store.json").exists()
+        session.close()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_unusable_state_folder_opens_read_only(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    (root / ".memtui").write_bytes(b"a file where memtui's folder should be")
+    session = Session.open(root)
+    assert session.read_only and "cannot create its writer lock" in session.reason
+    assert (root / ".memtui").read_bytes().startswith(b"a file"), "left as it was"
+
+
+def test_state_dir_symlink_outside_is_refused(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / ".memtui").symlink_to(outside)
+    session = Session.open(root)
+    assert session.read_only and "outside" in session.reason
+    assert list(outside.iterdir()) == [], "nothing written through the link"
+
+
+def test_session_lock_removes_store_leftovers_and_closes(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    (root / ".memtui").mkdir()
+    leftover = root / ".memtui" / ".store.json.abcd.tmp"
+    leftover.write_bytes(b"half a store")
+    notes_leftover = root / "memory" / ".MEMORY_CUSTOM.md.x1y2.tmp"
+    notes_leftover.write_bytes(b"half a note")
+    with Session.open(root) as session:
+        assert not session.read_only and not leftover.exists() and not notes_leftover.exists()
+        session.audit.record("test.write", "x", None, "h")
+    assert session.read_only, "a closed session refuses writes"
+    with Session.open(root) as again:
+        assert not again.read_only
+        assert len(again.audit.entries()) == 1

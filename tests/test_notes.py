@@ -1,0 +1,231 @@
+"""Member notes: absent = empty, no lost update, three choices, BOM/CRLF, confinement, refusals."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memtui.core import atomic, notes
+from memtui.core.auditlog import ClientIdConflict
+from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
+from memtui.core.session import Session
+from memtui.core.workspace import OPERATOR_FILES, Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    return Workspace.open(root)
+
+
+@pytest.fixture
+def session(ws: Workspace):
+    s = Session.open(ws, profile="member.alice")
+    yield s
+    s.close()
+
+
+def test_absent_file_is_an_empty_document_and_saving_creates_it(session: Session) -> None:
+    note = notes.load(session.ws)
+    assert note.exists is False and note.text == "" and note.hash is None and note.writable
+    result = notes.save(session, note, "Prefer short answers.\n", note.hash)
+    assert result.written and result.before is None
+    path = session.ws.member_notes
+    assert path.read_bytes() == b"Prefer short answers.\n"
+    assert result.after == atomic.sha256(path.read_bytes())
+    entry = session.audit.entries()[0]
+    assert (entry.action, entry.target, entry.before, entry.after, entry.profile) == (
+        "notes.set", "memory/MEMORY_CUSTOM.md", None, result.after, "member.alice")
+    assert result.note.hash == result.after and result.note.exists
+
+
+def test_change_on_disk_is_a_conflict_and_nothing_is_lost(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"line one\n")
+    note = notes.load(session.ws)
+    path.write_bytes(b"line one\nadded by the member in the chat client\n")  # someone else
+    with pytest.raises(ConflictError) as exc:
+        notes.save(session, note, "line one\nmine\n", note.hash)
+    conflict = exc.value
+    assert path.read_bytes() == b"line one\nadded by the member in the chat client\n"
+    assert conflict.current == path.read_bytes()
+    assert conflict.current_hash == atomic.sha256(path.read_bytes())
+    assert session.audit.entries() == [], "a refused write is not recorded"
+    # show the difference: on disk now -> mine
+    shown = notes.conflict_diff(note, conflict, "line one\nmine\n")
+    assert "-added by the member in the chat client\n" in shown and "+mine\n" in shown
+    # reload: the other writer's text is there
+    assert "added by the member" in notes.load(session.ws).text
+    # keep mine: overwrite knowingly, based on the bytes shown
+    kept = notes.keep_mine(session, note, "line one\nmine\n", conflict)
+    assert kept.written and path.read_bytes() == b"line one\nmine\n"
+    assert kept.before == conflict.current_hash
+
+
+def test_keep_mine_conflicts_again_if_the_file_changed_once_more(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"a\n")
+    note = notes.load(session.ws)
+    path.write_bytes(b"b\n")
+    with pytest.raises(ConflictError) as exc:
+        notes.save(session, note, "mine\n", note.hash)
+    path.write_bytes(b"c\n")
+    with pytest.raises(ConflictError):
+        notes.keep_mine(session, note, "mine\n", exc.value)
+    assert path.read_bytes() == b"c\n"
+
+
+def test_deleted_file_is_a_conflict(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"x\n")
+    note = notes.load(session.ws)
+    path.unlink()
+    with pytest.raises(ConflictError) as exc:
+        notes.save(session, note, "y\n", note.hash)
+    assert exc.value.current is None and exc.value.current_hash is None
+    assert not path.exists()
+
+
+def test_bom_and_crlf_are_kept(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"\xef\xbb\xbf# Notes\r\nfirst\r\n")
+    note = notes.load(session.ws)
+    assert note.bom and note.crlf and note.text == "# Notes\nfirst\n"
+    assert not note.dirty(note.text), "loading and saving unchanged changes no byte"
+    notes.save(session, note, note.text + "second\n", note.hash)
+    assert path.read_bytes() == b"\xef\xbb\xbf# Notes\r\nfirst\r\nsecond\r\n"
+
+
+def test_mixed_line_ends_are_left_as_they_are(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"a\r\nb\nc\n")
+    note = notes.load(session.ws)
+    assert not note.crlf and note.text == "a\r\nb\nc\n"
+    assert not note.dirty(note.text)
+
+
+def test_mode_is_kept(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"x\n")
+    os.chmod(path, 0o600)
+    note = notes.load(session.ws)
+    notes.save(session, note, "y\n", note.hash)
+    assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_unchanged_text_writes_and_records_nothing(session: Session) -> None:
+    session.ws.member_notes.write_bytes(b"same\n")
+    before = session.ws.member_notes.stat().st_ino
+    note = notes.load(session.ws)
+    result = notes.save(session, note, "same\n", note.hash)
+    assert not result.written and session.audit.entries() == []
+    assert session.ws.member_notes.stat().st_ino == before
+
+
+def test_retry_with_same_client_id_is_not_doubled(session: Session) -> None:
+    note = notes.load(session.ws)
+    first = notes.save(session, note, "v1\n", note.hash, client_id="req-7")
+    retry = notes.save(session, note, "v1\n", note.hash, client_id="req-7")
+    assert first.written and not retry.written and retry.retried
+    assert retry.entry == first.entry
+    assert len(session.audit.entries()) == 1
+    with pytest.raises(ClientIdConflict):
+        notes.save(session, first.note, "v2\n", first.note.hash, client_id="req-7")
+    assert session.ws.member_notes.read_bytes() == b"v1\n"
+    assert len(session.audit.entries()) == 1
+
+
+def test_symlink_outside_is_refused_for_read_and_write(ws: Workspace, tmp_path: Path) -> None:
+    secret = tmp_path / "outside.md"
+    secret.write_bytes(b"not yours\n")
+    ws.member_notes.symlink_to(secret)
+    note = notes.load(ws)
+    assert note.text == "" and not note.writable
+    assert [f.code for f in note.findings] == ["symlink-outside"]
+    with Session.open(ws) as session:
+        with pytest.raises(ReadOnlyError, match="outside"):
+            notes.save(session, note, "overwrite\n", note.hash)
+        # a note loaded before the link was swapped in is still confined at save time
+        forged = notes.Note("custom", ws.member_notes, "memory/MEMORY_CUSTOM.md", exists=True,
+                            data=b"not yours\n", hash=atomic.sha256(b"not yours\n"))
+        with pytest.raises(ConfinementError):
+            notes.save(session, forged, "overwrite\n", forged.hash)
+    assert secret.read_bytes() == b"not yours\n"
+
+
+def test_symlink_inside_is_followed_and_kept(session: Session) -> None:
+    real = session.ws.memory / "real-notes.md"
+    real.write_bytes(b"inside\n")
+    session.ws.member_notes.symlink_to("real-notes.md")
+    note = notes.load(session.ws)
+    assert note.writable and note.text == "inside\n"
+    notes.save(session, note, "changed\n", note.hash)
+    assert session.ws.member_notes.is_symlink() and real.read_bytes() == b"changed\n"
+
+
+@pytest.mark.parametrize("which", ["notebook", *OPERATOR_FILES])
+def test_notebook_and_operator_files_are_never_written(session: Session, which: str) -> None:
+    path, reason = notes.resolve(session.ws, which)
+    path.write_bytes(b"operator text\n")
+    note = notes.load(session.ws, which)
+    assert note.text == "operator text\n" and not note.writable and "seed 002" in reason
+    with pytest.raises(ReadOnlyError, match="seed 002"):
+        notes.save(session, note, "changed\n", note.hash)
+    assert path.read_bytes() == b"operator text\n"
+
+
+def test_unknown_file_word_is_refused(ws: Workspace) -> None:
+    with pytest.raises(ValueError, match="custom"):
+        notes.resolve(ws, "../../etc/passwd")
+
+
+def test_read_only_session_refuses_with_the_holder_sentence(ws: Workspace) -> None:
+    with Session.open(ws, purpose="tui") as holder:
+        other = Session.open(ws, purpose="cli notes set")
+        note = notes.load(ws)
+        with pytest.raises(ReadOnlyError) as exc:
+            notes.save(other, note, "x\n", note.hash)
+        assert f"process {os.getpid()}" in str(exc.value) and ".memtui/lock" in str(exc.value)
+        assert not ws.member_notes.exists()
+        assert holder.audit.entries() == []
+
+
+def test_bad_bytes_load_read_only(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"caf\xe9\n")
+    note = notes.load(session.ws)
+    assert not note.writable and [f.code for f in note.findings] == ["not-utf8"]
+    with pytest.raises(ReadOnlyError):
+        notes.save(session, note, "cafe\n", note.hash)
+    assert path.read_bytes() == b"caf\xe9\n"
+
+
+def test_over_the_limit_loads_read_only_and_is_never_cut(session: Session) -> None:
+    path = session.ws.member_notes
+    data = ("# heading\n" + "x" * 90 + "\n") * 100
+    path.write_text(data)
+    note = notes.load(session.ws, limit=1000)
+    assert note.truncated and not note.writable and len(note.text) == 1000
+    assert [f.code for f in note.findings] == ["file-too-large"]
+    with pytest.raises(ReadOnlyError, match="cut short"):
+        notes.save(session, note, note.text, note.hash)
+    assert path.read_text() == data
+
+
+def test_diff_is_unified_and_empty_when_equal() -> None:
+    assert notes.diff("a\nb\n", "a\nb\n") == ""
+    out = notes.diff("a\nb\n", "a\nc", "old", "new")
+    assert out.startswith("--- old\n+++ new\n")
+    assert "-b\n" in out and "+c\n\\ No newline at end of file\n" in out
+
+
+def test_signature_changes_when_file_is_replaced(session: Session) -> None:
+    path = session.ws.member_notes
+    assert notes.signature(path) is None
+    path.write_bytes(b"a")
+    first = notes.signature(path)
+    atomic.write_bytes(path, b"b")
+    assert notes.signature(path) != first

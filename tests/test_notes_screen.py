@@ -1,0 +1,253 @@
+"""Pilot tests of the Notes area: type and save, conflict bar, clean reload, read-only, leave, B22."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from textual.widgets import Select, Static, TextArea
+
+from memtui.core import atomic
+from memtui.core.session import Session
+from memtui.core.workspace import Workspace
+from memtui.ui.notes_screen import PREVIEW_CAP, LeaveQuestion, NotesScreen
+
+
+class NotesApp(App):
+    """The Notes screen alone, over one session."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.ws = session.ws
+        self.session = session
+
+    def on_mount(self) -> None:
+        self.push_screen(NotesScreen(self.session))
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    return Workspace.open(root)
+
+
+async def _settle(pilot) -> None:  # noqa: ANN001
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _status(app: App) -> str:
+    return str(app.screen.query_one("#notes-status", Static).render())
+
+
+async def test_type_save_and_the_file_on_disk_changes(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"# Notes\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test() as pilot:
+            await _settle(pilot)
+            editor = app.screen.query_one("#notes-editor", TextArea)
+            assert editor.text == "# Notes\n" and editor.show_line_numbers and editor.language == "markdown"
+            editor.focus()
+            editor.move_cursor((1, 0))
+            await pilot.press("h", "i")
+            assert "unsaved" in _status(app)
+            await pilot.press("ctrl+s")
+            await _settle(pilot)
+            assert ws.member_notes.read_bytes() == b"# Notes\nhi"
+            assert "unsaved" not in _status(app)
+            await pilot.press("ctrl+z")
+            assert editor.text == "# Notes\n" and "unsaved" in _status(app)
+        entries = session.audit.entries()
+        assert [e.action for e in entries] == ["notes.set"]
+        assert entries[0].after == atomic.sha256(b"# Notes\nhi")
+
+
+async def test_absent_file_saves_by_creating_it(ws: Workspace) -> None:
+    with Session.open(ws, purpose="tui") as session:
+        async with NotesApp(session).run_test() as pilot:
+            await _settle(pilot)
+            assert "absent" in _status(pilot.app)
+            pilot.app.screen.query_one("#notes-editor", TextArea).focus()
+            await pilot.press("x", "ctrl+s")
+            await _settle(pilot)
+    assert ws.member_notes.read_bytes() == b"x"
+
+
+async def test_dirty_editor_shows_conflict_bar_and_keep_mine(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"base\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 50)) as pilot:
+            await _settle(pilot)
+            screen = app.screen
+            editor = screen.query_one("#notes-editor", TextArea)
+            editor.focus()
+            editor.move_cursor((1, 0))
+            await pilot.press("m", "i", "n", "e")
+            ws.member_notes.write_bytes(b"base\ntheirs\n")  # the chat client saved meanwhile
+            screen._poll()
+            await _settle(pilot)
+            bar = screen.query_one("#notes-conflict")
+            assert bar.has_class("shown")
+            assert editor.text == "base\nmine", "the editor keeps the user's text"
+            await pilot.click("#conflict-diff")
+            await _settle(pilot)
+            shown = str(screen.query_one("#notes-conflict-diff", Static).render())
+            assert "-theirs" in shown and "+mine" in shown
+            assert ws.member_notes.read_bytes() == b"base\ntheirs\n", "nothing written yet"
+            await pilot.click("#conflict-keep")
+            await _settle(pilot)
+            assert ws.member_notes.read_bytes() == b"base\nmine"
+            assert not bar.has_class("shown")
+
+
+async def test_save_over_a_change_is_refused_into_the_conflict_bar(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"base\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 50)) as pilot:
+            await _settle(pilot)
+            app.screen.query_one("#notes-editor", TextArea).focus()
+            await pilot.press("z")
+            ws.member_notes.write_bytes(b"changed by someone\n")
+            await pilot.press("ctrl+s")  # before the poll noticed
+            await _settle(pilot)
+            assert app.screen.query_one("#notes-conflict").has_class("shown")
+            assert ws.member_notes.read_bytes() == b"changed by someone\n"
+            await pilot.click("#conflict-reload")
+            await _settle(pilot)
+            assert app.screen.query_one("#notes-editor", TextArea).text == "changed by someone\n"
+
+
+async def test_clean_editor_reloads_when_the_file_changes(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"one\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test() as pilot:
+            await _settle(pilot)
+            atomic.write_bytes(ws.member_notes, b"two\n")
+            app.screen._poll()
+            await _settle(pilot)
+            await _settle(pilot)
+            assert app.screen.query_one("#notes-editor", TextArea).text == "two\n"
+            assert not app.screen.query_one("#notes-conflict").has_class("shown")
+
+
+async def test_read_only_when_another_memtui_holds_the_lock(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"keep\n")
+    with Session.open(ws, purpose="tui"):
+        reader = Session.open(ws, purpose="tui")
+        app = NotesApp(reader)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await _settle(pilot)
+            editor = app.screen.query_one("#notes-editor", TextArea)
+            assert editor.read_only
+            status = _status(app)
+            assert "READ-ONLY" in status and f"process {os.getpid()}" in status
+            await pilot.press("ctrl+s")
+            await _settle(pilot)
+        reader.close()
+    assert ws.member_notes.read_bytes() == b"keep\n"
+
+
+async def test_notebook_and_operator_files_are_read_only_with_a_badge(ws: Workspace) -> None:
+    ws.notebook.write_bytes(b"agent [bold]notes[/]\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await _settle(pilot)
+            app.screen.query_one("#notes-file", Select).value = "notebook"
+            await _settle(pilot)
+            editor = app.screen.query_one("#notes-editor", TextArea)
+            assert editor.text == "agent [bold]notes[/]\n" and editor.read_only
+            assert "READ-ONLY" in _status(app) and "notebook" in _status(app)
+            app.screen.query_one("#notes-file", Select).value = "FILE_DELIVERY.md"
+            await _settle(pilot)
+            assert editor.read_only and "operator file" in _status(app)
+    assert ws.notebook.read_bytes() == b"agent [bold]notes[/]\n"
+
+
+async def test_leaving_with_unsaved_changes_asks(ws: Workspace) -> None:
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test() as pilot:
+            await _settle(pilot)
+            screen = app.screen
+            screen.query_one("#notes-editor", TextArea).focus()
+            await pilot.press("a")
+            screen.action_leave("")
+            await pilot.pause()
+            assert isinstance(app.screen, LeaveQuestion)
+            await pilot.click("#leave-stay")
+            await pilot.pause()
+            assert app.screen is screen and app.is_running
+            screen.action_leave("")
+            await pilot.pause()
+            await pilot.click("#leave-save")
+            await _settle(pilot)
+    assert ws.member_notes.read_bytes() == b"a"
+
+
+async def test_find_selects_the_next_match(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"alpha\nBeta\nbeta\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test() as pilot:
+            await _settle(pilot)
+            await pilot.press("ctrl+f")
+            await pilot.press(*"beta", "enter")
+            editor = app.screen.query_one("#notes-editor", TextArea)
+            assert editor.selected_text == "Beta"
+            await pilot.press("enter")
+            assert editor.selection.start == (2, 0)
+
+
+@pytest.mark.slow
+async def test_b22_big_note_stays_usable_and_saves_whole(shared: Path, ws: Workspace, tmp_path: Path) -> None:
+    subprocess.run([sys.executable, str(shared / "bug-inputs" / "B22" / "make_big_markdown.py"),
+                    str(tmp_path / "big")], check=True, capture_output=True)
+    big = (tmp_path / "big" / "big-notes.md").read_bytes()
+    ws.member_notes.write_bytes(big)
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            started = time.monotonic()
+            await _settle(pilot)
+            assert time.monotonic() - started < 15
+            editor = app.screen.query_one("#notes-editor", TextArea)
+            assert editor.language is None and len(editor.text) == len(big.decode())
+            await pilot.press("ctrl+t")
+            await _settle(pilot)
+            note = str(app.screen.query_one("#notes-preview-note", Static).render())
+            assert f"first {PREVIEW_CAP:,}" in note
+            editor.focus()
+            started = time.monotonic()
+            await pilot.press("Z")
+            assert time.monotonic() - started < 2, "a key press is handled within a couple of seconds"
+            await pilot.press("ctrl+s")
+            await _settle(pilot)
+    assert ws.member_notes.read_bytes() == b"Z" + big, "saved whole, not cut"
+
+
+async def test_notes_is_an_area_of_the_app(ws: Workspace) -> None:
+    from memtui.ui.app import MemtuiApp
+    from memtui.ui.areas import AREAS
+
+    ws.member_notes.write_bytes(b"from the app\n")
+    app = MemtuiApp(ws)
+    async with app.run_test() as pilot:
+        key = next(a.key for a in AREAS if a.mode == "notes")
+        await pilot.press(key)
+        await _settle(pilot)
+        assert isinstance(app.screen, NotesScreen)
+        assert app.screen.query_one("#notes-editor", TextArea).text == "from the app\n"
+        assert app.session is not None and not app.session.read_only
+        assert (ws.root / ".memtui" / "lock.holder.json").exists()
+    app.session.close()

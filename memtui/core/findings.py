@@ -62,6 +62,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "skill-description-vague": (Severity.INFO, "a skill description names no situation (\"Use when …\")"),
     "skill-nested": (Severity.INFO, "a SKILL.md lies inside another skill's folder"),
     "skill-shadowed": (Severity.INFO, "a workspace skill is shadowed by the administrator's copy"),
+    "search-index-damaged": (Severity.WARNING, "the search index could not be read and was rebuilt from the files"),
+    "search-file-skipped": (Severity.WARNING, "a file or line could not be indexed for search"),
 }
 
 

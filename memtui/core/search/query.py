@@ -96,7 +96,9 @@ class Hit:
         target: for an index line, the workspace-relative path of the article it lists.
         line: the line in ``path`` (index lines and graph entities), else ``None``.
         snippet: the best excerpt with highlights, or ``None``.
-        matched: how many distinct query words the item matched.
+        matched: how many distinct query terms the item matched.
+        confidence: ``score`` per query word (see :func:`confidence`); comparable across
+            queries, unlike ``score``.
     """
 
     kind: str
@@ -110,12 +112,14 @@ class Hit:
     line: int | None = None
     snippet: Snippet | None = None
     matched: int = 0
+    confidence: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`)."""
         return {"kind": self.kind, "path": self.path, "node": self.node, "state": self.state,
                 "score": round(self.score, 4), "title": self.title, "entry_id": self.entry_id,
                 "target": self.target, "line": self.line, "matched": self.matched,
+                "confidence": round(self.confidence, 4),
                 "snippet": self.snippet.to_json() if self.snippet else None}
 
 
@@ -354,6 +358,17 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+def confidence(score: float, query_words: int) -> float:
+    """How sure a result is, comparable across queries: its BM25F score per query word.
+
+    A long pasted ticket adds up many small matches, so the raw score grows with the
+    query's length; dividing by the number of distinct query words (after stop words)
+    leaves roughly the average strength of a word's match. The triage test's confidence
+    threshold (:data:`memtui.core.search.triage.DEFAULT_THRESHOLD`) is on this value.
+    """
+    return score / max(1, query_words)
+
+
 # -- searching --------------------------------------------------------------------------------
 def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: bool = False,
            kinds: list[str] | None = None, snippets: bool = True) -> Results:
@@ -420,7 +435,8 @@ def _run(ix, items, filters, limit, include_proposed, snippets, started, finding
                       node=stored.get("node", ""), state=stored.get("state", ""),
                       score=float(r.score or 0.0), title=stored.get("title", ""),
                       entry_id=stored.get("entry_id", ""), target=stored.get("target", ""),
-                      line=stored.get("line"), matched=len(matched_words))
+                      line=stored.get("line"), matched=len(matched_words),
+                      confidence=confidence(float(r.score or 0.0), count))
             if snippets:
                 hit.snippet = snippet_for(stored, highlight)
             hits.append(hit)

@@ -7,10 +7,10 @@ metrics are those of ``../shared/triage/README.md``. Every ticket goes through t
 front matter ``id``; an index line counts as the entry it lists) and cut at the
 confidence threshold.
 
-**Confidence** of a result (:func:`confidence`): its BM25F score divided by the score the
-best possible single-field match of one query word would get, i.e. roughly "how many
-strong word matches". A result below :data:`DEFAULT_THRESHOLD` is not shown as a precedent.
-The setting is ``[search] precedent_threshold`` in ``memtui.toml``.
+**Confidence** of a result (:func:`memtui.core.search.query.confidence`): its BM25F score
+per query word. A result below the threshold is not shown as a precedent, so a ticket with
+no precedent in the memory gets an empty answer. The setting is
+``[search] precedent_threshold`` in ``memtui.toml`` (default :data:`DEFAULT_THRESHOLD`).
 
 The baseline (:func:`grep_baseline`) is the seed's v1 retrieval as the README defines it:
 ticket words of 3+ letters, lower-cased, counted as substrings of each index one-liner;
@@ -34,8 +34,10 @@ from memtui.core.search.query import search
 from memtui.core.search.sources import _INDEX_LINE
 from memtui.core.workspace import NODE_INDEX, Workspace
 
-#: Default confidence threshold (see :func:`confidence`); ``[search] precedent_threshold``.
-DEFAULT_THRESHOLD = 0.0
+#: Default confidence threshold (``[search] precedent_threshold``). Calibrated once on the
+#: dev cases (no-precedent tickets topped at 1.65, true precedents started at 2.10) and
+#: fixed: it is a property of the scoring, not of any corpus.
+DEFAULT_THRESHOLD = 1.8
 #: Candidates fetched per ticket before mapping to entries and cutting at the threshold.
 CANDIDATES = 30
 
@@ -117,11 +119,6 @@ def entry_ids(ws: Workspace) -> dict[str, str]:
     return out
 
 
-def confidence(score: float, words: int) -> float:
-    """A result's confidence: its score per matched-word unit (see the module docstring)."""
-    return score
-
-
 def run_memtui(index: SearchIndex, cases: list[Case], threshold: float,
                ids: dict[str, str]) -> list[Ranked]:
     """Rank entries for every case with memtui's search; only results at or above
@@ -138,7 +135,7 @@ def run_memtui(index: SearchIndex, cases: list[Case], threshold: float,
                 eid = ids.get(hit.target, "")
             if not eid or eid in ranked:
                 continue
-            conf = confidence(hit.score, res.query_words)
+            conf = hit.confidence
             if conf < threshold:
                 continue
             ranked.append(eid)

@@ -215,6 +215,12 @@ def _fold(latin: str) -> str:
     return re.sub(r"(.)\1+", r"\1", latin)
 
 
+def _bg_plural_iya(word: str) -> str:
+    """memtui's one addition to Savoy's rules: the plural ``-ии`` of ``-ия`` nouns is read as
+    ``-ия`` (``квитанции`` → ``квитанция``), which the light stemmer leaves apart."""
+    return word[:-1] + "я" if len(word) > 5 and word.endswith("ии") else word
+
+
 @lru_cache(maxsize=65536)
 def translit_key(word: str) -> str:
     """The sound key of a normalised word, shared by its Cyrillic and Latin spellings.
@@ -227,7 +233,7 @@ def translit_key(word: str) -> str:
         ``полицата`` and ``policata`` both give ``§polic``.
     """
     cyr = word if _CYR.search(word) else to_cyrillic(word)
-    return KEY_MARK + _fold(to_latin(stem_bg(cyr)))
+    return KEY_MARK + _fold(to_latin(stem_bg(_bg_plural_iya(cyr))))
 
 
 @lru_cache(maxsize=65536)
@@ -237,7 +243,7 @@ def stem_word(word: str) -> str:
     if any(ch.isdigit() for ch in word) or _CONNECTOR.search(word):
         return word
     if _CYR.search(word):
-        return stem_bg(word)
+        return stem_bg(_bg_plural_iya(word))
     if _LATIN_LETTER.search(word) and word.isalpha():
         return _stem_en(word)
     return word

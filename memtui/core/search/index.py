@@ -44,7 +44,7 @@ from memtui.core.search.sources import (STORED_BODY_CHARS, TEXT_FIELDS, Source, 
 from memtui.core.workspace import Workspace
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: How long a writer waits for another process's write lock before giving up (seconds).
 LOCK_WAIT_SECONDS = 5.0
 #: Updates touching at most this many sources commit without merging segments.
@@ -147,6 +147,8 @@ class SearchIndex:
         self.dir = ws.state_dir / "index"
         self._ix: windex.Index | None = None
         self.findings: list[Finding] = []
+        #: Set when :meth:`open` had to empty a damaged or outdated index: call :meth:`update`.
+        self.needs_update = False
 
     # -- opening -------------------------------------------------------------------------
     def _manifest(self) -> dict[str, Any]:
@@ -161,9 +163,16 @@ class SearchIndex:
             {"schema": SCHEMA_VERSION, "updated": time.time(), "sources": sources},
             ensure_ascii=False, separators=(",", ":")))
 
+    def _toc_present(self) -> bool:
+        """True when Whoosh finds a table of contents (readable or not) in the folder."""
+        try:
+            return any(p.name.startswith("_MAIN_") and p.name.endswith(".toc") for p in self.dir.iterdir())
+        except OSError:
+            return False
+
     def exists(self) -> bool:
         """True when an index of the current schema version is present (maybe stale)."""
-        return windex.exists_in(str(self.dir)) and self._manifest().get("schema") == SCHEMA_VERSION
+        return self._toc_present() and self._manifest().get("schema") == SCHEMA_VERSION
 
     def _wipe(self) -> None:
         """Remove the index folder's contents (only inside it) and start an empty index."""
@@ -200,10 +209,11 @@ class SearchIndex:
             return self._ix
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            if not windex.exists_in(str(self.dir)):
+            if not self._toc_present():
                 self._wipe()
             elif self._manifest().get("schema") != SCHEMA_VERSION:
                 self._wipe()
+                self.needs_update = True
             else:
                 try:
                     ix = windex.open_dir(str(self.dir))
@@ -215,6 +225,7 @@ class SearchIndex:
                 except DAMAGE_ERRORS as exc:
                     self.findings.append(self._damaged(exc))
                     self._wipe()
+                    self.needs_update = True
         except OSError as exc:
             raise IndexWriteError(
                 f"the search index folder {self.ws.shown(self.dir)} cannot be written "
@@ -278,6 +289,7 @@ class SearchIndex:
         """
         started = time.perf_counter()
         report = IndexReport()
+        self.needs_update = False
         if rebuild:
             self._ix = None
             try:
@@ -393,7 +405,7 @@ class SearchIndex:
         Never builds or repairs anything (a damaged index shows ``documents: None``).
         """
         manifest = self._manifest()
-        out: dict[str, Any] = {"path": self.ws.shown(self.dir), "exists": windex.exists_in(str(self.dir)),
+        out: dict[str, Any] = {"path": self.ws.shown(self.dir), "exists": self._toc_present(),
                                "schema": manifest.get("schema"), "documents": None,
                                "sources": len(manifest.get("sources", {})),
                                "updated": manifest.get("updated"), "bytes": 0}

@@ -258,13 +258,15 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader) -> tuple[wq
             if subs:
                 q = subs[0] if len(subs) == 1 else wq.Or(subs)
         elif item.kind == "phrase":
-            parts = [stem_word(normalize(w.text)) for w in words(item.text) if not w.whole]
-            parts = [p for p in parts if p]
+            kept = [(t, w.pos) for t, w in terms(item.text) if not w.whole and not t.startswith(KEY_MARK)]
+            parts = [t for t, _ in kept]
+            # stop words leave gaps in the positions (in the query as in the text): allow them
+            slop = max([b - a for (_, a), (_, b) in zip(kept, kept[1:])] or [1])
             highlight.update(t for t, _ in terms(item.text))
             if len(parts) == 1:
                 q = _word_query(parts, TEXT_FIELDS)
             elif parts:
-                q = wq.Or([wq.Phrase(f, parts, boost=w) for f, w in TEXT_FIELDS.items()])
+                q = wq.Or([wq.Phrase(f, parts, slop=max(1, slop), boost=w) for f, w in TEXT_FIELDS.items()])
             count += 1
         elif item.kind in ("prefix", "fuzzy"):
             subs = []
@@ -402,6 +404,10 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
     findings: list[Any] = []
     for attempt in (0, 1):
         ix = index.open()
+        if index.needs_update:  # emptied because damaged or outdated: fill it before searching
+            report = index.update()
+            findings.extend(report.findings)
+            ix = index.open()
         findings.extend(index.findings)
         index.findings = []
         try:

@@ -34,6 +34,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "one-liner-mismatch": (Severity.WARNING, "the index one-liner differs from the article's `summary`"),
     "front-matter-invalid": (Severity.ERROR, "YAML front matter cannot be parsed"),
     "front-matter-unclosed": (Severity.ERROR, "front matter opened with `---` is never closed"),
+    "front-matter-duplicate-key": (Severity.WARNING, "a front matter key is given twice (the last value is used)"),
     "front-matter-not-mapping": (Severity.ERROR, "front matter is not a mapping of keys to values"),
     "not-utf8": (Severity.ERROR, "a text file is not valid UTF-8 (or is binary)"),
     "file-unreadable": (Severity.ERROR, "a file cannot be read (permissions, or it vanished)"),
@@ -62,6 +63,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "skill-description-vague": (Severity.INFO, "a skill description names no situation (\"Use when …\")"),
     "skill-nested": (Severity.INFO, "a SKILL.md lies inside another skill's folder"),
     "skill-shadowed": (Severity.INFO, "a workspace skill is shadowed by the administrator's copy"),
+    "skill-scope-overridden": (Severity.INFO, "a shared skill is overridden by the same name in a later publication scope"),
+    "skill-cascade-mismatch": (Severity.WARNING, "shared-skills/ is not the flattening of the scopes in shared-skills.d/"),
+    "skill-name-duplicate": (Severity.WARNING, "two skills that are both offered to an agent share a name"),
     "search-index-damaged": (Severity.WARNING, "the search index could not be read and was rebuilt from the files"),
     "search-file-skipped": (Severity.WARNING, "a file or line could not be indexed for search"),
 }

@@ -1,0 +1,214 @@
+"""The Skills area: the catalogue as a table, the selected SKILL.md rendered, its findings,
+the files beside it, and the budget view of the index an agent gets (issue 7, seed 002).
+
+The catalogue is read in a worker thread (:func:`memtui.core.skills.load_catalogue`); every
+name, description and message reaches widgets as :class:`rich.text.Text` via
+:func:`memtui.ui.text.safe`, never as markup (B17).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Markdown, Static, TabbedContent, TabPane
+
+from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
+from memtui.ui.text import join, safe, severity_text
+
+#: Characters of a SKILL.md body rendered as Markdown; the rest is announced.
+PREVIEW_LIMIT = 64 * 1024
+
+
+def _shadow_word(skill: Skill) -> str:
+    if skill.shadowed_by:
+        return "shadowed"
+    if skill.nested_in:
+        return "nested"
+    if not skill.loadable:
+        return "source"
+    if skill.duplicate_of:
+        return "duplicate"
+    return ""
+
+
+def _root_scope(skill: Skill) -> str:
+    if skill.scope and not skill.root.endswith(skill.scope):
+        return f"{skill.root} ({skill.scope})"
+    return skill.root
+
+
+class SkillsScreen(Screen):
+    """The skills catalogue of the open workspace."""
+
+    DEFAULT_CSS = """
+    #skills-area { height: 1fr; }
+    #skills-left { width: 45%; min-width: 30; border-right: tall $panel; }
+    #skills-table { height: 1fr; }
+    #skills-count { height: auto; padding: 0 1; background: $panel; }
+    #skills-right { width: 1fr; }
+    #skill-head { height: auto; max-height: 8; padding: 0 1; background: $panel; }
+    #skill-body-scroll, #skill-findings-scroll, #skill-files-scroll, #skill-budget-scroll {
+        height: 1fr; padding: 0 1;
+    }
+    """
+
+    BINDINGS = [
+        Binding("r", "reload", "Reload"),
+        Binding("b", "show_budget", "Budget"),
+        Binding("plus", "budget(1024)", "Budget +1 KiB", show=False),
+        Binding("minus", "budget(-1024)", "Budget −1 KiB", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.catalogue: Catalogue | None = None
+        self.budget = DEFAULT_INDEX_BUDGET
+        self._rows: list[Skill] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="skills-area"):
+            with Vertical(id="skills-left"):
+                yield DataTable(id="skills-table", cursor_type="row", zebra_stripes=True)
+                yield Static(Text("reading skills…", style="dim"), id="skills-count")
+            with Vertical(id="skills-right"):
+                yield Static(Text(""), id="skill-head")
+                with TabbedContent(id="skill-tabs"):
+                    with TabPane("SKILL.md", id="tab-body"):
+                        with VerticalScroll(id="skill-body-scroll"):
+                            yield Markdown("", id="skill-body", open_links=False)
+                    with TabPane("Findings", id="tab-findings"):
+                        with VerticalScroll(id="skill-findings-scroll"):
+                            yield Static(Text(""), id="skill-findings")
+                    with TabPane("Files", id="tab-files"):
+                        with VerticalScroll(id="skill-files-scroll"):
+                            yield Static(Text(""), id="skill-files")
+                    with TabPane("Budget", id="tab-budget"):
+                        with VerticalScroll(id="skill-budget-scroll"):
+                            yield Static(Text(""), id="skill-budget")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#skills-table", DataTable)
+        for name in ("name", "root/scope", "valid", "shadowed", "description"):
+            table.add_column(name, key=name)
+        self.load()
+
+    # -- loading ---------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="skills")
+    def load(self) -> None:
+        """Read the catalogue in a thread and hand it to the UI thread."""
+        catalogue = load_catalogue(self.app.ws)
+        self.app.call_from_thread(self._fill, catalogue)
+
+    def _fill(self, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
+        self._rows = list(catalogue.skills)
+        table = self.query_one("#skills-table", DataTable)
+        table.clear()
+        for i, skill in enumerate(self._rows):
+            valid = Text("yes", style="green") if skill.valid else Text("NO", style="bold red")
+            description = " ".join((skill.description or "").split())
+            table.add_row(safe(skill.shown_name), safe(_root_scope(skill)), valid,
+                          safe(_shadow_word(skill)), safe(description[:120] or "—"), key=str(i))
+        count = Text(catalogue.count_line())
+        if catalogue.findings:
+            count.append(Text(f" · {len(catalogue.findings)} cascade findings", style="yellow"))
+        if not self._rows:
+            count = Text("no skills: this workspace has no skills/ or shared-skills/ folder", style="dim")
+        self.query_one("#skills-count", Static).update(count)
+        self._show_budget()
+        self._show(0)
+
+    # -- detail ----------------------------------------------------------------------------
+    def _show(self, row: int) -> None:
+        head = self.query_one("#skill-head", Static)
+        if not (0 <= row < len(self._rows)):
+            head.update(Text(""))
+            return
+        skill = self._rows[row]
+        text = join(safe(skill.shown_name, "bold"), Text("  "), safe(skill.path, "underline"),
+                    Text(f"  {_root_scope(skill)}" + ("  read-only" if skill.read_only else ""), style="dim"))
+        text.append("\n")
+        text.append(safe(" ".join((skill.description or "— no description —").split())))
+        for label, value in (("shadowed by", skill.shadowed_by), ("nested in", skill.nested_in)):
+            if value:
+                text.append(Text(f"\n{label}: ", style="bold"))
+                text.append(safe(value))
+        head.update(text)
+        body = skill.body
+        if len(body) > PREVIEW_LIMIT:
+            body = body[:PREVIEW_LIMIT] + f"\n\n*… {len(skill.body) - PREVIEW_LIMIT:,} more characters not shown*\n"
+        self.query_one("#skill-body", Markdown).update(body)
+        findings = Text()
+        for f in skill.findings:
+            findings.append(severity_text(f.severity.value))
+            findings.append(Text(" "))
+            findings.append(safe(f.code, "bold"))
+            findings.append(Text("  "))
+            findings.append(safe(f.place, "underline"))
+            findings.append(Text("\n  "))
+            findings.append(safe(f.message))
+            if f.fix:
+                findings.append(Text("\n  fix: ", style="bold"))
+                findings.append(safe(f.fix))
+            findings.append("\n")
+        if not skill.findings:
+            findings = Text("No findings.", style="dim")
+        self.query_one("#skill-findings", Static).update(findings)
+        files = skill.files_beside()
+        listing = Text(f"{len(files)} file{'s' if len(files) != 1 else ''} beside SKILL.md\n", style="bold")
+        for name in files[:500]:
+            listing.append(safe(name))
+            listing.append("\n")
+        if len(files) > 500:
+            listing.append(Text(f"… and {len(files) - 500} more", style="dim"))
+        self.query_one("#skill-files", Static).update(listing)
+
+    def _show_budget(self) -> None:
+        if self.catalogue is None:
+            return
+        index = build_index(self.catalogue, self.budget)
+        over = index.full_size > index.budget
+        text = Text(f"Skill index: {index.size:,} of {index.budget:,} bytes "
+                    f"({len(index.lines)} skills)", style="bold")
+        if over:
+            text.append(Text(f" · the whole index would be {index.full_size:,} bytes", style="yellow"))
+        text.append(Text("   + / − change the budget by 1 KiB\n\n", style="dim"))
+        text.append(safe(index.text))
+        if index.cut:
+            text.append(Text(f"\nCut by the budget ({len(index.cut)}):\n", style="bold red"))
+            for skill, line in index.cut:
+                text.append(Text("  "))
+                text.append(safe(f"{skill.name or skill.key} ({skill.path}, {len(line.encode('utf-8')):,} bytes)"))
+                text.append("\n")
+        if index.left_out:
+            text.append(Text(f"\nNot offered to agents ({len(index.left_out)}):\n", style="bold"))
+            for skill, why in index.left_out:
+                text.append(Text("  "))
+                text.append(safe(f"{skill.shown_name} ({skill.path}): {why}"))
+                text.append("\n")
+        self.query_one("#skill-budget", Static).update(text)
+
+    # -- events and actions ----------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#skills-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show(event.cursor_row)
+
+    def action_reload(self) -> None:
+        """Read the skills again (after editing files outside memtui)."""
+        self.query_one("#skills-count", Static).update(Text("reading skills…", style="dim"))
+        self.load()
+
+    def action_show_budget(self) -> None:
+        """Open the budget view."""
+        self.query_one("#skill-tabs", TabbedContent).active = "tab-budget"
+
+    def action_budget(self, delta: int) -> None:
+        """Change the index budget by ``delta`` bytes (never below 0) and redraw the view."""
+        self.budget = max(0, self.budget + delta)
+        self._show_budget()

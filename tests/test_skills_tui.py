@@ -1,0 +1,66 @@
+"""The Skills area, driven headless with Textual's Pilot (issue 7)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual.widgets import DataTable, Markdown, Static, TabbedContent
+
+from memtui.core.skills import load_folder
+from memtui.core.workspace import Workspace
+from memtui.ui.app import MemtuiApp
+
+
+async def wait_for(pilot, condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def static_text(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def test_skills_area_lists_catalogue_details_and_budget(sample_copy: Path) -> None:
+    expected = load_folder(sample_copy)
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.press("3")
+        screen = app.screen
+        table = screen.query_one("#skills-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == len(expected.skills))
+        assert static_text(screen, "#skills-count") == expected.count_line()
+        shadowed = [i for i, s in enumerate(expected.skills) if s.shadowed_by]
+        assert shadowed and str(table.get_row_at(shadowed[0])[3]) == "shadowed"
+        # moving the cursor shows that skill's body, findings and head
+        bad = next(i for i, s in enumerate(expected.skills) if s.has_problems)
+        table.move_cursor(row=bad)
+        await pilot.pause()
+        skill = expected.skills[bad]
+        md = screen.query_one("#skill-body", Markdown)
+        source = md.source if hasattr(md, "source") else md._markdown
+        assert source == skill.body and not source.startswith("---")
+        findings = static_text(screen, "#skill-findings")
+        assert all(f.code in findings for f in skill.findings)
+        await pilot.press("b")
+        assert screen.query_one("#skill-tabs", TabbedContent).active == "tab-budget"
+        budget = static_text(screen, "#skill-budget")
+        assert "of 8,192 bytes" in budget and "Not offered to agents" in budget
+        await pilot.press("minus")
+        assert "of 7,168 bytes" in static_text(screen, "#skill-budget")
+
+
+async def test_markup_like_skill_names_show_literally(shared: Path) -> None:
+    app = MemtuiApp(Workspace.open(shared / "bug-inputs" / "B17"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("3")
+        screen = app.screen
+        table = screen.query_one("#skills-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2)
+        names = {str(table.get_row_at(i)[0]) for i in range(2)}
+        assert names == {"[/] cleanup", "reports/weekly"}
+        descriptions = {str(table.get_row_at(i)[4]) for i in range(2)}
+        assert any("[bold]logs[/bold]" in d for d in descriptions)

@@ -1,9 +1,11 @@
 """What the search index reads: the workspace's searchable items, as plain documents.
 
-Kept apart from the index so the enumeration can move onto the tree model
-(:mod:`memtui.core.tree`) without touching Whoosh code. Until then a small private walker
-finds nodes (folders with ``AGENTS.md``), articles, node index lines, member notes, the
-notebook, skills and graph entities (issue 8).
+Kept apart from the index so Whoosh code never walks files. :func:`scan` walks the
+workspace once (with ``os.walk``: one pass, no per-node caches, which a 100k-article build
+needs) for nodes (folders with ``AGENTS.md``), articles, member notes, the notebook, skills
+and the graph; node index lines are parsed by :func:`memtui.core.tree.parse_index` and owners
+resolved by :meth:`memtui.core.tree.MemoryTree.owner`, so search agrees with the tree view
+(issue 8).
 
 Every document is a ``dict`` of index fields (see :data:`TEXT_FIELDS` and the id fields
 in :mod:`memtui.core.search.index`); every problem is a :class:`Finding`, never an
@@ -23,6 +25,7 @@ from typing import Any, Iterator
 from memtui.core.files import is_inside, read_text, rel
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import split
+from memtui.core.tree import MemoryTree, parse_index
 from memtui.core.workspace import (GRAPH_FILE, MEMBER_NOTES, NODE_INDEX, NOTEBOOK, OPERATOR_FILES,
                                    Workspace)
 
@@ -51,7 +54,6 @@ INDEX_MAX_FILE_BYTES = 32 * 1024 * 1024
 #: Stored body text kept for snippets (characters).
 STORED_BODY_CHARS = 200_000
 
-_INDEX_LINE = re.compile(r"^\s*[-*+]\s+\[(?P<title>[^\]]*)\]\((?P<target>[^)\s]+)\)\s*(?:[—–-]+\s*(?P<summary>.*))?$")
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
 
 
@@ -245,14 +247,13 @@ def parse(ws: Workspace, src: Source, text: str, node_cache: dict[Path, str] | N
                    summary=_text(meta.get("summary") or meta.get("description")), body=body,
                    owner=owner)
         out.docs.append(doc)
-        for lineno, line in enumerate(body.splitlines(), start=fm.body_line):
-            m = _INDEX_LINE.match(line)
-            if not m or m.group("target").endswith(NODE_INDEX) or "://" in m.group("target"):
+        prefix = f"{ws.memory_rel}/" if ws.memory_rel else ""
+        for entry in parse_index(text, node, src.rel).entries:
+            if entry.path is None:
                 continue
-            target = os.path.normpath(os.path.join(os.path.dirname(src.rel), m.group("target")))
             line_doc = _base(src, "index-line", src.rel, node)
-            line_doc.update(title=m.group("title"), summary=m.group("summary") or "",
-                            target=target.replace(os.sep, "/"), owner=owner, line=lineno)
+            line_doc.update(title=entry.title, summary=entry.one_liner or "",
+                            target=prefix + entry.path, owner=owner, line=entry.line)
             out.docs.append(line_doc)
         return out
     is_exp = "symptom" in meta or "mechanism" in meta or "experience" in node.split("/")
@@ -313,36 +314,18 @@ def read_source(src: Source) -> tuple[bytes | None, Finding | None]:
 
 
 def iter_owner_map(ws: Workspace) -> dict[str, str]:
-    """Node → owner: ``owner:`` of each node's AGENTS.md front matter, then ``[owners]`` of
-    ``memtui.toml``, inherited by child nodes (seed 000 §7.4b)."""
-    direct: dict[str, str] = dict(ws.config.owners)
-    for folder, dirnames, filenames in os.walk(ws.memory):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        if NODE_INDEX not in filenames:
-            continue
-        node = rel(ws.memory, Path(folder)) if Path(folder) != ws.memory else ""
-        tf = read_text(Path(folder) / NODE_INDEX, node, note_encoding=False)
-        meta = split(tf.text).meta if tf.ok else {}
-        if isinstance(meta, dict) and isinstance(meta.get("owner"), str) and meta["owner"].strip():
-            direct[node] = meta["owner"].strip()
-    resolved: dict[str, str] = {}
+    """Node → owner profile (``""`` when none), resolved by :meth:`MemoryTree.owner`: the
+    node's ``AGENTS.md`` front matter, then ``memtui.toml [owners]``, then the parent's
+    (seed 000 §7.4b). Lazy: a node is resolved when first asked for."""
+    tree = MemoryTree(ws)
 
-    def owner_of(node: str) -> str:
-        if node in resolved:
-            return resolved[node]
-        if node in direct:
-            resolved[node] = direct[node]
-        elif node == "":
-            resolved[node] = ""
-        else:
-            resolved[node] = owner_of(node.rsplit("/", 1)[0] if "/" in node else "")
-        return resolved[node]
+    class _Owners(dict):
+        def __missing__(self, node: str) -> str:
+            value = tree.owner(node)[0] or ""
+            self[node] = value
+            return value
 
-    class _Lazy(dict):
-        def __missing__(self, key: str) -> str:
-            return owner_of(key)
-
-    return _Lazy()
+    return _Owners()
 
 
 def iter_docs(parsed: Parsed) -> Iterator[dict[str, Any]]:

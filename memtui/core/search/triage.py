@@ -31,7 +31,7 @@ from memtui.core.files import read_text
 from memtui.core.frontmatter import split
 from memtui.core.search.index import SearchIndex
 from memtui.core.search.query import search
-from memtui.core.search.sources import _INDEX_LINE
+from memtui.core.tree import parse_index
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 #: Default confidence threshold (``[search] precedent_threshold``). Calibrated once on the
@@ -150,17 +150,16 @@ _BASE_WORD = re.compile(r"[^\W\d_]{3,}")
 def grep_baseline(ws: Workspace, cases: list[Case], ids: dict[str, str], k: int = 5) -> list[Ranked]:
     """The seed's v1 retrieval (README "Reference point"): substring counts over one-liners."""
     lines: list[tuple[str, str]] = []  # (lower-cased line, entry id)
+    prefix = f"{ws.memory_rel}/" if ws.memory_rel else ""
     for agents in sorted(ws.memory.rglob(NODE_INDEX)):
         tf = read_text(agents, ws.shown(agents), note_encoding=False)
         if not tf.ok:
             continue
-        for line in tf.text.splitlines():
-            m = _INDEX_LINE.match(line)
-            if not m or m.group("target").endswith(NODE_INDEX):
-                continue
-            target = ws.shown((agents.parent / m.group("target")).resolve())
-            if target in ids:
-                lines.append((line.lower(), ids[target]))
+        node = ws.shown(agents.parent)[len(prefix):] if agents.parent != ws.memory else ""
+        text_lines = tf.text.lstrip("\ufeff").splitlines()
+        for entry in parse_index(tf.text, node, ws.shown(agents)).entries:
+            if entry.path and prefix + entry.path in ids and entry.line <= len(text_lines):
+                lines.append((text_lines[entry.line - 1].lower(), ids[prefix + entry.path]))
     out = []
     for case in cases:
         started = time.perf_counter()

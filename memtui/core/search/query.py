@@ -50,6 +50,7 @@ HIDDEN_STATES = ("proposed", "retired", "rejected")
 FILTERS = ("kind", "node", "owner", "state", "tag")
 #: Weight of a word's second-best field match relative to its best (DisjunctionMax tiebreak).
 FIELD_TIEBREAK = 0.3
+WORD_COMBINE = "dismax"
 #: Characters of context shown around the first highlighted word of a snippet.
 SNIPPET_CHARS = 160
 #: Snippets are looked for in this many leading characters of a field.
@@ -96,7 +97,6 @@ class Hit:
         target: for an index line, the workspace-relative path of the article it lists.
         line: the line in ``path`` (index lines and graph entities), else ``None``.
         snippet: the best excerpt with highlights, or ``None``.
-        matched: how many distinct query terms the item matched.
         confidence: ``score`` per query word (see :func:`confidence`); comparable across
             queries, unlike ``score``.
     """
@@ -111,21 +111,22 @@ class Hit:
     target: str = ""
     line: int | None = None
     snippet: Snippet | None = None
-    matched: int = 0
     confidence: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`)."""
         return {"kind": self.kind, "path": self.path, "node": self.node, "state": self.state,
                 "score": round(self.score, 4), "title": self.title, "entry_id": self.entry_id,
-                "target": self.target, "line": self.line, "matched": self.matched,
+                "target": self.target, "line": self.line,
                 "confidence": round(self.confidence, 4),
                 "snippet": self.snippet.to_json() if self.snippet else None}
 
 
 @dataclass(slots=True)
 class Results:
-    """The answer to :func:`search`: hits best first, how many matched, time, findings."""
+    """The answer to :func:`search`: hits best first, ``total`` (an estimate of how many
+    items matched, at least ``len(hits)``; counting exactly would walk every match), the
+    time in ms, and findings (an index repaired on the way)."""
 
     hits: list[Hit] = field(default_factory=list)
     total: int = 0
@@ -198,6 +199,8 @@ def parse(text: str) -> tuple[list[_Item], dict[str, list[str]]]:
 # -- building ---------------------------------------------------------------------------------
 def _word_query(term_variants: list[str], boost_fields: dict[str, float]) -> wq.Query:
     subs = [wq.Term(f, t, boost=w) for f, w in boost_fields.items() for t in term_variants]
+    if WORD_COMBINE == "or":
+        return wq.Or(subs)
     return wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK)
 
 
@@ -429,22 +432,22 @@ def _run(ix, items, filters, limit, include_proposed, snippets, started, finding
             filter_query = None
         mask = None
         if not include_proposed and "state" not in filters:
-            mask = wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])
-        res = searcher.search(query, limit=limit, filter=filter_query, mask=mask, terms=True)
+            # a set of document numbers: a query as mask is re-checked per document (slow)
+            hidden = wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])
+            mask = set(searcher.docs_for_query(hidden)) or None
+        # no terms=True and no len(res): both walk every matching document (LIBRARY-NOTES)
+        res = searcher.search(query, limit=limit, filter=filter_query, mask=mask)
         hits: list[Hit] = []
         for r in res:
             stored = r.fields()
-            matched_terms = r.matched_terms() if res.has_matched_terms() else []
-            matched_words = {t.decode("utf-8") if isinstance(t, bytes) else t for _, t in matched_terms}
-            matched_words = {t[1:] if t.startswith(KEY_MARK) else t for t in matched_words}
             hit = Hit(kind=stored.get("kind", ""), path=stored.get("path", ""),
                       node=stored.get("node", ""), state=stored.get("state", ""),
                       score=float(r.score or 0.0), title=stored.get("title", ""),
                       entry_id=stored.get("entry_id", ""), target=stored.get("target", ""),
-                      line=stored.get("line"), matched=len(matched_words),
+                      line=stored.get("line"),
                       confidence=confidence(float(r.score or 0.0), count))
             if snippets:
                 hit.snippet = snippet_for(stored, highlight)
             hits.append(hit)
-        return Results(hits=hits, total=len(res), ms=(time.perf_counter() - started) * 1000,
+        return Results(hits=hits, total=max(len(hits), res.estimated_length()), ms=(time.perf_counter() - started) * 1000,
                        query_words=count, findings=findings)

@@ -305,12 +305,12 @@ def _keep_plain(norm: str) -> bool:
     return norm not in EN_STOP and norm not in BG_STOP
 
 
-def terms(text: str, keys: bool = True) -> Iterator[tuple[str, Word]]:
+def terms(text: str, keys: bool = True, plain: bool = True) -> Iterator[tuple[str, Word]]:
     """The index/query terms of ``text``: ``(term, word)`` pairs, stop words removed.
 
     Each kept word gives its plain term (:func:`stem_word`) and, when it has letters and
     ``keys`` is true, its sound key (:func:`translit_key`), unless that key is the key of a
-    Bulgarian stop word.
+    Bulgarian stop word. ``plain=False`` yields the sound keys only (the ``translit`` field).
     """
     for w in words(text):
         norm = normalize(w.text)
@@ -319,7 +319,8 @@ def terms(text: str, keys: bool = True) -> Iterator[tuple[str, Word]]:
         key = translit_key(norm) if not w.whole and norm.isalpha() else ""
         if key in _BG_STOP_KEYS and not _CYR.search(norm):
             continue  # Bulgarian function word typed in Latin letters ("ne", "moga", "da")
-        yield stem_word(norm), w
+        if plain:
+            yield stem_word(norm), w
         if keys and key and len(norm) > 2 and len(key) > 3 and key not in _BG_STOP_KEYS:
             yield key, w
 
@@ -331,11 +332,13 @@ class MemtuiAnalyzer(Tokenizer):
     into the index's table of contents, so its module path is part of the schema version.
     """
 
-    def __init__(self, keys: bool = True):
+    def __init__(self, keys: bool = True, plain: bool = True):
         self.keys = keys
+        self.plain = plain
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, MemtuiAnalyzer) and other.keys == self.keys
+        return (isinstance(other, MemtuiAnalyzer) and other.keys == self.keys
+                and other.plain == self.plain)
 
     def __call__(self, value, positions=False, chars=False, keeporiginal=False,
                  removestops=True, start_pos=0, start_char=0, tokenize=True, mode="",
@@ -351,7 +354,7 @@ class MemtuiAnalyzer(Tokenizer):
                 token.endchar = start_char + len(value)
             yield token
             return
-        for term, w in terms(value, keys=self.keys):
+        for term, w in terms(value, keys=self.keys, plain=self.plain):
             token.text = term
             token.boost = 1.0
             token.stopped = False

@@ -39,12 +39,13 @@ from memtui.core.atomic import write_text
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.search.analysis import MemtuiAnalyzer
-from memtui.core.search.sources import (STORED_BODY_CHARS, TEXT_FIELDS, Source, fingerprint,
+from memtui.core.search.sources import (STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT_BODY_CHARS,
+                                        TRANSLIT_FIELD, TRANSLIT_SOURCES, Source, fingerprint,
                                         iter_owner_map, parse, read_source, scan)
 from memtui.core.workspace import Workspace
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: How long a writer waits for another process's write lock before giving up (seconds).
 LOCK_WAIT_SECONDS = 5.0
 #: Updates touching at most this many sources commit without merging segments.
@@ -75,9 +76,10 @@ def build_schema() -> wf.Schema:
     ``kind``, ``path``, ``node``, ``state``, ``owner``, ``entry_id``, ``target`` (stored IDs);
     ``tag`` (comma keyword); ``line`` (stored number); every key of
     :data:`TEXT_FIELDS` as a stored, positioned text field analysed by
-    :class:`MemtuiAnalyzer`.
+    :class:`MemtuiAnalyzer` (plain terms); ``translit``: the sound keys of the short fields and
+    the body's head (not stored).
     """
-    analyzer = MemtuiAnalyzer()
+    analyzer = MemtuiAnalyzer(keys=False)
     spec: dict[str, Any] = {
         "id": wf.ID(unique=True, stored=True),
         "source": wf.ID(stored=True),
@@ -93,6 +95,7 @@ def build_schema() -> wf.Schema:
     }
     for name in TEXT_FIELDS:
         spec[name] = wf.TEXT(analyzer=analyzer, stored=True, phrase=True)
+    spec[TRANSLIT_FIELD] = wf.TEXT(analyzer=MemtuiAnalyzer(keys=True, plain=False), phrase=False)
     return wf.Schema(**spec)
 
 
@@ -434,6 +437,9 @@ def _whoosh_doc(doc: dict[str, Any]) -> dict[str, Any]:
         value = doc.get(name) or ""
         if value:
             out[name] = value
+    keyed = [str(doc.get(name) or "") for name in TRANSLIT_SOURCES]
+    keyed.append(str(doc.get("body") or "")[:TRANSLIT_BODY_CHARS])
+    out[TRANSLIT_FIELD] = "\n".join(k for k in keyed if k)
     body = out.get("body")
     if body and len(body) > STORED_BODY_CHARS:
         # Whoosh's `_stored_<field>`: index all of the body, store its head for snippets

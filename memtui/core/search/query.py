@@ -36,7 +36,7 @@ from whoosh import scoring
 from memtui.core.errors import MemtuiError
 from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, terms, words
 from memtui.core.search.index import DAMAGE_ERRORS, SearchIndex
-from memtui.core.search.sources import KINDS, TEXT_FIELDS
+from memtui.core.search.sources import KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
 
 #: Shortest prefix accepted before ``*`` (letters).
 PREFIX_MIN = 3
@@ -50,7 +50,6 @@ HIDDEN_STATES = ("proposed", "retired", "rejected")
 FILTERS = ("kind", "node", "owner", "state", "tag")
 #: Weight of a word's second-best field match relative to its best (DisjunctionMax tiebreak).
 FIELD_TIEBREAK = 0.3
-WORD_COMBINE = "dismax"
 #: Characters of context shown around the first highlighted word of a snippet.
 SNIPPET_CHARS = 160
 #: Snippets are looked for in this many leading characters of a field.
@@ -198,9 +197,16 @@ def parse(text: str) -> tuple[list[_Item], dict[str, list[str]]]:
 
 # -- building ---------------------------------------------------------------------------------
 def _word_query(term_variants: list[str], boost_fields: dict[str, float]) -> wq.Query:
-    subs = [wq.Term(f, t, boost=w) for f, w in boost_fields.items() for t in term_variants]
-    if WORD_COMBINE == "or":
-        return wq.Or(subs)
+    """One query word: its plain term in every weighted field and its sound key in the
+    ``translit`` field; the best match counts, the others add :data:`FIELD_TIEBREAK` of theirs."""
+    subs: list[wq.Query] = []
+    for t in term_variants:
+        if t.startswith(KEY_MARK):
+            subs.append(wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT))
+        else:
+            subs.extend(wq.Term(f, t, boost=w) for f, w in boost_fields.items())
+    if len(subs) == 1:
+        return subs[0]
     return wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK)
 
 

@@ -44,6 +44,15 @@ TEXT_FIELDS: dict[str, float] = {
     "body": 1.0,
 }
 
+#: The field of sound keys (Latin-letter Bulgarian, analysis step 4) and its weight: one field
+#: fed from :data:`TRANSLIT_SOURCES` (and the head of the body), so a query word costs one
+#: key lookup instead of one per field.
+TRANSLIT_FIELD = "translit"
+TRANSLIT_WEIGHT = 2.0
+TRANSLIT_SOURCES = ("symptom", "aliases", "title", "summary", "mechanism", "systems", "tagtext")
+#: Characters of the body that go into the sound-key field.
+TRANSLIT_BODY_CHARS = 4000
+
 #: Item kinds (the values of the ``kind:`` filter).
 KINDS = ("article", "experience", "index-line", "node", "notes", "notebook", "skill", "entity",
          "proposal")

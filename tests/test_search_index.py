@@ -273,3 +273,15 @@ def test_disk_full_during_commit_is_reported_and_index_recovers(ws: Workspace, m
     assert search(idx, "refund").hits  # still readable
     assert idx.update().added == 1  # lock released, catches up
     assert _paths(search(idx, "wombatquartz")) == ["memory/payments/full.md"]
+
+
+def test_fast_path_after_save_adds_and_removes_single_files(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    new = _article(ws.memory / "payments", "saved", body="wombatquartz saved in memtui")
+    rep = idx.update(only=["memory/payments/saved.md", "../outside.md", "memory/payments/nothing.md"])
+    assert (rep.added, rep.removed) == (1, 0)
+    assert _paths(search(idx, "wombatquartz")) == ["memory/payments/saved.md"]
+    new.unlink()
+    rep = idx.update(only=["memory/payments/saved.md"])
+    assert rep.removed == 1 and search(idx, "wombatquartz").hits == []

@@ -41,7 +41,8 @@ from memtui.core.findings import Finding
 from memtui.core.search.analysis import MemtuiAnalyzer
 from memtui.core.search.sources import (STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT_BODY_CHARS,
                                         TRANSLIT_FIELD, TRANSLIT_SOURCES, Source, fingerprint,
-                                        iter_owner_map, parse, read_source, scan)
+                                        iter_owner_map, parse, read_source, scan,
+                                        source_for)
 from memtui.core.workspace import Workspace
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
@@ -312,9 +313,12 @@ class SearchIndex:
             current = {s.rel: s for s in found.sources}
             gone = [p for p in old if p not in current]
         else:
-            found = scan(self.ws)
             wanted = {p.replace(os.sep, "/") for p in only}
-            current = {s.rel: s for s in found.sources if s.rel in wanted}
+            current = {}
+            for p in sorted(wanted):
+                src = source_for(self.ws, p)
+                if src is not None:
+                    current[p] = src
             gone = [p for p in wanted if p in old and p not in current]
         new_manifest = dict(old)
         todo: list[tuple[Source, bytes, dict[str, Any]]] = []

@@ -170,9 +170,31 @@ def fingerprint(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
+def source_for(ws: Workspace, shown: str) -> Source | None:
+    """The :class:`Source` of one workspace-relative path, without walking the tree (the fast
+    path after a save); ``None`` when the path is not something the index reads, does not
+    exist, or leads outside the workspace."""
+    path = ws.root / shown
+    if not path.is_file() or not is_inside(ws.root, path):
+        return None
+    if path == ws.graph_file:
+        return Source(shown, path, "graph")
+    for skill_root in ws.skill_roots.values():
+        if path.name == "SKILL.md" and path.parent.parent == skill_root:
+            return Source(shown, path, "skill")
+    if path.suffix != ".md" or ws.memory not in path.parents:
+        return None
+    if any(part.startswith(".") for part in path.relative_to(ws.memory).parts):
+        return None
+    if path.parent == ws.memory:
+        if path.name in OPERATOR_FILES:
+            return None
+        return Source(shown, path, {MEMBER_NOTES: "notes", NOTEBOOK: "notebook"}.get(path.name, "tree"))
+    return Source(shown, path, "tree")
+
+
 def _node_of(ws: Workspace, folder: Path, cache: dict[Path, str]) -> str:
     """The node (memory-tree-relative folder with an AGENTS.md) holding ``folder``."""
-    start = folder
     chain = []
     while True:
         if folder in cache:
@@ -188,7 +210,6 @@ def _node_of(ws: Workspace, folder: Path, cache: dict[Path, str]) -> str:
         folder = folder.parent
     for f in chain:
         cache[f] = found
-    del start
     return found
 
 
@@ -283,7 +304,7 @@ def parse(ws: Workspace, src: Source, text: str, node_cache: dict[Path, str] | N
         tag=",".join(tags),
         body=body,
         owner=owner,
-        state=state if state != "proposed" else "proposed",
+        state=state,
         entry_id=_text(meta.get("id")).strip(),
     )
     out.docs.append(doc)

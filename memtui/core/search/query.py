@@ -394,8 +394,9 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
         snippets: compute highlighted snippets (off for the triage test's speed).
 
     Returns:
-        :class:`Results`. A damaged index found while searching is rebuilt once and the
-        search repeated; the repair's finding is in ``Results.findings``.
+        :class:`Results`. An index found damaged (on opening or while searching) or of an
+        older schema is rebuilt from the files first and the search repeated once; the
+        repair's finding (``search-index-damaged``) is in ``Results.findings`` (``B06``).
 
     Raises:
         QueryError: the query cannot be used (what is wrong is in the message).

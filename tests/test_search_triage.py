@@ -112,3 +112,11 @@ def test_cli_index_status_and_rebuild(triage_ws: Path, capsys: pytest.CaptureFix
     assert main(["index", "-w", str(triage_ws), "--status", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status["documents"] == rebuilt["documents"] and status["sources"] == rebuilt["added"]
+
+
+def test_threshold_setting_comes_from_memtui_toml(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    assert triage.threshold_setting(Workspace.open(root)) == triage.DEFAULT_THRESHOLD
+    (root / "memtui.toml").write_text("[search]\nprecedent_threshold = 3.5\n", "utf-8")
+    assert triage.threshold_setting(Workspace.open(root)) == 3.5

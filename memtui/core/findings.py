@@ -68,6 +68,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "skill-name-duplicate": (Severity.WARNING, "two skills that are both offered to an agent share a name"),
     "store-damaged": (Severity.ERROR, "memtui's store (.memtui/store.json) cannot be read; it is kept as it is and opened read-only"),
     "workspace-read-only": (Severity.INFO, "the workspace is open read-only (another memtui holds the writer lock, or .memtui cannot be written)"),
+    "search-index-damaged": (Severity.WARNING, "the search index could not be read and was rebuilt from the files"),
+    "search-file-skipped": (Severity.WARNING, "a file or line could not be indexed for search"),
 }
 
 

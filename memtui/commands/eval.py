@@ -1,0 +1,111 @@
+"""``memtui eval triage``: the retrieval acceptance test of seed 000 §7.2 (issue 8).
+
+Runs every case's ticket through memtui's search and, on the same cases, through the
+seed's grep baseline; prints the metrics of ``../shared/triage/README.md`` side by side and
+writes memtui's ranked entry ids per case to ``--results``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from memtui.commands import _common
+from memtui.commands._common import ExitCode
+from memtui.core.atomic import write_text
+from memtui.core.search import triage
+from memtui.core.search.index import IndexBusyError, IndexWriteError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``eval`` with its ``triage`` subcommand."""
+    p = subparsers.add_parser("eval", help="measure the memory (the triage retrieval test)",
+                              epilog=_common.EXIT_CODES_HELP,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="eval_command", metavar="TEST", required=True)
+    t = sub.add_parser(
+        "triage", help="does search surface the right precedent for past tickets?",
+        description="For each case (JSON lines: id, ticket, language, relevant, near_miss) run "
+        "the ticket as a search and report hit@1, hit@k, MRR, the false-precedent rate (rank 1 "
+        "a near miss, or any result when no precedent exists), time and rank of the first "
+        "relevant entry, and hit@k per language, for memtui and for the grep baseline "
+        "(seed 000 §7.2). Exit code 1 when memtui does not beat the baseline's hit@k.",
+        epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common.add_workspace_arg(t)
+    _common.add_json_arg(t)
+    t.add_argument("--cases", required=True, metavar="FILE", help="the cases file (JSON lines)")
+    t.add_argument("--k", type=int, default=5, help="the cut-off of hit@k (default 5)")
+    t.add_argument("--threshold", type=float, default=None, metavar="X",
+                   help="confidence threshold (default: [search] precedent_threshold in "
+                   f"memtui.toml, else {triage.DEFAULT_THRESHOLD})")
+    t.add_argument("--results", metavar="OUT", help='write {"id", "ranked", "scores", "ms"} per case to OUT')
+    t.set_defaults(func=run_triage)
+
+
+_ROWS = [
+    ("hit@1", "hit@1", "pct"),
+    ("hit@k", "hit@{k}", "pct"),
+    ("MRR", "mrr", "num"),
+    ("false-precedent rate", "false_precedent_rate", "pct"),
+    ("  rank 1 is a near miss", "false_near_miss_rate", "pct"),
+    ("  result when none exists", "false_no_precedent_rate", "pct"),
+    ("first relevant: mean rank", "first_relevant_rank_mean", "num"),
+    ("first relevant: median rank", "first_relevant_rank_median", "num"),
+    ("first relevant: median ms", "first_relevant_ms_median", "ms"),
+    ("first relevant: p90 ms", "first_relevant_ms_p90", "ms"),
+]
+
+
+def _fmt(value, how: str) -> str:  # noqa: ANN001
+    if value is None:
+        return "—"
+    if how == "pct":
+        return f"{value * 100:.1f}%"
+    if how == "ms":
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def run_triage(args: argparse.Namespace) -> int:
+    """``memtui eval triage``: 0 when memtui's hit@k beats the baseline's, else 1."""
+    ws = _common.open_workspace(args)
+    try:
+        cases = triage.load_cases(Path(args.cases))
+    except triage.CasesError as exc:
+        _common.fail(str(exc), ExitCode.USAGE)
+    if args.k < 1:
+        _common.fail("--k must be 1 or more", ExitCode.USAGE)
+    try:
+        report = triage.run(ws, cases, k=args.k, threshold=args.threshold)
+    except IndexBusyError as exc:
+        _common.fail(str(exc), ExitCode.REFUSED)
+    except IndexWriteError as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    if args.results:
+        lines = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.results)
+        try:
+            write_text(Path(args.results), lines)
+        except OSError as exc:
+            _common.fail(f"cannot write {args.results}: {exc.strerror or exc}", ExitCode.PROBLEM)
+    ours, base = report.memtui, report.baseline
+    key = f"hit@{args.k}"
+    if args.json:
+        _common.emit_json(report.to_json())
+    else:
+        print(f"triage test: {ours['cases']} cases ({ours['with_relevant']} with a precedent), "
+              f"k={args.k}, confidence threshold {report.threshold}")
+        print(f"{'metric':<30}{'memtui':>10}{'grep baseline':>16}")
+        for label, name, how in _ROWS:
+            name = name.format(k=args.k)
+            label = label.replace("hit@k", key)
+            print(f"{label:<30}{_fmt(ours.get(name), how):>10}{_fmt(base.get(name), how):>16}")
+        langs = sorted(set(ours[f"{key}_by_language"]) | set(base[f"{key}_by_language"]))
+        for lang in langs:
+            print(f"{key + ' ' + (lang or '?'):<30}{_fmt(ours[f'{key}_by_language'].get(lang), 'pct'):>10}"
+                  f"{_fmt(base[f'{key}_by_language'].get(lang), 'pct'):>16}")
+        for f in report.index.get("findings", []):
+            print(f"memtui: {f['path']}: {f['message']}", file=sys.stderr)
+    beat = (ours.get(key) or 0) > (base.get(key) or 0)
+    return int(ExitCode.OK if beat else ExitCode.PROBLEM)

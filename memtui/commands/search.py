@@ -1,0 +1,109 @@
+"""``memtui search QUERY``: full-text search over the workspace (issue 8).
+
+The index is brought up to date first (quick when nothing changed; progress on standard
+error when it is a terminal), then the query runs. ``memtui index`` is in
+:mod:`memtui.commands.index`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from memtui.commands import _common
+from memtui.commands._common import ExitCode
+from memtui.core.search.index import IndexBusyError, IndexReport, IndexWriteError, SearchIndex
+from memtui.core.search.query import QueryError, search
+from memtui.core.search.sources import KINDS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``search`` subcommand."""
+    p = subparsers.add_parser(
+        "search", help="search the workspace (articles, experience, notes, skills, graph)",
+        description="Search every item of the workspace. Plain words are ranked (symptom and "
+        'alias matches count most); "a phrase", prefix*, fuzzy~, a AND b; filters kind:K '
+        "node:N owner:P state:S tag:T. Proposals and retired versions are left out unless "
+        "--include-proposed. Exit code 1 when nothing matches.",
+        epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("query", nargs="+", help="the query words (quote the whole query in the shell)")
+    _common.add_workspace_arg(p)
+    _common.add_json_arg(p)
+    p.add_argument("--limit", type=int, default=10, metavar="N", help="show at most N results (default 10)")
+    p.add_argument("--kind", action="append", choices=KINDS, metavar="K",
+                   help=f"only this kind of item (repeatable): {', '.join(KINDS)}")
+    p.add_argument("--include-proposed", action="store_true",
+                   help="also show proposals and retired versions")
+    p.set_defaults(func=run_search)
+
+
+def _progress():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        sys.stderr.write(f"\rindexing {done}/{total} files")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def _update(index: SearchIndex, rebuild: bool = False) -> IndexReport:
+    try:
+        return index.update(progress=_progress(), rebuild=rebuild)
+    except IndexBusyError as exc:
+        _common.fail(str(exc), ExitCode.REFUSED)
+    except IndexWriteError as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _print_findings(findings) -> None:  # noqa: ANN001
+    for f in findings:
+        print(f"memtui: {f.place}: {f.message}", file=sys.stderr)
+
+
+def run_search(args: argparse.Namespace) -> int:
+    """``memtui search``: 0 with results, 1 with none, 2 for a query that cannot be used."""
+    ws = _common.open_workspace(args)
+    index = SearchIndex(ws)
+    report = _update(index)
+    text = " ".join(args.query)
+    try:
+        res = search(index, text, limit=max(1, args.limit), include_proposed=args.include_proposed,
+                     kinds=args.kind)
+    except QueryError as exc:
+        _common.fail(f"the query cannot be used: {exc}", ExitCode.USAGE)
+        raise AssertionError("unreachable")  # pragma: no cover
+    except (IndexBusyError, IndexWriteError) as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+        raise AssertionError("unreachable")  # pragma: no cover
+    findings = [f for f in report.findings if f.code == "search-index-damaged"] + list(res.findings)
+    if args.json:
+        _common.emit_json({"query": text, "total": res.total, "ms": round(res.ms, 2),
+                           "hits": [h.to_json() for h in res.hits],
+                           "findings": [f.to_json() for f in findings]})
+    else:
+        _print_findings(findings)
+        for h in res.hits:
+            where = h.path + (f":{h.line}" if h.line else "")
+            label = h.entry_id or h.title
+            state = "" if h.state in ("active", "") else f" [{h.state}]"
+            print(f"{h.score:7.2f}  {h.kind:<10} {where}  {label}{state}")
+            if h.snippet and h.snippet.text:
+                print("           " + _marked(h.snippet.text, h.snippet.spans))
+        print(f"{res.total} result(s) in {res.ms:.0f} ms", file=sys.stderr)
+    return int(ExitCode.OK if res.total else ExitCode.PROBLEM)
+
+
+def _marked(text: str, spans: list[tuple[int, int]]) -> str:
+    """The snippet on one line with highlights as »word« (plain text, no markup)."""
+    out, last = [], 0
+    for s, e in spans:
+        out.append(text[last:s])
+        out.append("\u00bb" + text[s:e] + "\u00ab")
+        last = e
+    out.append(text[last:])
+    return " ".join("".join(out).split())

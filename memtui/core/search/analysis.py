@@ -1,0 +1,368 @@
+"""Text analysis for search: English and Bulgarian, in Cyrillic or Latin letters (issue 8).
+
+One analyzer serves indexing and querying, so a word is reduced the same way on both sides.
+For a text it yields *terms* with their position and character span in the text as given
+(code points, so highlighting lands on whole words after emoji, CJK or Cyrillic — ``B08``).
+
+Steps, per word:
+
+1. **Tokenising** (:func:`words`): Unicode letters and digits (combining marks stay inside
+   the word, so NFD text and stress marks do not split it). Letters and digits joined by
+   ``- _ . / : @`` form one *compound* (``ORA-00001``, ``PK_POLICY``, ``POL.PK_POLICY``,
+   ``/api/claims/submit``); the compound is kept whole and split into its parts, and each
+   part is split again at lower-to-upper case changes (``NullPointerException`` → ``null``,
+   ``pointer``, ``exception`` plus the whole word).
+2. **Normalising** (:func:`normalize`): NFC, Unicode case folding, stress marks removed
+   (combining acute/grave), ``ё`` → ``е`` and ``ѝ`` → ``и``, diacritics of Latin letters
+   removed (``café`` → ``cafe``). Whoosh splits NFD words and stems nothing in Bulgarian
+   (LIBRARY-NOTES, Whoosh/Cyrillic), hence this module.
+3. **Stemming**: Latin words by the English Porter2 (Snowball) stemmer shipped with Whoosh;
+   Cyrillic words by :func:`stem_bg`, the light stemmer for Bulgarian of J. Savoy,
+   "Searching strategies for the Bulgarian language", *Information Retrieval* 10(6), 2007
+   (as implemented in Lucene's ``BulgarianStemmer``).
+4. **Latin-letter Bulgarian** ("shlyokavitsa"): every alphabetic word also yields a
+   *sound key* (:func:`translit_key`, marked with :data:`KEY_MARK`): Cyrillic is
+   transliterated by the Bulgarian official system (Transliteration Act 2009), Latin is read
+   back into Cyrillic first, both go through :func:`stem_bg`, and the result is folded
+   (``ts``/``ch``/``c`` → ``c``, ``sh`` → ``s``, ``zh``/``j`` → ``z``, ``y`` → ``i`` …), so
+   ``ne moga da izdam polica`` and ``не мога да издам полица`` share their keys.
+5. **Stop words**: the English list of Whoosh and a Bulgarian list (:data:`BG_STOP`,
+   function words only) are dropped, in both scripts.
+
+Nothing here knows any corpus: the rules are those of the two languages.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator
+
+from whoosh.analysis import Token, Tokenizer
+from whoosh.lang.porter2 import stem as _stem_en
+from whoosh.lang.stopwords import stoplists
+
+#: Prefix of a sound-key term (step 4); a user's words never start with it.
+KEY_MARK = "\u00a7"
+
+#: English stop words (Whoosh's list for ``en``).
+EN_STOP: frozenset[str] = frozenset(stoplists["en"])
+
+#: Bulgarian function words: pronouns, prepositions, conjunctions, particles, auxiliaries.
+BG_STOP: frozenset[str] = frozenset("""
+а аз ако ала би бил била били било бъде в вас ви вие вече все всеки всички всичко всяка
+във въпреки върху г ги го да дали до докато дори е ето за зад заради защо защото и из
+или им има имат като кога когато кое кои който която което които към ли м ме между ми
+мн много мога може му на над нас не него нея ни ние нито но някой някои нещо нищо обаче
+около от още пак по под поради после пред при с са се си сега след със сме сте съм сме
+та те тези ти то това този той тук тя тях у уж че ще я
+""".split())
+
+_CYR = re.compile(r"[\u0400-\u04ff]")
+_LATIN_LETTER = re.compile(r"[a-z]")
+_MARKS = "\u0300-\u036f"
+# A word: letters/digits (combining marks allowed inside); a compound joins words by connectors.
+_WORD = rf"(?:[^\W_]|[{_MARKS}])+"
+_COMPOUND = re.compile(rf"{_WORD}(?:[-_./:@]+{_WORD})*")
+_CONNECTOR = re.compile(r"[-_./:@]+")
+# The tails of a compound after a "." "/" ":" or "@" (their own compounds when joined by - or _)
+_SUB_COMPOUND = re.compile(rf"(?<=[./:@]){_WORD}(?:[-_]+{_WORD})*")
+# Case changes inside a part: "NullPointerException", "HTTPServer", "iPhone"
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z\u00df-\u00ff]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
+
+#: Bulgarian official transliteration (Transliteration Act, 2009).
+_BG_TO_LATIN = {
+    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ж": "zh", "з": "z",
+    "и": "i", "й": "y", "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p",
+    "р": "r", "с": "s", "т": "t", "у": "u", "ф": "f", "х": "h", "ц": "ts", "ч": "ch",
+    "ш": "sh", "щ": "sht", "ъ": "a", "ь": "y", "ю": "yu", "я": "ya",
+    # Russian/other letters met in mixed text
+    "ы": "y", "э": "e", "ё": "e", "і": "i", "ї": "i", "є": "e", "ў": "u",
+}
+#: Reading Latin-letter Bulgarian back into Cyrillic: longest match first.
+_LATIN_TO_BG = [
+    ("sht", "щ"), ("sch", "щ"), ("zh", "ж"), ("ch", "ч"), ("sh", "ш"), ("ts", "ц"), ("tz", "ц"),
+    ("yu", "ю"), ("ju", "ю"), ("iu", "ю"), ("ya", "я"), ("ja", "я"), ("kh", "х"),
+    ("a", "а"), ("b", "б"), ("c", "ц"), ("d", "д"), ("e", "е"), ("f", "ф"), ("g", "г"),
+    ("h", "х"), ("i", "и"), ("j", "й"), ("k", "к"), ("l", "л"), ("m", "м"), ("n", "н"),
+    ("o", "о"), ("p", "п"), ("q", "я"), ("r", "р"), ("s", "с"), ("t", "т"), ("u", "у"),
+    ("v", "в"), ("w", "в"), ("x", "х"), ("y", "й"), ("z", "з"),
+]
+_LATIN_RE = re.compile("|".join(re.escape(a) for a, _ in _LATIN_TO_BG))
+_LATIN_MAP = dict(_LATIN_TO_BG)
+# Folding of spelling variants, applied to Latin text (after transliteration).
+_FOLDS = [("sht", "st"), ("tz", "c"), ("ts", "c"), ("ch", "c"), ("sh", "s"), ("zh", "z"),
+          ("kh", "h"), ("x", "h"), ("w", "v"), ("q", "ia"), ("j", "i"), ("y", "i")]
+
+
+def normalize(word: str) -> str:
+    """Fold one word for matching: NFC, case fold, no stress marks, ``ё``→``е``, ``ѝ``→``и``.
+
+    Latin letters lose their diacritics (``é`` → ``e``); Cyrillic ``й`` is kept (it is a
+    letter, not an accented ``и``). Input and output are ``str``; never raises.
+    """
+    text = unicodedata.normalize("NFD", word.casefold())
+    out: list[str] = []
+    for ch in text:
+        if unicodedata.combining(ch):
+            base = out[-1] if out else ""
+            # keep the breve of й (и + U+0306) and the diaeresis of ї; drop the rest
+            if ch == "\u0306" and base in "иу":
+                out.append(ch)
+            continue
+        out.append(ch)
+    text = unicodedata.normalize("NFC", "".join(out))
+    return text.replace("ё", "е").replace("ѝ", "и")
+
+
+def stem_bg(word: str) -> str:
+    """Savoy's light stemmer for Bulgarian (Information Retrieval 10(6), 2007).
+
+    Removes the definite article (``-ът -ят -та -то -те -ия -ият``), plural endings
+    (``-ове -еве -ища -ци -зи -си -и``, with the stem changes ``ц→к``, ``з→г``, ``с→х``,
+    ``е…и → я``) and a final vowel, then rewrites ``-ен`` → ``-н`` and a final ``ъ+C`` →
+    ``C``; words under 4 letters are kept. Rules and length limits as in Lucene's
+    ``org.apache.lucene.analysis.bg.BulgarianStemmer``.
+
+    Args:
+        word: a lower-case Cyrillic word (see :func:`normalize`).
+
+    Returns:
+        The stem (``str``), possibly the word itself.
+    """
+    s = list(word)
+    n = len(s)
+    if n < 4:
+        return word
+
+    def ends(suffix: str) -> bool:
+        return n >= len(suffix) and "".join(s[n - len(suffix):n]) == suffix
+
+    if n > 5 and ends("ища"):
+        return "".join(s[: n - 3])
+    # article
+    if n > 6 and ends("ият"):
+        n -= 3
+    elif n > 5 and (ends("ът") or ends("то") or ends("те") or ends("та") or ends("ия")):
+        n -= 2
+    elif n > 4 and ends("ят"):
+        n -= 2
+    # plural
+    if n > 6 and ends("овци"):
+        n -= 3
+    elif n > 6 and ends("ове"):
+        n -= 3
+    elif n > 6 and ends("еве"):
+        s[n - 3] = "й"
+        n -= 2
+    elif n > 5 and ends("ища"):
+        n -= 3
+    elif n > 5 and ends("та"):
+        n -= 2
+    elif n > 5 and ends("ци"):
+        s[n - 2] = "к"
+        n -= 1
+    elif n > 5 and ends("зи"):
+        s[n - 2] = "г"
+        n -= 1
+    elif n > 5 and s[n - 3] == "е" and s[n - 1] == "и":
+        s[n - 3] = "я"
+        n -= 1
+    elif n > 4 and ends("си"):
+        s[n - 2] = "х"
+        n -= 1
+    elif n > 4 and ends("и"):
+        n -= 1
+    if n > 3:
+        if ends("я"):
+            n -= 1
+        if ends("а") or ends("о") or ends("е"):
+            n -= 1
+    if n > 4 and ends("ен"):
+        s[n - 2] = "н"
+        n -= 1
+    if n > 5 and s[n - 2] == "ъ":
+        s[n - 2] = s[n - 1]
+        n -= 1
+    return "".join(s[:n])
+
+
+def to_latin(word: str) -> str:
+    """Transliterate Cyrillic letters by the Bulgarian official system; others unchanged."""
+    return "".join(_BG_TO_LATIN.get(ch, ch) for ch in word)
+
+
+def to_cyrillic(word: str) -> str:
+    """Read a Latin-letter Bulgarian word back into Cyrillic (longest spelling first).
+
+    ``izdam`` → ``издам``, ``polica`` → ``полица``, ``zatvorya`` → ``затворя``; a final
+    ``-ia``/``-iya`` is read as ``-ия``. Non-Latin characters are kept.
+    """
+    if word.endswith("iya"):
+        word = word[:-3] + "\x00"
+    elif word.endswith("ia") and len(word) > 3:
+        word = word[:-2] + "\x00"
+    out = _LATIN_RE.sub(lambda m: _LATIN_MAP[m.group(0)], word)
+    return out.replace("\x00", "ия")
+
+
+def _fold(latin: str) -> str:
+    for a, b in _FOLDS:
+        latin = latin.replace(a, b)
+    # collapse doubled letters ("iia" from "iya", "ss")
+    return re.sub(r"(.)\1+", r"\1", latin)
+
+
+def _bg_plural_iya(word: str) -> str:
+    """memtui's one addition to Savoy's rules: the plural ``-ии`` of ``-ия`` nouns is read as
+    ``-ия`` (``квитанции`` → ``квитанция``), which the light stemmer leaves apart."""
+    return word[:-1] + "я" if len(word) > 5 and word.endswith("ии") else word
+
+
+@lru_cache(maxsize=65536)
+def translit_key(word: str) -> str:
+    """The sound key of a normalised word, shared by its Cyrillic and Latin spellings.
+
+    Args:
+        word: a word from :func:`normalize` (Cyrillic or Latin letters; digits allowed).
+
+    Returns:
+        ``KEY_MARK`` + the folded Latin form of the word's Bulgarian stem, e.g.
+        ``полицата`` and ``policata`` both give ``§polic``.
+    """
+    cyr = word if _CYR.search(word) else to_cyrillic(word)
+    return KEY_MARK + _fold(to_latin(stem_bg(_bg_plural_iya(cyr))))
+
+
+@lru_cache(maxsize=65536)
+def stem_word(word: str) -> str:
+    """The plain term of a normalised word: Bulgarian stem for Cyrillic, English stem for
+    Latin letters, the word itself when it holds digits or is a compound."""
+    if any(ch.isdigit() for ch in word) or _CONNECTOR.search(word):
+        return word
+    if _CYR.search(word):
+        return stem_bg(_bg_plural_iya(word))
+    if _LATIN_LETTER.search(word) and word.isalpha():
+        return _stem_en(word)
+    return word
+
+
+_BG_STOP_KEYS = frozenset(translit_key(w) for w in BG_STOP)
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word of a text as found by :func:`words`.
+
+    Attributes:
+        text: the word as written (a slice of the input).
+        start, end: code-point offsets in the input (``text == input[start:end]``).
+        pos: the word position (parts of a compound follow the whole, one position each).
+        whole: this is a whole compound (``ORA-00001``), not one of its parts.
+    """
+
+    text: str
+    start: int
+    end: int
+    pos: int
+    whole: bool = False
+
+
+def words(text: str) -> Iterator[Word]:
+    """Split ``text`` into words, compounds kept whole and also split (step 1)."""
+    pos = 0
+    for m in _COMPOUND.finditer(text):
+        chunk = m.group(0)
+        base = m.start()
+        parts: list[tuple[str, int, int]] = []
+        for pm in re.finditer(_WORD, chunk):
+            piece = pm.group(0)
+            sub = list(_CAMEL.finditer(piece)) if not _CYR.search(piece) else []
+            if len(sub) > 1:
+                parts.append((piece, base + pm.start(), base + pm.end()))  # the camel word whole
+                for sm in sub:
+                    parts.append((sm.group(0), base + pm.start() + sm.start(), base + pm.start() + sm.end()))
+            else:
+                parts.append((piece, base + pm.start(), base + pm.end()))
+        if len(parts) > 1 and (_CONNECTOR.search(chunk)):
+            yield Word(chunk, m.start(), m.end(), pos, whole=True)
+            # "POL.PK_POLICY" is also "PK_POLICY"; "/api/claims/submit" also "claims/submit"
+            for sm in _SUB_COMPOUND.finditer(chunk):
+                if sm.start() > 0 and _CONNECTOR.search(sm.group(0)):
+                    yield Word(sm.group(0), m.start() + sm.start(), m.start() + sm.end(), pos, whole=True)
+        for piece, s, e in parts:
+            yield Word(piece, s, e, pos)
+            pos += 1
+
+
+def _keep_plain(norm: str) -> bool:
+    if norm.isdigit():
+        return len(norm) >= 3
+    if len(norm) == 1 and not norm.isdigit():
+        return False
+    return norm not in EN_STOP and norm not in BG_STOP
+
+
+def terms(text: str, keys: bool = True, plain: bool = True) -> Iterator[tuple[str, Word]]:
+    """The index/query terms of ``text``: ``(term, word)`` pairs, stop words removed.
+
+    Each kept word gives its plain term (:func:`stem_word`) and, when it has letters and
+    ``keys`` is true, its sound key (:func:`translit_key`), unless that key is the key of a
+    Bulgarian stop word. ``plain=False`` yields the sound keys only (the ``translit`` field).
+    """
+    for w in words(text):
+        norm = normalize(w.text)
+        if not norm or not _keep_plain(norm):
+            continue
+        key = translit_key(norm) if not w.whole and norm.isalpha() else ""
+        if key in _BG_STOP_KEYS and not _CYR.search(norm):
+            continue  # Bulgarian function word typed in Latin letters ("ne", "moga", "da")
+        if plain:
+            yield stem_word(norm), w
+        if keys and key and len(norm) > 2 and len(key) > 3 and key not in _BG_STOP_KEYS:
+            yield key, w
+
+
+class MemtuiAnalyzer(Tokenizer):
+    """Whoosh analyzer wrapping :func:`terms` (tokeniser and filters in one step).
+
+    Used for every text field of the index (:mod:`memtui.core.search.index`); it is pickled
+    into the index's table of contents, so its module path is part of the schema version.
+    """
+
+    def __init__(self, keys: bool = True, plain: bool = True):
+        self.keys = keys
+        self.plain = plain
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, MemtuiAnalyzer) and other.keys == self.keys
+                and other.plain == self.plain)
+
+    def __call__(self, value, positions=False, chars=False, keeporiginal=False,
+                 removestops=True, start_pos=0, start_char=0, tokenize=True, mode="",
+                 **kwargs):  # noqa: ANN001 - Whoosh's analyzer protocol
+        token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        if not tokenize:
+            token.original = token.text = normalize(value)
+            token.boost = 1.0
+            if positions:
+                token.pos = start_pos
+            if chars:
+                token.startchar = start_char
+                token.endchar = start_char + len(value)
+            yield token
+            return
+        for term, w in terms(value, keys=self.keys, plain=self.plain):
+            token.text = term
+            token.boost = 1.0
+            token.stopped = False
+            if keeporiginal:
+                token.original = w.text
+            if positions:
+                token.pos = start_pos + w.pos
+            if chars:
+                token.startchar = start_char + w.start
+                token.endchar = start_char + w.end
+            yield token

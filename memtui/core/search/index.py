@@ -1,0 +1,451 @@
+"""The search index: one Whoosh index under ``.memtui/index/`` over the whole workspace.
+
+Derived data (DESIGN.md §2): it can always be rebuilt from the files, so every problem with
+it is repaired rather than shown as a traceback.
+
+- **Incremental** (:meth:`SearchIndex.update`): a manifest (``manifest.json``) records per
+  source file its mtime, size and SHA-1; a file whose mtime or size changed is re-read and
+  re-indexed only if its hash changed; removed files lose their documents.
+  ``only=[paths]`` re-indexes just the files a save touched (an edit is searchable at once).
+- **Schema version** (:data:`SCHEMA_VERSION`): a manifest with another version, or an index
+  Whoosh cannot open, is rebuilt from scratch.
+- **Writes** use ``writer(compound=False)`` and, for small updates, ``commit(merge=False)``
+  (LIBRARY-NOTES, Whoosh: compound segments copy the index into the heap; merges make
+  interactive commits slow).
+- **Locks** (``B05``): Whoosh's write lock is an ``flock``, so a crashed process frees it;
+  the lock *file* staying behind means nothing. A writer held by another live process is
+  waited for a bounded time (:data:`LOCK_WAIT_SECONDS`), then :class:`IndexBusyError` says
+  which process holds it (from ``writer.pid``).
+- **Damage** (``B06``): an unreadable table of contents, a missing or cut segment
+  (``FileNotFoundError``, ``EOFError``, ``TypeError: ord()`` …) is caught on open or on
+  search; the index folder is emptied and rebuilt with a ``search-index-damaged`` finding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from whoosh import fields as wf
+from whoosh import index as windex
+from whoosh.index import LockError
+
+from memtui.core.atomic import write_text
+from memtui.core.errors import MemtuiError
+from memtui.core.findings import Finding
+from memtui.core.search.analysis import MemtuiAnalyzer
+from memtui.core.search.sources import (STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT_BODY_CHARS,
+                                        TRANSLIT_FIELD, TRANSLIT_SOURCES, Source, fingerprint,
+                                        iter_owner_map, parse, read_source, scan,
+                                        source_for)
+from memtui.core.workspace import Workspace
+
+#: Bump when the schema or the analysis changes: an index of another version is rebuilt.
+SCHEMA_VERSION = 3
+#: How long a writer waits for another process's write lock before giving up (seconds).
+LOCK_WAIT_SECONDS = 5.0
+#: Updates touching at most this many sources commit without merging segments.
+SMALL_UPDATE = 50
+MANIFEST = "manifest.json"
+PIDFILE = "writer.pid"
+
+#: Exceptions Whoosh raises on a damaged index (B06: it never says "damaged").
+DAMAGE_ERRORS = (OSError, EOFError, TypeError, ValueError, KeyError, IndexError, AttributeError,
+                 ImportError, windex.EmptyIndexError, windex.IndexVersionError, MemoryError,
+                 __import__("struct").error, __import__("pickle").UnpicklingError)
+
+ProgressFn = Callable[[int, int], None]
+
+
+class IndexBusyError(MemtuiError):
+    """Another process is writing the search index (B05); try again shortly."""
+
+
+class IndexWriteError(MemtuiError):
+    """The index could not be written (disk full, read-only folder); the files are untouched."""
+
+
+def build_schema() -> wf.Schema:
+    """The Whoosh schema: id fields for filters and the weighted text fields.
+
+    Fields: ``id`` (unique: ``kind:path``), ``source`` (the file the document came from),
+    ``kind``, ``path``, ``node``, ``state``, ``owner``, ``entry_id``, ``target`` (stored IDs);
+    ``tag`` (comma keyword); ``line`` (stored number); every key of
+    :data:`TEXT_FIELDS` as a stored, positioned text field analysed by
+    :class:`MemtuiAnalyzer` (plain terms); ``translit``: the sound keys of the short fields and
+    the body's head (not stored).
+    """
+    analyzer = MemtuiAnalyzer(keys=False)
+    spec: dict[str, Any] = {
+        "id": wf.ID(unique=True, stored=True),
+        "source": wf.ID(stored=True),
+        "kind": wf.ID(stored=True),
+        "path": wf.ID(stored=True),
+        "node": wf.ID(stored=True),
+        "state": wf.ID(stored=True),
+        "owner": wf.ID(stored=True),
+        "entry_id": wf.ID(stored=True),
+        "target": wf.ID(stored=True),
+        "tag": wf.KEYWORD(stored=True, commas=True, lowercase=True),
+        "line": wf.STORED(),
+    }
+    for name in TEXT_FIELDS:
+        spec[name] = wf.TEXT(analyzer=analyzer, stored=True, phrase=True)
+    spec[TRANSLIT_FIELD] = wf.TEXT(analyzer=MemtuiAnalyzer(keys=True, plain=False), phrase=False)
+    return wf.Schema(**spec)
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What one :meth:`SearchIndex.update` did.
+
+    Attributes:
+        added, updated, removed, unchanged: counts of source files.
+        documents: documents in the index afterwards.
+        rebuilt: the index was built from scratch (asked, new, schema change or damage).
+        seconds: wall time of the update.
+        findings: files skipped and why, and ``search-index-damaged`` when it was repaired.
+    """
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    documents: int = 0
+    rebuilt: bool = False
+    seconds: float = 0.0
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict of every attribute (findings as dicts)."""
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "unchanged": self.unchanged, "documents": self.documents, "rebuilt": self.rebuilt,
+                "seconds": round(self.seconds, 3), "findings": [f.to_json() for f in self.findings]}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SearchIndex:
+    """The workspace's search index (``ws.state_dir / "index"``).
+
+    Opening reads nothing but the index folder; nothing is built until :meth:`update`.
+    Searching is in :mod:`memtui.core.search.query`. Not thread-safe for writes: one
+    :meth:`update` at a time per process (other processes are kept out by Whoosh's lock).
+    """
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.dir = ws.state_dir / "index"
+        self._ix: windex.Index | None = None
+        self.findings: list[Finding] = []
+        #: Set when :meth:`open` had to empty a damaged or outdated index: call :meth:`update`.
+        self.needs_update = False
+
+    # -- opening -------------------------------------------------------------------------
+    def _manifest(self) -> dict[str, Any]:
+        try:
+            data = json.loads((self.dir / MANIFEST).read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write_manifest(self, sources: dict[str, Any]) -> None:
+        write_text(self.dir / MANIFEST, json.dumps(
+            {"schema": SCHEMA_VERSION, "updated": time.time(), "sources": sources},
+            ensure_ascii=False, separators=(",", ":")))
+
+    def _toc_present(self) -> bool:
+        """True when Whoosh finds a table of contents (readable or not) in the folder."""
+        try:
+            return any(p.name.startswith("_MAIN_") and p.name.endswith(".toc") for p in self.dir.iterdir())
+        except OSError:
+            return False
+
+    def exists(self) -> bool:
+        """True when an index of the current schema version is present (maybe stale)."""
+        return self._toc_present() and self._manifest().get("schema") == SCHEMA_VERSION
+
+    def _wipe(self) -> None:
+        """Remove the index folder's contents (only inside it) and start an empty index."""
+        if self.dir.is_dir() and not self.dir.is_symlink():
+            for child in self.dir.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    try:
+                        child.unlink()
+                    except FileNotFoundError:
+                        pass
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._ix = windex.create_in(str(self.dir), build_schema())
+
+    def _damaged(self, exc: BaseException) -> Finding:
+        return Finding.make(
+            "search-index-damaged", self.ws.shown(self.dir),
+            f"the search index is damaged ({type(exc).__name__}); rebuilding it from the files",
+            "nothing to do: the index holds no data of its own")
+
+    def open(self) -> windex.Index:
+        """The Whoosh index, creating or repairing it when needed (never raises for damage).
+
+        Returns:
+            The opened index. A missing index is created empty; an index of another schema
+            version, or one Whoosh cannot read, is emptied (a ``search-index-damaged`` finding
+            is added to :attr:`findings` for damage) and must be filled by :meth:`update`.
+
+        Raises:
+            IndexWriteError: the index folder cannot be created or written.
+        """
+        if self._ix is not None:
+            return self._ix
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            if not self._toc_present():
+                self._wipe()
+            elif self._manifest().get("schema") != SCHEMA_VERSION:
+                self._wipe()
+                self.needs_update = True
+            else:
+                try:
+                    ix = windex.open_dir(str(self.dir))
+                    with ix.reader() as reader:  # touches every segment: finds missing files
+                        reader.doc_count_all()
+                        for fname in ("kind",):
+                            list(reader.lexicon(fname))
+                    self._ix = ix
+                except DAMAGE_ERRORS as exc:
+                    self.findings.append(self._damaged(exc))
+                    self._wipe()
+                    self.needs_update = True
+        except OSError as exc:
+            raise IndexWriteError(
+                f"the search index folder {self.ws.shown(self.dir)} cannot be written "
+                f"({exc.strerror or exc}); searching is unavailable until it can") from exc
+        assert self._ix is not None
+        return self._ix
+
+    def repair(self, exc: BaseException, progress: ProgressFn | None = None) -> IndexReport:
+        """Rebuild after ``exc`` showed damage during a search; the report holds the finding."""
+        self._ix = None
+        finding = self._damaged(exc)
+        try:
+            self._wipe()
+        except OSError as err:
+            raise IndexWriteError(f"the search index cannot be rebuilt ({err})") from err
+        report = self.update(progress=progress, rebuild=True)
+        report.findings.insert(0, finding)
+        return report
+
+    # -- writing ---------------------------------------------------------------------------
+    def _writer(self, ix: windex.Index):
+        pidfile = self.dir / PIDFILE
+        try:
+            writer = ix.writer(timeout=LOCK_WAIT_SECONDS, delay=0.1, compound=False)
+        except LockError:
+            holder = ""
+            try:
+                pid = int(pidfile.read_text().strip())
+                if _pid_alive(pid):
+                    holder = f" (pid {pid})"
+            except (OSError, ValueError):
+                pass
+            raise IndexBusyError(
+                f"the search index is being updated by another memtui process{holder}; "
+                "try again when it has finished") from None
+        try:
+            pidfile.write_text(str(os.getpid()))
+        except OSError:
+            pass
+        return writer
+
+    def update(self, progress: ProgressFn | None = None, rebuild: bool = False,
+               only: list[str] | None = None) -> IndexReport:
+        """Bring the index up to date with the files.
+
+        Args:
+            progress: called as ``progress(done, total)`` with counts of source files, at
+                least at the start and the end.
+            rebuild: empty the index and read every file again.
+            only: workspace-relative paths of files just saved (or deleted): only these are
+                looked at (the fast path after an edit).
+
+        Returns:
+            An :class:`IndexReport`. Unreadable files are findings, never exceptions, and never
+            leave the writer open (``B05``).
+
+        Raises:
+            IndexBusyError: another process holds the write lock past the wait.
+            IndexWriteError: the index cannot be written (disk full, permissions); the index
+                stays as it was before the update.
+        """
+        started = time.perf_counter()
+        report = IndexReport()
+        self.needs_update = False
+        if rebuild:
+            self._ix = None
+            try:
+                self._wipe()
+            except OSError as exc:
+                raise IndexWriteError(f"the search index cannot be rebuilt ({exc})") from exc
+        had_index = self.exists()
+        ix = self.open()
+        report.findings.extend(self.findings)
+        self.findings = []
+        manifest = self._manifest()
+        old: dict[str, Any] = manifest.get("sources", {}) if manifest.get("schema") == SCHEMA_VERSION else {}
+        report.rebuilt = rebuild or not had_index or not old and bool(report.findings)
+        if only is None:
+            found = scan(self.ws)
+            report.findings.extend(found.findings)
+            current = {s.rel: s for s in found.sources}
+            gone = [p for p in old if p not in current]
+        else:
+            wanted = {p.replace(os.sep, "/") for p in only}
+            current = {}
+            for p in sorted(wanted):
+                src = source_for(self.ws, p)
+                if src is not None:
+                    current[p] = src
+            gone = [p for p in wanted if p in old and p not in current]
+        new_manifest = dict(old)
+        todo: list[tuple[Source, bytes, dict[str, Any]]] = []
+        total = len(current)
+        if progress:
+            progress(0, total)
+        checked = 0
+        for rel_path, src in current.items():
+            checked += 1
+            try:
+                st = src.path.stat()
+            except OSError:
+                gone.append(rel_path)
+                continue
+            prev = old.get(rel_path)
+            if prev and prev.get("mtime") == st.st_mtime_ns and prev.get("size") == st.st_size:
+                report.unchanged += 1
+                continue
+            data, finding = read_source(src)
+            if data is None:
+                if finding:
+                    report.findings.append(finding)
+                if rel_path in old:
+                    gone.append(rel_path)
+                continue
+            if finding:
+                report.findings.append(finding)
+            sha = fingerprint(data)
+            entry = {"mtime": st.st_mtime_ns, "size": st.st_size, "sha": sha}
+            if prev and prev.get("sha") == sha:
+                new_manifest[rel_path] = entry
+                report.unchanged += 1
+                continue
+            todo.append((src, data, entry))
+        owners = iter_owner_map(self.ws) if todo else {}
+        node_cache: dict[Path, str] = {}
+        if todo or gone:
+            writer = self._writer(ix)
+            try:
+                for path in gone:
+                    writer.delete_by_term("source", path)
+                    new_manifest.pop(path, None)
+                    report.removed += 1
+                for i, (src, data, entry) in enumerate(todo, start=1):
+                    parsed = parse(self.ws, src, data.decode("utf-8"), node_cache, owners)
+                    report.findings.extend(parsed.findings)
+                    if src.rel in old:
+                        writer.delete_by_term("source", src.rel)
+                        report.updated += 1
+                    else:
+                        report.added += 1
+                    for doc in parsed.docs:
+                        writer.add_document(**_whoosh_doc(doc))
+                    new_manifest[src.rel] = entry
+                    if progress and (i % 25 == 0):
+                        progress(checked - len(todo) + i, total)
+                small = len(todo) + len(gone) <= SMALL_UPDATE and not report.rebuilt
+                writer.commit(merge=not small)
+            except BaseException as exc:
+                try:
+                    writer.cancel()
+                except Exception:  # noqa: BLE001 - best effort: the lock must be released
+                    pass
+                if isinstance(exc, OSError):
+                    raise IndexWriteError(
+                        f"the search index could not be written ({exc.strerror or exc}); "
+                        "the index is unchanged and catches up at the next update") from exc
+                raise
+            finally:
+                try:
+                    (self.dir / PIDFILE).unlink()
+                except OSError:
+                    pass
+        if todo or gone or new_manifest != old or not had_index:
+            try:
+                self._write_manifest(new_manifest)
+            except OSError as exc:
+                raise IndexWriteError(f"the search index manifest could not be written ({exc})") from exc
+        with ix.reader() as reader:
+            report.documents = reader.doc_count()
+        if progress:
+            progress(total, total)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # -- reading ---------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """``{"path", "exists", "schema", "documents", "sources", "bytes", "updated"}``.
+
+        ``updated`` is the time of the last update (seconds since the epoch) or ``None``.
+        Never builds or repairs anything (a damaged index shows ``documents: None``).
+        """
+        manifest = self._manifest()
+        out: dict[str, Any] = {"path": self.ws.shown(self.dir), "exists": self._toc_present(),
+                               "schema": manifest.get("schema"), "documents": None,
+                               "sources": len(manifest.get("sources", {})),
+                               "updated": manifest.get("updated"), "bytes": 0}
+        if self.dir.is_dir():
+            out["bytes"] = sum(p.stat().st_size for p in self.dir.iterdir() if p.is_file())
+        if out["exists"]:
+            try:
+                ix = windex.open_dir(str(self.dir))
+                with ix.reader() as reader:
+                    out["documents"] = reader.doc_count()
+            except DAMAGE_ERRORS:
+                out["documents"] = None
+        return out
+
+
+def _whoosh_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["id"] = f"{doc['kind']}:{doc['path']}" + (f"#L{doc['line']}" if doc.get("line") else "")
+    for key in ("source", "kind", "path", "node", "state", "owner", "entry_id", "target", "tag"):
+        value = doc.get(key) or ""
+        out[key] = str(value)
+    out["owner"] = out["owner"].lower()
+    if doc.get("line") is not None:
+        out["line"] = doc["line"]
+    for name in TEXT_FIELDS:
+        value = doc.get(name) or ""
+        if value:
+            out[name] = value
+    keyed = [str(doc.get(name) or "") for name in TRANSLIT_SOURCES]
+    keyed.append(str(doc.get("body") or "")[:TRANSLIT_BODY_CHARS])
+    out[TRANSLIT_FIELD] = "\n".join(k for k in keyed if k)
+    body = out.get("body")
+    if body and len(body) > STORED_BODY_CHARS:
+        # Whoosh's `_stored_<field>`: index all of the body, store its head for snippets
+        out["_stored_body"] = body[:STORED_BODY_CHARS]
+    return out

@@ -1,0 +1,460 @@
+"""Searching the index: the query language, BM25F ranking, filters and snippets (issue 8).
+
+Query language (what a user types, and what a pasted ticket is read as):
+
+- plain words: ranked by BM25F over the weighted fields of
+  :data:`memtui.core.search.sources.TEXT_FIELDS` (a symptom or alias match counts more than
+  a title or summary match, which counts more than a body match); any word may match;
+- ``"quoted phrase"``: the words in this order (straight double quotes);
+- ``prefix*``: words starting so (at least :data:`PREFIX_MIN` letters; expanded to at most
+  :data:`PREFIX_LIMIT` terms per field, the most frequent first — LIBRARY-NOTES: unbounded
+  prefix expansion took 33 s at 100k articles);
+- ``word~``: words within edit distance 1 (2 for words of 6+ letters), capped likewise;
+- ``a AND b``: both required;
+- filters ``kind:K``, ``node:N`` (the node and its sub-nodes), ``owner:P``, ``state:S``,
+  ``tag:T``; a filter given twice accepts either value.
+
+Proposals and retired versions are indexed but left out unless ``include_proposed`` is set
+or a ``state:`` filter asks for them (seed 000 §2 rule 7, DESIGN.md invariant 6).
+
+Every other character is text: parentheses, colons after unknown words, dashes and
+typographic quotes in a pasted ticket are not syntax. A query that cannot be used
+(an unclosed quote, a short prefix, an unknown kind) raises :class:`QueryError` with a sentence
+saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from whoosh import query as wq
+from whoosh import scoring
+
+from memtui.core.errors import MemtuiError
+from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, terms, words
+from memtui.core.search.index import DAMAGE_ERRORS, SearchIndex
+from memtui.core.search.sources import KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
+
+#: Shortest prefix accepted before ``*`` (letters).
+PREFIX_MIN = 3
+#: Most terms a prefix or fuzzy word expands to, per field.
+PREFIX_LIMIT = 50
+#: Terms looked at when choosing the most frequent expansions of a prefix.
+PREFIX_SCAN = 2000
+#: States hidden unless asked for.
+HIDDEN_STATES = ("proposed", "retired", "rejected")
+#: Filters the query language knows.
+FILTERS = ("kind", "node", "owner", "state", "tag")
+#: Weight of a word's second-best field match relative to its best (DisjunctionMax tiebreak).
+FIELD_TIEBREAK = 0.3
+#: Characters of context shown around the first highlighted word of a snippet.
+SNIPPET_CHARS = 160
+#: Snippets are looked for in this many leading characters of a field.
+SNIPPET_SCAN = 50_000
+
+
+class QueryError(MemtuiError):
+    """The query cannot be used; ``str()`` says what is wrong and how to write it."""
+
+
+@dataclass(slots=True)
+class Snippet:
+    """A piece of an item's text with the matched words marked.
+
+    Attributes:
+        text: the excerpt, exactly as in the item (never altered or marked up).
+        spans: ``(start, end)`` code-point offsets into ``text`` of each highlighted word,
+            sorted, non-overlapping (``B08``: whole words, whatever precedes them).
+        field: the field the excerpt comes from (``symptom``, ``body`` …).
+    """
+
+    text: str
+    spans: list[tuple[int, int]]
+    field: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"text", "spans": [[start, end], …], "field"}``."""
+        return {"text": self.text, "spans": [list(s) for s in self.spans], "field": self.field}
+
+
+@dataclass(slots=True)
+class Hit:
+    """One search result.
+
+    Attributes:
+        kind: a value of :data:`memtui.core.search.sources.KINDS`.
+        path: the item's file, workspace-relative (``graph.jsonl#Name`` for an entity).
+        node: the node holding it (memory-tree-relative, ``""`` for the root).
+        state: ``active``, ``proposed``, ``retired`` …
+        score: the BM25F score (higher is better; comparable within one query only).
+        title: the item's title or name.
+        entry_id: the front matter ``id`` (``""`` when absent); for an index line, the
+            target article's path is in ``target``.
+        target: for an index line, the workspace-relative path of the article it lists.
+        line: the line in ``path`` (index lines and graph entities), else ``None``.
+        snippet: the best excerpt with highlights, or ``None``.
+        confidence: ``score`` per query word (see :func:`confidence`); comparable across
+            queries, unlike ``score``.
+    """
+
+    kind: str
+    path: str
+    node: str
+    state: str
+    score: float
+    title: str
+    entry_id: str = ""
+    target: str = ""
+    line: int | None = None
+    snippet: Snippet | None = None
+    confidence: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`)."""
+        return {"kind": self.kind, "path": self.path, "node": self.node, "state": self.state,
+                "score": round(self.score, 4), "title": self.title, "entry_id": self.entry_id,
+                "target": self.target, "line": self.line,
+                "confidence": round(self.confidence, 4),
+                "snippet": self.snippet.to_json() if self.snippet else None}
+
+
+@dataclass(slots=True)
+class Results:
+    """The answer to :func:`search`: hits best first, ``total`` (an estimate of how many
+    items matched, at least ``len(hits)``; counting exactly would walk every match), the
+    time in ms, and findings (an index repaired on the way)."""
+
+    hits: list[Hit] = field(default_factory=list)
+    total: int = 0
+    ms: float = 0.0
+    query_words: int = 0
+    findings: list[Any] = field(default_factory=list)
+
+
+# -- parsing ----------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Item:
+    kind: str  # word, phrase, prefix, fuzzy, and
+    text: str
+
+
+_FILTER_RE = re.compile(r"^(kind|node|owner|state|tag):(\S+)$", re.I)
+
+
+def parse(text: str) -> tuple[list[_Item], dict[str, list[str]]]:
+    """Split a query into items (words, phrases, prefixes, fuzzy words, ``AND``) and filters.
+
+    Raises:
+        QueryError: an unclosed ``"``, a prefix shorter than :data:`PREFIX_MIN`, a filter
+            with an unknown value (``kind:``), or nothing to search for.
+    """
+    if text.count('"') % 2:
+        raise QueryError('a quote (") is not closed; close it, or remove it to search the words')
+    items: list[_Item] = []
+    filters: dict[str, list[str]] = {}
+    pieces = re.split(r'("[^"]*")', text)
+    for piece in pieces:
+        if piece.startswith('"') and piece.endswith('"') and len(piece) >= 2:
+            inner = piece[1:-1].strip()
+            if inner:
+                items.append(_Item("phrase", inner))
+            continue
+        for raw in piece.split():
+            m = _FILTER_RE.match(raw)
+            if m:
+                name, value = m.group(1).lower(), m.group(2).strip("/")
+                if name == "kind" and value.lower() not in KINDS:
+                    raise QueryError(f"kind:{value} is not a kind; use one of: {', '.join(KINDS)}")
+                filters.setdefault(name, []).append(value)
+                continue
+            if raw == "AND":
+                items.append(_Item("and", raw))
+                continue
+            if raw == "OR":
+                continue
+            if raw.endswith("*") and len(raw) > 1 and raw.count("*") == 1:
+                stem = raw[:-1]
+                letters = normalize(stem)
+                if len(letters) < PREFIX_MIN or not re.fullmatch(r"[^\W_]+", letters):
+                    raise QueryError(
+                        f"{raw}: a prefix needs at least {PREFIX_MIN} letters before * "
+                        "(shorter prefixes match too many words)")
+                items.append(_Item("prefix", letters))
+                continue
+            if raw.endswith("~") and len(raw) > 1:
+                core = normalize(raw.rstrip("~"))
+                if re.fullmatch(r"[^\W_]{3,}", core):
+                    items.append(_Item("fuzzy", core))
+                    continue
+            items.append(_Item("word", raw))
+    if not any(i.kind != "and" for i in items) and not filters:
+        raise QueryError("the query is empty; type a word, a \"phrase\", a prefix* or a filter such as kind:skill")
+    return items, filters
+
+
+# -- building ---------------------------------------------------------------------------------
+def _word_query(term_variants: list[str], boost_fields: dict[str, float]) -> wq.Query:
+    """One query word: its plain term in every weighted field and its sound key in the
+    ``translit`` field; the best match counts, the others add :data:`FIELD_TIEBREAK` of theirs."""
+    subs: list[wq.Query] = []
+    for t in term_variants:
+        if t.startswith(KEY_MARK):
+            subs.append(wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT))
+        else:
+            subs.extend(wq.Term(f, t, boost=w) for f, w in boost_fields.items())
+    if len(subs) == 1:
+        return subs[0]
+    return wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK)
+
+
+def _expand(reader, fieldname: str, prefix: str) -> list[str]:
+    found: list[tuple[int, str]] = []
+    try:
+        for i, term in enumerate(reader.expand_prefix(fieldname, prefix)):
+            if i >= PREFIX_SCAN:
+                break
+            term = term.decode("utf-8") if isinstance(term, bytes) else term
+            found.append((reader.doc_frequency(fieldname, term), term))
+    except KeyError:
+        return []
+    found.sort(key=lambda x: (-x[0], x[1]))
+    return [t for _, t in found[:PREFIX_LIMIT]]
+
+
+def _fuzzy(reader, fieldname: str, word: str) -> list[str]:
+    maxdist = 2 if len(word) >= 6 else 1
+    try:
+        got = list(reader.terms_within(fieldname, word, maxdist, prefix=1))
+    except KeyError:
+        return []
+    got = [t.decode("utf-8") if isinstance(t, bytes) else t for t in got]
+    return got[:PREFIX_LIMIT]
+
+
+def build(items: list[_Item], filters: dict[str, list[str]], reader) -> tuple[wq.Query | None, set[str], wq.Query | None, int]:
+    """Turn parsed items into a Whoosh query.
+
+    Returns:
+        ``(query, highlight_terms, filter_query, word_count)``; ``query`` is ``None`` when
+        every word was a stop word (then only filters apply).
+    """
+    groups: list[list[wq.Query]] = [[]]
+    join_next = False
+    seen: set[tuple[str, ...]] = set()
+    highlight: set[str] = set()
+    count = 0
+    for item in items:
+        if item.kind == "and":
+            join_next = bool(groups[-1])
+            continue
+        q: wq.Query | None = None
+        if item.kind == "word":
+            variants: dict[int, list[str]] = {}
+            for term, w in terms(item.text):
+                variants.setdefault(w.pos * 2 + (0 if w.whole else 1), []).append(term)
+            subs = []
+            for key in sorted(variants):
+                vs = tuple(variants[key])
+                if vs in seen:
+                    continue
+                seen.add(vs)
+                highlight.update(vs)
+                subs.append(_word_query(list(vs), TEXT_FIELDS))
+            count += len(subs)
+            if subs:
+                q = subs[0] if len(subs) == 1 else wq.Or(subs)
+        elif item.kind == "phrase":
+            kept = [(t, w.pos) for t, w in terms(item.text) if not w.whole and not t.startswith(KEY_MARK)]
+            parts = [t for t, _ in kept]
+            # stop words leave gaps in the positions (in the query as in the text): allow them
+            slop = max([b - a for (_, a), (_, b) in zip(kept, kept[1:])] or [1])
+            highlight.update(t for t, _ in terms(item.text))
+            if len(parts) == 1:
+                q = _word_query(parts, TEXT_FIELDS)
+            elif parts:
+                q = wq.Or([wq.Phrase(f, parts, slop=max(1, slop), boost=w) for f, w in TEXT_FIELDS.items()])
+            count += 1
+        elif item.kind in ("prefix", "fuzzy"):
+            subs = []
+            for f, w in TEXT_FIELDS.items():
+                expanded = _expand(reader, f, item.text) if item.kind == "prefix" else _fuzzy(reader, f, stem_word(item.text))
+                highlight.update(expanded)
+                subs.extend(wq.Term(f, t, boost=w) for t in expanded)
+            q = wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK) if subs else wq.NullQuery
+            count += 1
+        if q is None:
+            continue
+        if join_next and groups[-1]:
+            prev = groups[-1].pop()
+            groups[-1].append(wq.And([prev, q]))
+        else:
+            groups[-1].append(q)
+        join_next = False
+    clauses = [c for g in groups for c in g]
+    query = None if not clauses else (clauses[0] if len(clauses) == 1 else wq.Or(clauses))
+    fq: list[wq.Query] = []
+    for name, values in filters.items():
+        alts: list[wq.Query] = []
+        for v in values:
+            if name == "node":
+                alts.append(wq.Term("node", v))
+                alts.append(wq.Prefix("node", v + "/"))
+            elif name in ("owner", "tag", "state", "kind"):
+                alts.append(wq.Term(name, v.lower()))
+        fq.append(wq.Or(alts) if len(alts) > 1 else alts[0])
+    filter_query = None if not fq else (fq[0] if len(fq) == 1 else wq.And(fq))
+    return query, highlight, filter_query, count
+
+
+# -- snippets ---------------------------------------------------------------------------------
+_SNIPPET_FIELDS = ["symptom", "aliases", "title", "summary", "mechanism", "body", "systems",
+                   "tagtext", "environment", "fix_shape"]
+
+
+def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPET_CHARS) -> Snippet | None:
+    """The excerpt of ``fields`` (stored text by field name) that shows the most matches.
+
+    Spans cover whole words (as split by :func:`memtui.core.search.analysis.words`) whose
+    term or sound key is in ``highlight``; offsets are code points of the returned text.
+    Returns ``None`` when no stored field has text.
+    """
+    best: tuple[int, str, str, list[tuple[int, int]]] | None = None
+    for name in _SNIPPET_FIELDS:
+        text = fields.get(name)
+        if not text:
+            continue
+        text = str(text)[:SNIPPET_SCAN]
+        spans: list[tuple[int, int]] = []
+        for term, w in terms(text):
+            if term in highlight:
+                spans.append((w.start, w.end))
+        spans = _merge(spans)
+        if best is None or len(spans) > best[0]:
+            best = (len(spans), name, text, spans)
+    if best is None:
+        return None
+    _, name, text, spans = best
+    if not spans:
+        cut = text[:width]
+        return Snippet(cut, [], name)
+    # window starting a little before the densest cluster (first span with most spans within width)
+    start_idx = max(range(len(spans)), key=lambda i: sum(1 for s in spans[i:] if s[1] - spans[i][0] <= width))
+    lo = max(0, spans[start_idx][0] - width // 4)
+    if lo > 0:
+        space = text.rfind(" ", 0, lo)
+        lo = space + 1 if space >= 0 and lo - space < 20 else lo
+    hi = min(len(text), lo + width)
+    if hi < len(text):
+        space = text.find(" ", hi)
+        hi = space if 0 <= space - hi < 20 else hi
+    # never cut a highlighted word
+    for s, e in spans:
+        if s < hi < e:
+            hi = e
+    excerpt = text[lo:hi]
+    local = [(s - lo, e - lo) for s, e in spans if s >= lo and e <= hi]
+    return Snippet(excerpt, local, name)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def confidence(score: float, query_words: int) -> float:
+    """How sure a result is, comparable across queries: its BM25F score per query word.
+
+    A long pasted ticket adds up many small matches, so the raw score grows with the
+    query's length; dividing by the number of distinct query words (after stop words)
+    leaves roughly the average strength of a word's match. The triage test's confidence
+    threshold (:data:`memtui.core.search.triage.DEFAULT_THRESHOLD`) is on this value.
+    """
+    return score / max(1, query_words)
+
+
+# -- searching --------------------------------------------------------------------------------
+def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: bool = False,
+           kinds: list[str] | None = None, snippets: bool = True) -> Results:
+    """Run the query ``text`` over ``index``.
+
+    Args:
+        index: an opened (or openable) :class:`SearchIndex`; it is not updated here.
+        text: the query (see the module docstring), or a pasted ticket.
+        limit: most hits returned (the total is counted anyway).
+        include_proposed: include proposals and retired versions.
+        kinds: extra ``kind:`` filter values (the CLI's ``--kind``).
+        snippets: compute highlighted snippets (off for the triage test's speed).
+
+    Returns:
+        :class:`Results`. An index found damaged (on opening or while searching) or of an
+        older schema is rebuilt from the files first and the search repeated once; the
+        repair's finding (``search-index-damaged``) is in ``Results.findings`` (``B06``).
+
+    Raises:
+        QueryError: the query cannot be used (what is wrong is in the message).
+        memtui.core.search.index.IndexBusyError / IndexWriteError: only when a repair is
+            needed and cannot be done.
+    """
+    started = time.perf_counter()
+    items, filters = parse(text) if text.strip() or not kinds else ([], {})
+    for k in kinds or []:
+        if k not in KINDS:
+            raise QueryError(f"--kind {k} is not a kind; use one of: {', '.join(KINDS)}")
+        filters.setdefault("kind", []).append(k)
+    if not items and not filters:
+        raise QueryError("the query is empty; type a word, a \"phrase\", a prefix* or a filter")
+    findings: list[Any] = []
+    for attempt in (0, 1):
+        ix = index.open()
+        if index.needs_update:  # emptied because damaged or outdated: fill it before searching
+            report = index.update()
+            findings.extend(report.findings)
+            ix = index.open()
+        findings.extend(index.findings)
+        index.findings = []
+        try:
+            return _run(ix, items, filters, limit, include_proposed, snippets, started, findings)
+        except DAMAGE_ERRORS as exc:
+            if attempt:
+                raise
+            report = index.repair(exc)
+            findings.extend(report.findings)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _run(ix, items, filters, limit, include_proposed, snippets, started, findings) -> Results:
+    with ix.searcher(weighting=scoring.BM25F()) as searcher:
+        reader = searcher.reader()
+        query, highlight, filter_query, count = build(items, filters, reader)
+        if query is None:
+            query = filter_query if filter_query is not None else wq.NullQuery
+            filter_query = None
+        mask = None
+        if not include_proposed and "state" not in filters:
+            # a set of document numbers: a query as mask is re-checked per document (slow)
+            hidden = wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])
+            mask = set(searcher.docs_for_query(hidden)) or None
+        # no terms=True and no len(res): both walk every matching document (LIBRARY-NOTES)
+        res = searcher.search(query, limit=limit, filter=filter_query, mask=mask)
+        hits: list[Hit] = []
+        for r in res:
+            stored = r.fields()
+            hit = Hit(kind=stored.get("kind", ""), path=stored.get("path", ""),
+                      node=stored.get("node", ""), state=stored.get("state", ""),
+                      score=float(r.score or 0.0), title=stored.get("title", ""),
+                      entry_id=stored.get("entry_id", ""), target=stored.get("target", ""),
+                      line=stored.get("line"),
+                      confidence=confidence(float(r.score or 0.0), count))
+            if snippets:
+                hit.snippet = snippet_for(stored, highlight)
+            hits.append(hit)
+        return Results(hits=hits, total=max(len(hits), res.estimated_length()), ms=(time.perf_counter() - started) * 1000,
+                       query_words=count, findings=findings)

@@ -1,0 +1,363 @@
+"""What the search index reads: the workspace's searchable items, as plain documents.
+
+Kept apart from the index so Whoosh code never walks files. :func:`scan` walks the
+workspace once (with ``os.walk``: one pass, no per-node caches, which a 100k-article build
+needs) for nodes (folders with ``AGENTS.md``), articles, member notes, the notebook, skills
+and the graph; node index lines are parsed by :func:`memtui.core.tree.parse_index` and owners
+resolved by :meth:`memtui.core.tree.MemoryTree.owner`, so search agrees with the tree view
+(issue 8).
+
+Every document is a ``dict`` of index fields (see :data:`TEXT_FIELDS` and the id fields
+in :mod:`memtui.core.search.index`); every problem is a :class:`Finding`, never an
+exception (invariant 10).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from memtui.core.files import is_inside, read_text, rel
+from memtui.core.findings import Finding
+from memtui.core.frontmatter import split
+from memtui.core.tree import MemoryTree, parse_index
+from memtui.core.workspace import (GRAPH_FILE, MEMBER_NOTES, NODE_INDEX, NOTEBOOK, OPERATOR_FILES,
+                                   Workspace)
+
+#: Text fields of a document, with their BM25F weights (a symptom or alias match counts more
+#: than a title/summary match, which counts more than a body match: issue 8).
+TEXT_FIELDS: dict[str, float] = {
+    "symptom": 3.0,
+    "aliases": 3.0,
+    "title": 2.0,
+    "summary": 2.0,
+    "mechanism": 1.5,
+    "systems": 1.2,
+    "tagtext": 1.2,
+    "environment": 0.8,
+    "fix_shape": 0.8,
+    "body": 1.0,
+}
+
+#: The field of sound keys (Latin-letter Bulgarian, analysis step 4) and its weight: one field
+#: fed from :data:`TRANSLIT_SOURCES` (and the head of the body), so a query word costs one
+#: key lookup instead of one per field.
+TRANSLIT_FIELD = "translit"
+TRANSLIT_WEIGHT = 2.0
+TRANSLIT_SOURCES = ("symptom", "aliases", "title", "summary", "mechanism", "systems", "tagtext")
+#: Characters of the body that go into the sound-key field.
+TRANSLIT_BODY_CHARS = 4000
+
+#: Item kinds (the values of the ``kind:`` filter).
+KINDS = ("article", "experience", "index-line", "node", "notes", "notebook", "skill", "entity",
+         "proposal")
+
+#: Index reads a file up to this size (bytes), far above the preview limit, so a 5 MB note
+#: is searchable to its end (``B22``).
+INDEX_MAX_FILE_BYTES = 32 * 1024 * 1024
+#: Stored body text kept for snippets (characters).
+STORED_BODY_CHARS = 200_000
+
+_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
+
+
+@dataclass(slots=True)
+class Source:
+    """One file the index reads: ``rel`` (workspace-relative, ``/``), ``path`` (absolute),
+    ``kind`` (``tree``, ``notes``, ``notebook``, ``skill``, ``graph``)."""
+
+    rel: str
+    path: Path
+    kind: str
+
+
+@dataclass(slots=True)
+class Scan:
+    """The sources found by :func:`scan`, and the problems met while walking."""
+
+    sources: list[Source] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple, set)):
+        return "\n".join(_text(v) for v in value)
+    if isinstance(value, dict):
+        return "\n".join(f"{k}: {_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _tags(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[,\s]+", value) if v]
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [str(v).strip().lower() for v in value if str(v).strip()]
+
+
+def scan(ws: Workspace) -> Scan:
+    """Walk the workspace for searchable files (never follows symlinks out of it).
+
+    Returns:
+        A :class:`Scan`: sources sorted by path; findings for directories named like notes
+        (``search-file-skipped``), broken links (``symlink-broken``) and links leaving the
+        workspace (``symlink-outside``) — ``B05``.
+    """
+    out = Scan()
+    root = ws.root
+    special = {MEMBER_NOTES: "notes", NOTEBOOK: "notebook"}
+    skip_top = set(OPERATOR_FILES) | {GRAPH_FILE}
+    for folder, dirnames, filenames in os.walk(ws.memory, followlinks=False):
+        here = Path(folder)
+        keep = []
+        for d in sorted(dirnames):
+            full = here / d
+            if d.startswith(".") or (here == ws.root and d in ("skills", "shared-skills", "sessions")):
+                continue
+            if d.endswith(".md"):
+                out.findings.append(Finding.make(
+                    "search-file-skipped", rel(root, full), "is a directory, not a note",
+                    "rename the folder so its name does not end in .md"))
+            if full.is_symlink():
+                continue  # never walk into linked folders
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            full = here / name
+            shown = rel(root, full)
+            if full.is_symlink():
+                if not full.exists():
+                    out.findings.append(Finding.make(
+                        "symlink-broken", shown, "is a broken link (points at nothing); not indexed",
+                        "remove the link or restore its target"))
+                    continue
+                if not is_inside(root, full):
+                    out.findings.append(Finding.make(
+                        "symlink-outside", shown, "links outside the workspace; not indexed",
+                        "copy the file into the workspace instead of linking it"))
+                    continue
+            if not full.is_file():
+                continue
+            if here == ws.memory and name in skip_top:
+                continue
+            kind = special.get(name, "tree") if here == ws.memory else "tree"
+            out.sources.append(Source(shown, full, kind))
+    graph = ws.graph_file
+    if graph.is_file() and is_inside(root, graph):
+        out.sources.append(Source(rel(root, graph), graph, "graph"))
+    for label, skill_root in ws.skill_roots.items():
+        if not skill_root.is_dir():
+            continue
+        for skill_dir in sorted(skill_root.iterdir()):
+            skill = skill_dir / "SKILL.md"
+            if skill.is_file() and is_inside(root, skill):
+                out.sources.append(Source(rel(root, skill), skill, "skill"))
+    out.sources.sort(key=lambda s: s.rel)
+    return out
+
+
+def fingerprint(data: bytes) -> str:
+    """The content hash the incremental update compares (SHA-1 hex, 40 characters)."""
+    return hashlib.sha1(data).hexdigest()
+
+
+def source_for(ws: Workspace, shown: str) -> Source | None:
+    """The :class:`Source` of one workspace-relative path, without walking the tree (the fast
+    path after a save); ``None`` when the path is not something the index reads, does not
+    exist, or leads outside the workspace."""
+    path = ws.root / shown
+    if not path.is_file() or not is_inside(ws.root, path):
+        return None
+    if path == ws.graph_file:
+        return Source(shown, path, "graph")
+    for skill_root in ws.skill_roots.values():
+        if path.name == "SKILL.md" and path.parent.parent == skill_root:
+            return Source(shown, path, "skill")
+    if path.suffix != ".md" or ws.memory not in path.parents:
+        return None
+    if any(part.startswith(".") for part in path.relative_to(ws.memory).parts):
+        return None
+    if path.parent == ws.memory:
+        if path.name in OPERATOR_FILES:
+            return None
+        return Source(shown, path, {MEMBER_NOTES: "notes", NOTEBOOK: "notebook"}.get(path.name, "tree"))
+    return Source(shown, path, "tree")
+
+
+def _node_of(ws: Workspace, folder: Path, cache: dict[Path, str]) -> str:
+    """The node (memory-tree-relative folder with an AGENTS.md) holding ``folder``."""
+    chain = []
+    while True:
+        if folder in cache:
+            found = cache[folder]
+            break
+        chain.append(folder)
+        if (folder / NODE_INDEX).is_file():
+            found = rel(ws.memory, folder) if folder != ws.memory else ""
+            break
+        if folder == ws.memory or ws.memory not in folder.parents:
+            found = ""
+            break
+        folder = folder.parent
+    for f in chain:
+        cache[f] = found
+    return found
+
+
+@dataclass(slots=True)
+class Parsed:
+    """The documents of one source, and the findings met reading it."""
+
+    docs: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    ok: bool = True
+
+
+def _base(src: Source, kind: str, path: str, node: str = "") -> dict[str, Any]:
+    return {"source": src.rel, "kind": kind, "path": path, "node": node, "state": "active",
+            "owner": "", "tag": "", "entry_id": "", "target": ""}
+
+
+def parse(ws: Workspace, src: Source, text: str, node_cache: dict[Path, str] | None = None,
+          owners: dict[str, str] | None = None) -> Parsed:
+    """Turn the text of ``src`` into index documents.
+
+    Args:
+        ws: the workspace.
+        src: the source (its ``kind`` decides the parsing).
+        text: the decoded file text.
+        node_cache: folder → node memo shared across one update (optional).
+        owners: node → owner profile from node front matter and ``memtui.toml`` (optional).
+
+    Returns:
+        :class:`Parsed`; broken front matter gives a ``front-matter-invalid`` finding and the
+        file is still indexed as plain text; a bad graph line is skipped with a finding.
+    """
+    node_cache = {} if node_cache is None else node_cache
+    owners = owners or {}
+    out = Parsed()
+    if src.kind == "graph":
+        _parse_graph(src, text, out)
+        return out
+    fm = split(text)
+    meta = fm.meta if isinstance(fm.meta, dict) else {}
+    if fm.error:
+        out.findings.append(Finding.make(
+            "front-matter-invalid", src.rel, f"front matter: {fm.error}; indexed as plain text",
+            "fix the YAML between the --- lines", line=fm.error_line))
+    body = fm.body
+    if src.kind == "skill":
+        doc = _base(src, "skill", src.rel, "")
+        doc.update(title=_text(meta.get("name")) or src.path.parent.name,
+                   summary=_text(meta.get("description")), body=body)
+        out.docs.append(doc)
+        return out
+    if src.kind in ("notes", "notebook"):
+        doc = _base(src, src.kind, src.rel, "")
+        heading = _HEADING.search(body)
+        doc.update(title=heading.group(1) if heading else src.path.name, body=body)
+        out.docs.append(doc)
+        return out
+    folder = src.path.parent
+    node = _node_of(ws, folder, node_cache)
+    owner = _text(meta.get("owner")).strip() or owners.get(node, "")
+    if src.path.name == NODE_INDEX:
+        heading = _HEADING.search(body)
+        doc = _base(src, "node", src.rel, node)
+        doc.update(title=_text(meta.get("title")) or (heading.group(1) if heading else node or "memory"),
+                   summary=_text(meta.get("summary") or meta.get("description")), body=body,
+                   owner=owner)
+        out.docs.append(doc)
+        prefix = f"{ws.memory_rel}/" if ws.memory_rel else ""
+        for entry in parse_index(text, node, src.rel).entries:
+            if entry.path is None:
+                continue
+            line_doc = _base(src, "index-line", src.rel, node)
+            line_doc.update(title=entry.title, summary=entry.one_liner or "",
+                            target=prefix + entry.path, owner=owner, line=entry.line)
+            out.docs.append(line_doc)
+        return out
+    is_exp = "symptom" in meta or "mechanism" in meta or "experience" in node.split("/")
+    state = _text(meta.get("state")).strip().lower() or "active"
+    doc = _base(src, "experience" if is_exp else "article", src.rel, node)
+    tags = _tags(meta.get("tags"))
+    heading = _HEADING.search(body)
+    doc.update(
+        title=_text(meta.get("title")) or (heading.group(1) if heading else src.path.stem),
+        summary=_text(meta.get("summary") or meta.get("description")),
+        aliases=_text(meta.get("aliases")),
+        symptom=_text(meta.get("symptom")),
+        systems=_text(meta.get("systems")),
+        environment=_text(meta.get("environment")),
+        mechanism=_text(meta.get("mechanism")),
+        fix_shape=_text(meta.get("fix_shape")),
+        tagtext=" ".join(tags),
+        tag=",".join(tags),
+        body=body,
+        owner=owner,
+        state=state,
+        entry_id=_text(meta.get("id")).strip(),
+    )
+    out.docs.append(doc)
+    return out
+
+
+def _parse_graph(src: Source, text: str, out: Parsed) -> None:
+    """Entities of a server-memory JSONL graph; bad lines become findings and are skipped."""
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line.lstrip("\ufeff"))
+        except json.JSONDecodeError as exc:
+            out.findings.append(Finding.make(
+                "search-file-skipped", src.rel, f"line is not JSON ({exc.msg}); not indexed",
+                "fix or remove the line", line=lineno))
+            continue
+        if not isinstance(item, dict) or item.get("type") != "entity":
+            continue
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        doc = _base(src, "entity", f"{src.rel}#{name}", "")
+        obs = item.get("observations")
+        doc.update(title=name, summary=_text(item.get("entityType")),
+                   body=_text(obs if isinstance(obs, list) else ""), line=lineno)
+        out.docs.append(doc)
+
+
+def read_source(src: Source) -> tuple[bytes | None, Finding | None]:
+    """The bytes of ``src`` (up to :data:`INDEX_MAX_FILE_BYTES`), or a finding why not."""
+    tf = read_text(src.path, src.rel, limit=INDEX_MAX_FILE_BYTES, note_encoding=False)
+    if not tf.ok:
+        return None, tf.findings[0] if tf.findings else None
+    return tf.text.encode("utf-8"), (tf.findings[0] if tf.findings else None)
+
+
+def iter_owner_map(ws: Workspace) -> dict[str, str]:
+    """Node → owner profile (``""`` when none), resolved by :meth:`MemoryTree.owner`: the
+    node's ``AGENTS.md`` front matter, then ``memtui.toml [owners]``, then the parent's
+    (seed 000 §7.4b). Lazy: a node is resolved when first asked for."""
+    tree = MemoryTree(ws)
+
+    class _Owners(dict):
+        def __missing__(self, node: str) -> str:
+            value = tree.owner(node)[0] or ""
+            self[node] = value
+            return value
+
+    return _Owners()
+
+
+def iter_docs(parsed: Parsed) -> Iterator[dict[str, Any]]:
+    """The documents of ``parsed`` (a convenience for callers that only want documents)."""
+    yield from parsed.docs

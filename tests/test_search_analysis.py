@@ -1,0 +1,100 @@
+"""Search analysis: tokenising, normalising, stemming, Latin-letter Bulgarian (issue 8)."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from memtui.core.frontmatter import split
+from memtui.core.search.analysis import KEY_MARK, normalize, stem_bg, terms, translit_key, words
+from memtui.core.search.query import snippet_for
+
+
+def _terms(text: str) -> list[str]:
+    return [t for t, _ in terms(text)]
+
+
+@pytest.mark.parametrize("word, stem", [
+    # definite articles (Savoy 2007: -ът, -ят, -та, -то, -те, -ия, -ият)
+    ("полицата", "полиц"), ("полица", "полиц"), ("графикът", "график"),
+    ("учителят", "учител"), ("грешките", "грешк"),
+    # plurals with stem changes: -ци → -к, -зи → -г, -си → -х, -ове, е…и → я
+    ("ученици", "ученик"), ("подлози", "подлог"), ("градове", "град"), ("брегове", "брег"),
+    ("успехи", "успях"),  # the е…и → я rule (as for бряг/брези) applies to every such word
+    # short words are kept
+    ("ток", "ток"), ("да", "да"),
+])
+def test_savoy_bulgarian_stemmer(word: str, stem: str) -> None:
+    assert stem_bg(word) == stem
+
+
+def test_inflected_forms_share_one_stem() -> None:
+    forms = ["грешка", "грешката", "грешки", "грешките"]
+    assert len({stem_bg(f) for f in forms}) == 1
+
+
+def test_normalize_folds_case_nfd_stress_and_yo() -> None:
+    nfd = unicodedata.normalize("NFD", "Издайте")  # й decomposed into и + breve
+    assert normalize(nfd) == "издайте"
+    assert normalize("па\u0301мет") == "памет"  # stress mark removed
+    assert normalize("ЁЛКА") == "елка"
+    assert normalize("Café") == "cafe"
+    assert _terms(nfd) == _terms("издайте")  # NFD no longer splits the word
+
+
+def test_latin_letter_bulgarian_meets_cyrillic() -> None:
+    latin = {t for t in _terms("ne moga da izdam polica") if t.startswith(KEY_MARK)}
+    cyrillic = {t for t in _terms("Не мога да издам полицата") if t.startswith(KEY_MARK)}
+    assert latin and latin == cyrillic
+    assert translit_key("zatvorya") == translit_key("затворя")
+    assert translit_key("kasata") == translit_key("касата") == translit_key("каса")
+
+
+def test_function_words_are_dropped_in_both_scripts() -> None:
+    assert _terms("не мога да") == []
+    assert _terms("ne moga da") == []
+    assert _terms("the and of") == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("ORA-00001", {"ora-00001", "ora", "00001"}),
+    ("(POL.PK_POLICY)", {"pol.pk_policy", "pk_policy", "pol", "pk", "polici"}),
+    ("/api/claims/submit", {"api/claims/submit", "api", "claim", "submit"}),
+    ("NullPointerException", {"nullpointerexcept", "null", "pointer", "except"}),
+])
+def test_identifiers_kept_whole_and_by_parts(text: str, expected: set[str]) -> None:
+    plain = {t for t in _terms(text) if not t.startswith(KEY_MARK)}
+    assert expected <= plain
+
+
+def test_word_offsets_are_code_points_of_the_input() -> None:
+    text = "📧 ✅ Журнал: память"
+    for w in words(text):
+        assert text[w.start:w.end] == w.text
+
+
+def test_b08_snippet_highlights_whole_cyrillic_words(shared: Path) -> None:
+    """B08: each expected highlight is exactly a span of the snippet, on its own line."""
+    folder = shared / "bug-inputs" / "B08"
+    body = split((folder / "notes" / "highlight-mix.md").read_text("utf-8")).body
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    checked = 0
+    for row in (folder / "expected-highlights.tsv").read_text("utf-8").splitlines():
+        if not row.strip() or row.startswith("#"):
+            continue
+        query, line_no, exact = row.split("\t")[:3]
+        line = lines[int(line_no) - 1]
+        highlight = {t for t, _ in terms(query)}
+        snip = snippet_for({"body": line}, highlight, width=400)
+        assert snip is not None and snip.text == line  # text never altered
+        marked = [snip.text[s:e] for s, e in snip.spans]
+        assert exact in marked, (query, line, marked)
+        checked += 1
+    assert checked >= 8
+    # ёлка and елка are one word for search: both highlighted, consistently
+    line4 = lines[3]
+    snip = snippet_for({"body": line4}, {t for t, _ in terms("елка")}, width=400)
+    assert snip is not None
+    assert sorted(snip.text[s:e] for s, e in snip.spans) == ["елка", "ёлка"]

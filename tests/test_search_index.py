@@ -1,0 +1,287 @@
+"""The search index: incremental updates, locks (B05), damage (B06), filters, queries (issue 8)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memtui.core.search import index as index_mod
+from memtui.core.search.index import IndexBusyError, SearchIndex
+from memtui.core.search.query import QueryError, search
+from memtui.core.workspace import Workspace
+
+ARTICLE = """---
+id: {id}
+title: "{title}"
+summary: "{summary}"
+owner: {owner}
+state: {state}
+tags: [{tags}]
+---
+
+{body}
+"""
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _article(folder: Path, name: str, **kw: str) -> Path:
+    values = {"id": name, "title": name, "summary": "", "owner": "support.curator", "state": "active",
+              "tags": "", "body": ""}
+    values.update(kw)
+    path = folder / f"{name}.md"
+    _write(path, ARTICLE.format(**values))
+    return path
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    mem = root / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n\n- [Payments](payments/AGENTS.md) — payments node\n")
+    _write(mem / "payments" / "AGENTS.md",
+           "# Payments\n\n- [Card refunds](refunds.md) — refunds to the card go through PayGate\n")
+    _article(mem / "payments", "refunds", title="Card refunds", summary="refunds to the card",
+             tags="refund, card", body="A refund to a card is sent through the gateway.")
+    _article(mem / "payments", "draft", title="Wombat draft", state="proposed",
+             body="wombatquartz proposal text")
+    _write(mem / "MEMORY_CUSTOM.md", "# Notes\n\nMy member note about квитанция.\n")
+    _write(mem / "graph.jsonl",
+           '{"type":"entity","name":"PayGate","entityType":"system","observations":["card gateway"]}\n'
+           "not json at all\n")
+    _write(root / "skills" / "refund-check" / "SKILL.md",
+           "---\nname: refund-check\ndescription: Use when a refund is late.\n---\nSteps.\n")
+    return Workspace.open(root)
+
+
+def _paths(res) -> list[str]:  # noqa: ANN001
+    return [h.path for h in res.hits]
+
+
+def test_every_kind_is_indexed_and_found(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    report = idx.update()
+    assert report.rebuilt and report.documents >= 6
+    kinds = {h.kind for h in search(idx, "refund", limit=50).hits}
+    assert {"article", "index-line", "skill"} <= kinds
+    assert search(idx, "квитанции").hits[0].kind == "notes"  # Bulgarian plural meets singular
+    assert search(idx, "kind:entity gateway").hits[0].path == "memory/graph.jsonl#PayGate"
+    # the bad graph line is a finding with its line number, not a crash
+    bad = [f for f in report.findings if f.code == "search-file-skipped" and f.path.endswith("graph.jsonl")]
+    assert bad and bad[0].line == 2
+
+
+def test_proposals_hidden_unless_asked(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    assert search(idx, "wombatquartz").hits == []
+    shown = search(idx, "wombatquartz", include_proposed=True).hits
+    assert [h.state for h in shown] == ["proposed"]
+    assert [h.state for h in search(idx, "wombatquartz state:proposed").hits] == ["proposed"]
+
+
+def test_filters(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    assert _paths(search(idx, "refund tag:card")) == ["memory/payments/refunds.md"]
+    assert search(idx, "refund tag:nosuchtag").hits == []
+    assert {h.node for h in search(idx, "refund node:payments").hits} == {"payments"}
+    assert {h.kind for h in search(idx, "refund owner:support.curator").hits} <= {"article", "index-line", "node"}
+    assert {h.kind for h in search(idx, "refund", kinds=["skill"]).hits} == {"skill"}
+
+
+def test_phrase_prefix_fuzzy_and(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    assert "memory/payments/refunds.md" in _paths(search(idx, '"sent through the gateway"'))
+    assert search(idx, '"gateway through sent"').hits == []  # order matters in a phrase
+    assert "memory/payments/refunds.md" in _paths(search(idx, "gatew*"))
+    assert "memory/payments/refunds.md" in _paths(search(idx, "gatewya~"))
+    both = _paths(search(idx, "refund AND gateway", limit=50))
+    assert "memory/payments/refunds.md" in both and "skills/refund-check/SKILL.md" not in both
+
+
+@pytest.mark.parametrize("query, words", [
+    ('"unclosed phrase', "not closed"),
+    ("ab*", "at least 3 letters"),
+    ("kind:nonsense refund", "not a kind"),
+    ("   ", "empty"),
+])
+def test_bad_query_is_a_clear_error(ws: Workspace, query: str, words: str) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    with pytest.raises(QueryError, match=words):
+        search(idx, query)
+
+
+def test_pasted_ticket_syntax_is_text(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    res = search(idx, "Error: (refund) „card“ – gateway: 500 [x] {y}")
+    assert res.hits and res.hits[0].path == "memory/payments/refunds.md"
+
+
+def test_incremental_add_change_delete(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    again = idx.update()
+    assert (again.added, again.updated, again.removed) == (0, 0, 0) and not again.rebuilt
+    node = ws.memory / "payments"
+    new = _article(node, "cash", body="cash desk closing difference")
+    rep = idx.update()
+    assert rep.added == 1 and _paths(search(idx, "closing difference"))[0] == "memory/payments/cash.md"
+    new.write_text(new.read_text("utf-8").replace("closing difference", "wombatquartz"), "utf-8")
+    os.utime(new, ns=(time.time_ns(), time.time_ns() + 10**9))
+    rep = idx.update(only=["memory/payments/cash.md"])  # the fast path after a save
+    assert rep.updated == 1
+    assert _paths(search(idx, "wombatquartz")) == ["memory/payments/cash.md"]
+    assert search(idx, "closing").hits == []
+    # touched but same bytes: hashed, not re-indexed
+    os.utime(new, ns=(time.time_ns(), time.time_ns() + 5 * 10**9))
+    rep = idx.update()
+    assert rep.updated == 0 and rep.unchanged >= 1
+    new.unlink()
+    rep = idx.update()
+    assert rep.removed == 1 and search(idx, "wombatquartz").hits == []
+
+
+def test_schema_change_rebuilds(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    monkeypatch.setattr(index_mod, "SCHEMA_VERSION", index_mod.SCHEMA_VERSION + 1)
+    rep = SearchIndex(ws).update()
+    assert rep.rebuilt and rep.added >= 5
+    assert json.loads((idx.dir / "manifest.json").read_text())["schema"] == index_mod.SCHEMA_VERSION
+
+
+def test_progress_callback(ws: Workspace) -> None:
+    calls: list[tuple[int, int]] = []
+    SearchIndex(ws).update(progress=lambda d, t: calls.append((d, t)))
+    assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1] == calls[0][1] > 0
+
+
+# -- B05: locks and traps -----------------------------------------------------------------
+def test_b05_traps_reported_and_skipped_rest_indexed(shared: Path, tmp_path: Path) -> None:
+    root = tmp_path / "b05"
+    root.mkdir()
+    subprocess.run([sys.executable, str(shared / "bug-inputs" / "B05" / "make_notes.py"),
+                    str(root / "memory"), "40"], check=True, capture_output=True)
+    ws = Workspace.open(root)
+    idx = SearchIndex(ws)
+    rep = idx.update()
+    found = {(f.code, Path(f.path).name) for f in rep.findings}
+    assert ("not-utf8", "m-trap-invalid-utf8.md") in found
+    assert ("search-file-skipped", "m-trap-is-a-directory.md") in found
+    assert ("symlink-broken", "m-trap-dangling-link.md") in found
+    assert rep.documents == 40
+    # the writer was not left open: a save after the traps is searchable
+    note = sorted((root / "memory").glob("z-note-*.md"))[0]
+    note.write_text(note.read_text("utf-8") + "\nwombatquartz\n", "utf-8")
+    idx.update(only=[ws.shown(note)])
+    assert _paths(search(idx, "wombatquartz")) == [ws.shown(note)]
+
+
+def test_b05_busy_index_says_who_and_stale_lock_file_is_harmless(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    assert any(p.name.endswith("WRITELOCK") for p in idx.dir.iterdir())  # the file stays …
+    _article(ws.memory / "payments", "late", body="late refund")
+    assert idx.update().added == 1  # … and does not block
+    monkeypatch.setattr(index_mod, "LOCK_WAIT_SECONDS", 0.2)
+    holder = idx.open().writer()  # another writer holds the lock
+    (idx.dir / index_mod.PIDFILE).write_text(str(os.getpid()))
+    try:
+        _article(ws.memory / "payments", "later", body="later refund")
+        with pytest.raises(IndexBusyError, match=rf"another memtui process \(pid {os.getpid()}\)"):
+            SearchIndex(ws).update()
+    finally:
+        holder.cancel()
+    assert SearchIndex(ws).update().added == 1  # once released, the update goes through
+
+
+# -- B06: damaged index -------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["missing-segment", "empty-toc", "half-segment", "orphans"])
+def test_b06_damaged_index_is_rebuilt_with_a_finding(ws: Workspace, shared: Path, mode: str) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    for i in range(3):  # several segments, as in B06 step 1
+        _article(ws.memory / "payments", f"extra{i}", body=f"extra note {i} refund")
+        idx.update()
+    before = sorted(_paths(search(idx, "refund", limit=50)))
+    files_before = {p: p.read_bytes() for p in ws.memory.rglob("*") if p.is_file()}
+    if mode == "missing-segment" and not list(idx.dir.glob("*.seg")):
+        # memtui writes segments uncompounded (no .seg file): lose one segment's postings
+        sorted(idx.dir.glob("*.trm"))[0].unlink()
+    else:
+        done = subprocess.run(["sh", str(shared / "bug-inputs" / "B06" / "damage_index.sh"),
+                               str(idx.dir), mode], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    fresh = SearchIndex(ws)  # as at the next start
+    res = search(fresh, "refund", limit=50)
+    damaged = [f for f in res.findings if f.code == "search-index-damaged"]
+    if mode == "orphans":
+        assert damaged == []
+    else:
+        assert len(damaged) == 1 and "rebuilding" in damaged[0].message
+    assert sorted(_paths(res)) == before
+    assert {p: p.read_bytes() for p in ws.memory.rglob("*") if p.is_file()} == files_before
+
+
+def test_unwritable_index_folder_is_a_clear_error(ws: Workspace) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores folder permissions")
+    state = ws.state_dir
+    state.mkdir()
+    os.chmod(state, 0o500)
+    try:
+        with pytest.raises(index_mod.IndexWriteError, match="cannot be written"):
+            SearchIndex(ws).update()
+    finally:
+        os.chmod(state, 0o700)
+    assert SearchIndex(ws).update().documents > 0
+    shutil.rmtree(state)
+
+
+def test_disk_full_during_commit_is_reported_and_index_recovers(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """B06 step 5: a write failing for lack of space is reported at once and leaves the
+    index usable; the next update catches up."""
+    import errno
+
+    from whoosh.writing import SegmentWriter
+
+    idx = SearchIndex(ws)
+    idx.update()
+    _article(ws.memory / "payments", "full", body="wombatquartz after the disk filled")
+
+    def no_space(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(SegmentWriter, "commit", no_space)
+        with pytest.raises(index_mod.IndexWriteError, match="No space left"):
+            idx.update()
+    assert search(idx, "refund").hits  # still readable
+    assert idx.update().added == 1  # lock released, catches up
+    assert _paths(search(idx, "wombatquartz")) == ["memory/payments/full.md"]
+
+
+def test_fast_path_after_save_adds_and_removes_single_files(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    new = _article(ws.memory / "payments", "saved", body="wombatquartz saved in memtui")
+    rep = idx.update(only=["memory/payments/saved.md", "../outside.md", "memory/payments/nothing.md"])
+    assert (rep.added, rep.removed) == (1, 0)
+    assert _paths(search(idx, "wombatquartz")) == ["memory/payments/saved.md"]
+    new.unlink()
+    rep = idx.update(only=["memory/payments/saved.md"])
+    assert rep.removed == 1 and search(idx, "wombatquartz").hits == []

@@ -1,0 +1,122 @@
+"""The triage test (seed 000 §7.2) on ../shared/triage, and the search CLI (issue 8)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memtui.cli import main
+from memtui.core.search import triage
+from memtui.core.workspace import Workspace
+
+#: Floors a regression must not cross (measured: hit@5 97.2 %, false-precedent 5 %).
+HIT5_FLOOR = 0.88
+FALSE_PRECEDENT_CEILING = 0.10
+
+
+@pytest.fixture(scope="module")
+def triage_ws(tmp_path_factory: pytest.TempPathFactory, shared: Path) -> Path:
+    """The triage memory as a workspace in a temporary folder (../shared is read-only)."""
+    root = tmp_path_factory.mktemp("triage") / "ws"
+    shutil.copytree(shared / "triage" / "memory", root / "memory")
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(triage_ws: Path, shared: Path) -> triage.TriageReport:
+    cases = triage.load_cases(shared / "triage" / "dev-cases.jsonl")
+    return triage.run(Workspace.open(triage_ws), cases)
+
+
+def test_memtui_finds_the_precedent(report: triage.TriageReport) -> None:
+    ours = report.memtui
+    assert ours["cases"] == 40 and ours["with_relevant"] == 36
+    assert ours["hit@5"] >= HIT5_FLOOR
+    assert ours["false_precedent_rate"] <= FALSE_PRECEDENT_CEILING
+    assert ours["hit@1"] > report.baseline["hit@1"]
+    # the point of the set: Bulgarian tickets are found as well as English ones
+    by_lang = ours["hit@5_by_language"]
+    assert by_lang["bg"] >= 0.85 and by_lang["bg-latn"] >= 0.7 and by_lang["en"] >= 0.85
+
+
+def test_baseline_reproduces_the_readme(report: triage.TriageReport) -> None:
+    """The README's grep baseline: hit@1 8.3 %, hit@5 22.2 %, false-precedent 7.5 %."""
+    base = report.baseline
+    assert round(base["hit@1"], 3) == 0.083
+    assert round(base["hit@5"], 3) == 0.222
+    assert round(base["false_precedent_rate"], 3) == 0.075
+    assert round(base["hit@5_by_language"]["bg"], 3) == 0.105
+
+
+def test_threshold_empties_answers_without_precedent(report: triage.TriageReport, shared: Path) -> None:
+    cases = {c.id: c for c in triage.load_cases(shared / "triage" / "dev-cases.jsonl")}
+    for r in report.results:
+        assert all(s >= report.threshold for s in r.scores)
+        assert len(set(r.ranked)) == len(r.ranked)  # each entry once
+    empty = [r for r in report.results if not r.ranked]
+    assert any(not cases[r.id].relevant for r in empty)
+
+
+def test_metrics_follow_the_readme_definitions() -> None:
+    cases = [triage.Case("a", "t", "bg", ["x"], ["n"]), triage.Case("b", "t", "en", ["y"], []),
+             triage.Case("c", "t", "en", [], ["x"]), triage.Case("d", "t", "bg", ["z"], [])]
+    results = [triage.Ranked("a", ["n", "x"], [3, 2], 10.0), triage.Ranked("b", ["y"], [3], 20.0),
+               triage.Ranked("c", ["q"], [2], 5.0)]  # d has no line: an empty answer
+    m = triage.metrics(cases, results)
+    assert m["hit@1"] == pytest.approx(1 / 3) and m["hit@5"] == pytest.approx(2 / 3)
+    assert m["false_near_miss_rate"] == 0.25 and m["false_no_precedent_rate"] == 0.25
+    assert m["false_precedent_rate"] == 0.5
+    assert m["mrr"] == pytest.approx((0.5 + 1 + 0) / 3)
+    assert m["first_relevant_rank_mean"] == 1.5
+    assert m["hit@5_by_language"] == {"bg": 0.5, "en": 1.0}
+
+
+def test_bad_cases_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "cases.jsonl"
+    bad.write_text('{"id": "c1", "ticket": "x"}\n{oops\n', "utf-8")
+    with pytest.raises(triage.CasesError, match=r"cases.jsonl:2: not JSON"):
+        triage.load_cases(bad)
+
+
+# -- CLI ------------------------------------------------------------------------------------
+def test_cli_eval_triage_writes_results(triage_ws: Path, tmp_path: Path, shared: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ranked.jsonl"
+    code = main(["eval", "triage", "-w", str(triage_ws), "--cases",
+                 str(shared / "triage" / "dev-cases.jsonl"), "--results", str(out), "--json"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["memtui"]["hit@5"] >= HIT5_FLOOR and data["threshold"] == triage.DEFAULT_THRESHOLD
+    lines = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
+    assert len(lines) == 40 and set(lines[0]) == {"id", "ranked", "scores", "ms"}
+
+
+def test_cli_search_json_and_exit_codes(triage_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "-w", str(triage_ws), "--json", "--limit", "3", "ORA-00001 PK_POLICY"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["hits"]) == 3 and data["hits"][0]["snippet"]["spans"]
+    assert main(["search", "-w", str(triage_ws), "zzzqqqxxyy"]) == 1
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "-w", str(triage_ws), '"unclosed'])
+    assert exc.value.code == 2 and "not closed" in capsys.readouterr().err
+
+
+def test_cli_index_status_and_rebuild(triage_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["index", "-w", str(triage_ws), "--rebuild", "--json"]) == 0
+    rebuilt = json.loads(capsys.readouterr().out)
+    assert rebuilt["rebuilt"] and rebuilt["added"] > 90
+    assert main(["index", "-w", str(triage_ws), "--status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["documents"] == rebuilt["documents"] and status["sources"] == rebuilt["added"]
+
+
+def test_threshold_setting_comes_from_memtui_toml(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    assert triage.threshold_setting(Workspace.open(root)) == triage.DEFAULT_THRESHOLD
+    (root / "memtui.toml").write_text("[search]\nprecedent_threshold = 3.5\n", "utf-8")
+    assert triage.threshold_setting(Workspace.open(root)) == 3.5

@@ -1076,6 +1076,49 @@ class DeleteEntity(Operation):
 
 
 @dataclass(frozen=True)
+class ImportRecords(Operation):
+    """Bring another graph's records in, as the server's tools would, without duplicates.
+
+    A new name is created (server form, appended after the last entity); an existing name
+    gets the observations it lacks (on its first record, as ``add_observations`` does); a
+    relation is created unless the same triple exists. Nothing in this graph is removed.
+    """
+
+    entities: tuple[Entity, ...]
+    relations: tuple[Relation, ...]
+
+    def apply(self, graph: Graph) -> Change:
+        self._editable(graph)
+        current = graph
+        created = extended = related = 0
+        for entity in self.entities:
+            if current.find(entity.name):
+                before = current.entity(entity.name).observations
+                lines = list(current.lines)
+                missing = tuple(o for o in dict.fromkeys(entity.observations) if o not in before)
+                if missing:
+                    target = current.entity(entity.name)
+                    lines[target.line - 1] = _rewrite(
+                        lines[target.line - 1], Entity(target.name, target.entity_type, before + missing))
+                    current = current.replaced(lines)
+                    extended += 1
+            else:
+                current = CreateEntity(entity.name, entity.entity_type, entity.observations).apply(current).graph
+                created += 1
+        existing = {r.triple for r in current.relations}
+        lines = list(current.lines)
+        for relation in self.relations:
+            if relation.triple not in existing:
+                existing.add(relation.triple)
+                lines.insert(_insert_position(lines, RELATION), _new_line(current, Relation(*relation.triple)))
+                related += 1
+        if not (created or extended or related):
+            return Change(graph, "every imported record is already in the graph", changed=False)
+        return Change(current.replaced(lines), f"imported {created} new entit{'ies' if created != 1 else 'y'}, "
+                      f"observations for {extended}, {related} new relation{'s' if related != 1 else ''}")
+
+
+@dataclass(frozen=True)
 class ConvertLegacy(Operation):
     """Rewrite a legacy single-object file as one record a line, in the server's form."""
 

@@ -356,3 +356,18 @@ def test_failed_write_leaves_the_file_untouched(tmp_path: Path, monkeypatch: pyt
     with pytest.raises(OSError):
         g.commit(target, g.load(target), g.AddObservation("a", "x"))
     assert target.read_bytes() == data
+
+
+def test_undo_restores_the_previous_bytes_unless_the_file_changed_since(tmp_path: Path) -> None:
+    target = tmp_path / "graph.jsonl"
+    original = _graph_bytes(E("a", obs=["one"]), final_newline=False)
+    target.write_bytes(original)
+    before = g.load(target)
+    saved = g.commit(target, before, g.AddObservation("a", "two"))
+    g.commit(target, saved.graph, g.Restore(before, saved.graph.source_sha256))
+    assert target.read_bytes() == original
+    saved = g.commit(target, g.load(target), g.AddObservation("a", "two"))
+    target.write_bytes(target.read_bytes() + b"\n")  # an agent touched it
+    with pytest.raises(g.GraphConflictError):
+        g.commit(target, saved.graph, g.Restore(before, saved.graph.source_sha256))
+    assert target.read_bytes().endswith(b"\n")

@@ -1121,6 +1121,23 @@ class ImportRecords(Operation):
                       f"observations for {extended}, {related} new relation{'s' if related != 1 else ''}")
 
 
+@dataclass(frozen=True, eq=False)
+class Restore(Operation):
+    """Undo: put back the lines of ``previous`` if the file is still exactly what the undone
+    edit wrote (sha256 ``written``); otherwise refuse, since undoing would overwrite a later
+    change (the TUI's "undo the last action", issue 4)."""
+
+    previous: Graph
+    written: str
+    summary: str = "undid the last action"
+
+    def apply(self, graph: Graph) -> Change:
+        if graph.source_sha256 != self.written:
+            raise GraphEditError("the graph changed after the last action, so it cannot be undone "
+                                 "without losing that change; reload and edit by hand.")
+        return Change(graph.replaced(list(self.previous.lines)), self.summary)
+
+
 @dataclass(frozen=True)
 class ConvertLegacy(Operation):
     """Rewrite a legacy single-object file as one record a line, in the server's form."""

@@ -34,6 +34,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "one-liner-mismatch": (Severity.WARNING, "the index one-liner differs from the article's `summary`"),
     "front-matter-invalid": (Severity.ERROR, "YAML front matter cannot be parsed"),
     "front-matter-unclosed": (Severity.ERROR, "front matter opened with `---` is never closed"),
+    "front-matter-duplicate-key": (Severity.WARNING, "a front matter key is given twice (the last value is used)"),
     "front-matter-not-mapping": (Severity.ERROR, "front matter is not a mapping of keys to values"),
     "not-utf8": (Severity.ERROR, "a text file is not valid UTF-8 (or is binary)"),
     "file-unreadable": (Severity.ERROR, "a file cannot be read (permissions, or it vanished)"),

@@ -1,0 +1,37 @@
+"""``memtui themes``: the colour themes available to ``memtui --theme NAME``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from memtui import userconfig
+from memtui.commands import _common
+from memtui.commands._common import ExitCode
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``memtui themes``."""
+    parser = sub.add_parser("themes", help="list the colour themes (and which one is remembered)",
+                            description="List the theme files memtui loads at start-up, with any "
+                                        "file that was rejected and why.")
+    _common.add_json_arg(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the theme names; exit 1 when a theme file was rejected."""
+    from memtui.ui.themes import load_themes  # imports Textual's colour parser, not the app
+
+    loaded = load_themes()
+    current = userconfig.get("theme")
+    if args.json:
+        _common.emit_json({"themes": sorted(loaded.themes), "remembered": current,
+                           "warnings": loaded.warnings})
+    else:
+        for name, theme in sorted(loaded.themes.items()):
+            mark = "*" if name == current else " "
+            print(f"{mark} {name:24} {'dark' if theme.dark else 'light'}")
+        for warning in loaded.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+    return ExitCode.PROBLEM if loaded.warnings else ExitCode.OK

@@ -1,0 +1,242 @@
+"""The audit: every finding in a workspace (issue 2; DESIGN.md §4 invariant 10).
+
+:func:`run` walks the whole memory tree, reads every node index and article once, and
+returns an :class:`AuditReport`. Each kind of problem is a :class:`~memtui.core.findings.Finding`
+with a place and a fix; a bad file never stops the walk.
+
+Other areas add their own checks by appending a callable to :data:`EXTRA_CHECKS`
+(``(workspace) -> list[Finding]``), for example the skills catalogue and the graph.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from memtui.core.files import is_inside, read_text, rel
+from memtui.core.findings import Finding, Severity, sort_key
+from memtui.core.tree import MemoryTree, iter_links
+from memtui.core.workspace import NODE_INDEX, Workspace
+
+#: ``(done, total)`` node counts; called from the auditing thread.
+Progress = Callable[[int, int], None]
+
+#: Checks other modules contribute: ``(workspace) -> findings``. Import order decides nothing.
+EXTRA_CHECKS: list[Callable[[Workspace], list[Finding]]] = []
+
+
+def plural(count: int, word: str) -> str:
+    """``"1 error"`` / ``"2,000 errors"``."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+@dataclass(slots=True)
+class AuditReport:
+    """What :func:`run` found.
+
+    Attributes:
+        findings: sorted by severity, path, line.
+        nodes: number of nodes (folders with ``AGENTS.md``).
+        articles: number of article files read.
+        seconds: wall time of the audit.
+    """
+
+    findings: list[Finding] = field(default_factory=list)
+    nodes: int = 0
+    articles: int = 0
+    seconds: float = 0.0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """``{"error": n, "warning": n, "info": n}``."""
+        counter = Counter(f.severity.value for f in self.findings)
+        return {s.value: counter.get(s.value, 0) for s in Severity}
+
+    @property
+    def has_errors(self) -> bool:
+        """True when any finding is an error (``memtui audit`` then exits 1)."""
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+    def summary(self) -> str:
+        """``"41 nodes, 92 articles: 0 errors, 1 warning, 2 notes"``."""
+        c = self.counts
+        return (f"{plural(self.nodes, 'node')}, {plural(self.articles, 'article')}: "
+                f"{plural(c['error'], 'error')}, {plural(c['warning'], 'warning')}, {plural(c['info'], 'note')}")
+
+    def by_path(self) -> dict[str, list[Finding]]:
+        """Findings grouped by workspace-relative path."""
+        out: dict[str, list[Finding]] = {}
+        for finding in self.findings:
+            out.setdefault(finding.path, []).append(finding)
+        return out
+
+
+def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: int) -> Iterable[Finding]:
+    folder = file.parent
+    for offset, target in iter_links(text):
+        candidate = Path(os.path.normpath(os.path.join(folder, target))) if not target.startswith("/") \
+            else Path(target)
+        if target.startswith("/") or not is_inside(ws.root, candidate):
+            yield Finding.make(
+                "link-outside", shown,
+                f"the link {target!r} leads outside the workspace",
+                "link only to files inside the workspace (relative links, no leading /)",
+                line=first_line + offset)
+
+
+def _check_symlink(ws: Workspace, path: Path, shown: str) -> Finding | None:
+    """A finding for a symbolic link leaving the workspace or pointing at nothing, else None."""
+    target = os.readlink(path)
+    if not os.path.exists(path):
+        return Finding.make("symlink-broken", shown, f"is a symbolic link to {target!r}, which does not exist",
+                            "remove the link or restore its target")
+    if not is_inside(ws.root, path):
+        return Finding.make("symlink-outside", shown,
+                            f"is a symbolic link to {os.path.realpath(path)}, outside the workspace; not followed",
+                            "replace the link with a copy of the file inside the workspace")
+    return None
+
+
+def audit_node(ws: Workspace, tree: MemoryTree, node: str) -> tuple[list[Finding], int]:
+    """Audit one node: its index, its articles, its links, its symlinks and its owner.
+
+    Returns:
+        ``(findings, number of articles read)``.
+    """
+    findings: list[Finding] = []
+    folder = tree.abs(node)
+    index = tree.index(node)
+    index_shown = tree.shown(f"{node}/{NODE_INDEX}" if node else NODE_INDEX)
+    findings.extend(index.findings)
+    if not index.exists:
+        if not node:
+            findings.append(Finding.make(
+                "no-root-index", tree.shown(""), "the memory tree has no root AGENTS.md (the protocol and top index)",
+                "write memory/AGENTS.md with the protocol and one line per top branch"))
+    else:
+        findings.extend(_check_links(ws, index.body, folder / NODE_INDEX, index_shown, index.body_line))
+    # symbolic links directly in the node folder
+    try:
+        with os.scandir(folder) as it:
+            links = [e for e in it if e.is_symlink()]
+    except OSError:
+        links = []
+    for entry in links:
+        problem = _check_symlink(ws, Path(entry.path), tree.shown(f"{node}/{entry.name}" if node else entry.name))
+        if problem:
+            findings.append(problem)
+    files = tree.article_files(node)
+    listed: dict[str, int] = {}
+    for entry in index.entries + index.children:
+        if entry.path is None:
+            target = os.path.normpath(os.path.join(folder, entry.target))
+            if not is_inside(ws.root, Path(target)):
+                continue  # reported by the link check
+            # inside the workspace but outside the memory tree
+            if not os.path.exists(target):
+                findings.append(Finding.make(
+                    "index-missing-file", index_shown, f"links to {entry.target!r}, which does not exist",
+                    "fix the link or delete the line", line=entry.line))
+            continue
+        listed.setdefault(entry.path, entry.line)
+        if not os.path.lexists(tree.abs(entry.path)):
+            what = "child node index" if entry.is_child_node else "file"
+            findings.append(Finding.make(
+                "index-missing-file", index_shown,
+                f"links to {entry.target!r}, but that {what} does not exist",
+                "create the file, fix the link, or delete the line", line=entry.line))
+    articles = 0
+    for path in files:
+        file = tree.abs(path)
+        shown = tree.shown(path)
+        if file.is_symlink():
+            problem = _check_symlink(ws, file, shown)
+            if problem:
+                continue  # already reported above, never followed
+        article = tree.read_article(path)
+        articles += 1
+        findings.extend(article.findings)
+        if article.ok:
+            findings.extend(_check_links(ws, article.body, file, shown, article.body_line))
+        if index.exists and path not in listed:
+            findings.append(Finding.make(
+                "article-unlisted", shown, f"is not listed in {index_shown}",
+                f"add a line '- [{article.title}]({Path(path).name}) — <one-liner>' to {index_shown}"))
+    if index.exists:
+        summaries = {}
+        for entry in index.entries:
+            if entry.path is None or entry.one_liner is None or entry.path in summaries:
+                continue
+            if not os.path.isfile(tree.abs(entry.path)):
+                continue
+            article = tree.read_article(entry.path)
+            summaries[entry.path] = article.summary
+            if article.summary and " ".join(article.summary.split()) != " ".join(entry.one_liner.split()):
+                findings.append(Finding.make(
+                    "one-liner-mismatch", index_shown,
+                    f"the one-liner for {entry.target!r} is {entry.one_liner!r} but the article's summary is "
+                    f"{article.summary!r}",
+                    "make the index line and the article's `summary` say the same", line=entry.line))
+    # owner: report the top-most node of every chain without an owner
+    owner, _ = tree.owner(node)
+    if owner is None and (index.exists or not node):
+        parent = tree.parent_node(node)
+        if parent is None or tree.owner(parent)[0] is not None:
+            findings.append(Finding.make(
+                "node-no-owner", index_shown if index.exists else tree.shown(node),
+                f"node {node or '(root)'!s} has no owner, and neither has any node above it, so nobody may "
+                "activate writes here (seed 000 §7.4b)",
+                "add 'owner: <profile>' to the front matter of its AGENTS.md, or an [owners] line in memtui.toml"))
+    return findings, articles
+
+
+def _audit_workspace_files(ws: Workspace) -> list[Finding]:
+    findings: list[Finding] = []
+    for path in [ws.member_notes, ws.notebook, *ws.operator_files]:
+        if os.path.islink(path):
+            problem = _check_symlink(ws, path, rel(ws.root, path))
+            if problem:
+                findings.append(problem)
+                continue
+        if path.is_file():
+            read = read_text(path, rel(ws.root, path), ws.config.max_file_bytes)
+            findings.extend(read.findings)
+            if read.ok:
+                findings.extend(_check_links(ws, read.text, path, rel(ws.root, path), 1))
+    return findings
+
+
+def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None = None) -> AuditReport:
+    """Audit the whole workspace.
+
+    Args:
+        ws: the opened workspace.
+        progress: called with ``(done, total)`` node counts as the walk advances.
+        tree: a tree to reuse (its caches), else a new one.
+
+    Returns:
+        An :class:`AuditReport` with findings sorted by :func:`~memtui.core.findings.sort_key`.
+    """
+    started = time.perf_counter()
+    tree = tree or MemoryTree(ws)
+    report = AuditReport()
+    report.findings.extend(ws.findings)
+    nodes = list(tree.walk_nodes())
+    total = len(nodes)
+    for done, node in enumerate(nodes, 1):
+        found, articles = audit_node(ws, tree, node)
+        report.findings.extend(found)
+        report.articles += articles
+        if progress and (done % 25 == 0 or done == total):
+            progress(done, total)
+    report.nodes = sum(1 for n in nodes if tree.index(n).exists)
+    report.findings.extend(_audit_workspace_files(ws))
+    for check in EXTRA_CHECKS:
+        report.findings.extend(check(ws))
+    report.findings.sort(key=sort_key)
+    report.seconds = time.perf_counter() - started
+    return report

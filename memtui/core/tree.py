@@ -1,0 +1,421 @@
+"""The memory tree: nodes, node indexes, articles and owners (DESIGN.md §2, seed 000 §1).
+
+Every folder under the memory root with an ``AGENTS.md`` is a **node**; a folder without one
+that lies between two nodes is a *gap* and is still walked. A node's ``AGENTS.md`` is its
+**index**: one list line per article, ``- [Title](file.md) — one-liner``. Lines linking to a
+child's ``AGENTS.md`` are child-node lines, not article entries.
+
+Everything here is lazy: a :class:`MemoryTree` lists a folder only when asked for its
+children and parses an index or article only when asked, with small caches, so a
+100,000-article tree opens at once. :mod:`memtui.core.audit` walks it all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from memtui.core import frontmatter
+from memtui.core.files import TextFile, read_text, rel
+from memtui.core.findings import Finding
+from memtui.core.workspace import NODE_INDEX, SPECIAL_FILES, Workspace
+
+# A list item: bullet (-, *, +, –, •) or number, then a link at the start of the item.
+_ITEM = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+\u2013\u2022]|\d+[.)])[ \t]+(?P<rest>.*)$")
+# [Title](target "optional title") at the start of the item text; the title may hold brackets.
+_LINK_AT_START = re.compile(
+    r"^\[(?P<title>(?:[^\[\]]|\[[^\[\]]*\])*)\]\((?P<target><[^>]*>|[^)\s]+)(?:[ \t]+\"[^\"]*\")?\)"
+)
+# What separates the link from the one-liner: em dash, en dash, hyphen(s) or a colon.
+_SEP = re.compile(r"^[ \t]*(?:\u2014|\u2013|--?|:)[ \t]*")
+# Markdown links anywhere in a text (for the link-outside check).
+_ANY_LINK = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]\((<[^>]*>|[^)\s]+)(?:[ \t]+\"[^\"]*\")?\)")
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$")
+
+
+def _clean_target(target: str) -> str:
+    if target.startswith("<") and target.endswith(">"):
+        target = target[1:-1]
+    return target.split("#", 1)[0].split("?", 1)[0]
+
+
+def is_local_link(target: str) -> bool:
+    """True for a relative or absolute file link (not ``http:``, ``mailto:``, ``#anchor``)."""
+    target = _clean_target(target)
+    return bool(target) and not _SCHEME.match(target)
+
+
+@dataclass(slots=True)
+class IndexEntry:
+    """One list line of a node index that links to a local Markdown file.
+
+    Attributes:
+        title: the link text as written.
+        target: the link target as written (``file.md``, ``child/AGENTS.md``).
+        one_liner: the text after the separator, or ``None`` when missing.
+        line: 1-based line in ``AGENTS.md``.
+        path: the target's path relative to the memory root (normalised, ``/``), or ``None``
+            when it leads outside the memory tree.
+        is_child_node: the target is another node's ``AGENTS.md``.
+    """
+
+    title: str
+    target: str
+    one_liner: str | None
+    line: int
+    path: str | None
+    is_child_node: bool
+
+
+@dataclass(slots=True)
+class NodeIndex:
+    """A parsed ``AGENTS.md``.
+
+    Attributes:
+        node: the node's path relative to the memory root (``""`` for the root).
+        exists: the node has an ``AGENTS.md``.
+        meta: its front matter (``owner``, …), ``{}`` when none.
+        title: its first heading, or the folder name.
+        entries: article entries (links to local ``.md`` files other than ``AGENTS.md``).
+        children: child-node lines (links to ``*/AGENTS.md``).
+        text: the whole text (BOM removed), for display.
+        body: the text after the front matter.
+        body_line: file line where ``body`` starts.
+        findings: problems met while reading and parsing.
+    """
+
+    node: str
+    exists: bool
+    meta: dict[str, Any] = field(default_factory=dict)
+    title: str = ""
+    entries: list[IndexEntry] = field(default_factory=list)
+    children: list[IndexEntry] = field(default_factory=list)
+    text: str = ""
+    body: str = ""
+    body_line: int = 1
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Article:
+    """A Markdown file in a node, read and split.
+
+    Attributes:
+        path: relative to the memory root (``support/lockout.md``).
+        node: the node it lies in (relative to the memory root).
+        meta: front matter (dates and numbers stay typed; see ``frontmatter.json_safe``).
+        body: the text after the front matter.
+        body_line: file line where ``body`` starts.
+        text: the whole text as read (BOM removed), ``""`` when unreadable.
+        size: file size in bytes.
+        ok: the file was read as UTF-8 text.
+        truncated: only the first ``max_file_bytes`` were read.
+        findings: problems met while reading.
+    """
+
+    path: str
+    node: str
+    meta: dict[str, Any]
+    body: str
+    body_line: int
+    text: str
+    size: int
+    ok: bool
+    truncated: bool
+    findings: list[Finding]
+
+    @property
+    def title(self) -> str:
+        """``title`` from front matter, else the first heading, else the file name."""
+        value = self.meta.get("title")
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        for line in self.body.splitlines()[:40]:
+            match = _HEADING.match(line)
+            if match:
+                return match.group(1)
+        return Path(self.path).stem
+
+    @property
+    def summary(self) -> str | None:
+        """``summary`` from front matter (the index one-liner it should match), if text."""
+        value = self.meta.get("summary")
+        return value.strip() if isinstance(value, str) else None
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def parse_index(text: str, node: str, shown: str, memory_prefix: str = "") -> NodeIndex:
+    """Parse the text of a node's ``AGENTS.md``.
+
+    Args:
+        text: the file's text (BOM allowed).
+        node: the node's path relative to the memory root (``""`` for the root).
+        shown: the file's workspace-relative path, for findings.
+        memory_prefix: unused by the parser; kept for callers that show paths.
+
+    Returns:
+        A :class:`NodeIndex`. Tolerated: ``*``/``-``/``+``/``–`` bullets and numbered items;
+        ``—``, ``–``, ``-``, ``--`` and ``:`` separators; a missing one-liner; link titles in
+        quotes; list lines inside fenced code blocks are ignored. Findings: unparsable front
+        matter, duplicate entries, a list line with an unclosed link.
+    """
+    fm = frontmatter.split(text)
+    index = NodeIndex(node=node, exists=True, meta=fm.meta, text=text.lstrip("\ufeff"),
+                      body=fm.body, body_line=fm.body_line)
+    if fm.error:
+        index.findings.append(Finding.make(
+            "front-matter-unclosed" if fm.present and not fm.closed else "front-matter-invalid",
+            shown, fm.error, "fix the YAML between the two `---` lines",
+            line=fm.error_line, column=fm.error_column))
+    seen: dict[str, int] = {}
+    in_fence = False
+    for offset, line in enumerate(fm.body.splitlines()):
+        number = fm.body_line + offset
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        if not index.title:
+            heading = _HEADING.match(line)
+            if heading:
+                index.title = heading.group(1)
+        item = _ITEM.match(line)
+        if not item:
+            continue
+        rest = item.group("rest")
+        link = _LINK_AT_START.match(rest)
+        if not link:
+            if rest.startswith("[") and "](" in rest and ")" not in rest.split("](", 1)[1]:
+                index.findings.append(Finding.make(
+                    "index-line-malformed", shown, "the link on this list line is never closed",
+                    "write it as - [Title](file.md) — one-liner", line=number))
+            continue
+        target = link.group("target")
+        if not is_local_link(target):
+            continue
+        clean = _clean_target(target)
+        if not clean.lower().endswith(".md"):
+            continue
+        after = rest[link.end():]
+        sep = _SEP.match(after)
+        one_liner = after[sep.end():].strip() if sep else after.strip()
+        joined = os.path.normpath(os.path.join(node, clean)) if not clean.startswith("/") else None
+        path = None if joined is None or joined == ".." or joined.startswith("../") else joined.replace(os.sep, "/")
+        entry = IndexEntry(
+            title=link.group("title"), target=target, one_liner=one_liner or None, line=number,
+            path=path, is_child_node=os.path.basename(clean) == NODE_INDEX)
+        if entry.is_child_node:
+            index.children.append(entry)
+            continue
+        key = path or clean
+        if key in seen:
+            index.findings.append(Finding.make(
+                "index-duplicate", shown,
+                f"{clean!r} is listed again (first on line {seen[key]})",
+                "delete one of the two lines", line=number))
+        else:
+            seen[key] = number
+        index.entries.append(entry)
+    if not index.title:
+        index.title = Path(node).name or "memory"
+    return index
+
+
+class MemoryTree:
+    """Lazy access to the nodes, indexes and articles of a workspace's memory tree.
+
+    Paths given to and returned by the methods are relative to the memory root
+    (``ws.memory``), with ``/`` separators; ``""`` is the root.
+    """
+
+    def __init__(self, workspace: Workspace):
+        self.ws = workspace
+        self.root = workspace.memory
+        self._prefix = workspace.memory_rel
+        self.index = lru_cache(maxsize=4096)(self._index)  # type: ignore[method-assign]
+        self._children_cache: dict[str, list[tuple[str, bool]]] = {}
+
+    # -- paths -----------------------------------------------------------------------------
+    def abs(self, path: str) -> Path:
+        """The absolute path of a memory-relative ``path``."""
+        return self.root / path if path else self.root
+
+    def shown(self, path: str) -> str:
+        """A memory-relative ``path`` as shown to users (relative to the workspace)."""
+        if not self._prefix:
+            return path or "."
+        return f"{self._prefix}/{path}" if path else self._prefix
+
+    # -- structure -------------------------------------------------------------------------
+    def is_node(self, path: str) -> bool:
+        """True when the folder ``path`` holds an ``AGENTS.md``."""
+        return os.path.isfile(self.abs(path) / NODE_INDEX)
+
+    def _has_node_below(self, folder: Path, budget: list[int]) -> bool:
+        try:
+            with os.scandir(folder) as it:
+                subdirs = []
+                for entry in it:
+                    if entry.name == NODE_INDEX and entry.is_file():
+                        return True
+                    if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                        subdirs.append(entry.path)
+        except OSError:
+            return False
+        for sub in subdirs:
+            budget[0] -= 1
+            if budget[0] < 0:
+                return True  # too deep to tell cheaply: show it, expanding tells the truth
+            if self._has_node_below(Path(sub), budget):
+                return True
+        return False
+
+    def children(self, path: str) -> list[tuple[str, bool]]:
+        """The child folders of ``path`` worth showing: ``[(child_path, is_node), ...]``.
+
+        A child is a node (has ``AGENTS.md``) or a gap folder with a node somewhere below it.
+        Hidden folders and symbolic links are not followed. Sorted by name.
+        """
+        cached = self._children_cache.get(path)
+        if cached is not None:
+            return cached
+        out: list[tuple[str, bool]] = []
+        try:
+            with os.scandir(self.abs(path)) as it:
+                dirs = sorted((e for e in it if not e.name.startswith(".")
+                               and e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
+        except OSError:
+            dirs = []
+        for entry in dirs:
+            child = f"{path}/{entry.name}" if path else entry.name
+            if os.path.isfile(os.path.join(entry.path, NODE_INDEX)):
+                out.append((child, True))
+            elif self._has_node_below(Path(entry.path), [200]):
+                out.append((child, False))
+        self._children_cache[path] = out
+        return out
+
+    def walk_nodes(self) -> Iterator[str]:
+        """Every node path, root first, depth-first in name order (gaps walked, not yielded).
+
+        The memory root is yielded first even without an ``AGENTS.md`` (it is the tree's root).
+        """
+        yield ""
+        stack = [c for c in reversed(self.children(""))]
+        while stack:
+            child, is_node = stack.pop()
+            if is_node:
+                yield child
+            stack.extend(reversed(self.children(child)))
+
+    def parent_node(self, path: str) -> str | None:
+        """The nearest ancestor node of ``path`` (the root for a top folder), or ``None`` for the root."""
+        if not path:
+            return None
+        parent = path.rsplit("/", 1)[0] if "/" in path else ""
+        while parent and not self.is_node(parent):
+            parent = parent.rsplit("/", 1)[0] if "/" in parent else ""
+        return parent
+
+    def article_files(self, node: str) -> list[str]:
+        """Markdown files of ``node`` (not ``AGENTS.md``, not the notebook/notes/operator files
+        at the root), memory-relative, sorted. Symbolic links are included (the audit checks them)."""
+        folder = self.abs(node)
+        try:
+            with os.scandir(folder) as it:
+                names = sorted(e.name for e in it if e.name.lower().endswith(".md")
+                               and (e.is_file() or e.is_symlink()))
+        except OSError:
+            return []
+        skip = SPECIAL_FILES if not node else {NODE_INDEX}
+        return [f"{node}/{n}" if node else n for n in names if n not in skip]
+
+    # -- content ---------------------------------------------------------------------------
+    def _index(self, node: str) -> NodeIndex:
+        file = self.abs(node) / NODE_INDEX
+        shown = self.shown(f"{node}/{NODE_INDEX}" if node else NODE_INDEX)
+        if not file.is_file():
+            return NodeIndex(node=node, exists=False, title=Path(node).name or "memory")
+        read = read_text(file, shown, self.ws.config.max_file_bytes)
+        if not read.ok:
+            return NodeIndex(node=node, exists=True, title=Path(node).name or "memory",
+                             findings=read.findings)
+        index = parse_index(read.text, node, shown)
+        index.findings[:0] = read.findings
+        return index
+
+    def read_article(self, path: str) -> Article:
+        """Read and split the article at memory-relative ``path`` (never raises)."""
+        shown = self.shown(path)
+        node = path.rsplit("/", 1)[0] if "/" in path else ""
+        read: TextFile = read_text(self.abs(path), shown, self.ws.config.max_file_bytes)
+        findings = list(read.findings)
+        if not read.ok:
+            return Article(path, node, {}, "", 1, "", read.size, False, read.truncated, findings)
+        fm = frontmatter.split(read.text)
+        if fm.error:
+            findings.append(Finding.make(
+                "front-matter-unclosed" if fm.present and not fm.closed else "front-matter-invalid",
+                shown, fm.error, "fix the YAML between the two `---` lines (quote values holding ': ')",
+                line=fm.error_line, column=fm.error_column))
+        for key, line in fm.duplicate_keys:
+            findings.append(Finding.make(
+                "front-matter-duplicate-key", shown, f"{key} is given twice (the second value is used)",
+                "delete one of the two lines", line=line))
+        return Article(path, node, fm.meta, fm.body, fm.body_line, read.text, read.size, True,
+                       read.truncated, findings)
+
+    # -- owners ----------------------------------------------------------------------------
+    def own_owner(self, node: str) -> tuple[str | None, str]:
+        """The owner set on ``node`` itself and where: ``(owner, "front matter"|"memtui.toml")``
+        or ``(None, "")`` (seed 000 §7.4b; DESIGN.md §1 owner resolution)."""
+        owner = self.index(node).meta.get("owner")
+        if isinstance(owner, str) and owner.strip():
+            return owner.strip(), "front matter"
+        configured = self.ws.config.owners.get(node)
+        if configured:
+            return configured, "memtui.toml"
+        return None, ""
+
+    def owner(self, node: str) -> tuple[str | None, str]:
+        """Resolve ``node``'s owner: its front matter, then ``memtui.toml [owners]``, then the
+        parent node's owner. Returns ``(owner, source)`` where ``source`` says which node and how
+        (``"support (front matter)"``, ``"inherited from platform (memtui.toml)"``), or
+        ``(None, "")`` when no node up the chain has one."""
+        current: str | None = node
+        inherited = False
+        while current is not None:
+            owner, how = self.own_owner(current)
+            if owner:
+                where = current or "root"
+                return owner, (f"inherited from {where} ({how})" if inherited else how)
+            current = self.parent_node(current)
+            inherited = True
+        return None, ""
+
+
+def iter_links(text: str) -> Iterator[tuple[int, str]]:
+    """Yield ``(line offset, target)`` for every local Markdown link in ``text`` outside code
+    fences and inline code (0-based line offsets)."""
+    in_fence = False
+    for offset, line in enumerate(text.splitlines()):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or "](" not in line:
+            continue
+        stripped = re.sub(r"`[^`]*`", "", line)
+        for match in _ANY_LINK.finditer(stripped):
+            target = match.group(1)
+            if is_local_link(target):
+                yield offset, _clean_target(target)

@@ -1,0 +1,1 @@
+"""The Textual TUI of memtui: one screen per area over ``memtui.core``."""

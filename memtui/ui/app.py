@@ -1,0 +1,122 @@
+"""The memtui application shell: header, footer with keys, command palette, one mode per area.
+
+The workspace is opened before the app starts (:mod:`memtui.ui.launch`). On mount the app
+audits the whole workspace in a worker thread and publishes the report on
+:attr:`MemtuiApp.audit_ready`; screens subscribe to it, so browsing starts at once.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Iterable
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.signal import Signal
+from textual.worker import get_current_worker
+
+from memtui.core import audit
+from memtui.core.audit import AuditReport
+from memtui.core.tree import MemoryTree
+from memtui.core.workspace import Workspace
+from memtui.ui.areas import AREAS
+from memtui.ui.themes import DEFAULT_THEME, load_themes
+
+
+class MemtuiApp(App[int]):
+    """The TUI over one workspace.
+
+    Args:
+        workspace: the opened workspace.
+        theme: a theme name to start with (falls back to ``memtui-dark`` with a warning).
+        remember_theme: called with the theme name whenever the user changes it.
+    """
+
+    CSS_PATH = "memtui.tcss"
+    TITLE = "memtui"
+    BINDINGS = [
+        *(Binding(a.key, f"switch_mode('{a.mode}')", a.title) for a in AREAS),
+        Binding("ctrl+r", "reaudit", "Re-audit"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, workspace: Workspace, theme: str | None = None, remember_theme=None):
+        super().__init__()
+        self.ws = workspace
+        self.tree_model = MemoryTree(workspace)
+        self.report: AuditReport | None = None
+        #: findings of the last audit by workspace-relative path
+        self.findings_by_path: dict[str, list] = {}
+        #: findings of the last audit by the workspace-relative folder of their file
+        self.findings_by_folder: dict[str, list] = {}
+        self.audit_ready: Signal[AuditReport] = Signal(self, "audit-ready")
+        self.audit_progress: Signal[tuple[int, int]] = Signal(self, "audit-progress")
+        self._remember_theme = None  # set after the first theme, so only user changes are saved
+        self._startup_warnings: list[str] = []
+        loaded = load_themes()
+        self._startup_warnings.extend(loaded.warnings)
+        for item in loaded.themes.values():
+            self.register_theme(item)
+        wanted = theme or DEFAULT_THEME
+        if wanted not in self.available_themes:
+            self._startup_warnings.append(
+                f"theme {wanted!r} is not known; using {DEFAULT_THEME if DEFAULT_THEME in self.available_themes else 'textual-dark'}"
+                f" (see `memtui themes` for the list)")
+            wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        self.theme = wanted
+        self._remember_theme = remember_theme
+        self.sub_title = str(workspace.root)
+        for area in AREAS:
+            self.add_mode(area.mode, area.load())
+
+    def on_mount(self) -> None:
+        for warning in self._startup_warnings:
+            self.notify(warning, title="Theme", severity="warning", timeout=8, markup=False)
+        self.switch_mode(AREAS[0].mode)
+        self.run_audit()
+
+    def watch_theme(self, theme: str) -> None:
+        if self._remember_theme is not None:
+            try:
+                self._remember_theme(theme)
+            except OSError as exc:
+                self.notify(f"could not remember the theme: {exc}", severity="warning", markup=False)
+
+    # -- audit -----------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="audit")
+    def run_audit(self) -> None:
+        """Audit the workspace in a thread, publishing progress and the final report."""
+        worker = get_current_worker()
+
+        def progress(done: int, total: int) -> None:
+            if not worker.is_cancelled:
+                self.call_from_thread(self.audit_progress.publish, (done, total))
+
+        report = audit.run(self.ws, progress, tree=MemoryTree(self.ws))
+        if not worker.is_cancelled:
+            self.call_from_thread(self._audit_done, report)
+
+    def _audit_done(self, report: AuditReport) -> None:
+        self.report = report
+        self.findings_by_path = report.by_path()
+        self.findings_by_folder = {}
+        for path, found in self.findings_by_path.items():
+            folder = path.rsplit("/", 1)[0] if "/" in path else "."
+            self.findings_by_folder.setdefault(folder, []).extend(found)
+        self.audit_ready.publish(report)
+
+    def action_reaudit(self) -> None:
+        """Run the audit again (after editing files outside memtui)."""
+        self.tree_model = MemoryTree(self.ws)
+        self.notify("auditing the workspace again…", timeout=2)
+        self.run_audit()
+
+    # -- command palette -------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for area in AREAS:
+            yield SystemCommand(f"{area.title}: Open", area.help, partial(self.switch_mode, area.mode))
+        yield SystemCommand("Audit: Run again", "re-read the whole workspace and list the findings",
+                            self.action_reaudit)

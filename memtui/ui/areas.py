@@ -1,0 +1,33 @@
+"""The areas of the TUI: one screen each, switched with a number key or the command palette.
+
+An area is added by one line here: ``Area(mode, title, key, "module:ScreenClass", help)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Area:
+    """One area: its mode name, title, switch key, screen class path and palette help."""
+
+    mode: str
+    title: str
+    key: str
+    screen: str
+    help: str
+
+    def load(self):
+        """Import and return the screen class."""
+        module, _, name = self.screen.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+AREAS: list[Area] = [
+    Area("tree", "Tree", "1", "memtui.ui.tree_screen:TreeScreen",
+         "browse nodes, node indexes and articles of the memory tree"),
+    Area("audit", "Audit", "2", "memtui.ui.audit_screen:AuditScreen",
+         "every finding in a sortable, filterable table"),
+]

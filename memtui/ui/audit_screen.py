@@ -1,0 +1,207 @@
+"""The Audit area: every finding in a sortable, filterable table; Enter jumps to the place."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
+
+from memtui.core.audit import AuditReport
+from memtui.core.findings import Finding, sort_key
+from memtui.core.workspace import NODE_INDEX
+from memtui.ui.text import join, safe, severity_text
+
+#: Rows drawn at once; DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES), so more are
+#: reached by filtering.
+MAX_ROWS = 2000
+
+_SORTS = {
+    "severity": sort_key,
+    "code": lambda f: (f.code, sort_key(f)),
+    "place": lambda f: (f.path, f.line or 0, f.severity.rank),
+    "message": lambda f: (f.message.casefold(), sort_key(f)),
+}
+
+
+def matches(finding: Finding, query: str) -> bool:
+    """True when ``finding`` passes the filter ``query``.
+
+    The query is words separated by spaces; each must match. ``severity:error`` (or
+    ``sev:``), ``code:…`` and ``path:…`` match those fields by prefix/substring; any other word
+    matches case-insensitively anywhere in the place, code, message or fix.
+    """
+    for word in query.casefold().split():
+        key, sep, value = word.partition(":")
+        if sep and key in ("severity", "sev"):
+            if not finding.severity.value.startswith(value):
+                return False
+        elif sep and key == "code":
+            if value not in finding.code:
+                return False
+        elif sep and key == "path":
+            if value not in finding.path.casefold():
+                return False
+        else:
+            haystack = f"{finding.place} {finding.code} {finding.message} {finding.fix}".casefold()
+            if word not in haystack:
+                return False
+    return True
+
+
+class AuditScreen(Screen):
+    """Every finding of the last audit."""
+
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shown: list[Finding] = []
+        self._sort = "severity"
+        self._reverse = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="audit-bar"):
+            yield Input(placeholder="filter: words, severity:error, code:index, path:support/",
+                        id="audit-filter")
+            yield Static(id="audit-count")
+        yield ProgressBar(id="audit-progress", show_eta=False)
+        yield DataTable(id="findings", cursor_type="row", zebra_stripes=True)
+        yield Static(id="finding-detail", classes="pane-head")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#findings", DataTable)
+        for name in ("severity", "code", "place", "message"):
+            table.add_column(name, key=name)
+        self.app.audit_ready.subscribe(self, self._on_audit)
+        self.app.audit_progress.subscribe(self, self._on_progress)
+        if self.app.report is not None:
+            self._on_audit(self.app.report)
+        else:
+            self.query_one("#audit-count", Static).update(Text("auditing…", style="dim"))
+        table.focus()
+
+    def _on_progress(self, progress: tuple[int, int]) -> None:
+        done, total = progress
+        bar = self.query_one("#audit-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=total, progress=done)
+
+    def _on_audit(self, report: AuditReport) -> None:
+        self.query_one("#audit-progress", ProgressBar).display = False
+        self._refill()
+
+    def _refill(self) -> None:
+        report: AuditReport | None = self.app.report
+        if report is None:
+            return
+        query = self.query_one("#audit-filter", Input).value
+        found = [f for f in report.findings if matches(f, query)]
+        found.sort(key=_SORTS[self._sort], reverse=self._reverse)
+        self._shown = found[:MAX_ROWS]
+        table = self.query_one("#findings", DataTable)
+        table.clear()
+        for i, finding in enumerate(self._shown):
+            table.add_row(severity_text(finding.severity.value), safe(finding.code), safe(finding.place),
+                          safe(finding.message), key=str(i))
+        status = Text(f"{len(found):,} of {len(report.findings):,} shown · {report.summary()}"
+                      f" · sorted by {self._sort}{' ↓' if self._reverse else ''}")
+        if len(found) > MAX_ROWS:
+            status.append(Text(f" · showing the first {MAX_ROWS}: filter to narrow", style="yellow"))
+        self.query_one("#audit-count", Static).update(status)
+        self._show_detail(0)
+
+    def _show_detail(self, row: int) -> None:
+        detail = self.query_one("#finding-detail", Static)
+        if not (0 <= row < len(self._shown)):
+            detail.update(Text("No finding matches." if self.app.report else "", style="dim"))
+            return
+        f = self._shown[row]
+        text = join(severity_text(f.severity.value), Text(" "), safe(f.code, "bold"), Text("  "),
+                    safe(f.place, "underline"), Text("\n"), safe(f.message))
+        if f.fix:
+            text.append(Text("\nfix: ", style="bold"))
+            text.append(safe(f.fix))
+        text.append(Text("\nEnter: go to the place", style="dim"))
+        detail.update(text)
+
+    @on(Input.Changed, "#audit-filter")
+    def _filter_changed(self) -> None:
+        self._refill()
+
+    @on(Input.Submitted, "#audit-filter")
+    def _filter_submitted(self) -> None:
+        self.query_one("#findings").focus()
+
+    @on(DataTable.RowHighlighted, "#findings")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(event.cursor_row)
+
+    @on(DataTable.HeaderSelected, "#findings")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        key = str(event.column_key.value)
+        if key == self._sort:
+            self._reverse = not self._reverse
+        else:
+            self._sort, self._reverse = key, False
+        self._refill()
+
+    def action_cycle_sort(self) -> None:
+        names = list(_SORTS)
+        self._sort = names[(names.index(self._sort) + 1) % len(names)]
+        self._reverse = False
+        self._refill()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#audit-filter").focus()
+
+    def action_clear_filter(self) -> None:
+        self.query_one("#audit-filter", Input).value = ""
+        self.query_one("#findings").focus()
+
+    @on(DataTable.RowSelected, "#findings")
+    async def _selected(self, event: DataTable.RowSelected) -> None:
+        if not (0 <= event.cursor_row < len(self._shown)):
+            return
+        finding = self._shown[event.cursor_row]
+        node, article = place_in_tree(self.app.tree_model, finding.path)
+        if node is None:
+            self.notify(f"{finding.path} is not in the memory tree; open it in your editor.", markup=False)
+            return
+        await self.app.switch_mode("tree")
+        self.app.screen.reveal(node, article)
+
+
+def place_in_tree(model, shown_path: str) -> tuple[str | None, str | None]:
+    """Map a finding's workspace-relative path to ``(node, article)`` memory-relative paths.
+
+    Returns ``(None, None)`` when the path is outside the memory tree (a skill, the config).
+    """
+    prefix = model.ws.memory_rel
+    path = shown_path
+    if prefix:
+        if path == prefix:
+            return "", None
+        if not path.startswith(prefix + "/"):
+            return None, None
+        path = path[len(prefix) + 1:]
+    if path in (".", ""):
+        return "", None
+    if path == NODE_INDEX or path.endswith("/" + NODE_INDEX):
+        return path[: -len(NODE_INDEX)].rstrip("/"), None
+    if "/" in path:
+        folder, _ = path.rsplit("/", 1)
+    else:
+        folder = ""
+    if path.endswith(".md"):
+        return folder, path
+    return path, None

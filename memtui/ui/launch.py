@@ -1,0 +1,63 @@
+"""Start the TUI: choose the workspace (the user's sample copy by default) and the theme."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from memtui import userconfig
+from memtui.core.errors import WorkspaceError
+from memtui.core.workspace import Workspace
+from memtui.paths import bundled, data_dir
+
+
+def sample_copy() -> Path:
+    """The user's own copy of the bundled sample workspace, made on first use.
+
+    The bundled folder itself is never opened (DESIGN.md §2), so memtui never writes into
+    its own installation or repository.
+
+    Raises:
+        FileNotFoundError: the bundled sample workspace is missing (a broken install).
+        OSError: the copy cannot be made.
+    """
+    target = data_dir() / "sample_workspace"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(bundled("sample_workspace"), partial, symlinks=True)
+        partial.rename(target)
+    return target
+
+
+def run_tui(path: str | None, theme: str | None = None) -> int:
+    """Open the TUI on ``path`` (default: :func:`sample_copy`); return the exit code.
+
+    ``theme`` (from ``--theme``) is remembered in the user config; without it the last
+    remembered theme is used.
+    """
+    try:
+        folder = Path(path) if path else sample_copy()
+        workspace = Workspace.open(folder)
+    except (WorkspaceError, FileNotFoundError, OSError) as exc:
+        print(f"memtui: {exc}", file=sys.stderr)
+        return 2
+    if path is None:
+        print(f"memtui: opening your copy of the sample workspace at {folder}", file=sys.stderr)
+    from memtui.ui.app import MemtuiApp
+
+    chosen = theme or userconfig.get("theme")
+
+    def remember(name: str) -> None:
+        userconfig.set_value("theme", name)
+
+    app = MemtuiApp(workspace, theme=chosen, remember_theme=remember)
+    if theme and app.theme == theme:
+        try:
+            remember(theme)
+        except OSError:
+            pass
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,55 @@
+"""Showing user text safely: never as Rich markup, invisible characters made visible (B17).
+
+Every label, cell and message that holds user text (names, titles, paths, messages) is built
+with :func:`safe`, which returns a :class:`rich.text.Text` (never parsed as markup) in which
+newlines, tabs, zero-width and bidirectional control characters are shown as visible symbols,
+so two different names never look the same.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from rich.text import Text
+
+_VISIBLE = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
+
+
+def visible(value: object) -> str:
+    """``str(value)`` with control and format characters replaced by visible stand-ins
+    (``⏎`` ``⇥`` ``␍``, or ``⟨U+200B⟩`` for zero-width and direction marks)."""
+    text = "" if value is None else str(value)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch in _VISIBLE:
+            out.append(_VISIBLE[ch])
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") :
+            out.append(f"⟨U+{ord(ch):04X}⟩")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def safe(value: object, style: str = "") -> Text:
+    """A :class:`Text` of ``value`` (made :func:`visible`), with an optional style. Never markup."""
+    return Text(visible(value), style=style, no_wrap=False, end="")
+
+
+def join(*parts: Text | str) -> Text:
+    """Concatenate parts; plain ``str`` parts are treated as literal text, never markup."""
+    out = Text()
+    for part in parts:
+        out.append(part if isinstance(part, Text) else Text(part))
+    return out
+
+
+SEVERITY_STYLE = {"error": "bold $error", "warning": "$warning", "info": "dim"}
+SEVERITY_ICON = {"error": "✖", "warning": "▲", "info": "•"}
+
+
+def severity_text(severity: str) -> Text:
+    """``✖ error`` / ``▲ warning`` / ``• info`` in the theme's colour for that severity."""
+    styles = {"error": "bold red", "warning": "yellow", "info": "dim"}
+    return Text(f"{SEVERITY_ICON.get(severity, '?')} {severity}", style=styles.get(severity, ""))

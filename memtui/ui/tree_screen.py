@@ -1,0 +1,412 @@
+"""The Tree area: the memory tree, the selected node's index entries, the selected article.
+
+Nodes load lazily on expand; node indexes and articles are read in worker threads. Findings
+from the background audit are marked beside the tree nodes and entries they concern.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Markdown, Static, TextArea, Tree
+from textual.widgets.tree import TreeNode
+from textual.worker import get_current_worker
+
+from memtui.core.audit import AuditReport
+from memtui.core.findings import Finding
+from memtui.core.frontmatter import json_safe
+from memtui.core.tree import Article, is_local_link
+from memtui.core.workspace import NODE_INDEX
+from memtui.ui.text import join, safe, severity_text
+
+#: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
+#: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised
+#: TextArea instead, with a notice (B22); files over ``max_file_bytes`` are read in part.
+PREVIEW_LIMIT = 32 * 1024
+
+
+@dataclass(slots=True)
+class NodeData:
+    """What a tree node stands for: a memory-relative folder path and whether it is a node."""
+
+    path: str
+    is_node: bool
+    loaded: bool = False
+
+
+@dataclass(slots=True)
+class EntryRow:
+    """One row of the entries table."""
+
+    title: str
+    path: str | None
+    one_liner: str
+    state: str
+    line: int | None
+
+
+def _clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis (the reading pane shows it all)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _worst(findings: list[Finding]) -> Text:
+    if not findings:
+        return Text("")
+    order = {"error": 0, "warning": 1, "info": 2}
+    worst = min(findings, key=lambda f: order[f.severity.value]).severity.value
+    icon = severity_text(worst)
+    return join(Text(icon.plain.split()[0], style=icon.style), f" {len(findings)}")
+
+
+class TreeScreen(Screen):
+    """Browse nodes, node indexes and articles."""
+
+    BINDINGS = [
+        Binding("tab", "focus_next", "Next pane", show=False),
+        Binding("e", "focus_entries", "Entries"),
+        Binding("t", "focus_tree", "Tree"),
+        Binding("r", "focus_article", "Read"),
+        Binding("i", "show_index", "Node index"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: list[EntryRow] = []
+        self._current_node: str | None = None
+        self._current_article: str | None = None
+        self._pending_article: str | None = None
+        #: memory-relative path of the file in the reading pane (the base of relative links)
+        self._reading: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="tree-area"):
+            yield Tree(safe("memory"), id="nodes")
+            with Vertical(id="tree-right"):
+                yield Static(id="node-head", classes="pane-head")
+                yield DataTable(id="entries", cursor_type="row", zebra_stripes=True)
+                with Vertical(id="article"):
+                    yield Static(id="article-head", classes="pane-head")
+                    yield DataTable(id="meta", show_header=False, cursor_type="none", show_cursor=False)
+                    with VerticalScroll(id="article-scroll"):
+                        yield Markdown(id="body", open_links=False)
+                    yield TextArea(id="plain", read_only=True, soft_wrap=False, show_line_numbers=True)
+        yield Footer()
+
+    # -- set-up ----------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        model = self.app.tree_model
+        tree = self.query_one("#nodes", Tree)
+        tree.root.data = NodeData("", True)
+        tree.root.set_label(self._node_label("", True))
+        tree.show_root = True
+        self._load_children(tree.root)
+        tree.root.expand()
+        table = self.query_one("#entries", DataTable)
+        table.add_columns("title", "one-liner", "owner", "state", "findings")
+        self.query_one("#meta", DataTable).add_columns("key", "value")
+        self.query_one("#plain", TextArea).display = False
+        self.app.audit_ready.subscribe(self, self._on_audit)
+        self.app.audit_progress.subscribe(self, self._on_progress)
+        self._show_node("")
+        tree.focus()
+        self.query_one("#article-head", Static).update(Text("Select an entry to read the article.", style="dim"))
+        self.sub_title = str(model.ws.root)
+
+    def _findings_for(self, shown_path: str) -> list[Finding]:
+        return self.app.findings_by_path.get(shown_path, [])
+
+    def _node_label(self, path: str, is_node: bool) -> Text:
+        model = self.app.tree_model
+        name = PurePosixPath(path).name if path else "memory"
+        label = safe(name, "" if is_node else "dim italic")
+        if not is_node:
+            label.append(Text(" (no AGENTS.md)", style="dim"))
+        findings = self.app.findings_by_folder.get(model.shown(path), [])
+        if findings:
+            label.append(" ")
+            label.append(_worst(findings))
+        return label
+
+    def _load_children(self, node: TreeNode) -> None:
+        data: NodeData = node.data
+        if data.loaded:
+            return
+        data.loaded = True
+        for child, is_node in self.app.tree_model.children(data.path):
+            has_more = bool(self.app.tree_model.children(child)) if not is_node else True
+            node.add(self._node_label(child, is_node), NodeData(child, is_node),
+                     allow_expand=has_more)
+
+    @on(Tree.NodeExpanded, "#nodes")
+    def _expanded(self, event: Tree.NodeExpanded) -> None:
+        self._load_children(event.node)
+
+    @on(Tree.NodeHighlighted, "#nodes")
+    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        data: NodeData | None = event.node.data
+        if data is not None and data.path != self._current_node:
+            self._show_node(data.path)
+
+    # -- audit -----------------------------------------------------------------------------
+    def _on_progress(self, progress: tuple[int, int]) -> None:
+        done, total = progress
+        self.sub_title = f"auditing {done}/{total} nodes…"
+
+    def _on_audit(self, report: AuditReport) -> None:
+        self.sub_title = f"{report.summary()} (press 2 for the audit)"
+        tree = self.query_one("#nodes", Tree)
+        stack = [tree.root]
+        while stack:
+            node = stack.pop()
+            if node.data is not None:
+                node.set_label(self._node_label(node.data.path, node.data.is_node))
+            stack.extend(node.children)
+        if self._current_node is not None:
+            self._show_node(self._current_node, keep_cursor=True)
+
+    # -- node ------------------------------------------------------------------------------
+    def _show_node(self, path: str, keep_cursor: bool = False) -> None:
+        self._current_node = path
+        self._load_node(path, keep_cursor)
+
+    @work(thread=True, exclusive=True, group="node")
+    def _load_node(self, path: str, keep_cursor: bool) -> None:
+        model = self.app.tree_model
+        worker = get_current_worker()
+        index = model.index(path)
+        owner, source = model.owner(path)
+        rows: list[EntryRow] = []
+        listed = set()
+        for entry in index.entries:
+            exists = entry.path is not None and os.path.lexists(model.abs(entry.path))
+            state = "untracked" if exists else "missing"
+            rows.append(EntryRow(entry.title, entry.path, entry.one_liner or "", state, entry.line))
+            if entry.path:
+                listed.add(entry.path)
+        for file in model.article_files(path):
+            if file not in listed:
+                rows.append(EntryRow(PurePosixPath(file).stem, file, "", "unlisted", None))
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._fill_node, path, index, owner, source, rows, keep_cursor)
+
+    def _fill_node(self, path, index, owner, source, rows: list[EntryRow], keep_cursor: bool) -> None:
+        if path != self._current_node:
+            return
+        model = self.app.tree_model
+        head = join(safe(index.title, "bold"), Text("  "), safe(model.shown(path), "dim"))
+        head.append("\nowner: ")
+        if owner:
+            head.append(join(safe(owner, "bold"), Text(f"  ({source})", style="dim")))
+        else:
+            head.append(Text("none — nobody may activate writes here", style="yellow"))
+        if not index.exists and path:
+            head.append(Text("\nthis folder has no AGENTS.md; it only leads to nodes below it", style="dim"))
+        self.query_one("#node-head", Static).update(head)
+        table = self.query_one("#entries", DataTable)
+        cursor = table.cursor_row if keep_cursor else 0
+        table.clear()
+        self._rows = rows
+        index_shown = model.shown(f"{path}/{NODE_INDEX}" if path else NODE_INDEX)
+        line_findings: dict[int, list[Finding]] = {}
+        for finding in self._findings_for(index_shown):
+            if finding.line is not None:
+                line_findings.setdefault(finding.line, []).append(finding)
+        for i, row in enumerate(rows):
+            found = list(line_findings.get(row.line, [])) if row.line else []
+            if row.path:
+                found += self._findings_for(model.shown(row.path))
+            state_style = {"missing": "red", "unlisted": "yellow"}.get(row.state, "dim")
+            table.add_row(safe(_clip(row.title, 30)), safe(_clip(row.one_liner, 40)), safe(owner or "—"),
+                          Text(row.state, style=state_style), _worst(found), key=str(i))
+        if not rows:
+            self._show_index_doc(path, index)
+        elif self._pending_article:
+            target = self._pending_article
+            self._pending_article = None
+            for i, row in enumerate(rows):
+                if row.path == target:
+                    table.move_cursor(row=i)
+                    table.focus()
+                    break
+        elif keep_cursor and cursor < len(rows):
+            table.move_cursor(row=cursor)
+
+    # -- article ---------------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#entries")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        index = event.cursor_row
+        if 0 <= index < len(self._rows):
+            row = self._rows[index]
+            if row.path and row.state != "missing":
+                if row.path != self._current_article:
+                    self._current_article = row.path
+                    self._load_article(row.path)
+            else:
+                self._current_article = None
+                self._clear_article(f"{row.title}: the file this line points at does not exist.")
+
+    @on(DataTable.RowSelected, "#entries")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self.query_one("#article-scroll").focus()
+
+    def _set_body(self, text: str, plain: bool = False) -> None:
+        """Show ``text`` as rendered Markdown, or as plain text in the read-only TextArea."""
+        markdown = self.query_one("#body", Markdown)
+        scroll = self.query_one("#article-scroll")
+        area = self.query_one("#plain", TextArea)
+        if plain:
+            markdown.update("")
+            area.load_text(text)
+            scroll.display, area.display = False, True
+        else:
+            area.load_text("")
+            markdown.update(text)
+            scroll.display, area.display = True, False
+            scroll.scroll_home(animate=False)
+
+    def _clear_article(self, message: str) -> None:
+        self.query_one("#article-head", Static).update(Text(message, style="dim"))
+        self.query_one("#meta", DataTable).clear()
+        self.query_one("#meta", DataTable).display = False
+        self._set_body("")
+
+    def action_show_index(self) -> None:
+        """Show the selected node's AGENTS.md in the reading pane."""
+        if self._current_node is not None:
+            self._show_index_doc(self._current_node, self.app.tree_model.index(self._current_node))
+
+    def _show_index_doc(self, path: str, index) -> None:
+        model = self.app.tree_model
+        self._current_article = None
+        if not index.exists:
+            self._clear_article("This folder has no AGENTS.md.")
+            return
+        self._reading = f"{path}/{NODE_INDEX}" if path else NODE_INDEX
+        shown = model.shown(self._reading)
+        head = join(safe(index.title, "bold"), Text("  "), safe(shown, "dim"),
+                    Text("  the node index", style="dim"))
+        if not index.entries:
+            head.append(Text("\nThis index lists no articles; its text is shown.", style="dim"))
+        self.query_one("#article-head", Static).update(head)
+        meta = self.query_one("#meta", DataTable)
+        meta.clear()
+        for key, value in index.meta.items():
+            meta.add_row(safe(key, "bold"), safe(json_safe(value)))
+        meta.display = bool(index.meta)
+        plain = len(index.body) > PREVIEW_LIMIT
+        if plain:
+            head.append(Text(f"\nlonger than {PREVIEW_LIMIT // 1024} kB: shown as plain text", style="yellow"))
+        self._set_body(index.body, plain)
+
+    @work(thread=True, exclusive=True, group="article")
+    def _load_article(self, path: str) -> None:
+        article = self.app.tree_model.read_article(path)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_article, article)
+
+    def _show_article(self, article: Article) -> None:
+        if article.path != self._current_article:
+            return
+        self._reading = article.path
+        model = self.app.tree_model
+        head = join(safe(article.title, "bold"), Text("  "), safe(model.shown(article.path), "dim"),
+                    Text(f"  {article.size:,} bytes", style="dim"))
+        problems = [f for f in self._findings_for(model.shown(article.path)) if f.severity.value != "info"]
+        for finding in problems[:3]:
+            head.append("\n")
+            head.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message),
+                             Text(f"  — {finding.fix}", style="dim") if finding.fix else Text("")))
+        body = article.body
+        plain = False
+        if not article.ok:
+            body = ""
+            head.append(Text("\nThis file cannot be shown as text (see the audit).", style="yellow"))
+        elif len(body) > PREVIEW_LIMIT or article.truncated:
+            plain = True
+            note = f"\n{article.size / 1_048_576:.1f} MB: shown as plain text (the Markdown preview stops at " \
+                   f"{PREVIEW_LIMIT // 1024} kB)"
+            if article.truncated:
+                note += f"; showing the first {len(article.text.encode()) / 1_048_576:.1f} MB"
+            head.append(Text(note + " — the file is not changed", style="yellow"))
+        self.query_one("#article-head", Static).update(head)
+        meta = self.query_one("#meta", DataTable)
+        meta.clear()
+        for key, value in article.meta.items():
+            value = json_safe(value)
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            meta.add_row(safe(key, "bold"), safe(shown))
+        meta.display = bool(article.meta)
+        self._set_body(body, plain)
+
+    @on(Markdown.LinkClicked, "#body")
+    def _link(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        href = event.href
+        if not is_local_link(href):
+            self.notify(f"external link (not opened): {href}", markup=False)
+            return
+        if self._reading is None:
+            return
+        base = PurePosixPath(self._reading).parent
+        target = href.split("#", 1)[0]
+        joined = os.path.normpath(os.path.join(str(base), target)).replace(os.sep, "/")
+        if joined == "." or joined == "":
+            joined = ""
+        if joined.startswith("../") or joined == ".." or target.startswith("/"):
+            self.notify(f"{href} leads outside the memory tree; memtui does not follow it",
+                        severity="warning", markup=False)
+            return
+        model = self.app.tree_model
+        if not os.path.exists(model.abs(joined)):
+            self.notify(f"{href} does not exist", severity="warning", markup=False)
+            return
+        if joined.endswith(NODE_INDEX) or os.path.isdir(model.abs(joined)):
+            node = joined[: -len(NODE_INDEX)].rstrip("/") if joined.endswith(NODE_INDEX) else joined
+            self.reveal(node)
+        else:
+            self.reveal(str(PurePosixPath(joined).parent) if "/" in joined else "", joined)
+
+    # -- navigation ------------------------------------------------------------------------
+    def reveal(self, node: str, article: str | None = None) -> None:
+        """Expand the tree to the memory-relative folder ``node``, select it, and (when given)
+        select the entry of the memory-relative ``article``."""
+        tree = self.query_one("#nodes", Tree)
+        current = tree.root
+        if node:
+            parts = node.split("/")
+            for i in range(len(parts)):
+                prefix = "/".join(parts[: i + 1])
+                self._load_children(current)
+                current.expand()
+                match = next((c for c in current.children if c.data and c.data.path == prefix), None)
+                if match is None:
+                    break
+                current = match
+        self._load_children(current)
+        current.expand()
+        self._pending_article = article
+        tree.select_node(current)
+        tree.move_cursor(current)
+        tree.scroll_to_node(current)
+        self._show_node(current.data.path if current.data else "")
+        if article is None:
+            tree.focus()
+
+    def action_focus_entries(self) -> None:
+        self.query_one("#entries").focus()
+
+    def action_focus_tree(self) -> None:
+        self.query_one("#nodes").focus()
+
+    def action_focus_article(self) -> None:
+        self.query_one("#article-scroll").focus()

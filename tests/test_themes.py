@@ -1,0 +1,45 @@
+"""Theme files: validated, loaded, a broken one is a warning; the choice is remembered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memtui import userconfig
+from memtui.ui.themes import load_themes, parse_theme
+
+
+def test_bundled_themes_load_without_warnings() -> None:
+    loaded = load_themes()
+    assert loaded.warnings == []
+    assert {"memtui-dark", "memtui-light", "memtui-high-contrast"} <= set(loaded.themes)
+    assert loaded.themes["memtui-light"].dark is False
+
+
+def test_a_broken_theme_file_is_a_warning_and_the_others_load(tmp_path: Path) -> None:
+    (tmp_path / "good.toml").write_text('name = "good"\nprimary = "#112233"\n')
+    (tmp_path / "syntax.toml").write_text('name = "bad\n')
+    (tmp_path / "colour.toml").write_text('name = "c"\nprimary = "not-a-colour"\n')
+    (tmp_path / "nameless.toml").write_text('primary = "#112233"\n')
+    loaded = load_themes(tmp_path)
+    assert list(loaded.themes) == ["good"]
+    assert len(loaded.warnings) == 3
+    assert any("not a colour" in w for w in loaded.warnings)
+    assert any("`name` is missing" in w for w in loaded.warnings)
+
+
+def test_unknown_key_is_refused() -> None:
+    try:
+        parse_theme({"name": "x", "primary": "#000000", "primery": "#fff"}, "x.toml")
+    except ValueError as exc:
+        assert "unknown key `primery`" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("expected ValueError")
+
+
+def test_user_config_remembers_and_keeps_comments() -> None:
+    path = userconfig.path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# my settings\ntheme = \"memtui-dark\"\n")
+    userconfig.set_value("theme", "memtui-light")
+    assert userconfig.get("theme") == "memtui-light"
+    assert path.read_text().startswith("# my settings")

@@ -1,0 +1,176 @@
+"""The TUI, driven headless with Textual's Pilot (issue 2)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Markdown, Static, TextArea, Tree
+
+from memtui import userconfig
+from memtui.core.tree import MemoryTree
+from memtui.core.workspace import Workspace
+from memtui.ui.app import MemtuiApp
+from memtui.ui.tree_screen import PREVIEW_LIMIT
+
+
+async def wait_for(pilot, condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def markdown_text(app) -> str:
+    md = app.screen.query_one("#body", Markdown)
+    return md.source if hasattr(md, "source") else md._markdown
+
+
+def static_text(app, selector: str) -> str:
+    widget = app.screen.query_one(selector, Static)
+    return str(widget.render())
+
+
+async def test_prefect_tree_expands_to_the_deepest_node_and_renders_it(shared: Path) -> None:
+    ws = Workspace.open(shared / "corpus" / "agents-trees" / "PrefectHQ__prefect")
+    model = MemoryTree(ws)
+    deepest = max((n for n in model.walk_nodes() if model.index(n).exists), key=lambda n: n.count("/"))
+    assert deepest.count("/") >= 4
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None)
+        app.screen.reveal(deepest)
+        await pilot.pause()
+        tree = app.screen.query_one("#nodes", Tree)
+        await wait_for(pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data.path == deepest)
+        expected = model.index(deepest).body.strip().splitlines()[0]
+        await wait_for(pilot, lambda: expected in markdown_text(app))
+        assert "the node index" in static_text(app, "#article-head")
+
+
+async def test_article_with_front_matter_and_link_following(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "memory/support").mkdir(parents=True)
+    (root / "memory/AGENTS.md").write_text("---\nowner: root\n---\n# Root\n- [Support](support/AGENTS.md) — s\n")
+    (root / "memory/support/AGENTS.md").write_text("# Support\n- [A](a.md) — first\n- [B](b.md) — second\n")
+    (root / "memory/support/a.md").write_text("---\ntitle: Alpha\nsummary: first\nupdated: 2026-01-02\n---\n"
+                                              "# Alpha\n\nSee [the other](b.md).\n")
+    (root / "memory/support/b.md").write_text("---\ntitle: Beta\nsummary: second\n---\nBETA BODY\n")
+    app = MemtuiApp(Workspace.open(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        screen.reveal("support", "support/a.md")
+        await wait_for(pilot, lambda: "See [the other](b.md)" in markdown_text(app))
+        meta = screen.query_one("#meta", DataTable)
+        assert meta.row_count == 3
+        assert "updated" in [str(meta.get_row_at(i)[0]) for i in range(meta.row_count)]
+        screen.query_one("#body", Markdown).post_message(
+            Markdown.LinkClicked(screen.query_one("#body", Markdown), "b.md"))
+        await wait_for(pilot, lambda: "BETA BODY" in markdown_text(app))
+
+
+async def test_markup_like_names_show_literally(tmp_path: Path) -> None:
+    """B17: names with [/], [bold] and control characters never crash nor get styled."""
+    root = tmp_path / "ws"
+    odd = "[bold red]urgent [link=x]"
+    (root / "memory" / odd).mkdir(parents=True)
+    (root / "memory/AGENTS.md").write_text("---\nowner: o\n---\n# Root [/]\n- [[/] title](x[1].md) — [link=x]y[/link]\n")
+    (root / "memory/x[1].md").write_text("---\ntitle: \"[/] tab\\there\"\nsummary: \"[link=x]y[/link]\"\n---\n[/] body\n")
+    (root / "memory" / odd / "AGENTS.md").write_text("# [/]\n")
+    app = MemtuiApp(Workspace.open(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None)
+        await pilot.pause()
+        tree = app.screen.query_one("#nodes", Tree)
+        labels = [str(node.label) for node in tree.root.children]
+        assert any(odd in label for label in labels)
+        table = app.screen.query_one("#entries", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        assert str(table.get_row_at(0)[1]) == "[link=x]y[/link]"
+        app.screen.query_one("#entries").focus()
+        await wait_for(pilot, lambda: "[/] body" in markdown_text(app))
+        assert "[/] tab⇥here" in static_text(app, "#article-head")
+        await pilot.press("2")
+        await pilot.pause()
+        assert app.screen.query_one("#findings", DataTable) is not None
+
+
+async def test_big_note_preview_is_capped_and_keys_stay_responsive(tmp_path: Path, shared: Path) -> None:
+    """B22: a 4.6 MB note shows its first part with a notice; the file is not changed."""
+    work = tmp_path / "big"
+    work.mkdir()
+    subprocess.run([sys.executable, str(shared / "bug-inputs/B22/make_big_markdown.py")], cwd=work,
+                   check=True, capture_output=True)
+    big = next(work.rglob("big-notes.md"))
+    root = tmp_path / "ws"
+    (root / "memory/notes").mkdir(parents=True)
+    (root / "memory/AGENTS.md").write_text("---\nowner: o\n---\n# Root\n")
+    (root / "memory/notes/AGENTS.md").write_text("# Notes\n- [Big](big-notes.md) — big\n- [Small](small.md) — s\n")
+    (root / "memory/notes/small.md").write_text("SMALL NOTE\n")
+    target = root / "memory/notes/big-notes.md"
+    target.write_bytes(big.read_bytes())
+    before = target.read_bytes()
+    app = MemtuiApp(Workspace.open(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.screen.reveal("notes", "notes/big-notes.md")
+        await wait_for(pilot, lambda: "shown as plain text" in static_text(app, "#article-head"), timeout=30)
+        assert "showing the first" in static_text(app, "#article-head")  # over max_file_bytes
+        plain = app.screen.query_one("#plain", TextArea)
+        assert plain.display and plain.text.lstrip().startswith("## Section 0")
+        assert markdown_text(app) == ""
+        started = time.monotonic()
+        await pilot.press("down")
+        await wait_for(pilot, lambda: "SMALL NOTE" in markdown_text(app), timeout=10)
+        assert time.monotonic() - started < 5
+    assert target.read_bytes() == before
+
+
+async def test_audit_screen_filters_sorts_and_jumps_to_the_place(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "memory/n").mkdir(parents=True)
+    (root / "memory/AGENTS.md").write_text("---\nowner: o\n---\n# Root\n- [N](n/AGENTS.md) — n\n")
+    (root / "memory/n/AGENTS.md").write_text("# N\n- [A](a.md) — one\n- [Gone](gone.md) — x\n")
+    (root / "memory/n/a.md").write_text("---\nsummary: other\n---\nAAA\n")
+    (root / "memory/n/stray.md").write_text("STRAY\n")
+    app = MemtuiApp(Workspace.open(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None)
+        await pilot.press("2")
+        await pilot.pause()
+        table = app.screen.query_one("#findings", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 3)
+        assert "error" in str(table.get_row_at(0)[0])  # errors sort first
+        await pilot.press("slash")
+        await pilot.press(*"code:unlisted")
+        await wait_for(pilot, lambda: table.row_count == 1)
+        await pilot.press("enter")  # leave the filter
+        await pilot.press("enter")  # jump
+        await wait_for(pilot, lambda: app.current_mode == "tree")
+        await wait_for(pilot, lambda: "STRAY" in markdown_text(app))
+        tree = app.screen.query_one("#nodes", Tree)
+        assert tree.cursor_node.data.path == "n"
+
+
+async def test_unknown_theme_falls_back_with_a_warning(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    app = MemtuiApp(Workspace.open(root), theme="no-such-theme")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.theme == "memtui-dark"
+        assert any("no-such-theme" in n.message for n in app._notifications)
+
+
+async def test_changing_the_theme_is_remembered(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    app = MemtuiApp(Workspace.open(root), theme="memtui-dark",
+                    remember_theme=lambda name: userconfig.set_value("theme", name))
+    async with app.run_test() as pilot:
+        app.theme = "memtui-high-contrast"
+        await pilot.pause()
+    assert userconfig.get("theme") == "memtui-high-contrast"

@@ -30,4 +30,6 @@ AREAS: list[Area] = [
          "browse nodes, node indexes and articles of the memory tree"),
     Area("audit", "Audit", "2", "memtui.ui.audit_screen:AuditScreen",
          "every finding in a sortable, filterable table"),
+    Area("graph", "Graph", "3", "memtui.ui.graph_screen:GraphScreen",
+         "entities, relations and findings of the knowledge graph; curate it"),
 ]

@@ -95,3 +95,14 @@ def test_near_duplicates_scale_without_all_pairs() -> None:
     names = [f"entity number {i:05d}" for i in range(20000)] + ["Kubernetes cluster", "Kubernetes clsuter"]
     pairs = near_duplicates(names)
     assert pairs == [("Kubernetes clsuter", "Kubernetes cluster", pairs[0][2])]
+
+
+def test_sample_workspace_graph_shows_each_rule_once() -> None:
+    sample = Path(__file__).resolve().parent.parent / "sample_workspace" / "memory" / "graph.jsonl"
+    graph = g.load(sample, "memory/graph.jsonl")
+    findings = audit(graph)
+    codes = _codes(findings)
+    assert graph.bad_lines() == [] and graph.read_findings() == []
+    assert codes["graph-type-variants"] == 1 and codes["graph-dangling-relation"] == 1
+    assert codes["graph-orphan"] == 1
+    assert any("DepotScan" in f.message for f in findings if f.code == "graph-near-duplicate")

@@ -70,6 +70,22 @@ CODES: dict[str, tuple[Severity, str]] = {
     "workspace-read-only": (Severity.INFO, "the workspace is open read-only (another memtui holds the writer lock, or .memtui cannot be written)"),
     "search-index-damaged": (Severity.WARNING, "the search index could not be read and was rebuilt from the files"),
     "search-file-skipped": (Severity.WARNING, "a file or line could not be indexed for search"),
+    "graph-line-malformed": (Severity.ERROR, "a graph.jsonl line is not one JSON object (cut off, two records, an array, not UTF-8); kept as written"),
+    "graph-record-invalid": (Severity.ERROR, "a graph.jsonl record misses a field or has a field of the wrong type; kept as written"),
+    "graph-record-unknown": (Severity.INFO, "a graph.jsonl line has an unknown record type; kept (the MCP server drops it on its next write)"),
+    "graph-legacy-layout": (Severity.WARNING, "the graph file is in the legacy single-object layout the MCP server reads as empty"),
+    "graph-server-unreadable": (Severity.ERROR, "the MCP memory server cannot read the graph file (a BOM or a bad line makes every tool call fail)"),
+    "graph-duplicate-entity": (Severity.WARNING, "two or more graph records have the same entity name"),
+    "graph-similar-names": (Severity.WARNING, "entity names equal after case and whitespace folding"),
+    "graph-near-duplicate": (Severity.INFO, "entity names that are nearly identical (fuzzy match)"),
+    "graph-dangling-relation": (Severity.WARNING, "a relation's end is not an entity of the graph"),
+    "graph-orphan": (Severity.INFO, "an entity with no relation (seed 002: create the relation too)"),
+    "graph-type-variants": (Severity.WARNING, "one entityType spelled several ways (Person / person / people)"),
+    "graph-duplicate-observation": (Severity.WARNING, "an entity holds the same observation more than once"),
+    "graph-empty-observation": (Severity.WARNING, "an entity holds an empty observation"),
+    "graph-name-control": (Severity.WARNING, "an entity name holds control, zero-width or direction characters"),
+    "graph-name-empty": (Severity.WARNING, "an entity has an empty name"),
+    "graph-duplicate-relation": (Severity.INFO, "the same relation (from, to, relationType) is written more than once"),
 }
 
 

@@ -34,4 +34,6 @@ AREAS: list[Area] = [
          "the skills catalogue, each skill's findings and the skill index budget"),
     Area("notes", "Notes", "4", "memtui.ui.notes_screen:NotesScreen",
          "edit the member notes (MEMORY_CUSTOM.md) safely; read the notebook and operator files"),
+    Area("graph", "Graph", "5", "memtui.ui.graph_screen:GraphScreen",
+         "entities, relations and findings of the knowledge graph; curate it"),
 ]

@@ -1,0 +1,245 @@
+"""The audit of a knowledge graph: findings about its content (issue 4, seed 002's three rules).
+
+Seed 002 gives the graph three rules, each learnt from an agent getting it wrong: search
+before you create (two spellings make two entities: duplicate, folded-equal and
+near-identical names), create the relation too (orphans; and relations whose ends do not
+exist), keep entityType consistent (type variants). The audit also reports duplicate and
+empty observations, duplicate relations, and names holding control, zero-width or direction
+characters (B17: two different names must never look the same).
+
+Reading problems (bad lines) come from :meth:`memtui.core.graph.Graph.read_findings`;
+:func:`audit` adds them first, so one call gives the whole report.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+
+from rapidfuzz import fuzz
+
+from memtui.core.findings import Finding
+from memtui.core.graph import Graph, fold_name, fold_type
+
+#: Score (0-100, rapidfuzz ``fuzz.ratio``) from which two names count as near-identical.
+NEAR_SCORE = 90.0
+#: Names shorter than this (after folding) are not fuzzy-compared (too many false hits).
+NEAR_MIN_LENGTH = 5
+#: How many sorted neighbours each name is compared with (sorted-neighbourhood blocking).
+NEAR_WINDOW = 4
+#: At most this many findings of one kind per entity group are written out in full.
+MAX_LISTED = 20
+
+_DIGITS = re.compile(r"\d+")
+
+
+def visible(text: str) -> str:
+    """``text`` with control, zero-width and direction characters shown as ``\\u`` escapes.
+
+    ``"line one\\nline two"`` becomes ``"line one\\\\nline two"``; a zero-width space becomes
+    ``\\u200b``; a right-to-left override ``\\u202e`` (B17: two names never look the same).
+    """
+    out = []
+    for char in text:
+        if char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif char == "\r":
+            out.append("\\r")
+        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def has_hidden_characters(text: str) -> bool:
+    """True when ``text`` holds a control (Cc), format (Cf: zero-width, direction) or line/
+    paragraph separator character."""
+    return any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs") for c in text)
+
+
+def _q(name: str) -> str:
+    """A name quoted for a finding message, hidden characters made visible."""
+    return '"' + visible(name).replace('"', '\\"') + '"'
+
+
+def _digits_only_difference(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` differ only in their digits (``node-000001`` / ``node-000002``):
+    numbered series are distinct things, not misspellings."""
+    return _DIGITS.sub("#", a) == _DIGITS.sub("#", b)
+
+
+def near_duplicates(names: list[str], score: float = NEAR_SCORE,
+                    window: int = NEAR_WINDOW) -> list[tuple[str, str, float]]:
+    """Pairs of near-identical names by fuzzy matching, without comparing every pair.
+
+    Sorted-neighbourhood blocking: the folded names are sorted forwards and by their reversed
+    text, and each is scored against its ``window`` next neighbours in both orders with
+    rapidfuzz's ``fuzz.ratio`` (so a typo early or late in a name is found). Pairs whose
+    folds are equal (reported as ``graph-similar-names``), that differ only in digits, or
+    that are shorter than :data:`NEAR_MIN_LENGTH` are skipped. Cost: O(n log n) sorting +
+    O(n · window) comparisons (50,000 names in well under a second).
+
+    Args:
+        names: distinct entity names.
+        score: the least ``fuzz.ratio`` (0-100) for a pair.
+        window: neighbours compared in each order.
+
+    Returns:
+        ``(name_a, name_b, score)`` triples, ``name_a < name_b``, sorted by name.
+    """
+    folded: dict[str, str] = {}
+    for name in names:
+        key = fold_name(name)
+        if len(key) >= NEAR_MIN_LENGTH:
+            folded.setdefault(key, name)
+    keys = list(folded)
+    found: dict[tuple[str, str], float] = {}
+    for order in (sorted(keys), sorted(keys, key=lambda k: k[::-1])):
+        for i, a in enumerate(order):
+            for b in order[i + 1:i + 1 + window]:
+                if _digits_only_difference(a, b):
+                    continue
+                value = fuzz.ratio(a, b, score_cutoff=score)
+                if value:
+                    pair = (a, b) if a < b else (b, a)
+                    found[pair] = value
+    return sorted((folded[a], folded[b], s) for (a, b), s in found.items())
+
+
+def audit(graph: Graph, near: bool = True) -> list[Finding]:
+    """Every finding about ``graph``: reading problems, then content problems.
+
+    Args:
+        graph: a loaded graph (legacy-layout files are audited through their records).
+        near: run the fuzzy near-duplicate search (the slowest part).
+
+    Returns:
+        Findings with codes ``graph-*`` (see :data:`memtui.core.findings.CODES`), with the
+        line number of the first record concerned; user text quoted with hidden characters
+        made visible.
+    """
+    shown = graph.shown
+    out: list[Finding] = list(graph.read_findings())
+    entities = graph.entities
+    relations = graph.relations
+    by_name: dict[str, list] = defaultdict(list)
+    for entity in entities:
+        by_name[entity.name].append(entity)
+
+    # search before you create: the same name twice, names equal after folding, near-identical
+    for name, records in by_name.items():
+        if len(records) > 1:
+            lines = ", ".join(str(r.line) for r in records)
+            out.append(Finding.make(
+                "graph-duplicate-entity", shown,
+                f"entity {_q(name)} is written {len(records)} times (lines {lines}); the server's "
+                "add_observations only ever changes the first",
+                f"merge them: memtui graph merge -- {_shell(name)}", line=records[0].line))
+    folds: dict[str, list[str]] = defaultdict(list)
+    for name in by_name:
+        folds[fold_name(name)].append(name)
+    for group in folds.values():
+        if len(group) > 1:
+            first = min(by_name[n][0].line for n in group)
+            out.append(Finding.make(
+                "graph-similar-names", shown,
+                "entity names equal after case and space folding: " + ", ".join(_q(n) for n in group),
+                "merge them into one (the others are kept as `alias:` observations)", line=first))
+    if near:
+        for a, b, value in near_duplicates(list(by_name)):
+            out.append(Finding.make(
+                "graph-near-duplicate", shown,
+                f"entity names {_q(a)} and {_q(b)} are nearly identical ({value:.0f}% alike)",
+                "merge them if they are the same thing", line=min(by_name[a][0].line, by_name[b][0].line)))
+
+    # create the relation too: dangling ends, orphans
+    known = set(by_name)
+    linked: set[str] = set()
+    triples: Counter = Counter()
+    first_line: dict[tuple[str, str, str], int] = {}
+    for relation in relations:
+        linked.add(relation.source)
+        linked.add(relation.target)
+        triples[relation.triple] += 1
+        first_line.setdefault(relation.triple, relation.line)
+        missing = [end for end in (relation.source, relation.target) if end not in known]
+        if missing:
+            out.append(Finding.make(
+                "graph-dangling-relation", shown,
+                f"relation {_q(relation.source)} --{visible(relation.relation_type)}--> {_q(relation.target)} "
+                f"points at {' and '.join(_q(m) for m in dict.fromkeys(missing))}, which is not an entity",
+                "create the missing entity, correct the name, or delete the relation", line=relation.line))
+    for triple, count in triples.items():
+        if count > 1:
+            out.append(Finding.make(
+                "graph-duplicate-relation", shown,
+                f"relation {_q(triple[0])} --{visible(triple[2])}--> {_q(triple[1])} is written {count} times",
+                "delete the copies (memtui graph unrelate removes all, then relate once)",
+                line=first_line[triple]))
+    orphans = [name for name in by_name if name not in linked]
+    for name in orphans:
+        out.append(Finding.make(
+            "graph-orphan", shown, f"entity {_q(name)} has no relation; nothing leads to it",
+            "relate it to what it belongs to (seed 002: create the relation too)", line=by_name[name][0].line))
+
+    # keep entityType consistent
+    spellings: dict[str, Counter] = defaultdict(Counter)
+    type_line: dict[str, int] = {}
+    for entity in entities:
+        spellings[fold_type(entity.entity_type)][entity.entity_type] += 1
+        type_line.setdefault(entity.entity_type, entity.line)
+    for key, counts in spellings.items():
+        if len(counts) > 1:
+            ranked = counts.most_common()
+            listed = ", ".join(f"{_q(t)} ({n})" for t, n in ranked)
+            out.append(Finding.make(
+                "graph-type-variants", shown, f"one entityType is spelled {len(counts)} ways: {listed}",
+                f"pick one: memtui graph retype --to {_shell(ranked[0][0])} "
+                + " ".join(_shell(t) for t, _ in ranked[1:]),
+                line=min(type_line[t] for t in counts)))
+
+    # observations and names
+    for entity in entities:
+        seen: set[str] = set()
+        repeated: list[str] = []
+        empty = 0
+        for text in entity.observations:
+            if not text.strip():
+                empty += 1
+            elif text in seen:
+                repeated.append(text)
+            seen.add(text)
+        if repeated:
+            sample = ", ".join(_q(t[:60]) for t in list(dict.fromkeys(repeated))[:3])
+            out.append(Finding.make(
+                "graph-duplicate-observation", shown,
+                f"entity {_q(entity.name)} holds {len(repeated)} repeated observation"
+                f"{'s' if len(repeated) != 1 else ''}: {sample}",
+                "delete the copies", line=entity.line))
+        if empty:
+            out.append(Finding.make(
+                "graph-empty-observation", shown,
+                f"entity {_q(entity.name)} holds {empty} empty observation{'s' if empty != 1 else ''}",
+                "delete it or write what was meant", line=entity.line))
+    for name, records in by_name.items():
+        if name == "":
+            out.append(Finding.make(
+                "graph-name-empty", shown, "an entity has an empty name; nothing can search for it",
+                "rename it: memtui graph rename '' NEW-NAME", line=records[0].line))
+        elif has_hidden_characters(name):
+            out.append(Finding.make(
+                "graph-name-control", shown,
+                f"entity name {_q(name)} holds control, zero-width or direction characters "
+                "(it can look like another name)", "rename it to plain text", line=records[0].line))
+    return out
+
+
+def _shell(text: str) -> str:
+    """``text`` quoted for a POSIX shell command line (hidden characters made visible)."""
+    import shlex
+
+    return shlex.quote(visible(text))

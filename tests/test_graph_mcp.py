@@ -22,6 +22,8 @@ SERVER_DIR = os.environ.get("MEMTUI_MCP_SERVER_DIR", "")
 ENTRY = Path(SERVER_DIR) / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
 NODE = shutil.which("node")
 
+if os.environ.get("MEMTUI_REQUIRE_MCP") and not (NODE and ENTRY.is_file()):
+    raise RuntimeError(f"MEMTUI_REQUIRE_MCP is set but the MCP memory server is not at {ENTRY}")
 if not SERVER_DIR:
     pytest.skip("MEMTUI_MCP_SERVER_DIR is not set; run .ci/install-mcp-server.sh DIR and set it",
                 allow_module_level=True)

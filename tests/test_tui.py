@@ -188,3 +188,29 @@ async def test_boot_preview_shows_the_own_index_and_every_domain(sample_copy: Pa
         assert own.splitlines()[-1] in plain.text
         assert "connectors" in plain.text.split("Index of every domain", 1)[1]
         assert "Boot preview" in static_text(app, "#article-head")
+
+
+async def test_a_second_memtui_opens_read_only_and_says_who_holds_the_lock(sample_copy: Path) -> None:
+    from memtui.core.session import Session
+
+    holder = Session.open(sample_copy, purpose="cli")
+    try:
+        app = MemtuiApp(Workspace.open(sample_copy))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            assert app.session.read_only
+            assert app.screen.sub_title.startswith("READ-ONLY")
+            assert any(str(holder_pid) in n.message for n in app._notifications
+                       for holder_pid in [__import__("os").getpid()])
+    finally:
+        holder.close()
+
+
+def test_no_argument_opens_a_copy_of_the_sample_never_the_bundled_folder() -> None:
+    from memtui.paths import bundled
+    from memtui.ui.launch import sample_copy
+
+    copy = sample_copy()
+    assert copy != bundled("sample_workspace")
+    assert (copy / "memory/AGENTS.md").read_bytes() == (bundled("sample_workspace") / "memory/AGENTS.md").read_bytes()
+    assert sample_copy() == copy  # made once, then reused

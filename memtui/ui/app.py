@@ -20,6 +20,7 @@ from textual.worker import get_current_worker
 
 from memtui.core import audit
 from memtui.core.audit import AuditReport
+from memtui.core.session import Session
 from memtui.core.tree import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.areas import AREAS
@@ -33,6 +34,8 @@ class MemtuiApp(App[int]):
         workspace: the opened workspace.
         theme: a theme name to start with (falls back to ``memtui-dark`` with a warning).
         remember_theme: called with the theme name whenever the user changes it.
+        session: the writer session to use; default: one opened here (purpose ``tui``) and
+            closed when the app exits.
     """
 
     CSS_PATH = str(Path(__file__).with_name("memtui.tcss"))  # absolute: subclasses may live anywhere
@@ -43,9 +46,13 @@ class MemtuiApp(App[int]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, workspace: Workspace, theme: str | None = None, remember_theme=None):
+    def __init__(self, workspace: Workspace, theme: str | None = None, remember_theme=None,
+                 session: Session | None = None):
         super().__init__()
         self.ws = workspace
+        #: the writer session (lock, store, audit log); read-only when another memtui holds
+        #: the lock, with the sentence saying who (DESIGN.md §4 invariant 2)
+        self.session: Session = session if session is not None else Session.open(workspace, purpose="tui")
         self.tree_model = MemoryTree(workspace)
         self.report: AuditReport | None = None
         #: findings of the last audit by workspace-relative path
@@ -73,10 +80,22 @@ class MemtuiApp(App[int]):
             self.add_mode(area.mode, area.load())
 
     def on_mount(self) -> None:
+        if self.session.read_only:
+            self.sub_title = f"READ-ONLY · {self.ws.root}"
+            self.notify(self.session.reason or "read-only", title="Read-only", severity="warning",
+                        timeout=15, markup=False)
         for warning in self._startup_warnings:
             self.notify(warning, title="Theme", severity="warning", timeout=8, markup=False)
         self.switch_mode(AREAS[0].mode)
         self.run_audit()
+
+    @property
+    def badge(self) -> str:
+        """``"READ-ONLY · "`` when writes are refused, else ``""``: screens prefix their subtitle."""
+        return "READ-ONLY · " if self.session.read_only else ""
+
+    def on_unmount(self) -> None:
+        self.session.close()
 
     def watch_theme(self, theme: str) -> None:
         if self._remember_theme is not None:

@@ -121,7 +121,7 @@ class TreeScreen(Screen):
         self._show_node("")
         tree.focus()
         self.query_one("#article-head", Static).update(Text("Select an entry to read the article.", style="dim"))
-        self.sub_title = str(model.ws.root)
+        self.sub_title = f"{self.app.badge}{model.ws.root}"
 
     def _findings_for(self, shown_path: str) -> list[Finding]:
         return self.app.findings_by_path.get(shown_path, [])
@@ -161,10 +161,10 @@ class TreeScreen(Screen):
     # -- audit -----------------------------------------------------------------------------
     def _on_progress(self, progress: tuple[int, int]) -> None:
         done, total = progress
-        self.sub_title = f"auditing {done}/{total} nodes…"
+        self.sub_title = f"{self.app.badge}auditing {done}/{total} nodes…"
 
     def _on_audit(self, report: AuditReport) -> None:
-        self.sub_title = f"{report.summary()} (press 2 for the audit)"
+        self.sub_title = f"{self.app.badge}{report.summary()} (press 2 for the audit)"
         tree = self.query_one("#nodes", Tree)
         stack = [tree.root]
         while stack:

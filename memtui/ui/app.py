@@ -2,11 +2,15 @@
 
 The workspace is opened before the app starts (:mod:`memtui.ui.launch`). On mount the app
 audits the whole workspace in a worker thread and publishes the report on
-:attr:`MemtuiApp.audit_ready`; screens subscribe to it, so browsing starts at once.
+:attr:`MemtuiApp.audit_ready`; screens subscribe to it, so browsing starts at once. In another
+worker it brings the search index (``.memtui/index``, the only thing opening may write besides
+the lock, DESIGN.md §2) up to date with the files, publishing progress on
+:attr:`MemtuiApp.index_progress` and the report on :attr:`MemtuiApp.index_ready` (issue 8).
 """
 
 from __future__ import annotations
 
+import threading
 from functools import partial
 from pathlib import Path
 from typing import Iterable
@@ -20,10 +24,13 @@ from textual.worker import get_current_worker
 
 from memtui.core import audit
 from memtui.core.audit import AuditReport
+from memtui.core.errors import MemtuiError
+from memtui.core.search.index import IndexReport, SearchIndex
 from memtui.core.session import Session
 from memtui.core.tree import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.areas import AREAS
+from memtui.ui.search_screen import SearchCommands
 from memtui.ui.themes import DEFAULT_THEME, load_themes
 
 
@@ -40,6 +47,7 @@ class MemtuiApp(App[int]):
 
     CSS_PATH = str(Path(__file__).with_name("memtui.tcss"))  # absolute: subclasses may live anywhere
     TITLE = "memtui"
+    COMMANDS = App.COMMANDS | {SearchCommands}  # type a query in the palette (issue 8)
     BINDINGS = [
         *(Binding(a.key, f"switch_mode('{a.mode}')", a.title) for a in AREAS),
         Binding("ctrl+r", "reaudit", "Re-audit"),
@@ -61,6 +69,16 @@ class MemtuiApp(App[int]):
         self.findings_by_folder: dict[str, list] = {}
         self.audit_ready: Signal[AuditReport] = Signal(self, "audit-ready")
         self.audit_progress: Signal[tuple[int, int]] = Signal(self, "audit-progress")
+        #: the workspace's search index; searched by the Search area and the command palette
+        self.search_index = SearchIndex(workspace)
+        #: held by every index update of this process (Whoosh allows one writer at a time)
+        self.index_lock = threading.Lock()
+        #: the report of the last finished index update, ``None`` while the first one runs
+        self.index_report: IndexReport | None = None
+        #: why the last index update failed (another process indexing, disk full), else ``None``
+        self.index_error: str | None = None
+        self.index_ready: Signal[IndexReport] = Signal(self, "index-ready")
+        self.index_progress: Signal[tuple[int, int]] = Signal(self, "index-progress")
         self._remember_theme = None  # set after the first theme, so only user changes are saved
         self._startup_warnings: list[str] = []
         loaded = load_themes()
@@ -88,6 +106,7 @@ class MemtuiApp(App[int]):
             self.notify(warning, title="Theme", severity="warning", timeout=8, markup=False)
         self.switch_mode(AREAS[0].mode)
         self.run_audit()
+        self.run_index()
 
     @property
     def badge(self) -> str:
@@ -133,6 +152,57 @@ class MemtuiApp(App[int]):
         self.notify("auditing the workspace again…", timeout=2)
         self.run_audit()
 
+    # -- search index ----------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="index")
+    def run_index(self, rebuild: bool = False) -> None:
+        """Catch the search index up with the files in a thread (never blocks browsing),
+        publishing ``(done, total)`` source-file counts and the final :class:`IndexReport`."""
+        worker = get_current_worker()
+
+        def progress(done: int, total: int) -> None:
+            if not worker.is_cancelled:
+                self.call_from_thread(self.index_progress.publish, (done, total))
+
+        with self.index_lock:
+            try:
+                report = self.search_index.update(progress=progress, rebuild=rebuild)
+            except MemtuiError as exc:  # another process indexing, disk full, read-only folder
+                if not worker.is_cancelled:
+                    self.call_from_thread(self._index_failed, str(exc))
+                return
+        if not worker.is_cancelled:
+            self.call_from_thread(self._index_done, report)
+
+    def index_saved(self, paths: list[str]) -> None:
+        """Make files just saved in memtui searchable at once (workspace-relative ``paths``).
+
+        Runs :meth:`SearchIndex.update` with ``only=paths`` in a worker; waits for a running
+        full update first (the saved file's new mtime makes that one or this one index it).
+        """
+        self._index_only(list(paths))
+
+    @work(thread=True, group="index-saved")
+    def _index_only(self, paths: list[str]) -> None:
+        with self.index_lock:
+            try:
+                report = self.search_index.update(only=paths)
+            except MemtuiError as exc:
+                self.call_from_thread(self._index_failed, str(exc))
+                return
+        self.call_from_thread(self._index_done, report)
+
+    def _index_done(self, report: IndexReport) -> None:
+        self.index_report = report
+        self.index_error = None
+        self.index_ready.publish(report)
+
+    def _index_failed(self, message: str) -> None:
+        self.index_error = message
+        self.notify(message, title="Search index", severity="warning", timeout=8, markup=False)
+        if self.index_report is None:
+            self.index_report = IndexReport()
+        self.index_ready.publish(self.index_report)
+
     # -- command palette -------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -140,3 +210,5 @@ class MemtuiApp(App[int]):
             yield SystemCommand(f"{area.title}: Open", area.help, partial(self.switch_mode, area.mode))
         yield SystemCommand("Audit: Run again", "re-read the whole workspace and list the findings",
                             self.action_reaudit)
+        yield SystemCommand("Search: Find in the workspace", "or type words here: the best results are offered",
+                            partial(self.switch_mode, "search"))

@@ -36,4 +36,6 @@ AREAS: list[Area] = [
          "edit the member notes (MEMORY_CUSTOM.md) safely; read the notebook and operator files"),
     Area("graph", "Graph", "5", "memtui.ui.graph_screen:GraphScreen",
          "entities, relations and findings of the knowledge graph; curate it"),
+    Area("search", "Search", "6", "memtui.ui.search_screen:SearchScreen",
+         "search every article, note, skill and entity; Enter opens the result in its area"),
 ]

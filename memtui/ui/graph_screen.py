@@ -351,6 +351,9 @@ class GraphScreen(Screen):
             self.notify(str(exc), title="Not saved", severity="error", markup=False, timeout=10)
             return
         if saved.written:
+            index_saved = getattr(self.app, "index_saved", None)  # searchable at once (issue 8)
+            if index_saved is not None:
+                index_saved([self.app.ws.shown(path)])
             undo_from = before if not saved.reapplied else None
             self._undo = (undo_from, saved.graph.source_sha256, saved.change.summary) if undo_from else None
         message = saved.change.summary + ("" if saved.written else " (nothing written)")

@@ -401,6 +401,9 @@ class NotesScreen(Screen):
         self._refresh_status()
         self.notify(f"saved {result.note.shown}" if result.written else "nothing changed", markup=False,
                     timeout=3)
+        index_saved = getattr(self.app, "index_saved", None)  # searchable at once (issue 8)
+        if result.written and index_saved is not None:
+            index_saved([result.note.shown])
         if then is not None:
             then()
 

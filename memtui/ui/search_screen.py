@@ -1,0 +1,339 @@
+"""The Search area (issue 8): results as you type, filters, highlighted snippets, Enter opens.
+
+- The query box is searched :data:`DEBOUNCE_SECONDS` after the last key, in a worker thread
+  (:func:`memtui.core.search.query.search`); a newer query makes older answers be dropped.
+  The query language (words, ``"phrases"``, ``prefix*``, ``fuzzy~``, ``AND``, ``kind:``
+  ``node:`` ``owner:`` ``state:`` ``tag:``) is the CLI's; a query that cannot be used shows
+  what is wrong under the box, never a traceback.
+- Filters beside the box: a kind, and "proposals and retired" (seed 000 §2 rule 7: hidden by
+  default, DESIGN.md invariant 6).
+- The app indexes the workspace in the background (:meth:`MemtuiApp.run_index`); its progress
+  shows here, and the current query runs again when an update finishes.
+- Snippets are :class:`rich.text.Text` built from the core's spans (B08: whole Cyrillic
+  words), never markup (DESIGN.md invariant 11).
+- Enter opens the highlighted result in its own area: the Tree for articles, experience
+  entries, nodes and index lines; Notes; Skills; Graph (:func:`open_hit`).
+- :class:`SearchCommands` lets the command palette search from anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.command import Hit as PaletteHit
+from textual.command import Hits, Provider
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Checkbox, DataTable, Footer, Header, Input, ProgressBar, Select, Static
+from textual.worker import get_current_worker
+
+from memtui.core.errors import MemtuiError
+from memtui.core.notes import OPERATOR_FILES
+from memtui.core.search.query import Hit, QueryError, Results, Snippet, search
+from memtui.core.search.sources import KINDS
+from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
+from memtui.ui.audit_screen import place_in_tree
+from memtui.ui.text import join, safe
+
+#: Quiet time after the last key before the query runs (seconds).
+DEBOUNCE_SECONDS = 0.15
+#: Results asked for (and rows drawn) per query.
+RESULT_LIMIT = 50
+#: Results the command palette shows per query.
+PALETTE_LIMIT = 8
+#: Style of a matched word in a snippet.
+MATCH_STYLE = "bold reverse"
+
+_TREE_KINDS = ("article", "experience", "node", "index-line", "proposal")
+
+
+def snippet_text(snippet: Snippet | None, style: str = MATCH_STYLE) -> Text:
+    """A :class:`Text` of ``snippet`` with each span styled ``style`` (never markup).
+
+    Args:
+        snippet: from :func:`memtui.core.search.query.snippet_for`; ``None`` gives empty text.
+        style: the Rich style of matched words.
+
+    Returns:
+        The excerpt with control characters made visible (:func:`memtui.ui.text.visible`,
+        B17); the pieces between spans are appended separately, so a stand-in such as
+        ``⟨U+200B⟩`` never shifts a highlight.
+    """
+    out = Text()
+    if snippet is None:
+        return out
+    pos = 0
+    for start, end in snippet.spans:
+        if start > pos:
+            out.append(safe(snippet.text[pos:start]))
+        out.append(safe(snippet.text[start:end], style))
+        pos = end
+    if pos < len(snippet.text):
+        out.append(safe(snippet.text[pos:]))
+    return out
+
+
+def _where(hit: Hit) -> str:
+    if hit.kind == "index-line":
+        return f"{hit.path}:{hit.line} → {hit.target}" if hit.line else f"{hit.path} → {hit.target}"
+    if hit.kind == "entity" and hit.line:
+        return f"{hit.path.split('#', 1)[0]}:{hit.line}"
+    return hit.path
+
+
+async def open_hit(app, hit: Hit) -> bool:  # noqa: ANN001 - the MemtuiApp
+    """Open ``hit`` in its own area; returns ``False`` (with a notice) when it has none.
+
+    Tree kinds go to the Tree area revealed at ``(node, article)`` (an index line opens the
+    article it lists); member notes, notebook and operator files go to Notes (through its file
+    chooser, so unsaved edits still get the leave question); a skill selects its row in
+    Skills; an entity filters the Graph area to its name.
+    """
+    path = hit.target if hit.kind == "index-line" and hit.target else hit.path
+    if hit.kind in _TREE_KINDS:
+        node, article = place_in_tree(app.tree_model, path)
+        if node is None:
+            app.notify(f"{path} is not in the memory tree; open it in your editor.", markup=False)
+            return False
+        await app.switch_mode("tree")
+        app.screen.reveal(node, article)
+        return True
+    if hit.kind in ("notes", "notebook"):
+        name = path.rsplit("/", 1)[-1]
+        which = {MEMBER_NOTES: "custom", NOTEBOOK: "notebook"}.get(name, name if name in OPERATOR_FILES else "custom")
+        await app.switch_mode("notes")
+        chooser = app.screen.query("#notes-file")
+        if chooser:
+            chooser.first(Select).value = which
+        return True
+    if hit.kind == "skill":
+        await app.switch_mode("skills")
+        rows = getattr(app.screen, "_rows", None) or []
+        for i, skill in enumerate(rows):
+            if path == skill.path or path.endswith("/" + skill.path):
+                app.screen.query_one("#skills-table", DataTable).move_cursor(row=i)
+                break
+        return True
+    if hit.kind == "entity":
+        await app.switch_mode("graph")
+        box = app.screen.query("#graph-filter")
+        if box:
+            box.first(Input).value = hit.title
+        return True
+    app.notify(f"{hit.kind} results have no area to open in.", markup=False)
+    return False
+
+
+class SearchScreen(Screen):
+    """Search the whole workspace (see the module docstring)."""
+
+    DEFAULT_CSS = """
+    #search-bar { height: 3; }
+    #search-query { width: 1fr; }
+    #search-kind { width: 22; }
+    #search-proposed { width: auto; }
+    #search-status { height: auto; padding: 0 1; }
+    #search-progress { display: none; }
+    #search-results { height: 1fr; }
+    #search-snippet { height: auto; max-height: 12; padding: 0 1; border-top: tall $panel; }
+    """
+
+    BINDINGS = [
+        Binding("slash", "focus_query", "Query"),
+        Binding("escape", "clear_query", "Clear", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: Results | None = None
+        self._hits: list[Hit] = []
+        self._timer: Timer | None = None
+        self._seq = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="search-bar"):
+            yield Input(placeholder='words, "a phrase", prefix*, fuzzy~, a AND b, kind: node: owner: state: tag:',
+                        id="search-query")
+            yield Select([(Text(k), k) for k in KINDS], prompt="any kind", id="search-kind")
+            yield Checkbox("proposals & retired", id="search-proposed")
+        yield Static(Text(""), id="search-status")
+        yield ProgressBar(id="search-progress", show_eta=False)
+        yield DataTable(id="search-results", cursor_type="row", zebra_stripes=True)
+        yield Static(Text(""), id="search-snippet")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#search-results", DataTable)
+        for name in ("kind", "title", "where", "confidence"):
+            table.add_column(name, key=name)
+        app = self.app
+        if hasattr(app, "index_ready"):
+            app.index_ready.subscribe(self, self._on_index)
+            app.index_progress.subscribe(self, self._on_progress)
+        self._status_idle()
+        self.query_one("#search-query").focus()
+
+    # -- index state -----------------------------------------------------------------------
+    def _indexing(self) -> bool:
+        return getattr(self.app, "index_report", True) is None
+
+    def _status_idle(self) -> None:
+        if self.query_one("#search-query", Input).value.strip():
+            return
+        if self._indexing():
+            text = Text("indexing the workspace… you can search already; results fill in as it finishes",
+                        style="dim")
+        else:
+            report = getattr(self.app, "index_report", None)
+            text = Text("type to search" + (f" · {report.documents:,} items indexed" if report and report.documents else ""),
+                        style="dim")
+        self.query_one("#search-status", Static).update(text)
+
+    def _on_progress(self, progress: tuple[int, int]) -> None:
+        done, total = progress
+        bar = self.query_one("#search-progress", ProgressBar)
+        bar.display = done < total
+        bar.update(total=max(total, 1), progress=done)
+
+    def _on_index(self, _report) -> None:  # noqa: ANN001
+        self.query_one("#search-progress", ProgressBar).display = False
+        if self.query_one("#search-query", Input).value.strip():
+            self._start_search()
+        else:
+            self._status_idle()
+
+    # -- querying --------------------------------------------------------------------------
+    @on(Input.Changed, "#search-query")
+    @on(Select.Changed, "#search-kind")
+    @on(Checkbox.Changed, "#search-proposed")
+    def _query_changed(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(DEBOUNCE_SECONDS, self._start_search)
+
+    def _start_search(self) -> None:
+        self._timer = None
+        text = self.query_one("#search-query", Input).value
+        kind = self.query_one("#search-kind", Select).value
+        kinds = [str(kind)] if kind not in (Select.BLANK, None) and isinstance(kind, str) else []
+        proposed = self.query_one("#search-proposed", Checkbox).value
+        self._seq += 1
+        if not text.strip() and not kinds:
+            self._show(Results(), self._seq)
+            self._status_idle()
+            return
+        self.run_search(text, kinds, proposed, self._seq)
+
+    @work(thread=True, exclusive=True, group="search")
+    def run_search(self, text: str, kinds: list[str], proposed: bool, seq: int) -> None:
+        """Search in a thread; the answer (or what was wrong) comes back via ``call_from_thread``."""
+        worker = get_current_worker()
+        try:
+            results = search(self.app.search_index, text, limit=RESULT_LIMIT, include_proposed=proposed,
+                             kinds=kinds)
+        except QueryError as exc:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._problem, str(exc), seq)
+            return
+        except MemtuiError as exc:  # index busy or unwritable while repairing
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._problem, str(exc), seq)
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, results, seq)
+
+    def _problem(self, message: str, seq: int) -> None:
+        if seq != self._seq:
+            return
+        self.query_one("#search-status", Static).update(Text(message, style="yellow"))
+
+    def _show(self, results: Results, seq: int) -> None:
+        if seq != self._seq:
+            return  # a newer query is on its way
+        self.results = results
+        self._hits = list(results.hits)
+        table = self.query_one("#search-results", DataTable)
+        table.clear()
+        for i, hit in enumerate(self._hits):
+            table.add_row(safe(hit.kind, "dim" if hit.state != "active" else ""),
+                          safe(hit.title or hit.path, "bold"), safe(_where(hit)),
+                          Text(f"{hit.confidence:.2f}"), key=str(i))
+        if self.query_one("#search-query", Input).value.strip() or self._hits:
+            status = Text(f"{len(self._hits):,} shown of about {results.total:,} · {results.ms:.0f} ms")
+            if self._indexing():
+                status.append(Text(" · still indexing: more may come", style="yellow"))
+            for finding in results.findings:
+                status.append(Text("\n"))
+                status.append(safe(getattr(finding, "message", finding), "yellow"))
+            self.query_one("#search-status", Static).update(status)
+        self._show_snippet(0)
+
+    def _show_snippet(self, row: int) -> None:
+        box = self.query_one("#search-snippet", Static)
+        if not (0 <= row < len(self._hits)):
+            box.update(Text("No result." if self.results and self.query_one("#search-query", Input).value.strip()
+                            else "", style="dim"))
+            return
+        hit = self._hits[row]
+        head = join(safe(hit.title or hit.path, "bold"), Text("  "), safe(_where(hit), "underline"),
+                    Text(f"  {hit.kind} · {hit.state}" + (f" · node {hit.node}" if hit.node else ""), style="dim"))
+        if hit.snippet is not None:
+            head.append(Text(f"\n{hit.snippet.field}: ", style="dim italic"))
+            head.append(snippet_text(hit.snippet))
+        head.append(Text("\nEnter: open in its area", style="dim"))
+        box.update(head)
+
+    @on(DataTable.RowHighlighted, "#search-results")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_snippet(event.cursor_row)
+
+    @on(Input.Submitted, "#search-query")
+    def _submitted(self) -> None:
+        if self._timer is not None:  # Enter before the pause: search now
+            self._timer.stop()
+            self._start_search()
+        self.query_one("#search-results").focus()
+
+    @on(DataTable.RowSelected, "#search-results")
+    async def _selected(self, event: DataTable.RowSelected) -> None:
+        if 0 <= event.cursor_row < len(self._hits):
+            await open_hit(self.app, self._hits[event.cursor_row])
+
+    def action_focus_query(self) -> None:
+        self.query_one("#search-query").focus()
+
+    def action_clear_query(self) -> None:
+        self.query_one("#search-query", Input).value = ""
+        self.query_one("#search-query").focus()
+
+
+class SearchCommands(Provider):
+    """Command-palette provider: what is typed is searched in the workspace (issue 8).
+
+    Each of the best :data:`PALETTE_LIMIT` results is offered as "open <title>"; choosing one
+    opens it like Enter in the Search area (:func:`open_hit`). A query that cannot be used
+    offers nothing (the palette's other commands still match).
+    """
+
+    async def search(self, query: str) -> Hits:
+        app = self.app
+        index = getattr(app, "search_index", None)
+        if index is None or len(query.strip()) < 3:
+            return
+        try:
+            results = await asyncio.to_thread(search, index, query, limit=PALETTE_LIMIT, snippets=False)
+        except MemtuiError:
+            return
+        count = len(results.hits)
+        for i, hit in enumerate(results.hits):
+            label = join(Text("search: ", style="dim"), safe(hit.title or hit.path, "bold"),
+                         Text(f"  {hit.kind}", style="dim"))
+            yield PaletteHit(1.0 - i / (count + 1), label, partial(open_hit, app, hit),
+                             text=f"search: {hit.title or hit.path}", help=_where(hit))

@@ -1,0 +1,151 @@
+"""The Search area, background indexing and the palette search, driven with Textual's Pilot (issue 8)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import DataTable, Input, Select, Static, TextArea, Tree
+
+from memtui.core.frontmatter import split
+from memtui.core.search.query import Snippet, search
+from memtui.core.workspace import Workspace
+from memtui.ui.app import MemtuiApp
+from memtui.ui.areas import AREAS
+from memtui.ui.search_screen import DEBOUNCE_SECONDS, MATCH_STYLE, SearchCommands, SearchScreen, open_hit, snippet_text
+
+ARTICLE = "memory/support/cod-payments/cod-mismatch.md"
+
+
+async def wait_for(pilot, condition, timeout: float = 20.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+async def _search_area(pilot, app: MemtuiApp) -> SearchScreen:  # noqa: ANN001
+    await wait_for(pilot, lambda: app.index_report is not None)
+    key = next(a.key for a in AREAS if a.mode == "search")
+    await pilot.press(key)
+    await pilot.pause()
+    assert isinstance(app.screen, SearchScreen)
+    return app.screen
+
+
+async def _type(pilot, screen: SearchScreen, text: str, keys: bool = False) -> None:  # noqa: ANN001
+    box = screen.query_one("#search-query", Input)
+    box.focus()
+    box.value = ""
+    if keys:  # as a user types: one key at a time
+        await pilot.press(*text)
+    else:
+        box.value = text
+    await pilot.pause(DEBOUNCE_SECONDS + 0.1)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.1)
+
+
+async def test_app_indexes_on_open_and_results_come_as_you_type(sample_copy: Path) -> None:
+    ws = Workspace.open(sample_copy)
+    title = split((sample_copy / ARTICLE).read_text("utf-8")).meta["title"]
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _search_area(pilot, app)
+        assert app.index_report.documents > 10, "the app built the index on open"
+        assert (sample_copy / ".memtui" / "index").is_dir()
+        word = max(title.split(), key=len).lower()
+        await _type(pilot, screen, word, keys=True)
+        paths = [h.path for h in screen._hits]
+        assert ARTICLE in paths
+        table = screen.query_one("#search-results", DataTable)
+        assert table.row_count == len(paths)
+        row = paths.index(ARTICLE)
+        table.focus()
+        table.move_cursor(row=row)
+        await pilot.pause()
+        snippet = screen.query_one("#search-snippet", Static).render()
+        assert ARTICLE in snippet.plain
+        marked = [snippet.plain[s.start:s.end].lower() for s in snippet.spans if getattr(s.style, "reverse", False)]
+        assert marked and all(word in m for m in marked), "the matched word is highlighted"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.current_mode == "tree")
+        await pilot.pause()
+        tree = app.screen.query_one("#nodes", Tree)
+        assert tree.cursor_node is not None and tree.cursor_node.data.path == "support/cod-payments"
+    app.session.close()
+
+
+async def test_filters_and_a_bad_query_says_what_is_wrong(sample_copy: Path) -> None:
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _search_area(pilot, app)
+        await _type(pilot, screen, '"cod')
+        status = screen.query_one("#search-status", Static).render()
+        assert "quote" in str(status)
+        await _type(pilot, screen, "parcel")
+        kinds = {h.kind for h in screen._hits}
+        assert len(kinds) > 1, "several kinds match before filtering"
+        screen.query_one("#search-kind", Select).value = "skill"
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.1)
+        assert screen._hits and {h.kind for h in screen._hits} == {"skill"}
+    app.session.close()
+
+
+async def test_notes_save_is_searchable_at_once(sample_copy: Path) -> None:
+    ws = Workspace.open(sample_copy)
+    word = "zebrawombat"
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await wait_for(pilot, lambda: app.index_report is not None)
+        assert not search(app.search_index, word).hits
+        await pilot.press(next(a.key for a in AREAS if a.mode == "notes"))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        editor = app.screen.query_one("#notes-editor", TextArea)
+        editor.focus()
+        editor.move_cursor((0, 0))
+        await pilot.press(*word, "space", "ctrl+s")
+        await wait_for(pilot, lambda: bool(search(app.search_index, word).hits))
+        hit = search(app.search_index, word).hits[0]
+        assert hit.kind == "notes" and hit.path == ws.shown(ws.member_notes)
+        # and Enter on it opens the member notes in the Notes area
+        await open_hit(app, hit)
+        assert app.current_mode == "notes"
+    app.session.close()
+
+
+async def test_palette_offers_results_and_opens_them(sample_copy: Path) -> None:
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await wait_for(pilot, lambda: app.index_report is not None)
+        names = {c.title for c in app.get_system_commands(app.screen)}
+        assert "Search: Find in the workspace" in names and "Search: Open" in names
+        provider = SearchCommands(app.screen)
+        hits = [h async for h in provider.search("RouteCore kind:entity")]
+        assert hits, "typing in the palette searches the workspace"
+        assert "RouteCore" in str(hits[0].match_display)
+        await hits[0].command()
+        await pilot.pause()
+        assert app.current_mode == "graph"
+        assert app.screen.query_one("#graph-filter", Input).value == "RouteCore"
+        # too short or unusable queries offer nothing, never an error
+        assert [h async for h in provider.search("ro")] == []
+        assert [h async for h in provider.search('"open')] == []
+    app.session.close()
+
+
+def test_snippet_text_is_never_markup_and_highlights_whole_words() -> None:
+    text = "[bold]x[/] не мога да издам полица\u200b ok"
+    start = text.index("издам")
+    snippet = Snippet(text, [(start, start + len("издам")), (text.index("ok"), len(text))], "body")
+    out = snippet_text(snippet)
+    assert out.plain.startswith("[bold]x[/] не мога")
+    marked = [out.plain[s.start:s.end] for s in out.spans if str(s.style) == MATCH_STYLE]
+    assert marked == ["издам", "ok"], "stand-ins for invisible characters do not shift highlights"
+    assert "⟨U+200B⟩" in out.plain
+    assert snippet_text(None).plain == ""

@@ -98,3 +98,16 @@ def test_b08_snippet_highlights_whole_cyrillic_words(shared: Path) -> None:
     snip = snippet_for({"body": line4}, {t for t, _ in terms("елка")}, width=400)
     assert snip is not None
     assert sorted(snip.text[s:e] for s, e in snip.spans) == ["елка", "ёлка"]
+
+
+def test_analyzer_fast_path_gives_the_terms_of_terms() -> None:
+    """The index analyser skips Word objects for speed; its tokens must equal :func:`terms`."""
+    from memtui.core.search.analysis import MemtuiAnalyzer, terms
+
+    text = ("Не мога да издам полица: ORA-00001 on PK_POLICY at /api/claims/submit, "
+            "NullPointerException in ClaimService — ne moga da izdam polica; café naïve ёлка")
+    for keys, plain in ((True, True), (False, True), (True, False)):
+        want = [(t, w.pos, w.start, w.end) for t, w in terms(text, keys=keys, plain=plain)]
+        got = [(tok.text, tok.pos, tok.startchar, tok.endchar)
+               for tok in MemtuiAnalyzer(keys=keys, plain=plain)(text, positions=True, chars=True)]
+        assert got == want and len(got) > 20

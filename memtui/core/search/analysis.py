@@ -274,27 +274,41 @@ def words(text: str) -> Iterator[Word]:
     """Split ``text`` into words, compounds kept whole and also split (step 1)."""
     pos = 0
     for m in _COMPOUND.finditer(text):
-        chunk = m.group(0)
         base = m.start()
-        parts: list[tuple[str, int, int]] = []
-        for pm in re.finditer(_WORD, chunk):
-            piece = pm.group(0)
-            sub = list(_CAMEL.finditer(piece)) if not _CYR.search(piece) else []
-            if len(sub) > 1:
-                parts.append((piece, base + pm.start(), base + pm.end()))  # the camel word whole
-                for sm in sub:
-                    parts.append((sm.group(0), base + pm.start() + sm.start(), base + pm.start() + sm.end()))
-            else:
-                parts.append((piece, base + pm.start(), base + pm.end()))
-        if len(parts) > 1 and (_CONNECTOR.search(chunk)):
-            yield Word(chunk, m.start(), m.end(), pos, whole=True)
-            # "POL.PK_POLICY" is also "PK_POLICY"; "/api/claims/submit" also "claims/submit"
-            for sm in _SUB_COMPOUND.finditer(chunk):
-                if sm.start() > 0 and _CONNECTOR.search(sm.group(0)):
-                    yield Word(sm.group(0), m.start() + sm.start(), m.start() + sm.end(), pos, whole=True)
-        for piece, s, e in parts:
-            yield Word(piece, s, e, pos)
-            pos += 1
+        for piece, s, e, whole in _split_chunk(m.group(0)):
+            yield Word(piece, base + s, base + e, pos, whole)
+            if not whole:
+                pos += 1
+
+
+#: Distinct chunks and words whose analysis is remembered (about 300 bytes each); text is
+#: Zipfian, so the cache spares most of the per-word work of an index build.
+ANALYSIS_CACHE = 100_000
+
+
+@lru_cache(maxsize=ANALYSIS_CACHE)
+def _split_chunk(chunk: str) -> tuple[tuple[str, int, int, bool], ...]:
+    """The words of one compound chunk: ``(text, start, end, whole)`` relative to it; the
+    whole compound and its sub-compounds first (``whole=True``), then each part."""
+    out: list[tuple[str, int, int, bool]] = []
+    parts: list[tuple[str, int, int]] = []
+    for pm in re.finditer(_WORD, chunk):
+        piece = pm.group(0)
+        sub = list(_CAMEL.finditer(piece)) if not _CYR.search(piece) else []
+        if len(sub) > 1:
+            parts.append((piece, pm.start(), pm.end()))  # the camel word whole
+            for sm in sub:
+                parts.append((sm.group(0), pm.start() + sm.start(), pm.start() + sm.end()))
+        else:
+            parts.append((piece, pm.start(), pm.end()))
+    if len(parts) > 1 and (_CONNECTOR.search(chunk)):
+        out.append((chunk, 0, len(chunk), True))
+        # "POL.PK_POLICY" is also "PK_POLICY"; "/api/claims/submit" also "claims/submit"
+        for sm in _SUB_COMPOUND.finditer(chunk):
+            if sm.start() > 0 and _CONNECTOR.search(sm.group(0)):
+                out.append((sm.group(0), sm.start(), sm.end(), True))
+    out.extend((piece, s, e, False) for piece, s, e in parts)
+    return tuple(out)
 
 
 def _keep_plain(norm: str) -> bool:
@@ -313,16 +327,27 @@ def terms(text: str, keys: bool = True, plain: bool = True) -> Iterator[tuple[st
     Bulgarian stop word. ``plain=False`` yields the sound keys only (the ``translit`` field).
     """
     for w in words(text):
-        norm = normalize(w.text)
-        if not norm or not _keep_plain(norm):
+        plain_term, key = _word_terms(w.text, w.whole)
+        if plain_term is None:
             continue
-        key = translit_key(norm) if not w.whole and norm.isalpha() else ""
-        if key in _BG_STOP_KEYS and not _CYR.search(norm):
-            continue  # Bulgarian function word typed in Latin letters ("ne", "moga", "da")
         if plain:
-            yield stem_word(norm), w
-        if keys and key and len(norm) > 2 and len(key) > 3 and key not in _BG_STOP_KEYS:
+            yield plain_term, w
+        if keys and key:
             yield key, w
+
+
+@lru_cache(maxsize=ANALYSIS_CACHE)
+def _word_terms(text: str, whole: bool) -> tuple[str | None, str | None]:
+    """``(plain term, sound key)`` of one word; ``(None, None)`` drops the word (stop word,
+    single letter); ``key`` is ``None`` when the word has none worth indexing."""
+    norm = normalize(text)
+    if not norm or not _keep_plain(norm):
+        return None, None
+    key = translit_key(norm) if not whole and norm.isalpha() else ""
+    if key in _BG_STOP_KEYS and not _CYR.search(norm):
+        return None, None  # Bulgarian function word typed in Latin letters ("ne", "moga", "da")
+    good_key = key if key and len(norm) > 2 and len(key) > 3 and key not in _BG_STOP_KEYS else None
+    return stem_word(norm), good_key
 
 
 class MemtuiAnalyzer(Tokenizer):
@@ -354,15 +379,27 @@ class MemtuiAnalyzer(Tokenizer):
                 token.endchar = start_char + len(value)
             yield token
             return
-        for term, w in terms(value, keys=self.keys, plain=self.plain):
-            token.text = term
-            token.boost = 1.0
-            token.stopped = False
-            if keeporiginal:
-                token.original = w.text
-            if positions:
-                token.pos = start_pos + w.pos
-            if chars:
-                token.startchar = start_char + w.start
-                token.endchar = start_char + w.end
-            yield token
+        # the same terms as :func:`terms`, without a Word object per word (index build speed)
+        keys, plain = self.keys, self.plain
+        pos = start_pos
+        for m in _COMPOUND.finditer(value):
+            base = start_char + m.start()
+            for piece, s, e, whole in _split_chunk(m.group(0)):
+                plain_term, key = _word_terms(piece, whole)
+                if plain_term is not None:
+                    for term in ((plain_term if plain else None), (key if keys else None)):
+                        if term is None:
+                            continue
+                        token.text = term
+                        token.boost = 1.0
+                        token.stopped = False
+                        if keeporiginal:
+                            token.original = piece
+                        if positions:
+                            token.pos = pos
+                        if chars:
+                            token.startchar = base + s
+                            token.endchar = base + e
+                        yield token
+                if not whole:
+                    pos += 1

@@ -285,3 +285,37 @@ def test_fast_path_after_save_adds_and_removes_single_files(ws: Workspace) -> No
     new.unlink()
     rep = idx.update(only=["memory/payments/saved.md"])
     assert rep.removed == 1 and search(idx, "wombatquartz").hits == []
+
+
+def test_long_pasted_ticket_searches_its_most_informative_words(ws: Workspace,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 8 speed: a ticket of more than MAX_QUERY_WORDS words keeps the rarest ones."""
+    from memtui.core.search import query as query_mod
+
+    mem = ws.memory / "payments"
+    common = "customer says order payment problem again today please help".split()
+    for i in range(6):  # common words: in many documents
+        _article(mem, f"filler{i}", body=" ".join(common))
+    idx = SearchIndex(ws)
+    idx.update()
+    monkeypatch.setattr(query_mod, "MAX_QUERY_WORDS", 2)
+    ticket = " ".join(common[:4] + ["gateway"] + common[4:])
+    with idx.open().searcher() as searcher:
+        items, filters = query_mod.parse(ticket)
+        _, highlight, _, count = query_mod.build(items, filters, searcher.reader())
+    plain = {t for t in highlight if not t.startswith("§")}
+    assert "gateway" in plain and len(plain) <= 2, "the rarest words are kept, the common dropped"
+    assert count > len(plain), "confidence still divides by every word of the ticket"
+    res = search(idx, ticket)
+    assert res.hits[0].path.endswith("refunds.md"), "the rare word decides"
+
+
+def test_filter_keeps_scores_and_only_lets_matching_items_through(ws: Workspace) -> None:
+    idx = SearchIndex(ws)
+    idx.update()
+    plain = search(idx, "refund")
+    filtered = search(idx, "refund tag:card")
+    assert filtered.hits and {h.path for h in filtered.hits} <= {h.path for h in plain.hits}
+    assert all(h.kind in ("article", "experience") for h in filtered.hits)
+    by_path = {h.path: h.score for h in plain.hits}
+    assert all(abs(h.score - by_path[h.path]) < 1e-6 for h in filtered.hits), "a filter adds no score"

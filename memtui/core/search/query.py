@@ -38,6 +38,10 @@ from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, terms, w
 from memtui.core.search.index import DAMAGE_ERRORS, SearchIndex
 from memtui.core.search.sources import KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
 
+#: A query of more plain words than this (a pasted ticket) searches only this many of them:
+#: those occurring in the fewest documents (highest IDF). Common words add little to BM25F
+#: but each costs a pass over a long posting list (issue 8: ticket p95 6.3 s at 10k articles).
+MAX_QUERY_WORDS = 16
 #: Shortest prefix accepted before ``*`` (letters).
 PREFIX_MIN = 3
 #: Most terms a prefix or fuzzy word expands to, per field.
@@ -234,6 +238,21 @@ def _fuzzy(reader, fieldname: str, word: str) -> list[str]:
     return got[:PREFIX_LIMIT]
 
 
+def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tuple[str, ...]]:
+    """The ``keep`` words of ``pool`` (each a tuple of its term variants) that occur in the
+    fewest documents (highest IDF), in their query order; words found nowhere are dropped."""
+    ranked: list[tuple[int, int]] = []
+    for i, vs in enumerate(pool):
+        df = 0
+        for t in vs:
+            fields = (TRANSLIT_FIELD,) if t.startswith(KEY_MARK) else TEXT_FIELDS
+            df = max([df, *(reader.doc_frequency(f, t) for f in fields)])
+        if df:
+            ranked.append((df, i))
+    ranked.sort()
+    return [pool[i] for _, i in sorted(ranked[:keep], key=lambda x: x[1])]
+
+
 def build(items: list[_Item], filters: dict[str, list[str]], reader) -> tuple[wq.Query | None, set[str], wq.Query | None, int]:
     """Turn parsed items into a Whoosh query.
 
@@ -243,6 +262,10 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader) -> tuple[wq
     """
     groups: list[list[wq.Query]] = [[]]
     join_next = False
+    # a pasted ticket: only its most informative words are searched (see MAX_QUERY_WORDS)
+    long_query = (sum(1 for i in items if i.kind == "word") > MAX_QUERY_WORDS
+                  and not any(i.kind == "and" for i in items))
+    pool: list[tuple[str, ...]] = []
     seen: set[tuple[str, ...]] = set()
     highlight: set[str] = set()
     count = 0
@@ -261,6 +284,9 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader) -> tuple[wq
                 if vs in seen:
                     continue
                 seen.add(vs)
+                if long_query:
+                    pool.append(vs)
+                    continue
                 highlight.update(vs)
                 subs.append(_word_query(list(vs), TEXT_FIELDS))
             count += len(subs)
@@ -293,6 +319,12 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader) -> tuple[wq
         else:
             groups[-1].append(q)
         join_next = False
+    if pool:
+        kept = _most_informative(reader, pool, MAX_QUERY_WORDS)
+        for vs in kept:
+            highlight.update(vs)
+            groups[-1].append(_word_query(list(vs), TEXT_FIELDS))
+        count += len(pool)
     clauses = [c for g in groups for c in g]
     query = None if not clauses else (clauses[0] if len(clauses) == 1 else wq.Or(clauses))
     fq: list[wq.Query] = []
@@ -436,6 +468,11 @@ def _run(ix, items, filters, limit, include_proposed, snippets, started, finding
         query, highlight, filter_query, count = build(items, filters, reader)
         if query is None:
             query = filter_query if filter_query is not None else wq.NullQuery
+            filter_query = None
+        elif filter_query is not None:
+            # a filter as a zero-weight required clause: the intersection skips along the
+            # filter's postings, where a collector filter checks every match (2x at 10k)
+            query = wq.And([query, filter_query.with_boost(0.0)])
             filter_query = None
         mask = None
         if not include_proposed and "state" not in filters:

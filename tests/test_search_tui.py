@@ -149,3 +149,16 @@ def test_snippet_text_is_never_markup_and_highlights_whole_words() -> None:
     assert marked == ["издам", "ok"], "stand-ins for invisible characters do not shift highlights"
     assert "⟨U+200B⟩" in out.plain
     assert snippet_text(None).plain == ""
+
+
+def test_no_search_while_the_first_build_creates_the_index(sample_copy: Path) -> None:
+    from types import SimpleNamespace
+
+    from memtui.core.search.index import SearchIndex
+    from memtui.ui.search_screen import _searchable
+
+    index = SearchIndex(Workspace.open(sample_copy))
+    building = SimpleNamespace(index_report=None, search_index=index)
+    assert not _searchable(building), "no index yet and the first build running: wait for it"
+    index.update()
+    assert _searchable(building), "an index from an earlier run is searched at once, even while catching up"

@@ -130,6 +130,12 @@ async def open_hit(app, hit: Hit) -> bool:  # noqa: ANN001 - the MemtuiApp
     return False
 
 
+def _searchable(app) -> bool:  # noqa: ANN001
+    """False while the app's first index update builds an index that did not exist (searching
+    then would open the folder the builder is creating); an existing index is searched at once."""
+    return getattr(app, "index_report", True) is not None or app.search_index.exists()
+
+
 class SearchScreen(Screen):
     """Search the whole workspace (see the module docstring)."""
 
@@ -229,6 +235,10 @@ class SearchScreen(Screen):
             self._show(Results(), self._seq)
             self._status_idle()
             return
+        if not _searchable(self.app):
+            self.query_one("#search-status", Static).update(Text(
+                "building the search index for the first time… the results come when it is ready", style="yellow"))
+            return  # _on_index runs the query again
         self.run_search(text, kinds, proposed, self._seq)
 
     @work(thread=True, exclusive=True, group="search")
@@ -325,7 +335,7 @@ class SearchCommands(Provider):
     async def search(self, query: str) -> Hits:
         app = self.app
         index = getattr(app, "search_index", None)
-        if index is None or len(query.strip()) < 3:
+        if index is None or len(query.strip()) < 3 or not _searchable(app):
             return
         try:
             results = await asyncio.to_thread(search, index, query, limit=PALETTE_LIMIT, snippets=False)

@@ -11,6 +11,9 @@ Query language (what a user types, and what a pasted ticket is read as):
   prefix expansion took 33 s at 100k articles);
 - ``word~``: words within edit distance 1 (2 for words of 6+ letters), capped likewise;
 - ``a AND b``: both required;
+- a query of more than :data:`MAX_QUERY_WORDS` plain words and no ``AND`` (a pasted ticket)
+  searches only that many of them, those in the fewest documents (highest IDF); the
+  confidence still divides by all of its words;
 - filters ``kind:K``, ``node:N`` (the node and its sub-nodes), ``owner:P``, ``state:S``,
   ``tag:T``; a filter given twice accepts either value.
 

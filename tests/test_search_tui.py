@@ -162,3 +162,19 @@ def test_no_search_while_the_first_build_creates_the_index(sample_copy: Path) ->
     assert not _searchable(building), "no index yet and the first build running: wait for it"
     index.update()
     assert _searchable(building), "an index from an earlier run is searched at once, even while catching up"
+
+
+async def test_index_busy_on_open_is_a_notice_not_a_crash(sample_copy: Path, monkeypatch) -> None:  # noqa: ANN001
+    from memtui.core.search import index as index_mod
+
+    def busy(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        raise index_mod.IndexBusyError("the search index is being updated by another memtui process (pid 1)")
+
+    monkeypatch.setattr(index_mod.SearchIndex, "update", busy)
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await wait_for(pilot, lambda: app.index_error is not None)
+        assert "another memtui process" in app.index_error
+        assert app.index_report is not None, "the Search area does not wait for ever"
+        assert any("another memtui process" in str(n.message) for n in app._notifications)
+    app.session.close()

@@ -456,7 +456,8 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
         findings.extend(index.findings)
         index.findings = []
         try:
-            return _run(ix, items, filters, limit, include_proposed, snippets, started, findings)
+            with index.search_lock:
+                return _run(index, items, filters, limit, include_proposed, snippets, started, findings)
         except DAMAGE_ERRORS as exc:
             if attempt:
                 raise
@@ -465,8 +466,9 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _run(ix, items, filters, limit, include_proposed, snippets, started, findings) -> Results:
-    with ix.searcher(weighting=scoring.BM25F()) as searcher:
+def _run(index, items, filters, limit, include_proposed, snippets, started, findings) -> Results:
+    searcher = index.searcher()
+    if True:  # the searcher is kept between searches (SearchIndex.searcher)
         reader = searcher.reader()
         query, highlight, filter_query, count = build(items, filters, reader)
         if query is None:

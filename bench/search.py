@@ -18,6 +18,7 @@ runs as the exact word there). Prints figures; it is not a test.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import resource
@@ -125,13 +126,13 @@ def build_fts(ws: Workspace, db: Path) -> tuple[sqlite3.Connection, float, int]:
 def table(rows: dict[str, dict[str, list[float]]]) -> None:
     engines = list(rows)
     kinds = list(next(iter(rows.values())))
-    head = f"{'query type':<11}{'n':>4}" + "".join(f"{e + ' p50':>14}{e + ' p95':>14}" for e in engines)
+    head = f"{'query type':<11}{'n':>4}" + "".join(f"{e + ' p50':>16}{e + ' p95':>16}" for e in engines)
     print(head)
     for kind in kinds:
         line = f"{kind:<11}{len(rows[engines[0]][kind]):>4}"
         for e in engines:
             vals = rows[e].get(kind) or [float("nan")]
-            line += f"{statistics.median(vals):>14.1f}{pct(vals, 0.95):>14.1f}"
+            line += f"{statistics.median(vals):>16.1f}{pct(vals, 0.95):>16.1f}"
         print(line)
 
 
@@ -159,11 +160,11 @@ def main() -> None:
     if args.reuse_index and idx.exists():
         print(f"articles {args.n}: index reused (build not measured in this run)")
     else:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         rep = idx.update(rebuild=True)
-        build = time.perf_counter() - t0
-        print(f"articles {args.n}: memtui build {build:.1f} s ({rep.documents} documents, "
-              f"{rep.documents / build:.0f} docs/s)")
+        build, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"articles {args.n}: memtui build {build:.1f} s wall, {cpu:.1f} s CPU ({rep.documents} documents, "
+              f"{rep.documents / build:.0f} docs/s); load average {os.getloadavg()[0]:.1f}")
     size = sum(p.stat().st_size for p in idx.dir.iterdir() if p.is_file())
     print(f"memtui index {size / 1e6:.1f} MB")
 
@@ -179,11 +180,12 @@ def main() -> None:
 
     rng = random.Random(args.seed)
     mix = queries(rng, args.queries)
-    rows: dict[str, dict[str, list[float]]] = {"memtui": {}, "fts5": {}, "grep": {}}
+    rows: dict[str, dict[str, list[float]]] = {"memtui": {}, "memtui-cpu": {}, "fts5": {}, "grep": {}}
     for kind, q in mix:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         search(idx, q, limit=10)
         rows["memtui"].setdefault(kind, []).append((time.perf_counter() - t) * 1000)
+        rows["memtui-cpu"].setdefault(kind, []).append((time.process_time() - c) * 1000)
     rss_memtui = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     # SQLite FTS5 on the same articles and queries
@@ -206,7 +208,8 @@ def main() -> None:
         scored = sorted(((sum(w in ln for w in wanted), i) for i, ln in enumerate(lines)), reverse=True)[:5]
         del scored
         rows["grep"].setdefault(kind, []).append((time.perf_counter() - t) * 1000)
-    print(f"latency in ms over {len(mix)} queries (grep: over {len(lines)} one-liners)")
+    print(f"latency in ms over {len(mix)} queries (grep: over {len(lines)} one-liners; memtui-cpu: "
+          f"CPU time of the same memtui queries; load average {os.getloadavg()[0]:.1f})")
     table(rows)
 
     # save one article → searchable

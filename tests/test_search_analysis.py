@@ -111,3 +111,10 @@ def test_analyzer_fast_path_gives_the_terms_of_terms() -> None:
         got = [(tok.text, tok.pos, tok.startchar, tok.endchar)
                for tok in MemtuiAnalyzer(keys=keys, plain=plain)(text, positions=True, chars=True)]
         assert got == want and len(got) > 10
+
+
+def test_term_spans_match_terms() -> None:
+    from memtui.core.search.analysis import term_spans, terms
+
+    text = "Не мога да издам полица: ORA-00001 on /api/claims/submit — ne moga da izdam polica, naïve"
+    assert list(term_spans(text)) == [(t, w.start, w.end) for t, w in terms(text)]

@@ -350,6 +350,20 @@ def _word_terms(text: str, whole: bool) -> tuple[str | None, str | None]:
     return stem_word(norm), good_key
 
 
+def term_spans(text: str) -> Iterator[tuple[str, int, int]]:
+    """``(term, start, end)`` for every term :func:`terms` gives (plain terms and sound keys),
+    with the code-point offsets of its word; the fast path snippets use (no Word objects)."""
+    for m in _COMPOUND.finditer(text):
+        base = m.start()
+        for piece, s, e, whole in _split_chunk(m.group(0)):
+            plain_term, key = _word_terms(piece, whole)
+            if plain_term is None:
+                continue
+            yield plain_term, base + s, base + e
+            if key:
+                yield key, base + s, base + e
+
+
 class MemtuiAnalyzer(Tokenizer):
     """Whoosh analyzer wrapping :func:`terms` (tokeniser and filters in one step).
 

@@ -37,7 +37,7 @@ from whoosh import query as wq
 from whoosh import scoring
 
 from memtui.core.errors import MemtuiError
-from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, terms, words
+from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, term_spans, terms, words
 from memtui.core.search.index import DAMAGE_ERRORS, SearchIndex
 from memtui.core.search.sources import KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
 
@@ -363,9 +363,9 @@ def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPE
             continue
         text = str(text)[:SNIPPET_SCAN]
         spans: list[tuple[int, int]] = []
-        for term, w in terms(text):
+        for term, start, end in term_spans(text):
             if term in highlight:
-                spans.append((w.start, w.end))
+                spans.append((start, end))
         spans = _merge(spans)
         if best is None or len(spans) > best[0]:
             best = (len(spans), name, text, spans)

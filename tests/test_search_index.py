@@ -319,3 +319,24 @@ def test_filter_keeps_scores_and_only_lets_matching_items_through(ws: Workspace)
     assert all(h.kind in ("article", "experience") for h in filtered.hits)
     by_path = {h.path: h.score for h in plain.hits}
     assert all(abs(h.score - by_path[h.path]) < 1e-6 for h in filtered.hits), "a filter adds no score"
+
+
+def test_sound_key_searched_only_where_it_adds_documents(ws: Workspace) -> None:
+    """Speed (issue 8): an English word's key finds the same documents, so it is left out;
+    a Bulgarian word typed in Latin letters keeps its key and still meets the Cyrillic text."""
+    from memtui.core.search import query as query_mod
+    from memtui.core.search.sources import TRANSLIT_FIELD
+
+    idx = SearchIndex(ws)
+    idx.update()
+
+    def fields(text: str) -> set[str]:
+        with idx.open().searcher() as searcher:
+            items, filters = query_mod.parse(text)
+            q, _, _, _ = query_mod.build(items, filters, searcher.reader())
+        return {t[0] for t in q.iter_all_terms()}
+
+    assert TRANSLIT_FIELD not in fields("refund")
+    assert TRANSLIT_FIELD in fields("kvitanciya")
+    assert TRANSLIT_FIELD in fields("квитанция"), "a Cyrillic word keeps its key"
+    assert any(h.kind == "notes" for h in search(idx, "kvitanciya").hits)

@@ -48,7 +48,7 @@ from memtui.core.search.sources import (STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT
 from memtui.core.workspace import Workspace
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: How long a writer waits for another process's write lock before giving up (seconds).
 LOCK_WAIT_SECONDS = 5.0
 #: Updates touching at most this many sources commit without merging segments.

@@ -51,7 +51,7 @@ TRANSLIT_FIELD = "translit"
 TRANSLIT_WEIGHT = 2.0
 TRANSLIT_SOURCES = ("symptom", "aliases", "title", "summary", "mechanism", "systems", "tagtext")
 #: Characters of the body that go into the sound-key field.
-TRANSLIT_BODY_CHARS = 4000
+TRANSLIT_BODY_CHARS = 1000
 
 #: Item kinds (the values of the ``kind:`` filter).
 KINDS = ("article", "experience", "index-line", "node", "notes", "notebook", "skill", "entity",

@@ -158,9 +158,12 @@ def test_no_search_while_the_first_build_creates_the_index(sample_copy: Path) ->
     from memtui.ui.search_screen import _searchable
 
     index = SearchIndex(Workspace.open(sample_copy))
-    building = SimpleNamespace(index_report=None, search_index=index)
+    building = SimpleNamespace(index_report=None, search_index=index, index_existed=None)
+    assert not _searchable(building), "not known yet whether an index exists: wait"
+    building.index_existed = index.exists()
     assert not _searchable(building), "no index yet and the first build running: wait for it"
     index.update()
+    building.index_existed = index.exists()
     assert _searchable(building), "an index from an earlier run is searched at once, even while catching up"
 
 

@@ -77,6 +77,9 @@ class MemtuiApp(App[int]):
         self.index_report: IndexReport | None = None
         #: why the last index update failed (another process indexing, disk full), else ``None``
         self.index_error: str | None = None
+        #: whether an index of this schema was there before the first update (``None`` until
+        #: the index worker has looked): then it can be searched while it catches up
+        self.index_existed: bool | None = None
         self.index_ready: Signal[IndexReport] = Signal(self, "index-ready")
         self.index_progress: Signal[tuple[int, int]] = Signal(self, "index-progress")
         self._remember_theme = None  # set after the first theme, so only user changes are saved
@@ -163,6 +166,8 @@ class MemtuiApp(App[int]):
             if not worker.is_cancelled:
                 self.call_from_thread(self.index_progress.publish, (done, total))
 
+        if self.index_existed is None:
+            self.index_existed = self.search_index.exists()  # reads the manifest: not on the UI thread
         with self.index_lock:
             try:
                 report = self.search_index.update(progress=progress, rebuild=rebuild)

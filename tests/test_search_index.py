@@ -340,3 +340,29 @@ def test_sound_key_searched_only_where_it_adds_documents(ws: Workspace) -> None:
     assert TRANSLIT_FIELD in fields("kvitanciya")
     assert TRANSLIT_FIELD in fields("квитанция"), "a Cyrillic word keeps its key"
     assert any(h.kind == "notes" for h in search(idx, "kvitanciya").hits)
+
+
+def test_ticket_candidates_keep_the_ranking_of_the_full_search(ws: Workspace,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 8 speed: a ticket is scored only on what its rarest words find; the best
+    results are those of scoring every document."""
+    from memtui.core.search import query as query_mod
+
+    mem = ws.memory / "payments"
+    common = "customer says order payment problem today please help".split()
+    for i in range(8):
+        _article(mem, f"filler{i}", body=" ".join(common[i % 2:]))  # common: in 8 documents
+    idx = SearchIndex(ws)
+    idx.update(only=None)
+    ticket = " ".join(common + ["refund", "card", "gateway"] + common)
+    monkeypatch.setattr(query_mod, "MAX_QUERY_WORDS", 6)
+    monkeypatch.setattr(query_mod, "TICKET_RARE", 0)  # no candidate step: every document scored
+    full = search(idx, ticket, limit=3)
+    monkeypatch.setattr(query_mod, "TICKET_RARE", 2)
+    narrowed = search(idx, ticket, limit=3)
+    assert [h.path for h in narrowed.hits] == [h.path for h in full.hits]
+    assert [round(h.score, 6) for h in narrowed.hits] == [round(h.score, 6) for h in full.hits], \
+        "the candidate set adds no score"
+    monkeypatch.setattr(query_mod, "TICKET_RARE", 2)
+    filtered = search(idx, ticket + " kind:entity", limit=3)
+    assert filtered.hits and {h.kind for h in filtered.hits} == {"entity"}, "filters apply to the candidates"

@@ -45,6 +45,10 @@ from memtui.core.search.sources import KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANS
 #: those occurring in the fewest documents (highest IDF). Common words add little to BM25F
 #: but each costs a pass over a long posting list (issue 8: ticket p95 6.3 s at 10k articles).
 MAX_QUERY_WORDS = 16
+#: A pasted ticket is scored in full only on the first TICKET_CANDIDATES documents that its
+#: TICKET_RARE rarest words find (issue 8: ticket p95 32 s at 100k articles otherwise).
+TICKET_RARE = 6
+TICKET_CANDIDATES = 300
 #: The sound key of an ASCII word is searched only when it finds more than this many times
 #: the documents its plain term finds (see :func:`_word_query`).
 KEY_GAIN = 1.5
@@ -275,8 +279,12 @@ def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tu
     return [pool[i] for _, i in sorted(ranked[:keep], key=lambda x: x[1])]
 
 
-def build(items: list[_Item], filters: dict[str, list[str]], reader) -> tuple[wq.Query | None, set[str], wq.Query | None, int]:
+def build(items: list[_Item], filters: dict[str, list[str]], reader,
+          extra: dict[str, Any] | None = None) -> tuple[wq.Query | None, set[str], wq.Query | None, int]:
     """Turn parsed items into a Whoosh query.
+
+    ``extra``, when given, receives ``"rare"``: for a pasted ticket, the query of its
+    :data:`TICKET_RARE` rarest words (the candidate step of :func:`search`).
 
     Returns:
         ``(query, highlight_terms, filter_query, word_count)``; ``query`` is ``None`` when
@@ -347,6 +355,10 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader) -> tuple[wq
             highlight.update(vs)
             groups[-1].append(_word_query(list(vs), TEXT_FIELDS, reader))
         count += len(pool)
+        if extra is not None:
+            rarest = _most_informative(reader, pool, TICKET_RARE)
+            if rarest:
+                extra["rare"] = wq.Or([_word_query(list(vs), TEXT_FIELDS, reader) for vs in rarest])
     clauses = [c for g in groups for c in g]
     query = None if not clauses else (clauses[0] if len(clauses) == 1 else wq.Or(clauses))
     fq: list[wq.Query] = []
@@ -434,6 +446,42 @@ def confidence(score: float, query_words: int) -> float:
     return score / max(1, query_words)
 
 
+class _DocSet(wq.Query):
+    """Matches the given documents (top-level numbers), scoring nothing: a candidate set
+    to intersect a query with, so the query's long posting lists are skipped through."""
+
+    def __init__(self, docnums: list[int], top_reader) -> None:  # noqa: ANN001
+        self.docnums = sorted(set(docnums))
+        self.leaves = list(top_reader.leaf_readers())
+        self.boost = 1.0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _DocSet) and other.docnums == self.docnums
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.docnums))
+
+    def __repr__(self) -> str:
+        return f"_DocSet({len(self.docnums)} documents)"
+
+    def is_leaf(self) -> bool:
+        return True
+
+    def estimate_size(self, ixreader) -> int:  # noqa: ANN001
+        return len(self.docnums)
+
+    def matcher(self, searcher, context=None):  # noqa: ANN001, ANN201
+        from whoosh.matching import ListMatcher, NullMatcher
+
+        reader = searcher.reader()
+        offset = next((off for leaf, off in self.leaves if leaf is reader), None)
+        if offset is None:
+            return NullMatcher()
+        size = reader.doc_count_all()
+        ids = [d - offset for d in self.docnums if offset <= d < offset + size]
+        return ListMatcher(ids, weights=[0.0] * len(ids)) if ids else NullMatcher()  # adds no score
+
+
 # -- searching --------------------------------------------------------------------------------
 def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: bool = False,
            kinds: list[str] | None = None, snippets: bool = True) -> Results:
@@ -489,7 +537,20 @@ def _run(index, items, filters, limit, include_proposed, snippets, started, find
     searcher = index.searcher()
     if True:  # the searcher is kept between searches (SearchIndex.searcher)
         reader = searcher.reader()
-        query, highlight, filter_query, count = build(items, filters, reader)
+        extra: dict[str, Any] = {}
+        query, highlight, filter_query, count = build(items, filters, reader, extra)
+        mask = None
+        if not include_proposed and "state" not in filters:
+            # a set of document numbers: a query as mask is re-checked per document (slow)
+            hidden = wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])
+            mask = set(searcher.docs_for_query(hidden)) or None
+        if query is not None and "rare" in extra:
+            # a pasted ticket: score it in full only on the documents its rarest words rank
+            # first (each common word's posting list is walked by skipping, not in full)
+            rare = extra["rare"] if filter_query is None else wq.And([extra["rare"], filter_query.with_boost(0.0)])
+            candidates = [h.docnum for h in searcher.search(rare, limit=TICKET_CANDIDATES, mask=mask)]
+            if candidates:
+                query = wq.And([query, _DocSet(candidates, reader)])
         if query is None:
             query = filter_query if filter_query is not None else wq.NullQuery
             filter_query = None
@@ -498,11 +559,6 @@ def _run(index, items, filters, limit, include_proposed, snippets, started, find
             # filter's postings, where a collector filter checks every match (2x at 10k)
             query = wq.And([query, filter_query.with_boost(0.0)])
             filter_query = None
-        mask = None
-        if not include_proposed and "state" not in filters:
-            # a set of document numbers: a query as mask is re-checked per document (slow)
-            hidden = wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])
-            mask = set(searcher.docs_for_query(hidden)) or None
         # no terms=True and no len(res): both walk every matching document (LIBRARY-NOTES)
         res = searcher.search(query, limit=limit, filter=filter_query, mask=mask)
         hits: list[Hit] = []

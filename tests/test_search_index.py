@@ -366,3 +366,30 @@ def test_ticket_candidates_keep_the_ranking_of_the_full_search(ws: Workspace,
     monkeypatch.setattr(query_mod, "TICKET_RARE", 2)
     filtered = search(idx, ticket + " kind:entity", limit=3)
     assert filtered.hits and {h.kind for h in filtered.hits} == {"entity"}, "filters apply to the candidates"
+
+
+def test_deleted_documents_do_not_switch_off_pruning() -> None:
+    """Whoosh's FilterMatcher (deleted documents) kept the block signal and skipped onto
+    deleted documents; memtui patches both (issue 8: OR 5 s → 0.4 s at 100k after an edit)."""
+    import memtui.core.search.index  # noqa: F401 - applies the patch
+    from whoosh.matching import ListMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
+    class Blocks(ListMatcher):
+        def next(self):  # every step enters a new block
+            super().next()
+            return True
+
+        def supports_block_quality(self):
+            return True
+
+        def skip_to_quality(self, minquality):  # lands on document 3, which is deleted
+            self.skip_to(3)
+            return 1
+
+    m = FilterMatcher(Blocks([1, 2, 3, 4, 5]), {2, 3}, exclude=True)
+    assert m.id() == 1
+    assert m.next() is True and m.id() == 4, "the new-block signal reaches the collector"
+    m = FilterMatcher(Blocks([1, 2, 3, 4, 5]), {3}, exclude=True)
+    m.skip_to_quality(1.0)
+    assert m.id() == 4, "never stops on a deleted document"

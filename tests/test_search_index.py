@@ -393,3 +393,14 @@ def test_deleted_documents_do_not_switch_off_pruning() -> None:
     m = FilterMatcher(Blocks([1, 2, 3, 4, 5]), {3}, exclude=True)
     m.skip_to_quality(1.0)
     assert m.id() == 4, "never stops on a deleted document"
+
+
+def test_fuzzy_keeps_the_first_letters_as_typed(ws: Workspace) -> None:
+    """``word~`` corrects typos after the first FUZZY_PREFIX letters (speed: issue 8)."""
+    from memtui.core.search.query import FUZZY_PREFIX
+
+    idx = SearchIndex(ws)
+    idx.update()
+    assert FUZZY_PREFIX == 2
+    assert any(h.path.endswith("refunds.md") for h in search(idx, "refnd~").hits)
+    assert not any(h.path.endswith("refunds.md") for h in search(idx, "rfund~").hits)

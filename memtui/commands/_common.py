@@ -53,6 +53,21 @@ def add_json_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
+def byte_count(value: str) -> int:
+    """argparse type for a size in bytes (a whole number, 0 or more).
+
+    Raises:
+        argparse.ArgumentTypeError: with a sentence argparse prints as the usage error.
+    """
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError("the budget must be 0 bytes or more")
+    return number
+
+
 def open_workspace(args: argparse.Namespace) -> Workspace:
     """Open ``args.workspace``; on failure print the reason and exit with code 2."""
     try:

@@ -167,6 +167,26 @@ class Skill:
         return self.name if self.name else self.key
 
     @property
+    def standing(self) -> str:
+        """One word for the list views: ``shadowed``, ``nested``, ``source``, ``duplicate`` or ``""``."""
+        if self.shadowed_by:
+            return "shadowed"
+        if self.nested_in:
+            return "nested"
+        if not self.loadable:
+            return "source"
+        if self.duplicate_of:
+            return "duplicate"
+        return ""
+
+    @property
+    def root_scope(self) -> str:
+        """Its root, with the publication scope it came from when that is not the root itself."""
+        if self.scope and not self.root.endswith(self.scope):
+            return f"{self.root} ({self.scope})"
+        return self.root
+
+    @property
     def indexable(self) -> bool:
         """An agent's index can list it: top level, not shadowed, name and description text."""
         return (self.nested_in is None and self.shadowed_by is None and self.loadable

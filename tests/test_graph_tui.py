@@ -7,7 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, OptionList, Static
 
 from memtui.core import graph as g
 from memtui.core.workspace import Workspace
@@ -55,8 +55,10 @@ async def test_b17_names_show_literally_and_every_entity_opens(shared: Path, tmp
         for _ in range(table.row_count):  # move through every entity: no MarkupError
             await pilot.press("down")
         screen._show_entity("[/]")
+        listing = screen.query_one("#observations", OptionList)
+        shown = " ".join(str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count))
         detail = str(screen.query_one("#entity-detail", Static).render())
-        assert "[link=https://example.invalid]click[/link]" in detail and "links [to]" in detail
+        assert "[link=https://example.invalid]click[/link]" in shown and "links [to]" in detail
 
 
 async def test_b15_loads_and_an_edit_keeps_bad_lines_then_undo(shared: Path, tmp_path: Path) -> None:
@@ -70,7 +72,7 @@ async def test_b15_loads_and_an_edit_keeps_bad_lines_then_undo(shared: Path, tmp
         assert {f.line for f in screen.findings if f.code == "graph-line-malformed"} == {5, 9, 12}
         screen._show_entity("tide-gauge")
         screen._apply(g.AddObservation("tide-gauge", "checked in TUI"))
-        await pilot.pause()
+        await wait_for(pilot, lambda: not screen.saving)
         after = g.load(path)
         assert after.entity("tide-gauge").observations[-1] == "checked in TUI"
         assert len(after.bad_lines()) == len(g.loads(original).bad_lines())

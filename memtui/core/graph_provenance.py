@@ -97,6 +97,17 @@ class ProvenanceBook:
             items.sort(key=lambda p: p.at)
         return out
 
+    def grouped(self) -> dict[str, dict[str, list[Provenance]]]:
+        """Every record, ``{entity: {observation: [Provenance, ...]}}``, oldest first (one read)."""
+        out: dict[str, dict[str, list[Provenance]]] = {}
+        for _, doc in self._records():
+            item = _from_doc(doc)
+            out.setdefault(item.entity, {}).setdefault(item.observation, []).append(item)
+        for by_text in out.values():
+            for items in by_text.values():
+                items.sort(key=lambda p: p.at)
+        return out
+
     def of_observation(self, entity: str, observation: str) -> list[Provenance]:
         """Every record of one observation, oldest first (empty when unknown)."""
         return self.of_entity(entity).get(observation, [])

@@ -348,6 +348,10 @@ class GraphScreen(Screen):
         current = self._current
         if current is not None and self.graph.find(current):
             self._show_entity(current)
+            row = next((i for i, (entity, _) in enumerate(self._rows[start:start + PAGE])
+                        if entity.name == current), None)
+            if row is not None:  # keep the table's cursor on it (after an edit reloads the page)
+                table.move_cursor(row=row, animate=False)
         elif self._rows[start:start + PAGE]:
             self._show_entity(self._rows[start][0].name)
         else:

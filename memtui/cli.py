@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -52,6 +53,22 @@ def _tui_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reader_left() -> int:
+    """The reader of standard output went away (``memtui graph list --json | head``).
+
+    That is the reader's choice, not an error: stdout is pointed at the null device so the
+    interpreter's final flush cannot raise again (Python's documented recipe, "Note on
+    SIGPIPE"), and the exit code is 0 with nothing on standard error.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (tests)
+        pass
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run memtui with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -66,10 +83,14 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         try:
-            return int(args.func(args))
+            code = int(args.func(args))
+            sys.stdout.flush()  # a closed pipe shows here, inside the guard
+            return code
         except KeyboardInterrupt:
             print("memtui: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:
+            return _reader_left()
     args = _tui_parser().parse_args(argv)
     from memtui.ui.launch import run_tui
 

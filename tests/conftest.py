@@ -38,3 +38,13 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     home = tmp_path_factory.mktemp("userdirs")
     monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("MEMTUI_DATA_DIR", str(home / "data"))
+
+
+@pytest.fixture
+def graph_session(tmp_path: Path):
+    """A writable :class:`~memtui.core.session.Session` on ``tmp_path`` (graph writes need one)."""
+    from memtui.core.session import Session
+
+    session = Session.open(tmp_path, purpose="test")
+    yield session
+    session.close()

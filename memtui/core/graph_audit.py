@@ -13,6 +13,7 @@ Reading problems (bad lines) come from :meth:`memtui.core.graph.Graph.read_findi
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -243,3 +244,38 @@ def _shell(text: str) -> str:
     import shlex
 
     return shlex.quote(visible(text))
+
+
+def workspace_findings(ws) -> list[Finding]:
+    """The graph's findings for ``memtui audit`` (an entry of :data:`memtui.core.audit.CHECKS`).
+
+    Args:
+        ws: the opened :class:`~memtui.core.workspace.Workspace`.
+
+    Returns:
+        :func:`audit` of ``memory/graph.jsonl`` (fuzzy search included); nothing when the
+        workspace has no graph file; one ``symlink-outside`` finding when the file is a link
+        out of the workspace (not followed); one ``file-unreadable`` / ``file-too-large``
+        finding when it cannot be read. Never raises for the file's content.
+    """
+    from memtui.core.files import is_inside
+    from memtui.core.graph import GraphEditError, load
+
+    path = ws.graph_file
+    if not os.path.lexists(path):
+        return []
+    shown = ws.shown(path)
+    if not is_inside(ws.root, path):
+        return [Finding.make("symlink-outside", shown, "the graph file is a link out of the workspace; not read",
+                             "replace the link with the graph file itself")]
+    if not path.is_file():
+        return [] if not path.exists() else [Finding.make(
+            "file-unreadable", shown, "is not a regular file", "make memory/graph.jsonl a file")]
+    try:
+        graph = load(path, shown)
+    except GraphEditError as exc:
+        return [Finding.make("file-too-large", shown, str(exc), "split or trim the graph file")]
+    except OSError as exc:
+        return [Finding.make("file-unreadable", shown, f"cannot be read ({exc.strerror or exc})",
+                             "check the file's permissions")]
+    return audit(graph)

@@ -29,6 +29,7 @@ Progress = Callable[[int, int], None]
 #: Checks other areas contribute, as ``"module:function"`` names of ``(workspace) -> findings``.
 CHECKS: tuple[str, ...] = (
     "memtui.core.skills:audit_findings",
+    "memtui.core.governance:audit_findings",
 )
 
 

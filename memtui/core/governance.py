@@ -1264,3 +1264,30 @@ def audit_findings(ws: Workspace) -> list[Finding]:
         return findings
     finally:
         store.close()
+
+
+def touched_paths(ws: Workspace, article: str) -> list[str]:
+    """Workspace-relative files an action on ``article`` may have written: the article, its
+    node index and the parent node's index (for :func:`refresh_search`)."""
+    tree = MemoryTree(ws)
+    node = node_of(article)
+    out = [_shown(ws, article), _shown(ws, f"{node}/{NODE_INDEX}" if node else NODE_INDEX)]
+    parent = tree.parent_node(node) if node else None
+    if parent is not None:
+        out.append(_shown(ws, f"{parent}/{NODE_INDEX}" if parent else NODE_INDEX))
+    return out
+
+
+def refresh_search(ws: Workspace, paths: list[str]) -> str | None:
+    """Make saved files searchable (``SearchIndex.update(only=paths)``) when a search index
+    exists; the index is derived data, so a failure is returned as a sentence, not raised."""
+    from memtui.core.search.index import SearchIndex
+
+    index = SearchIndex(ws)
+    if not index.exists():
+        return None
+    try:
+        index.update(only=paths)
+    except MemtuiError as exc:
+        return f"the search index was not updated ({exc}); run `memtui index`"
+    return None

@@ -469,9 +469,8 @@ def eligibility(ledger: Ledger, version: Version) -> Eligibility:
             counted.append(u)
     if len(counted) < 2:
         need = 2 - len(counted)
-        reasons.insert(0 if not contradictions else len(contradictions),
-                       f"{need} more independent passing use{'s' if need > 1 else ''} needed "
-                       f"({len(counted)} of 2)")
+        reasons.append(f"{need} more independent passing use{'s' if need > 1 else ''} needed "
+                    f"({len(counted)} of 2)")
     active = ledger.active(version.article)
     if version.state == "proposed" and active is not None and version.based_on != active.number:
         reasons.append(f"it was filed on version {version.based_on or 'none'} but version "

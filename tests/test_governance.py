@@ -329,8 +329,12 @@ def test_opening_never_adopts_and_adopt_records_a_baseline(ws):
 
 def test_unrecorded_edit_is_a_finding_the_owner_adopts_or_reverts(ws):
     wsobj = Workspace.open(ws)
-    assert [f.code for f in gov.audit_findings(wsobj)] == ["untracked"]
+    assert gov.audit_findings(wsobj) == []  # never governed: nothing to say
+    _write(ws / "memory/support/experience/exp-0.md", "# Zero\n")
     with _session(ws, profile=LEAD) as s:
+        gov.adopt(s, "support/experience/exp-0.md")
+        [f] = gov.audit_findings(wsobj)
+        assert (f.code, f.path) == ("untracked", "memory/support/AGENTS.md") and "lockout.md" in f.message
         gov.adopt(s)
     assert gov.audit_findings(wsobj) == []
     (ws / "memory/support/lockout.md").write_text("hand edit\n")

@@ -1219,8 +1219,9 @@ def audit_findings(ws: Workspace) -> list[Finding]:
     """``unrecorded-edit``, ``active-missing``, ``untracked`` and ``governance-pending``
     findings (contributed to :data:`memtui.core.audit.CHECKS`). Reads the store read-only.
 
-    ``untracked`` is one info finding per node that has untracked articles (so a tree never
-    adopted gives one line per node, not one per article).
+    ``untracked`` is one info finding per node that has untracked articles (one line per
+    node, not one per article), and only once the workspace is governed (the store holds a
+    version): a tree that never used governance is not flagged everywhere.
     """
     store = Store.open(ws, read_only=True)
     try:
@@ -1248,7 +1249,7 @@ def audit_findings(ws: Workspace) -> list[Finding]:
                     f"differs from its active version {active.number} (edited outside governance)",
                     f"the owner adopts it (`memtui adopt {article}`) or reverts it (`memtui adopt --revert {article}`)"))
         by_node: dict[str, list[str]] = {}
-        for article in untracked(ws, store):
+        for article in (untracked(ws, store) if ledger.tracked() else []):
             by_node.setdefault(node_of(article), []).append(PurePosixPath(article).name)
         for node, names in by_node.items():
             shown = _shown(ws, f"{node}/{NODE_INDEX}" if node else NODE_INDEX)

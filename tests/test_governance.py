@@ -68,6 +68,14 @@ def test_propose_stores_a_proposal_and_writes_nothing_in_the_tree(ws):
     assert after == before  # a proposal is absent from the tree (seed 000 §2 rule 7)
 
 
+def test_a_retried_propose_with_the_same_client_id_is_filed_once(ws):
+    with _session(ws) as s:
+        first = _propose(s, client_id="req-1")
+        again = _propose(s, client_id="req-1")
+        assert again.id == first.id and len(gov.Ledger(s.store).versions()) == 1
+        assert _actions(s) == ["governance.propose"]
+
+
 def test_anyone_may_propose_into_any_node(ws):
     with _session(ws, profile="someone.else") as s:
         assert _propose(s, node="support", article="lockout.md", text=LOCKOUT_V2).state == "proposed"

@@ -121,3 +121,16 @@ async def test_history_diff_between_versions_and_tree_states(sample_copy: Path) 
         assert "+**Check first.**" in screen.history_diff_text()
         assert gov.entry_states(app.ws, "support/courier-app", app.session.store)[
             "support/courier-app/gps-drift.md"] == ("active", 2)
+
+
+async def test_a_read_only_memtui_refuses_with_the_holder(sample_copy: Path) -> None:
+    with Session.open(sample_copy, purpose="tui"):
+        app = MemtuiApp(Workspace.open(sample_copy))
+        async with app.run_test(size=(160, 45)) as pilot:
+            screen = await _open(pilot, app)
+            _select(screen, EXP13)
+            await pilot.press("a")
+            await wait_for(pilot, lambda: any("lock" in str(n.message) for n in app._notifications
+                                              if n.title == "Read-only"))
+            assert not isinstance(app.screen, Confirm)
+    assert not (sample_copy / "memory/support/experience/exp-013-label-printer-blank.md").exists()

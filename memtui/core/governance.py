@@ -720,7 +720,7 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
             profile: str, profile_version: str | None = None, sources: Iterable[str] = (),
             untrusted: bool = False, title: str | None = None, one_liner: str | None = None,
             new_node_owner: str | None = None, new_node_title: str | None = None,
-            new_node_line: str | None = None, intake_key: str | None = None,
+                new_node_line: str | None = None, intake_key: str | None = None,
             client_id: str | None = None) -> Version:
     """File a proposal: a candidate version of ``node/article`` (seed 000 §2 rule 7).
 
@@ -736,6 +736,8 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
         sources: URLs or paths the content was derived from.
         untrusted: the content derives from untrusted input (propagates to later versions).
         title, one_liner: the node index line (default: from the content's front matter).
+        client_id: the request's id; a retry with the same id returns the version filed the
+            first time instead of filing it twice (seed 004).
         new_node_owner: when ``node`` has no ``AGENTS.md`` yet, the owner of the new node
             (seed 000 §2 rule 4); ``new_node_title``/``new_node_line`` its parent index line.
 
@@ -747,6 +749,9 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
         missing case or source request, or a new node without an owner.
     """
     ledger = _begin(session)
+    earlier = session.audit.find(client_id) if client_id else None
+    if earlier is not None and earlier.action == "governance.propose" and earlier.detail.get("version"):
+        return ledger.get(earlier.detail["version"])  # a retry (seed 004): filed once already
     node = node.strip().strip("/")
     if node.startswith("memory/"):
         node = node[len("memory/"):]
@@ -1042,7 +1047,7 @@ def adopt(session, path: str | None = None, reason: str = "") -> list[Version]: 
         elif active.sha256 != atomic.sha256(data):
             require_owner(session, active.node, "adopt an external edit")
             record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
-                                     provenance={"kind": "external edit", "human_reviewed": True},
+                                     provenance={"kind": "external edit", "human_reviewed": False},
                                      state="proposed")
             version = _insert_version(session.store, record)
             # the file already holds the bytes: the activation writes only the index line if needed

@@ -30,6 +30,7 @@ Progress = Callable[[int, int], None]
 CHECKS: tuple[str, ...] = (
     "memtui.core.skills:audit_findings",
     "memtui.core.graph_audit:workspace_findings",
+    "memtui.core.governance:audit_findings",
 )
 
 

@@ -36,4 +36,6 @@ AREAS: list[Area] = [
          "edit the member notes (MEMORY_CUSTOM.md) safely; read the notebook and operator files"),
     Area("graph", "Graph", "5", "memtui.ui.graph_screen:GraphScreen",
          "entities, relations and findings of the knowledge graph; curate it"),
+    Area("proposals", "Proposals", "7", "memtui.ui.proposals_screen:ProposalsScreen",
+         "review proposals (diff, provenance, uses), approve or reject; version history, rollback, retire"),
 ]

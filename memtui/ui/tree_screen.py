@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Header, Markdown, Static, TextAre
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
+from memtui.core import governance
 from memtui.core.audit import AuditReport
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
@@ -65,6 +66,14 @@ def _worst(findings: list[Finding]) -> Text:
     worst = min(findings, key=lambda f: order[f.severity.value]).severity.value
     icon = severity_text(worst)
     return join(Text(icon.plain.split()[0], style=icon.style), f" {len(findings)}")
+
+
+def _state_word(state: tuple[str, int | None] | None) -> str:
+    """``"active v3"``, ``"edited v3"`` (unrecorded edit), ``"retired"``, or ``"untracked"``."""
+    if state is None:
+        return "untracked"
+    word, number = state
+    return f"{word} v{number}" if number is not None else word
 
 
 class TreeScreen(Screen):
@@ -188,9 +197,10 @@ class TreeScreen(Screen):
         owner, source = model.owner(path)
         rows: list[EntryRow] = []
         listed = set()
+        states = governance.entry_states(self.app.ws, path, self.app.session.store)
         for entry in index.entries:
             exists = entry.path is not None and os.path.lexists(model.abs(entry.path))
-            state = "untracked" if exists else "missing"
+            state = _state_word(states.get(entry.path or "")) if exists else "missing"
             rows.append(EntryRow(entry.title, entry.path, entry.one_liner or "", state, entry.line))
             if entry.path:
                 listed.add(entry.path)
@@ -226,7 +236,8 @@ class TreeScreen(Screen):
             found = list(line_findings.get(row.line, [])) if row.line else []
             if row.path:
                 found += self._findings_for(model.shown(row.path))
-            state_style = {"missing": "red", "unlisted": "yellow"}.get(row.state, "dim")
+            state_style = {"missing": "red", "unlisted": "yellow", "edited": "yellow"}.get(
+                row.state.split(" ")[0], "dim")
             table.add_row(safe(_clip(row.title, 30)), safe(_clip(row.one_liner, 40)), safe(owner or "—"),
                           Text(row.state, style=state_style), _worst(found), key=str(i))
         if not rows:

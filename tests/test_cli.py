@@ -96,3 +96,12 @@ def test_python_m_memtui_audit_of_a_large_tree_finishes(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"{PARALLEL_NODES + 11} nodes, {PARALLEL_NODES + 10} articles: 0 errors" in done.stdout
+
+
+def test_a_file_name_with_a_newline_stays_on_one_output_line(tmp_path: Path, capsys) -> None:
+    ws = make_ws(tmp_path / "ws", broken=False)
+    (ws / "memory/n/two\nlines.md").write_text("---\nsummary: x\n---\n")
+    main(["audit", "-w", str(ws)])
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if "article-unlisted" in l)
+    assert "two\\nlines.md" in line

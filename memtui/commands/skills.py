@@ -17,27 +17,13 @@ import argparse
 import unicodedata
 
 from memtui.commands import _common
+from memtui.core.textutil import visible
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.skills import (
     DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue, save_skill_field,
 )
-
-
-def visible(text: str) -> str:
-    """``text`` with control and format characters (newline, tab, zero-width, right-to-left
-    override) shown as ``\\n``, ``\\t`` or ``\\u200b`` escapes, so two different names never
-    look the same in a terminal (B17)."""
-    out = []
-    for ch in text:
-        if ch in "\n\t\r":
-            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def _clip(text: str, width: int) -> str:

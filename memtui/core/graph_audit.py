@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from rapidfuzz import fuzz
 
 from memtui.core.findings import Finding
+from memtui.core.textutil import visible  # noqa: F401 - re-exported for graph_export and the CLI
 from memtui.core.graph import Graph, fold_name, fold_type
 
 #: Score (0-100, rapidfuzz ``fuzz.ratio``) from which two names count as near-identical.
@@ -33,27 +34,6 @@ NEAR_WINDOW = 4
 MAX_LISTED = 20
 
 _DIGITS = re.compile(r"\d+")
-
-
-def visible(text: str) -> str:
-    """``text`` with control, zero-width and direction characters shown as ``\\u`` escapes.
-
-    ``"line one\\nline two"`` becomes ``"line one\\\\nline two"``; a zero-width space becomes
-    ``\\u200b``; a right-to-left override ``\\u202e`` (B17: two names never look the same).
-    """
-    out = []
-    for char in text:
-        if char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif char == "\r":
-            out.append("\\r")
-        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def has_hidden_characters(text: str) -> bool:

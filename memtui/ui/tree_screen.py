@@ -94,6 +94,8 @@ class TreeScreen(Screen):
         self._current_node: str | None = None
         self._current_article: str | None = None
         self._pending_article: str | None = None
+        #: the article a jump asked for, until its row has been highlighted
+        self._wanted_article: str | None = None
         #: memory-relative path of the file in the reading pane (the base of relative links)
         self._reading: str | None = None
 
@@ -243,13 +245,15 @@ class TreeScreen(Screen):
         if not rows:
             self._show_index_doc(path, index)
         elif self._pending_article:
-            target = self._pending_article
+            self._wanted_article = self._pending_article
             self._pending_article = None
             for i, row in enumerate(rows):
-                if row.path == target:
+                if row.path == self._wanted_article:
                     table.move_cursor(row=i)
                     table.focus()
                     break
+            else:
+                self._wanted_article = None
         elif keep_cursor and cursor < len(rows):
             table.move_cursor(row=cursor)
 
@@ -257,6 +261,14 @@ class TreeScreen(Screen):
     @on(DataTable.RowHighlighted, "#entries")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         index = event.cursor_row
+        if self._wanted_article is not None:
+            # a jump (audit, link) asked for this article: a late highlight of another row
+            # (the table re-highlights its cursor row after filling) must not win
+            wanted = next((i for i, r in enumerate(self._rows) if r.path == self._wanted_article), None)
+            if wanted is not None and wanted != index:
+                event.data_table.move_cursor(row=wanted)
+                return
+            self._wanted_article = None
         if 0 <= index < len(self._rows):
             row = self._rows[index]
             if row.path and row.state != "missing":

@@ -14,7 +14,6 @@ Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for th
 from __future__ import annotations
 
 import argparse
-import unicodedata
 
 from memtui.commands import _common
 from memtui.core.textutil import visible

@@ -36,6 +36,7 @@ from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.graph_audit import audit
 from memtui.core.graph_provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
+from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
 #: Rows of the entity table drawn at once.
@@ -219,6 +220,7 @@ class GraphScreen(Screen):
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="graph-bar"):
             yield Input(placeholder="filter: words in names, type:Person", id="graph-filter")
             yield Static(id="graph-count")

@@ -29,6 +29,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
+from memtui.ui.widgets import AreaBar
 from memtui.ui.graph_screen import AskText, Confirm
 from memtui.ui.text import join, safe
 
@@ -112,6 +113,7 @@ class ProposalsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="prop-area"):
             with Vertical(id="prop-left"):
                 yield DataTable(id="prop-queue", cursor_type="row", zebra_stripes=True)

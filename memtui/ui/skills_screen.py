@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Markdown, Static, TabbedContent, TabPane
 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
+from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
 #: Characters of a SKILL.md body rendered as Markdown; the rest is announced.
@@ -57,6 +58,7 @@ class SkillsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="skills-area"):
             with Vertical(id="skills-left"):
                 yield DataTable(id="skills-table", cursor_type="row", zebra_stripes=True)

@@ -26,6 +26,7 @@ from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
 from memtui.core.tree import Article, is_local_link
 from memtui.core.workspace import NODE_INDEX
+from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
@@ -101,6 +102,7 @@ class TreeScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="tree-area"):
             yield Tree(safe("memory"), id="nodes")
             with Vertical(id="tree-right"):

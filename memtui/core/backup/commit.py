@@ -219,3 +219,59 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
 
 __all__ = ["BackupRefused", "BackupResult", "DEFAULT_PATH", "GitError", "Settings", "backup",
            "message_for", "prepare", "settings"]
+
+
+def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
+           remote: str | None = None, history_limit: int = 50) -> dict[str, Any]:
+    """The state of the backup repository, for ``memtui backup --status`` and the TUI.
+
+    Never raises for an ordinary state (B10): no repository yet, no commits, a detached HEAD,
+    an unborn branch, no remote; each is described in ``state`` (a sentence).
+
+    Returns:
+        ``{"repo", "path", "exists", "state", "branch", "head", "detached", "remote", "url",
+        "ahead_behind", "last": {commit, date, author, subject, changed, counts} | None,
+        "uncommitted": [names], "history": [HistoryEntry.to_json()], "problem": str | None}``.
+    """
+    out: dict[str, Any] = {"repo": str(repo_path) if repo_path else None, "path": subdir, "exists": False,
+                           "state": "", "branch": None, "head": None, "detached": False, "remote": None,
+                           "url": None, "ahead_behind": None, "last": None, "uncommitted": [],
+                           "history": [], "problem": None}
+    if not repo_path:
+        out["state"] = ("no backup repository is configured: give --repo, or set [backup] repo in "
+                        "memtui.toml")
+        return out
+    try:
+        subdir = check_subdir(subdir)
+        repo = BackupRepo.open(repo_path)
+    except (GitError, BackupRefused) as exc:
+        out["state"] = f"not ready: {exc}"
+        out["problem"] = str(exc)
+        return out
+    out["exists"] = True
+    head = repo.head()
+    out.update(branch=head.branch, head=head.commit, detached=head.detached, state=head.describe())
+    history = repo.history(subdir, history_limit)
+    out["history"] = [h.to_json() for h in history]
+    if history:
+        last = history[0].to_json()
+        _, data, _ = repo.git("show", f"{history[0].commit}:{subdir}/MANIFEST", check=False)
+        try:
+            manifest = rd.parse_manifest(data)
+            last["counts"] = {"files": len([p for p in manifest.files if p.startswith(rd.FILES)]),
+                              "tables": manifest.tables, "records": sum(manifest.tables.values())}
+        except rd.BackupFormatError:
+            last["counts"] = None
+        out["last"] = last
+    else:
+        out["state"] += "; no backups yet"
+    out["uncommitted"] = [rd.shown(n) for n in repo.changes(subdir)] if not repo.bare else []
+    try:
+        name = repo.remote_for(head.branch, remote)
+        out["remote"] = name
+        out["url"] = repo.remote_url(name)
+        if head.branch:
+            out["ahead_behind"] = repo.ahead_behind(name, head.branch)
+    except GitError:
+        pass
+    return out

@@ -98,7 +98,7 @@ class BackupTree:
             "files": self.workspace_files,
             "bytes": sum(len(e.data) for p, e in self.files.items() if p.startswith(FILES)),
             "empty_folders": len(self.empty_folders),
-            "tables": {name: len(t) for name, t in sorted((self.tables or {}).items())},
+            "tables": {name: len(t) for name, t in (self.tables or {}).items()},
             "records": self.records,
         }
 
@@ -280,9 +280,14 @@ def render_store(tables: dict[str, dict[str, Any]] | None) -> dict[bytes, bytes]
     return {table_file(name): render_table(name, t) for name, t in (tables or {}).items()}
 
 
-def store_json(tables: dict[str, dict[str, Any]]) -> bytes:
-    """The ``store.json`` bytes for ``tables``, doc ids in numeric order, as the store writes it."""
-    ordered = {name: {d: tables[name][d] for d in _sorted_ids(tables[name])} for name in sorted(tables)}
+def store_json(tables: dict[str, dict[str, Any]], order: list[str] | None = None) -> bytes:
+    """The ``store.json`` bytes for ``tables`` as the store writes them (same JSON style).
+
+    Tables come in ``order`` (MANIFEST keeps the store's own order), then any others by name;
+    records in doc id order. For a store written by memtui this gives the same bytes back.
+    """
+    names = [n for n in (order or []) if n in tables] + sorted(set(tables) - set(order or []))
+    ordered = {name: {d: tables[name][d] for d in _sorted_ids(tables[name])} for name in names}
     return json.dumps(ordered, ensure_ascii=False).encode("utf-8", "backslashreplace")
 
 

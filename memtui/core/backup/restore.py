@@ -217,7 +217,7 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
         if state is None:
             _refuse(result, b".memtui/" + STORE_NAME.encode(), ".memtui is a symbolic link or a file in the target")
         else:
-            atomic.write_bytes(os.fsdecode(os.path.join(state, STORE_NAME.encode())), rd.store_json(tables))
+            atomic.write_bytes(os.fsdecode(os.path.join(state, STORE_NAME.encode())), rd.store_json(tables, list(manifest.tables)))
             result.tables = {name: len(t) for name, t in sorted(tables.items())}
             result.records = sum(result.tables.values())
     if progress:

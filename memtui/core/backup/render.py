@@ -126,6 +126,7 @@ def _path_from_json(text: str) -> bytes:
 
 # -- store tables ------------------------------------------------------------------------------
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
 _BLOCK_END = {True: "text, ends with a newline", False: "text, no newline at the end"}
 _BLOCK_FLAG = {v: k for k, v in _BLOCK_END.items()}
 
@@ -170,29 +171,37 @@ def render_table(name: str, table: dict[str, Any]) -> bytes:
         in the record's own key order. A multi-line string is shown as a fenced block
         (``- "key": text, ends with a newline`` then the fence), everything else as JSON, so
         int, float, bool, null, str, list and dict keep their type (seed 004: a record keeps
-        its kind; ids and timestamps preserved).
+        its kind; ids and timestamps preserved). A lone surrogate (only ever inside a JSON
+        string here) is written as its JSON escape.
     """
-    out = [f"# Table {_json(name)}", "", f"{len(table)} records.", ""]
+    encode = _ENCODER.encode
+    keys: dict[str, str] = {}
+    out = [f"# Table {encode(name)}", "", f"{len(table)} records.", ""]
+    append = out.append
     for doc_id in _sorted_ids(table):
         record = table[doc_id]
-        out.append(f"## Record {doc_id if doc_id.isdigit() else _json(doc_id)}")
-        out.append("")
+        append(f"## Record {doc_id if doc_id.isdigit() else encode(doc_id)}")
+        append("")
         for key, value in record.items():
-            if _block_ok(value):
+            shown_key = keys.get(key)
+            if shown_key is None:
+                shown_key = keys[key] = encode(key)
+            if value.__class__ is str and "\n" in value and _block_ok(value):
                 run, longest = 0, 0
-                for ch in value:
-                    run = run + 1 if ch == "`" else 0
-                    longest = max(longest, run)
+                if "`" in value:
+                    for ch in value:
+                        run = run + 1 if ch == "`" else 0
+                        longest = max(longest, run)
                 fence = "`" * max(3, longest + 1)
                 ends = value.endswith("\n")
-                out.append(f"- {_json(key)}: {_BLOCK_END[ends]}")
-                out.append(fence + "text")
-                out.append(value[:-1] if ends else value)
-                out.append(fence)
+                append(f"- {shown_key}: {_BLOCK_END[ends]}")
+                append(fence + "text")
+                append(value[:-1] if ends else value)
+                append(fence)
             else:
-                out.append(f"- {_json(key)}: {_json(value)}")
-        out.append("")
-    return "\n".join(out).encode("utf-8")
+                append(f"- {shown_key}: {encode(value)}")
+        append("")
+    return "\n".join(out).encode("utf-8", "backslashreplace")
 
 
 def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
@@ -217,6 +226,7 @@ def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
     if not lines or not lines[0].startswith("# Table "):
         raise bad(0, "the file does not start with its `# Table` heading")
     table: dict[str, Any] = {}
+    known: dict[str, str] = {}
     record: dict[str, Any] | None = None
     expected: int | None = None
     i = 1
@@ -235,12 +245,20 @@ def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
                 raise bad(i, f"record id {ref!r} is not valid or repeats")
             record = table[doc_id] = {}
         elif line.startswith("- ") and record is not None:
-            try:
-                key, end = decoder.raw_decode(line, 2)
-            except json.JSONDecodeError as exc:
-                raise bad(i, "a field line does not start with a JSON key") from exc
-            if not isinstance(key, str) or line[end:end + 2] != ": ":
-                raise bad(i, "a field line is not `- \"key\": value`")
+            # a JSON string literal is prefix-free, so a known key's literal followed by ": "
+            # is that key; unknown ones are decoded (and remembered) once
+            cut = line.find('": ', 2)
+            key = known.get(line[2:cut + 1]) if cut > 0 else None
+            if key is not None:
+                end = cut + 1
+            else:
+                try:
+                    key, end = decoder.raw_decode(line, 2)
+                except json.JSONDecodeError as exc:
+                    raise bad(i, "a field line does not start with a JSON key") from exc
+                if not isinstance(key, str) or line[end:end + 2] != ": ":
+                    raise bad(i, "a field line is not `- \"key\": value`")
+                known[line[2:end]] = key
             rest = line[end + 2:]
             if rest in _BLOCK_FLAG:
                 fence_line = lines[i + 1] if i + 1 < len(lines) else ""

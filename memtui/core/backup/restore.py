@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -105,6 +106,24 @@ def _folder(target: bytes, rel_dir: bytes) -> bytes | None:
     return current
 
 
+#: Threads that write restored files (file creation is bound by the disk, and overlaps well).
+WRITERS = 4
+
+
+def _write(job: tuple[bytes, bytes, rd.Entry]) -> str | None:
+    """Write one restored file without following a link; the error text, or ``None``."""
+    _, full, entry = job
+    mode = 0o755 if entry.executable else 0o644
+    try:
+        fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), mode)
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(entry.data)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def check_target(target: str | os.PathLike[str], force: bool) -> Path:
     """Check (and create) the restore folder.
 
@@ -152,6 +171,7 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
     root_b = os.fsencode(os.path.realpath(root))
     result = RestoreResult(root)
     tables: dict[str, dict[str, Any]] = {}
+    jobs: list[tuple[bytes, bytes, rd.Entry]] = []
     total = len(files)
     for done, path in enumerate(sorted(files), start=1):
         entry = files[path]
@@ -178,12 +198,7 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
         if os.path.islink(full) or os.path.isdir(full):
             _refuse(result, path, "would replace a symbolic link or a folder in the target")
             continue
-        mode = 0o755 if entry.executable else 0o644
-        fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(entry.data)
-        os.chmod(full, mode)
-        result.files += 1
+        jobs.append((path, full, entry))
         expected = manifest.files.get(path)
         if expected is None:
             result.findings.append(Finding.make("restore-mismatch", rd.shown(path),
@@ -193,6 +208,12 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
             result.findings.append(Finding.make("restore-mismatch", rd.shown(path),
                                                 "differs from the sha256 its MANIFEST gives",
                                                 "the backup was edited by hand or damaged; restore an older commit"))
+    with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # creating files waits on the disk, not the CPU
+        for path, error in zip([j[0] for j in jobs], pool.map(_write, jobs)):
+            if error is None:
+                result.files += 1
+            else:
+                _refuse(result, path, f"could not be written ({error})")
     for path in sorted(set(manifest.files) - set(files)):
         result.findings.append(Finding.make("restore-mismatch", rd.shown(path),
                                             "is listed in MANIFEST but missing from the backup",

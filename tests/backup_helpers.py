@@ -56,7 +56,7 @@ def fill_store(ws_root: Path, tables: dict[str, list[dict[str, Any]]], audit: in
 
 
 def tree_bytes(root: Path) -> dict[bytes, bytes]:
-    """Every regular file under ``root`` (``.memtui/lock``/index excluded) as {relative path: bytes}."""
+    """Every regular file under ``root`` as {relative path: bytes}; of ``.memtui/`` only the store."""
     out = {}
     root_b = os.fsencode(root)
     for folder, dirs, files in os.walk(root_b):
@@ -65,7 +65,7 @@ def tree_bytes(root: Path) -> dict[bytes, bytes]:
             continue
         for name in files:
             rel = os.path.normpath(os.path.join(rel_folder, name))
-            if rel in (b".memtui/lock",) or rel.startswith(b".memtui/index"):
+            if rel.startswith(b".memtui/") and rel != b".memtui/store.json":  # lock, holder, index
                 continue
             with open(os.path.join(folder, name), "rb") as handle:
                 out[rel] = handle.read()

@@ -36,4 +36,6 @@ AREAS: list[Area] = [
          "edit the member notes (MEMORY_CUSTOM.md) safely; read the notebook and operator files"),
     Area("graph", "Graph", "5", "memtui.ui.graph_screen:GraphScreen",
          "entities, relations and findings of the knowledge graph; curate it"),
+    Area("backup", "Backup", "8", "memtui.ui.backup_screen:BackupScreen",
+         "back the workspace up to git, list the backups, restore one into a folder, verify the round trip"),
 ]

@@ -608,3 +608,32 @@ def test_prepare_names_the_repository_state_without_tracebacks(tmp_path: Path) -
     with pytest.raises(BackupRefused, match="must be a folder inside the repository"):
         prepare(tmp_path / "outer", "../escape")
     assert IDENTITY[0] in str(prepare(tmp_path / "outer", SUB)[3])
+
+
+def test_the_askpass_helper_holds_no_secret_and_no_helper_may_store_it(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token goes to git through one command's environment: the script only echoes a variable."""
+    token = "tok_abcdefghijklmnop"
+    repo = BackupRepo.open(tmp_path / "repo", create=True)
+    git(tmp_path / "repo", "remote", "add", "origin", "https://example.invalid/x.git")
+    seen = {}
+
+    def fake_git(*args, env=None, stdin=None, check=True, secret=None):
+        if "push" not in args:
+            return BackupRepo.git(repo, *args, env=env, stdin=stdin, check=check, secret=secret)
+        script = Path(env["GIT_ASKPASS"])
+        seen["args"], seen["script"], seen["path"] = args, script.read_text(), script
+        run = lambda prompt: subprocess.run([str(script), prompt], capture_output=True, text=True,  # noqa: E731
+                                            env={**os.environ, **env}).stdout
+        seen["user"], seen["password"] = run("Username for 'https://example.invalid': "), run("Password: ")
+        return 128, b"", f"fatal: could not read from https://x:{token}@example.invalid".encode()
+
+    monkeypatch.setattr(repo, "git", fake_git)
+    result = repo.push("origin", "master", token)
+    assert not result.ok and token not in result.message and "***" in result.message
+    assert token not in seen["script"]
+    assert (seen["user"], seen["password"]) == ("x-access-token\n", token + "\n")
+    assert seen["args"][:2] == ("-c", "credential.helper=") and "--force" not in seen["args"]
+    assert not any(a.startswith("+") for a in seen["args"] if isinstance(a, str))
+    assert token not in (tmp_path / "repo" / ".git" / "config").read_text()
+    assert not seen["path"].exists()  # the helper folder is gone after the push

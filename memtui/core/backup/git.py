@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import os
 import stat
-
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

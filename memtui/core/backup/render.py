@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 import urllib.parse
 from dataclasses import dataclass, field
@@ -592,8 +593,6 @@ def _make_folder(dest: bytes, rel: bytes) -> None:
 
 
 def _remove_folder(path: bytes) -> None:
-    import shutil
-
     shutil.rmtree(path)
 
 

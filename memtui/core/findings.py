@@ -91,6 +91,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "untracked": (Severity.INFO, "articles in a node are not recorded as versions yet (adopt them as a baseline)"),
     "governance-pending": (Severity.WARNING, "a governance change was interrupted; memtui completes it on the next write"),
     "proposal-inbox-invalid": (Severity.WARNING, "a file in proposals/inbox/ cannot be filed as a proposal; it stays there"),
+    "backup-skipped": (Severity.WARNING, "a workspace entry is not in the backup tree (a symbolic link, a .git folder, a special file)"),
+    "restore-refused": (Severity.ERROR, "a backup entry would land outside the restore folder or is not a plain file (.., absolute path, symlink, .git); not written"),
+    "restore-mismatch": (Severity.ERROR, "a restored file differs from its MANIFEST line, or a MANIFEST file is missing from the backup"),
 }
 
 

@@ -38,4 +38,6 @@ AREAS: list[Area] = [
          "entities, relations and findings of the knowledge graph; curate it"),
     Area("proposals", "Proposals", "7", "memtui.ui.proposals_screen:ProposalsScreen",
          "review proposals (diff, provenance, uses), approve or reject; version history, rollback, retire"),
+    Area("backup", "Backup", "8", "memtui.ui.backup_screen:BackupScreen",
+         "back the workspace up to git, list the backups, restore one into a folder, verify the round trip"),
 ]

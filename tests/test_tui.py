@@ -90,7 +90,7 @@ async def test_markup_like_names_show_literally(tmp_path: Path) -> None:
         assert any(odd in label for label in labels)
         table = app.screen.query_one("#entries", DataTable)
         await wait_for(pilot, lambda: table.row_count == 1)
-        assert str(table.get_row_at(0)[1]) == "[link=x]y[/link]"
+        assert str(table.get_row_at(0)[3]) == "[link=x]y[/link]"
         app.screen.query_one("#entries").focus()
         await wait_for(pilot, lambda: "[/] body" in markdown_text(app))
         assert "[/] tab⇥here" in static_text(app, "#article-head")

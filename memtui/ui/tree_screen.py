@@ -126,7 +126,7 @@ class TreeScreen(Screen):
         self._load_children(tree.root)
         tree.root.expand()
         table = self.query_one("#entries", DataTable)
-        table.add_columns("title", "one-liner", "owner", "state", "findings")
+        table.add_columns("title", "state", "findings", "one-liner", "owner")
         self.query_one("#meta", DataTable).add_columns("key", "value")
         self.query_one("#plain", TextArea).display = False
         self.app.audit_ready.subscribe(self, self._on_audit)
@@ -242,8 +242,8 @@ class TreeScreen(Screen):
                 found += self._findings_for(model.shown(row.path))
             state_style = {"missing": "red", "unlisted": "yellow", "edited": "yellow"}.get(
                 row.state.split(" ")[0], "dim")
-            table.add_row(safe(_clip(row.title, 30)), safe(_clip(row.one_liner, 40)), safe(owner or "—"),
-                          Text(row.state, style=state_style), _worst(found), key=str(i))
+            table.add_row(safe(_clip(row.title, 28)), Text(row.state, style=state_style), _worst(found),
+                          safe(_clip(row.one_liner, 40)), safe(_clip(owner or "—", 24)), key=str(i))
         if not rows:
             self._show_index_doc(path, index)
         elif self._pending_article:

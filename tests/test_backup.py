@@ -637,3 +637,26 @@ def test_the_askpass_helper_holds_no_secret_and_no_helper_may_store_it(tmp_path:
     assert not any(a.startswith("+") for a in seen["args"] if isinstance(a, str))
     assert token not in (tmp_path / "repo" / ".git" / "config").read_text()
     assert not seen["path"].exists()  # the helper folder is gone after the push
+
+
+def test_a_file_named_with_a_colon_second_is_not_an_absolute_path() -> None:
+    """Hypothesis found `_:` refused as "an absolute path" (a Windows drive check on POSIX)."""
+    from memtui.core.backup.restore import unsafe_reason
+
+    assert unsafe_reason(b"_:") is None
+    assert unsafe_reason(b"a:b/notes.md") is None
+    assert unsafe_reason(b"/etc/passwd") == "is an absolute path"
+    assert unsafe_reason(b"../x") is not None
+
+
+def test_commit_message_escapes_table_names_git_would_refuse() -> None:
+    """Hypothesis found a store table named with a NUL: git refused the commit message."""
+    from types import SimpleNamespace
+
+    from memtui.core.backup.commit import message_for
+
+    tree = SimpleNamespace(counts=lambda: {"files": 1, "bytes": 2, "empty_folders": 0, "records": 1,
+                                           "tables": {"a\x00b\nc": 1}})
+    message = message_for(tree, 1, 0, "sub\x00ject")
+    assert "\x00" not in message and "table a\\u0000b\\nc: 1" in message
+    assert message.startswith("sub\\u0000ject\n")

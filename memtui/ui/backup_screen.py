@@ -41,7 +41,7 @@ from memtui.core.errors import MemtuiError
 from memtui.core.store import StoreDamagedError
 from memtui.ui.widgets import AreaBar
 from memtui.ui.graph_screen import AskText
-from memtui.ui.text import safe
+from memtui.ui.text import visible, safe
 
 #: Backups listed in the history table (newest first).
 HISTORY_ROWS = 200
@@ -162,11 +162,11 @@ class BackupScreen(Screen):
 
     def _start(self, what: str) -> bool:
         if self.busy:
-            self.app.notify(Text("a backup task is already running"), severity="warning")
+            self.app.notify("a backup task is already running", severity="warning", markup=False)
             return False
         if not self.repo:
-            self.app.notify(Text("no backup repository: press e to give one, or set [backup] repo in memtui.toml"),
-                            severity="warning", timeout=8)
+            self.app.notify("no backup repository: press e to give one, or set [backup] repo in memtui.toml",
+                            severity="warning", timeout=8, markup=False)
             return False
         self.busy = True
         self._progress(0)
@@ -177,7 +177,7 @@ class BackupScreen(Screen):
         self.busy = False
         self.last_message = message
         self._say(safe(message, "red"))
-        self.app.notify(safe(message), title="Backup", severity="error", timeout=12)
+        self.app.notify(message, title="Backup", severity="error", timeout=12, markup=False)
 
     # -- backup --------------------------------------------------------------------------------
     @on(Button.Pressed, "#do-backup")
@@ -220,8 +220,8 @@ class BackupScreen(Screen):
         if result.findings:
             message += f"; {len(result.findings)} entries not backed up (see `memtui backup`)"
         self.last_message = message
-        self.app.notify(safe(message), title="Backup", severity="information" if result.ok else "error",
-                        timeout=10)
+        self.app.notify(message, title="Backup", severity="information" if result.ok else "error",
+                        timeout=10, markup=False)
         self.load_status()
 
     # -- verify --------------------------------------------------------------------------------
@@ -230,7 +230,7 @@ class BackupScreen(Screen):
         """Verify the highlighted backup (the newest when none is highlighted)."""
         commit = self._selected_commit()
         if commit is None:
-            self.app.notify(Text("there is no backup to verify yet"), severity="warning")
+            self.app.notify("there is no backup to verify yet", severity="warning", markup=False)
             return
         if self._start(f"verifying {commit[:10]}…"):
             self.run_verify(commit)
@@ -265,7 +265,7 @@ class BackupScreen(Screen):
         self.query_one("#diff", TextArea).load_text(head + "".join(lines))
         self.last_message = head.strip()
         self._say(safe(self.last_message, "green" if result.ok else "red"))
-        self.app.notify(safe(self.last_message), title="Verify", severity="information" if result.ok else "error")
+        self.app.notify(self.last_message, title="Verify", severity="information" if result.ok else "error", markup=False)
 
     # -- restore -------------------------------------------------------------------------------
     @on(Button.Pressed, "#do-restore")
@@ -273,7 +273,7 @@ class BackupScreen(Screen):
         """Ask for a folder, then restore the highlighted commit into it."""
         commit = self._selected_commit()
         if commit is None:
-            self.app.notify(Text("there is no backup to restore yet"), severity="warning")
+            self.app.notify("there is no backup to restore yet", severity="warning", markup=False)
             return
         suggestion = str(Path(self.app.ws.root).parent / f"{Path(self.app.ws.root).name}-restored-{commit[:7]}")
 
@@ -308,7 +308,7 @@ class BackupScreen(Screen):
                 "".join(f"{f.severity.value}: {f.place}: {f.message}\n" for f in result.findings))
         self.last_message = message
         self._say(safe(message, "green" if result.ok else "yellow"))
-        self.app.notify(safe(message), title="Restore", severity="information" if result.ok else "warning")
+        self.app.notify(message, title="Restore", severity="information" if result.ok else "warning", markup=False)
 
     # -- repository ----------------------------------------------------------------------------
     def action_edit_repo(self) -> None:

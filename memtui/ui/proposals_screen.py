@@ -299,7 +299,7 @@ class ProposalsScreen(Screen):
 
     def _writable(self) -> bool:
         if self.app.session.read_only:
-            self.notify(Text(self.app.session.reason or "read-only"), title="Read-only", severity="warning")
+            self.notify(self.app.session.reason or "read-only", title="Read-only", severity="warning", markup=False)
             return False
         return True
 
@@ -314,7 +314,7 @@ class ProposalsScreen(Screen):
         table = self.query_one("#prop-history", DataTable)
         if 0 <= table.cursor_row < len(self._history):
             self._mark = self._history[table.cursor_row].number
-            self.notify(Text(f"diffs now start from version {self._mark}"), timeout=3)
+            self.notify(f"diffs now start from version {self._mark}", timeout=3, markup=False)
 
     def action_approve(self) -> None:
         v = self.current
@@ -338,7 +338,7 @@ class ProposalsScreen(Screen):
             if reason is None:
                 return
             if not reason.strip():
-                self.notify(Text("rejecting needs a reason; nothing was recorded"), severity="error")
+                self.notify("rejecting needs a reason; nothing was recorded", severity="error", markup=False)
                 return
 
             def confirmed(yes: bool | None) -> None:
@@ -382,7 +382,7 @@ class ProposalsScreen(Screen):
             return
         active = self.ledger.active(v.article)
         if active is None:
-            self.notify(Text(f"{v.article} has no active version to retire"), severity="warning")
+            self.notify(f"{v.article} has no active version to retire", severity="warning", markup=False)
             return
 
         def confirmed(yes: bool | None) -> None:
@@ -397,17 +397,17 @@ class ProposalsScreen(Screen):
         try:
             action(session)
         except MemtuiError as exc:
-            self.app.call_from_thread(self.notify, Text(str(exc)), title=f"{what} refused", severity="error",
-                                      timeout=10)
+            self.app.call_from_thread(self.notify, str(exc), title=f"{what} refused", severity="error",
+                                      timeout=10, markup=False)
             return
         if article is not None:
             problem = gov.refresh_search(session.ws, gov.touched_paths(session.ws, article))
             if problem:
-                self.app.call_from_thread(self.notify, Text(problem), severity="warning")
+                self.app.call_from_thread(self.notify, problem, severity="warning", markup=False)
         self.app.call_from_thread(self._after, what, select)
 
     def _after(self, what: str, select: str | None) -> None:
-        self.notify(Text(f"{what}: done"), timeout=3)
+        self.notify(f"{what}: done", timeout=3, markup=False)
         from memtui.core.tree import MemoryTree
 
         self.app.tree_model = MemoryTree(self.app.ws)

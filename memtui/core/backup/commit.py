@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from memtui.core.textutil import visible
 from memtui.core import secrets
 from memtui.core.backup import render as rd
 from memtui.core.backup.git import BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir
@@ -99,10 +100,11 @@ class BackupResult:
 def message_for(tree: rd.BackupTree, written: int, removed: int, subject: str | None) -> str:
     """The commit message: a subject, then the counts (files, bytes, records per table, changes)."""
     counts = tree.counts()
-    head = subject or f"memtui backup: {counts['files']} files, {counts['records']} store records"
+    head = visible(subject) if subject else f"memtui backup: {counts['files']} files, {counts['records']} store records"
     lines = [head, "", f"files: {counts['files']}", f"bytes: {counts['bytes']}",
              f"empty folders: {counts['empty_folders']}", f"store records: {counts['records']}"]
-    lines += [f"table {name}: {n}" for name, n in counts["tables"].items()]
+    # table names are user data: escaped so a NUL or newline cannot break git's commit message
+    lines += [f"table {visible(name)}: {n}" for name, n in counts["tables"].items()]
     lines += [f"changed in the backup tree: {written} written, {removed} removed"]
     return "\n".join(lines) + "\n"
 

@@ -71,9 +71,9 @@ def unsafe_reason(rel: bytes) -> str | None:
     """Why the workspace-relative path ``rel`` may not be written, or ``None`` when it may."""
     if not rel:
         return "has an empty name"
-    if rel.startswith(b"/") or (len(rel) > 1 and rel[1:2] == b":"):
+    if rel.startswith(b"/") or (os.name == "nt" and len(rel) > 1 and rel[1:2] == b":" and rel[:1].isalpha()):
         return "is an absolute path"
-    if b"\0" in rel or b"\\" in rel and os.name == "nt":
+    if b"\0" in rel or (b"\\" in rel and os.name == "nt"):
         return "holds a character a file name cannot hold"
     parts = rel.split(b"/")
     if any(p in (b"", b".", b"..") for p in parts):

@@ -70,7 +70,19 @@ def _reader_left() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run memtui with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    """Run memtui with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    Ctrl+C at any moment (also while the command's modules are still loading) ends with
+    ``memtui: interrupted`` and exit code 130, never a traceback.
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("memtui: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = set(_command_modules())
     first = next((a for a in argv if not a.startswith("-")), None)
@@ -86,9 +98,6 @@ def main(argv: list[str] | None = None) -> int:
             code = int(args.func(args))
             sys.stdout.flush()  # a closed pipe shows here, inside the guard
             return code
-        except KeyboardInterrupt:
-            print("memtui: interrupted", file=sys.stderr)
-            return 130
         except BrokenPipeError:
             return _reader_left()
     args = _tui_parser().parse_args(argv)

@@ -105,3 +105,25 @@ def test_a_file_name_with_a_newline_stays_on_one_output_line(tmp_path: Path, cap
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if "article-unlisted" in l)
     assert "two\\nlines.md" in line
+
+
+def test_graph_commands_read_the_servers_default_file_name(shared: Path, tmp_path: Path, capsys) -> None:
+    """A folder holding the MCP server's `memory.jsonl` (B17) once listed no entity at all."""
+    import shutil
+
+    folder = tmp_path / "b17"
+    shutil.copytree(shared / "bug-inputs/B17", folder)
+    assert main(["graph", "entities", "-w", str(folder), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "--help" in out and "[/]" in out
+
+
+def test_ctrl_c_while_a_command_loads_is_a_sentence_not_a_traceback(monkeypatch, capsys) -> None:
+    import memtui.cli as cli
+
+    def interrupted(*_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["audit"]) == 130
+    assert capsys.readouterr().err.strip() == "memtui: interrupted"

@@ -772,7 +772,8 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
         new_node = {"owner": new_node_owner, "title": new_node_title or PurePosixPath(node).name,
                     "one_liner": new_node_line or ""}
     prov = {"kind": "proposal", "case": case.strip(), "source_request": source_request.strip(),
-            "sources": [s for s in sources if s], "human_reviewed": False, "untrusted": bool(untrusted)}
+            "sources": [str(s) for s in ([sources] if isinstance(sources, str) else sources) if s],
+            "human_reviewed": False, "untrusted": bool(untrusted)}
     data = _version_record(session.ws, ledger, path, content, author=profile.strip(),
                            profile_version=profile_version, provenance=prov, state="proposed",
                            title=title, one_liner=one_liner, new_node=new_node, intake_key=intake_key)

@@ -1,0 +1,68 @@
+"""Defects a new-user tester found in governance (issue 5), each as a test that failed first."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from memtui.cli import main
+from memtui.core import governance as gov
+from memtui.core.session import Session
+
+from tests.test_governance import CURATOR, LEAD, LOCKOUT_V1, LOCKOUT_V2, ws  # noqa: F401 - the fixture
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)
+
+
+@pytest.fixture(autouse=True)
+def _no_tty(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8"))
+
+
+def _session(root: Path, profile: str | None = CURATOR) -> Session:
+    return Session.open(root, purpose="test", profile=profile)
+
+
+def _cli_propose(ws: Path, tmp_path: Path, *extra: str) -> int:
+    src = tmp_path / "new.md"
+    src.write_text("# Case one\n\nThe mechanism.\n")
+    return _run(["propose", "-w", str(ws), "--node", "support/experience", "--article", "exp-1.md",
+                 "--from", str(src), "--case", "C1", "--source-request", "SR1",
+                 "--profile", "support.investigator", "--json", *extra])
+
+
+# -- 1: propose --source ------------------------------------------------------------------------------
+
+def test_propose_source_is_repeatable_and_stored_as_given(ws, tmp_path, capsys):
+    assert _cli_propose(ws, tmp_path, "--source", "https://a.example/x", "--source", "notes/b.md") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["provenance"]["sources"] == ["https://a.example/x", "notes/b.md"]
+
+
+def test_propose_without_source_stores_no_sources(ws, tmp_path, capsys):
+    assert _cli_propose(ws, tmp_path) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["provenance"]["sources"] == []
+    with Session.open(ws, purpose="test", read_only=True) as s:
+        [p] = gov.Ledger(s.store).proposals()
+        assert p.provenance["sources"] == [] and p.content == "# Case one\n\nThe mechanism.\n"
+
+
+def test_ingest_stores_a_single_source_as_a_list(ws):
+    inbox = ws / gov.INBOX
+    inbox.mkdir(parents=True)
+    (inbox / "a.md").write_text("---\nnode: support/experience\narticle: exp-9.md\ncase: C9\n"
+                                "source_request: SR9\nprofile: support.investigator\n"
+                                "sources: https://one.example/page\n---\n# Nine\n\nBody.\n")
+    with _session(ws) as s:
+        [v], findings = gov.ingest(s)
+        assert findings == [] and v.provenance["sources"] == ["https://one.example/page"]

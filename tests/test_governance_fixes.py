@@ -66,3 +66,46 @@ def test_ingest_stores_a_single_source_as_a_list(ws):
     with _session(ws) as s:
         [v], findings = gov.ingest(s)
         assert findings == [] and v.provenance["sources"] == ["https://one.example/page"]
+
+
+# -- 2: approving a proposal built on an older version -------------------------------------------------
+
+def _two_rivals(s: Session) -> tuple[gov.Version, gov.Version]:
+    gov.adopt(s, "support/lockout.md")
+    a = gov.propose(s, "support", "lockout.md", LOCKOUT_V2, case="C1", source_request="SR1", profile="p.a")
+    b = gov.propose(s, "support", "lockout.md", LOCKOUT_V1 + "Rival change.\n", case="C2",
+                    source_request="SR2", profile="p.b")
+    assert a.based_on == b.based_on == 1
+    gov.approve(s, a.id, reviewed=True)
+    return a, b
+
+
+def test_approving_a_proposal_on_an_older_version_is_refused_and_keeps_the_newer_change(ws):
+    with _session(ws, profile=LEAD) as s:
+        a, b = _two_rivals(s)
+        with pytest.raises(gov.RefusedError,
+                           match=r"based on @1, but @2 is active now: file the change again on @2"):
+            gov.approve(s, b.id, reviewed=True)
+        led = gov.Ledger(s.store)
+        assert led.active("support/lockout.md").id == a.id and led.get(b.id).state == "proposed"
+    assert (ws / "memory/support/lockout.md").read_text() == LOCKOUT_V2
+
+
+def test_replace_newer_approves_a_stale_proposal_and_records_it(ws):
+    with _session(ws, profile=LEAD) as s:
+        a, b = _two_rivals(s)
+        v = gov.approve(s, b.id, reviewed=True, replace_newer=True)
+        assert v.state == "active" and v.decision["replaced_newer"] == a.id
+        assert "replaces the newer" in v.decision["why"]
+    assert (ws / "memory/support/lockout.md").read_text().endswith("Rival change.\n")
+
+
+def test_cli_approve_stale_exits_3_with_the_reason_and_flag_overrides(ws, capsys):
+    with _session(ws, profile=LEAD) as s:
+        _a, b = _two_rivals(s)
+    capsys.readouterr()
+    assert _run(["proposals", "approve", b.id, "-w", str(ws), "--yes", "--reviewed", "--as", LEAD]) == 3
+    assert "based on @1, but @2 is active now" in capsys.readouterr().err
+    assert _run(["proposals", "approve", b.id, "-w", str(ws), "--yes", "--reviewed", "--as", LEAD,
+                 "--replace-newer"]) == 0
+    assert "support/lockout.md@3" in capsys.readouterr().out

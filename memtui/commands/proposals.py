@@ -3,8 +3,9 @@
 - ``list [--state S|all]``: proposals with node, author, age, eligibility, untrusted mark;
 - ``show ID``: provenance, uses, assigned cases, eligibility and the diff against the
   active version;
-- ``approve ID [--reviewed]``: activate (owner only; ``--reviewed`` = a human reviewed it,
-  needed unless two independent uses make it eligible);
+- ``approve ID [--reviewed] [--replace-newer]``: activate (owner only; ``--reviewed`` = a
+  human reviewed it, needed unless two independent uses make it eligible); a proposal filed
+  on an older version than the active one is refused unless ``--replace-newer``;
 - ``reject ID --reason TEXT``: reject (owner only; a reason is required);
 - ``assign ID CASE...``: assign validation cases (owner only);
 - ``ingest``: file every ``proposals/inbox/*.md``.
@@ -41,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("id", metavar="ID")
     p.add_argument("--reviewed", action="store_true", help="a human reviewed it (needed unless eligible by uses)")
     p.add_argument("--why", default="", help="a note recorded with the decision")
+    p.add_argument("--replace-newer", action="store_true",
+                   help="approve a proposal filed on an older version than the active one, knowingly "
+                        "replacing the newer change (recorded in the decision); refused without it")
     p.set_defaults(func=run_approve)
     p = verbs.add_parser("reject", help="reject a proposal with a reason (owner only)")
     _gov.add_common(p, confirm=True)
@@ -110,7 +114,8 @@ def run_show(args: argparse.Namespace) -> int:
 def run_approve(args: argparse.Namespace) -> int:
     with _gov.session(args, "proposals approve") as s:
         _gov.confirm(args, s, f"Approve {args.id}{' (human review)' if args.reviewed else ''}")
-        v = _gov.guarded(lambda: gov.approve(s, args.id, reviewed=args.reviewed, why=args.why))
+        v = _gov.guarded(lambda: gov.approve(s, args.id, reviewed=args.reviewed, why=args.why,
+                                                   replace_newer=args.replace_newer))
         _gov.reindex(s, v.article)
         if args.json:
             _common.emit_json(v.to_json(content=False))

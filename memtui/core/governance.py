@@ -689,9 +689,8 @@ def _decision(session, action: str, why: str = "") -> dict[str, Any]:  # noqa: A
     return {"action": action, "by": session.profile, "at": now(), "why": why}
 
 
-def _activation(session, ledger: Ledger, version: Version, action: str, why: str,  # noqa: ANN001
-                extra_detail: dict[str, Any] | None = None) -> Version:
-    """Publish ``version`` (already stored, proposed): files, state changes, audit record."""
+def _check_disk(session, ledger: Ledger, version: Version) -> None:  # noqa: ANN001 - Session
+    """Refuse to publish over an unrecorded edit or an untracked file (ConflictError)."""
     active = ledger.active(version.article)
     on_disk = _read(_mem_path(session.ws, version.article))
     if active is not None and _sha(on_disk) != active.sha256:
@@ -702,13 +701,21 @@ def _activation(session, ledger: Ledger, version: Version, action: str, why: str
         raise ConflictError(
             f"{_shown(session.ws, version.article)} exists but is untracked; adopt it first "
             f"(`memtui adopt {version.article}`) so its current text is kept as a version.")
+
+
+def _activation(session, ledger: Ledger, version: Version, action: str, why: str,  # noqa: ANN001
+                extra_detail: dict[str, Any] | None = None,
+                decision_extra: dict[str, Any] | None = None) -> Version:
+    """Publish ``version`` (already stored, proposed): files, state changes, audit record."""
+    _check_disk(session, ledger, version)
+    active = ledger.active(version.article)
     files = _plan_files(session.ws, version, version.content)
     changes = []
     if active is not None:
         changes.append({"id": active.id, "state": "retired", "field": "retirement",
                         "decision": _decision(session, "retire", f"superseded by version {version.number}")})
     changes.append({"id": version.id, "state": "active", "field": "decision",
-                    "decision": _decision(session, action, why)})
+                    "decision": {**_decision(session, action, why), **(decision_extra or {})}})
     _commit(session, f"governance.{action}", _shown(session.ws, version.article), files, changes,
             {"version": version.id, "retired": active.id if active else None, **(extra_detail or {})})
     return ledger.get(version.id)
@@ -870,13 +877,19 @@ def assign(session, version_id: str, cases: Iterable[str]) -> list[str]:  # noqa
     return wanted
 
 
-def approve(session, version_id: str, *, reviewed: bool = False, why: str = "") -> Version:  # noqa: ANN001
+def approve(session, version_id: str, *, reviewed: bool = False, why: str = "",  # noqa: ANN001
+            replace_newer: bool = False) -> Version:
     """Activate a proposal: the owner's write into the shared tree (seed 000 §2 rule 7).
 
     Args:
         reviewed: a human reviewed it (required unless :func:`eligibility` says eligible by
             uses); recorded as ``human_reviewed`` in the decision.
         why: the decision's note.
+        replace_newer: activate it even though it was filed on an older version than the one
+            active now, knowingly dropping the newer change; recorded in the decision as
+            ``replaced_newer`` (the id of the version it replaces). Without it such an
+            approval is refused (seed 000 §7.4b: a change is a new version based on the
+            active one).
 
     Returns:
         The now active :class:`Version`; the previous active version is retired, the article
@@ -884,7 +897,9 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "") 
         (module docstring), and ``governance.activate`` recorded.
 
     Raises:
-        RefusedError: not the owner, or neither eligible by uses nor reviewed.
+        RefusedError: not the owner; neither eligible by uses nor reviewed; or filed on an
+            older version than the active one (or on a version since retired) without
+            ``replace_newer`` (``based on @1, but @2 is active now: file the change again on @2``).
         ConflictError: the article on disk differs from its active version.
         GovernanceError: not a proposal. ReadOnlyError: read-only session.
     """
@@ -893,14 +908,44 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "") 
     require_owner(session, version.node, "activate")
     if version.state != "proposed":
         raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
+    _check_disk(session, ledger, version)  # an edit on disk is the first thing to settle
+    active = ledger.active(version.article)
+    stale = stale_base(ledger, version)
+    if stale and not replace_newer:
+        raise RefusedError(f"{version.id} is {stale}; approving it would silently undo that change "
+                           "(or pass --replace-newer to replace it knowingly)")
     verdict = eligibility(ledger, version)
     if not verdict.by_uses and not reviewed:
         raise RefusedError(f"{version.id} is not eligible by uses ({'; '.join(verdict.reasons)}); only "
                            "human review promotes it: review the diff and approve as reviewed")
     how = "uses" if verdict.by_uses and not reviewed else "human review"
-    return _activation(session, ledger, version, "activate", why or f"promoted by {how}",
+    note = why or f"promoted by {how}"
+    extra: dict[str, Any] = {}
+    if stale:
+        replaced = active.id if active else f"{version.article} (retired)"
+        note += f"; replaces the newer {replaced} (it was based on @{version.based_on}, --replace-newer)"
+        extra["replaced_newer"] = replaced
+    return _activation(session, ledger, version, "activate", note,
                        {"promoted_by": how, "human_reviewed": bool(reviewed),
-                        "uses": [u.case for u in verdict.counted]})
+                        "uses": [u.case for u in verdict.counted], **extra}, decision_extra=extra)
+
+
+def stale_base(ledger: Ledger, version: Version) -> str | None:
+    """Why ``version`` (a proposal) is built on an outdated base, or ``None`` when its base is
+    the version active now (seed 000 §7.4b: a change is a new version based on the active one).
+
+    Returns a sentence such as ``"based on @1, but @2 is active now: file the change again
+    on @2"``; a proposal for a new article (no base) is never stale while nothing is active.
+    """
+    active = ledger.active(version.article)
+    if active is not None and version.based_on != active.number:
+        base = f"@{version.based_on}" if version.based_on else "no version"
+        return (f"based on {base}, but @{active.number} is active now: file the change again "
+                f"on @{active.number}")
+    if active is None and version.based_on is not None:
+        return (f"based on @{version.based_on}, but that version was retired and nothing is active "
+                "now: file the change again as a new article")
+    return None
 
 
 def reject(session, version_id: str, reason: str) -> Version:  # noqa: ANN001 - Session

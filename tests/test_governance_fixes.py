@@ -109,3 +109,34 @@ def test_cli_approve_stale_exits_3_with_the_reason_and_flag_overrides(ws, capsys
     assert _run(["proposals", "approve", b.id, "-w", str(ws), "--yes", "--reviewed", "--as", LEAD,
                  "--replace-newer"]) == 0
     assert "support/lockout.md@3" in capsys.readouterr().out
+
+
+# -- 3: human review recorded; how a version was retired ------------------------------------------------
+
+def test_approve_reviewed_sets_human_reviewed_in_provenance_and_decision(ws, capsys):
+    with _session(ws, profile=LEAD) as s:
+        gov.adopt(s, "support/lockout.md")
+        v = gov.propose(s, "support", "lockout.md", LOCKOUT_V2, case="C1", source_request="SR1", profile="p.a")
+        assert v.provenance["human_reviewed"] is False
+        done = gov.approve(s, v.id, reviewed=True)
+        assert done.provenance["human_reviewed"] is True and done.decision["human_reviewed"] is True
+        assert "human review" in done.decision["why"]
+        assert done.content == v.content and done.sha256 == v.sha256  # nothing else changed
+
+
+def test_versions_tell_a_replaced_version_from_an_explicitly_retired_one(ws, capsys):
+    with _session(ws, profile=LEAD) as s:
+        gov.adopt(s, "support/lockout.md")
+        v = gov.propose(s, "support", "lockout.md", LOCKOUT_V2, case="C1", source_request="SR1", profile="p.a")
+        gov.approve(s, v.id, reviewed=True)
+        gov.retire(s, "support/lockout.md", "moved to SSO")
+        led = gov.Ledger(s.store)
+        assert gov.retired_how(led.get("support/lockout.md@1")) == "retired_by: activation of @2"
+        assert gov.retired_how(led.get(v.id)) == f"retired: by {LEAD}"
+    capsys.readouterr()
+    assert _run(["versions", "support/lockout.md", "-w", str(ws)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "retired_by: activation of @2" in lines[0] and f"retired: by {LEAD}" in lines[1]
+    assert _run(["versions", "support/lockout.md", "-w", str(ws), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["retired_how"] for r in rows] == ["retired_by: activation of @2", f"retired: by {LEAD}"]

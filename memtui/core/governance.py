@@ -499,9 +499,12 @@ _FROZEN = ("content", "sha256", "provenance", "article", "number", "created", "a
 _ALLOWED = {("proposed", "active"), ("proposed", "rejected"), ("active", "retired")}
 
 
-def _transition(store: Store, version: Version, state: str, field_name: str, decision: dict[str, Any]) -> None:
+def _transition(store: Store, version: Version, state: str, field_name: str, decision: dict[str, Any],
+                provenance: dict[str, Any] | None = None) -> None:
     """Move ``version`` to ``state`` recording ``decision`` in ``field_name``; the only edit
     ever made to a version record. Decided records (retired, rejected) are never edited.
+    ``provenance`` (only on proposed→active, the decision itself) adds provenance facts that
+    the decision establishes, such as ``human_reviewed``.
 
     Raises:
         GovernanceError: the transition is not one of proposed→active/rejected, active→retired.
@@ -509,7 +512,10 @@ def _transition(store: Store, version: Version, state: str, field_name: str, dec
     if (version.state, state) not in _ALLOWED:
         raise GovernanceError(f"version {version.id} is {version.state}; it cannot become {state} "
                               "(decided records are never edited).")
-    store.table(T_VERSIONS).update({"state": state, field_name: decision}, doc_ids=[version.doc_id])
+    update: dict[str, Any] = {"state": state, field_name: decision}
+    if provenance and (version.state, state) == ("proposed", "active"):
+        update["provenance"] = {**version.provenance, **provenance}
+    store.table(T_VERSIONS).update(update, doc_ids=[version.doc_id])
 
 
 def _insert_version(store: Store, data: dict[str, Any]) -> Version:
@@ -643,7 +649,7 @@ def _run_intent(session, intent: dict[str, Any]) -> None:  # noqa: ANN001 - Sess
         v = Version.from_doc(docs[0])
         if v.state == change["state"]:
             continue
-        _transition(store, v, change["state"], change["field"], change["decision"])
+        _transition(store, v, change["state"], change["field"], change["decision"], change.get("provenance"))
     first = intent["files"][0] if intent["files"] else {"path": intent["target"], "old": None, "new": None}
     session.audit.record(intent["action"], intent["target"], first["old"],
                          _sha(None if first["new"] is None else first["new"].encode("utf-8")),
@@ -705,7 +711,8 @@ def _check_disk(session, ledger: Ledger, version: Version) -> None:  # noqa: ANN
 
 def _activation(session, ledger: Ledger, version: Version, action: str, why: str,  # noqa: ANN001
                 extra_detail: dict[str, Any] | None = None,
-                decision_extra: dict[str, Any] | None = None) -> Version:
+                decision_extra: dict[str, Any] | None = None,
+                provenance: dict[str, Any] | None = None) -> Version:
     """Publish ``version`` (already stored, proposed): files, state changes, audit record."""
     _check_disk(session, ledger, version)
     active = ledger.active(version.article)
@@ -713,9 +720,11 @@ def _activation(session, ledger: Ledger, version: Version, action: str, why: str
     changes = []
     if active is not None:
         changes.append({"id": active.id, "state": "retired", "field": "retirement",
-                        "decision": _decision(session, "retire", f"superseded by version {version.number}")})
+                        "decision": {**_decision(session, "retire", f"superseded by version {version.number}"),
+                                     "superseded_by": version.id}})
     changes.append({"id": version.id, "state": "active", "field": "decision",
-                    "decision": {**_decision(session, action, why), **(decision_extra or {})}})
+                    "decision": {**_decision(session, action, why), **(decision_extra or {})},
+                    "provenance": provenance or None})
     _commit(session, f"governance.{action}", _shown(session.ws, version.article), files, changes,
             {"version": version.id, "retired": active.id if active else None, **(extra_detail or {})})
     return ledger.get(version.id)
@@ -920,6 +929,8 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
                            "human review promotes it: review the diff and approve as reviewed")
     how = "uses" if verdict.by_uses and not reviewed else "human review"
     note = why or f"promoted by {how}"
+    if reviewed and why:
+        note += " (human reviewed)"
     extra: dict[str, Any] = {}
     if stale:
         replaced = active.id if active else f"{version.article} (retired)"
@@ -927,7 +938,33 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
         extra["replaced_newer"] = replaced
     return _activation(session, ledger, version, "activate", note,
                        {"promoted_by": how, "human_reviewed": bool(reviewed),
-                        "uses": [u.case for u in verdict.counted], **extra}, decision_extra=extra)
+                        "uses": [u.case for u in verdict.counted], **extra},
+                       decision_extra={**extra, "human_reviewed": bool(reviewed)},
+                       provenance={"human_reviewed": True} if reviewed else None)
+
+
+def retired_how(version: Version) -> str | None:
+    """How a retired version was retired, from its own record (no record is edited for it).
+
+    Returns ``"retired_by: activation of @N"`` when a newer version's activation (or adopted
+    external edit) replaced it, ``"retired: by <profile>"`` when its owner retired it
+    explicitly, ``None`` when it is not retired. Records written before ``superseded_by``
+    existed are read from the retirement's sentence (``superseded by version N``).
+    """
+    if version.state != "retired":
+        return None
+    r = version.retirement or {}
+    number = None
+    if r.get("superseded_by"):
+        number = str(r["superseded_by"]).rsplit("@", 1)[-1]
+    else:
+        why = str(r.get("why") or "")
+        for prefix in ("superseded by version ", "superseded by external edit, version "):
+            if why.startswith(prefix) and why[len(prefix):].isdigit():
+                number = why[len(prefix):]
+    if number is not None:
+        return f"retired_by: activation of @{number}"
+    return f"retired: by {r.get('by') or 'unknown'}"
 
 
 def stale_base(ledger: Ledger, version: Version) -> str | None:
@@ -1106,7 +1143,8 @@ def _adopt_activation(session, ledger: Ledger, version: Version, active: Version
                       data: bytes, reason: str) -> None:
     files = [f for f in _plan_files(session.ws, version, version.content)]
     changes = [{"id": active.id, "state": "retired", "field": "retirement",
-                "decision": _decision(session, "retire", f"superseded by external edit, version {version.number}")},
+                "decision": {**_decision(session, "retire", f"superseded by external edit, version {version.number}"),
+                             "superseded_by": version.id}},
                {"id": version.id, "state": "active", "field": "decision",
                 "decision": _decision(session, "adopt", reason or "external edit")}]
     files[0]["old"] = _sha(data)

@@ -140,3 +140,22 @@ def test_versions_tell_a_replaced_version_from_an_explicitly_retired_one(ws, cap
     assert _run(["versions", "support/lockout.md", "-w", str(ws), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["retired_how"] for r in rows] == ["retired_by: activation of @2", f"retired: by {LEAD}"]
+
+
+# -- 4: a new node's AGENTS.md ----------------------------------------------------------------------------
+
+def test_a_new_node_index_has_one_articles_section_holding_the_line(ws):
+    with _session(ws, profile=LEAD) as s:
+        v = gov.propose(s, "support/sso", "sso-loop.md", "# SSO loop\n\nCookie domain.\n", case="C1",
+                        source_request="SR1", profile="p.a", new_node_owner="support.sso")
+        gov.approve(s, v.id, reviewed=True)
+    text = (ws / "memory/support/sso/AGENTS.md").read_text()
+    assert text.count("## Articles") == 1
+    after = text.split("## Articles", 1)[1]
+    assert "- [SSO loop](sso-loop.md)" in after
+
+
+def test_index_with_line_fills_an_existing_empty_section():
+    text = "# N\n\n## Articles\n\n## Child nodes\n\n- [C](c/AGENTS.md) — c\n"
+    out = gov.index_with_line(text, "n", "a.md", "A", "a line")
+    assert out == "# N\n\n## Articles\n\n- [A](a.md) — a line\n\n## Child nodes\n\n- [C](c/AGENTS.md) — c\n"

@@ -369,8 +369,9 @@ def index_with_line(text: str, node: str, target: str, title: str, one_liner: st
                     child: bool = False) -> str:
     """``text`` (a node's ``AGENTS.md``) with the line for ``target`` set to
     ``- [title](target) — one_liner``: replaced in place when listed (bullet kept), else added
-    after the last line of its kind (article or child-node lines), else at the end.
-    BOM and line ends are kept."""
+    after the last line of its kind (article or child-node lines), else under an empty
+    ``## Articles`` / ``## Child nodes`` heading (a new node's index has one), else in a new
+    section at the end. BOM and line ends are kept."""
     index = parse_index(text, node, NODE_INDEX)
     entries = index.children if child else index.entries
     want = os.path.normpath(os.path.join(node, target)).replace(os.sep, "/")
@@ -393,6 +394,17 @@ def index_with_line(text: str, node: str, target: str, title: str, one_liner: st
         lines.insert(at, new + eol)
         return "".join(lines)
     heading = "## Child nodes" if child else "## Articles"
+    for h, ln in enumerate(lines):  # an empty section of its kind: fill it (no second heading)
+        if ln.strip().lower() == heading.lower():
+            if not ln.endswith(("\n", "\r")):
+                lines[h] += eol
+            j = h + 1
+            if j < len(lines) and not lines[j].strip():
+                j += 1
+            lines.insert(j, new + eol)
+            if j + 1 < len(lines) and lines[j + 1].strip():
+                lines.insert(j + 1, eol)
+            return "".join(lines)
     out = text
     if out and not out.endswith(("\n", "\r")):
         out += eol

@@ -159,3 +159,33 @@ def test_index_with_line_fills_an_existing_empty_section():
     text = "# N\n\n## Articles\n\n## Child nodes\n\n- [C](c/AGENTS.md) — c\n"
     out = gov.index_with_line(text, "n", "a.md", "A", "a line")
     assert out == "# N\n\n## Articles\n\n- [A](a.md) — a line\n\n## Child nodes\n\n- [C](c/AGENTS.md) — c\n"
+
+
+# -- 5: ingest keeps the article's own front matter ---------------------------------------------------------
+
+def test_ingest_keeps_title_summary_and_tags_and_drops_only_governance_fields(ws):
+    inbox = ws / gov.INBOX
+    inbox.mkdir(parents=True)
+    (inbox / "a.md").write_text(
+        "---\nnode: support/experience\narticle: exp-9.md\ntitle: Case nine\ncase: C9\n"
+        "source_request: SR9\nprofile: support.investigator\nprofile_version: '3'\n"
+        "sources:\n  - https://a.example\n  - https://b.example\nuntrusted: false\n"
+        "summary: Nine's mechanism in one line\ntags: [sso, cookies]\n---\n# Case nine\n\nMechanism nine.\n")
+    with _session(ws) as s:
+        [v], findings = gov.ingest(s)
+        assert findings == []
+        assert v.content == ("---\ntitle: Case nine\nsummary: Nine's mechanism in one line\n"
+                             "tags: [sso, cookies]\n---\n# Case nine\n\nMechanism nine.\n")
+        assert v.provenance["sources"] == ["https://a.example", "https://b.example"]
+        assert (v.title, v.one_liner) == ("Case nine", "Nine's mechanism in one line")
+        gov.approve(s, v.id, reviewed=True)
+    published = (ws / "memory/support/experience/exp-9.md").read_text()
+    assert published.startswith("---\ntitle: Case nine\n") and "case: C9" not in published
+
+
+def test_ingest_help_documents_the_inbox_fields(capsys):
+    assert _run(["proposals", "ingest", "--help"]) == 0
+    out = capsys.readouterr().out
+    for name in ("node", "article", "case", "source_request", "profile", "profile_version", "sources",
+                 "untrusted", "new_node_owner", "title", "summary"):
+        assert name in out

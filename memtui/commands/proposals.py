@@ -56,10 +56,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("id", metavar="ID")
     p.add_argument("cases", nargs="+", metavar="CASE")
     p.set_defaults(func=run_assign)
-    p = verbs.add_parser("ingest", help=f"file every {gov.INBOX}/*.md as a proposal")
+    p = verbs.add_parser("ingest", help=f"file every {gov.INBOX}/*.md as a proposal",
+                         description=INBOX_FORMAT, formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p)
     p.add_argument("--inbox", default=gov.INBOX, help=f"the inbox folder (default {gov.INBOX})")
     p.set_defaults(func=run_ingest)
+
+
+INBOX_FORMAT = f"""File every {gov.INBOX}/*.md as a proposal; each file is removed only after its
+proposal is stored (an interrupted ingest loses nothing and doubles nothing).
+
+An inbox file is the article with extra front-matter fields:
+
+  ---
+  node: support/experience        # required: the node folder, relative to memory/
+  article: exp-013.md             # required: the article file name
+  case: C-1042                    # required: the proposing case
+  source_request: SR-77           # required: the case's source-request id
+  profile: support.investigator   # required: the authoring agent profile
+  profile_version: "3"            # optional: the profile's version
+  sources: [https://x.example]    # optional: a list (or one string) of URLs/paths
+  untrusted: true                 # optional: the content derives from untrusted input
+  new_node_owner: support.sso     # optional: owner when the node does not exist yet
+  new_node_title: Single sign-on  # optional: the new node's title in its parent index
+  new_node_line: SSO redirects    # optional: the new node's one-liner in its parent index
+  title: Lockout after SSO        # article metadata: kept, also the index line's title
+  summary: One line for the index # article metadata: kept, also the index one-liner
+  ---
+  # The article body...
+
+The governance fields ({", ".join(gov.INBOX_FIELDS)}) are removed from the stored
+article; every other field (title, summary, tags...) stays in its front matter.
+A file that is not UTF-8 or misses a required field stays in the inbox and is reported
+(exit 1)."""
 
 
 def _reader(args: argparse.Namespace) -> Session:

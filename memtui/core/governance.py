@@ -1199,7 +1199,9 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
 
     An inbox file's front matter carries the :func:`propose` fields (``node``, ``article``,
     ``case``, ``source_request``, ``profile``, ``profile_version``, ``sources``,
-    ``untrusted``, ``title``, ``summary``, ``new_node_owner``); its body is the article's text.
+    ``untrusted``, ``new_node_owner``…: :data:`INBOX_FIELDS`); the article stored is the file
+    minus those governance keys (:func:`article_from_inbox`), so ``title``, ``summary``,
+    ``tags`` and other article metadata stay in its front matter.
     Interrupt-safe: a file is removed only after its proposal is stored, and a proposal
     stored from the same bytes (its ``intake_key``) is not stored twice, so an ingest cut
     short loses nothing and doubles nothing.
@@ -1242,7 +1244,7 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
         sources = meta.get("sources") or []
         try:
             version = propose(
-                session, str(meta["node"]), str(meta["article"]), fm.body.lstrip("\n"),
+                session, str(meta["node"]), str(meta["article"]), article_from_inbox(fm),
                 case=str(meta["case"]), source_request=str(meta["source_request"]),
                 profile=str(meta["profile"]), profile_version=_opt(meta.get("profile_version")),
                 sources=[str(s) for s in (sources if isinstance(sources, list) else [sources])],
@@ -1256,6 +1258,37 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
         known.add(key)
         file.unlink()  # only now: the proposal is stored
     return stored, findings
+
+
+#: Inbox front-matter keys that are governance (provenance, routing), not article metadata;
+#: :func:`ingest` removes them from the stored article and keeps every other key.
+INBOX_FIELDS = ("node", "article", "case", "source_request", "profile", "profile_version", "sources",
+                "untrusted", "new_node_owner", "new_node_title", "new_node_line", "client_id")
+
+
+def article_from_inbox(fm: frontmatter.FrontMatter) -> str:
+    """The article text of an inbox file: its front matter without the :data:`INBOX_FIELDS`
+    keys (and their indented or list continuation lines), every other key kept as written
+    (``title``, ``summary``, ``tags``…), then the body. No front matter is left when only
+    governance keys were given. Line ends follow the file (CRLF kept)."""
+    kept: list[str] = []
+    dropping = False
+    for line in fm.raw.splitlines(keepends=True):
+        top = line[:1] not in (" ", "\t", "-", "#", "\n", "") or line.startswith("---")
+        if top:
+            key = line.split(":", 1)[0].strip().strip("'\"")
+            dropping = key in INBOX_FIELDS
+        if not dropping:
+            kept.append(line)
+    block = "".join(kept)
+    body = fm.body.lstrip("\r\n") if not block.strip() else fm.body
+    if not block.strip():
+        return body
+    if not block.endswith("\n"):
+        block += "\n"
+    eol = "\r\n" if fm.crlf else "\n"
+    block = block.replace("\n", eol)
+    return f"---{eol}{block}---{eol}{body}"
 
 
 def _opt(value: Any) -> str | None:

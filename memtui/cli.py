@@ -94,6 +94,7 @@ def _main(argv: list[str] | None) -> int:
     if first is not None and first in commands and argv[0] == first:
         parser = build_parser()
         args = parser.parse_args(argv)
+        _common.json_errors(bool(getattr(args, "json", False)))
         try:
             code = int(args.func(args))
             sys.stdout.flush()  # a closed pipe shows here, inside the guard

@@ -77,9 +77,24 @@ def open_workspace(args: argparse.Namespace) -> Workspace:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+#: Set by :func:`json_errors` when the running command was given ``--json``.
+_JSON_ERRORS = False
+
+
+def json_errors(on: bool) -> None:
+    """Make :func:`fail` also print ``{"ok": false, "error", "exit"}`` on standard output
+    (called by ``memtui.cli.main`` with the command's ``--json``), so a script reading JSON
+    gets an object for refusals and errors too."""
+    global _JSON_ERRORS
+    _JSON_ERRORS = bool(on)
+
+
 def fail(message: str, code: ExitCode) -> None:
-    """Print ``memtui: <message>`` to standard error and exit with ``code``."""
+    """Print ``memtui: <message>`` to standard error and exit with ``code``; under ``--json``
+    also ``{"ok": false, "error": message, "exit": code}`` on standard output."""
     print(f"memtui: {message}", file=sys.stderr)
+    if _JSON_ERRORS:
+        emit_json({"ok": False, "error": message, "exit": int(code)})
     raise SystemExit(int(code))
 
 

@@ -73,6 +73,8 @@ def version_line(v: gov.Version, ledger: gov.Ledger | None = None) -> str:
     extra = ""
     if ledger is not None and v.state == "proposed":
         extra = "  " + gov.eligibility(ledger, v).summary
+    if v.state == "retired":
+        extra += "  " + (gov.retired_how(v) or "")
     return f"{v.id}  {v.state}  {v.author or '-'}  {v.created}{mark}{extra}"
 
 

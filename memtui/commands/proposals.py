@@ -3,8 +3,9 @@
 - ``list [--state S|all]``: proposals with node, author, age, eligibility, untrusted mark;
 - ``show ID``: provenance, uses, assigned cases, eligibility and the diff against the
   active version;
-- ``approve ID [--reviewed]``: activate (owner only; ``--reviewed`` = a human reviewed it,
-  needed unless two independent uses make it eligible);
+- ``approve ID [--reviewed] [--replace-newer]``: activate (owner only; ``--reviewed`` = a
+  human reviewed it, needed unless two independent uses make it eligible); a proposal filed
+  on an older version than the active one is refused unless ``--replace-newer``;
 - ``reject ID --reason TEXT``: reject (owner only; a reason is required);
 - ``assign ID CASE...``: assign validation cases (owner only);
 - ``ingest``: file every ``proposals/inbox/*.md``.
@@ -41,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("id", metavar="ID")
     p.add_argument("--reviewed", action="store_true", help="a human reviewed it (needed unless eligible by uses)")
     p.add_argument("--why", default="", help="a note recorded with the decision")
+    p.add_argument("--replace-newer", action="store_true",
+                   help="approve a proposal filed on an older version than the active one, knowingly "
+                        "replacing the newer change (recorded in the decision); refused without it")
     p.set_defaults(func=run_approve)
     p = verbs.add_parser("reject", help="reject a proposal with a reason (owner only)")
     _gov.add_common(p, confirm=True)
@@ -52,10 +56,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("id", metavar="ID")
     p.add_argument("cases", nargs="+", metavar="CASE")
     p.set_defaults(func=run_assign)
-    p = verbs.add_parser("ingest", help=f"file every {gov.INBOX}/*.md as a proposal")
+    p = verbs.add_parser("ingest", help=f"file every {gov.INBOX}/*.md as a proposal",
+                         description=INBOX_FORMAT, formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p)
     p.add_argument("--inbox", default=gov.INBOX, help=f"the inbox folder (default {gov.INBOX})")
     p.set_defaults(func=run_ingest)
+
+
+INBOX_FORMAT = f"""File every {gov.INBOX}/*.md as a proposal; each file is removed only after its
+proposal is stored (an interrupted ingest loses nothing and doubles nothing).
+
+An inbox file is the article with extra front-matter fields:
+
+  ---
+  node: support/experience        # required: the node folder, relative to memory/
+  article: exp-013.md             # required: the article file name
+  case: C-1042                    # required: the proposing case
+  source_request: SR-77           # required: the case's source-request id
+  profile: support.investigator   # required: the authoring agent profile
+  profile_version: "3"            # optional: the profile's version
+  sources: [https://x.example]    # optional: a list (or one string) of URLs/paths
+  untrusted: true                 # optional: the content derives from untrusted input
+  new_node_owner: support.sso     # optional: owner when the node does not exist yet
+  new_node_title: Single sign-on  # optional: the new node's title in its parent index
+  new_node_line: SSO redirects    # optional: the new node's one-liner in its parent index
+  title: Lockout after SSO        # article metadata: kept, also the index line's title
+  summary: One line for the index # article metadata: kept, also the index one-liner
+  ---
+  # The article body...
+
+The governance fields ({", ".join(gov.INBOX_FIELDS)}) are removed from the stored
+article; every other field (title, summary, tags...) stays in its front matter.
+A file that is not UTF-8 or misses a required field stays in the inbox and is reported
+(exit 1)."""
 
 
 def _reader(args: argparse.Namespace) -> Session:
@@ -110,7 +143,8 @@ def run_show(args: argparse.Namespace) -> int:
 def run_approve(args: argparse.Namespace) -> int:
     with _gov.session(args, "proposals approve") as s:
         _gov.confirm(args, s, f"Approve {args.id}{' (human review)' if args.reviewed else ''}")
-        v = _gov.guarded(lambda: gov.approve(s, args.id, reviewed=args.reviewed, why=args.why))
+        v = _gov.guarded(lambda: gov.approve(s, args.id, reviewed=args.reviewed, why=args.why,
+                                                   replace_newer=args.replace_newer))
         _gov.reindex(s, v.article)
         if args.json:
             _common.emit_json(v.to_json(content=False))

@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _gov.add_common(p)
     p.add_argument("--node", required=True, metavar="PATH", help="the node folder, relative to memory/")
     p.add_argument("--article", required=True, metavar="NAME", help="the article file name (name.md)")
-    p.add_argument("--from", dest="source", required=True, metavar="FILE", help="the article text ('-': stdin)")
+    p.add_argument("--from", dest="from_file", required=True, metavar="FILE", help="the article text ('-': stdin)")
     p.add_argument("--case", required=True, metavar="ID", help="the proposing case")
     p.add_argument("--source-request", required=True, metavar="ID", help="the case's source-request id")
     p.add_argument("--profile", required=True, metavar="P", help="the authoring agent profile")
@@ -38,10 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        data = sys.stdin.buffer.read() if args.source == "-" else Path(args.source).read_bytes()
+        data = sys.stdin.buffer.read() if args.from_file == "-" else Path(args.from_file).read_bytes()
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        _common.fail(f"cannot read {args.source} as UTF-8 text: {exc}", ExitCode.USAGE)
+        _common.fail(f"cannot read {args.from_file} as UTF-8 text: {exc}", ExitCode.USAGE)
     with _gov.session(args, "propose") as s:
         v = _gov.guarded(lambda: gov.propose(
             s, args.node, args.article, text, case=args.case, source_request=args.source_request,

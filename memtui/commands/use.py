@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.origin != "independent" and not (args.origin_of or "").strip():
+        _common.fail(f"--origin {args.origin} needs --origin-of CASE (the case it is a {args.origin} of)",
+                     ExitCode.USAGE)
     with _gov.session(args, "use") as s:
         u = _gov.guarded(lambda: gov.use(
             s, args.version, case=args.case, source_request=args.source_request, verdict=args.verdict,

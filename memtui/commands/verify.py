@@ -17,6 +17,7 @@ from memtui.commands.backup import add_repo_args
 from memtui.commands.restore import repo_and_path
 from memtui.core.backup.git import BackupRefused, GitError
 from memtui.core.backup.render import BackupFormatError
+from memtui.core.audit import plural
 from memtui.core.backup.verify import verify
 
 
@@ -49,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         for diff in result.differences:
             print(f"differs ({diff.kind}): {diff.path}")
             sys.stdout.write(diff.diff)
-        verdict = "zero differences" if result.ok else f"{len(result.differences)} differences"
-        print(f"verified commit {result.commit[:10]}: {result.files} files and {result.records} store "
-              f"records round-tripped; {verdict}")
+        verdict = "zero differences" if result.ok else plural(len(result.differences), "difference")
+        if not result.ok and not result.differences:
+            verdict += f", {plural(len(result.findings), 'finding')}"
+        print(f"verified commit {result.commit[:10]}: {plural(result.files, 'file')} and "
+              f"{plural(result.records, 'store record')} round-tripped; {verdict}")
     return ExitCode.OK if result.ok else ExitCode.PROBLEM

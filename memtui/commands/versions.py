@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
                 print(patch, end="")
             return ExitCode.OK
         if args.json:
-            _common.emit_json([v.to_json(content=False) for v in versions])
+            _common.emit_json([{**v.to_json(content=False), "retired_how": gov.retired_how(v)}
+                               for v in versions])
         else:
             for v in versions:
                 print(_gov.version_line(v))

@@ -369,8 +369,9 @@ def index_with_line(text: str, node: str, target: str, title: str, one_liner: st
                     child: bool = False) -> str:
     """``text`` (a node's ``AGENTS.md``) with the line for ``target`` set to
     ``- [title](target) — one_liner``: replaced in place when listed (bullet kept), else added
-    after the last line of its kind (article or child-node lines), else at the end.
-    BOM and line ends are kept."""
+    after the last line of its kind (article or child-node lines), else under an empty
+    ``## Articles`` / ``## Child nodes`` heading (a new node's index has one), else in a new
+    section at the end. BOM and line ends are kept."""
     index = parse_index(text, node, NODE_INDEX)
     entries = index.children if child else index.entries
     want = os.path.normpath(os.path.join(node, target)).replace(os.sep, "/")
@@ -393,6 +394,17 @@ def index_with_line(text: str, node: str, target: str, title: str, one_liner: st
         lines.insert(at, new + eol)
         return "".join(lines)
     heading = "## Child nodes" if child else "## Articles"
+    for h, ln in enumerate(lines):  # an empty section of its kind: fill it (no second heading)
+        if ln.strip().lower() == heading.lower():
+            if not ln.endswith(("\n", "\r")):
+                lines[h] += eol
+            j = h + 1
+            if j < len(lines) and not lines[j].strip():
+                j += 1
+            lines.insert(j, new + eol)
+            if j + 1 < len(lines) and lines[j + 1].strip():
+                lines.insert(j + 1, eol)
+            return "".join(lines)
     out = text
     if out and not out.endswith(("\n", "\r")):
         out += eol
@@ -499,9 +511,12 @@ _FROZEN = ("content", "sha256", "provenance", "article", "number", "created", "a
 _ALLOWED = {("proposed", "active"), ("proposed", "rejected"), ("active", "retired")}
 
 
-def _transition(store: Store, version: Version, state: str, field_name: str, decision: dict[str, Any]) -> None:
+def _transition(store: Store, version: Version, state: str, field_name: str, decision: dict[str, Any],
+                provenance: dict[str, Any] | None = None) -> None:
     """Move ``version`` to ``state`` recording ``decision`` in ``field_name``; the only edit
     ever made to a version record. Decided records (retired, rejected) are never edited.
+    ``provenance`` (only on proposed→active, the decision itself) adds provenance facts that
+    the decision establishes, such as ``human_reviewed``.
 
     Raises:
         GovernanceError: the transition is not one of proposed→active/rejected, active→retired.
@@ -509,7 +524,10 @@ def _transition(store: Store, version: Version, state: str, field_name: str, dec
     if (version.state, state) not in _ALLOWED:
         raise GovernanceError(f"version {version.id} is {version.state}; it cannot become {state} "
                               "(decided records are never edited).")
-    store.table(T_VERSIONS).update({"state": state, field_name: decision}, doc_ids=[version.doc_id])
+    update: dict[str, Any] = {"state": state, field_name: decision}
+    if provenance and (version.state, state) == ("proposed", "active"):
+        update["provenance"] = {**version.provenance, **provenance}
+    store.table(T_VERSIONS).update(update, doc_ids=[version.doc_id])
 
 
 def _insert_version(store: Store, data: dict[str, Any]) -> Version:
@@ -643,7 +661,7 @@ def _run_intent(session, intent: dict[str, Any]) -> None:  # noqa: ANN001 - Sess
         v = Version.from_doc(docs[0])
         if v.state == change["state"]:
             continue
-        _transition(store, v, change["state"], change["field"], change["decision"])
+        _transition(store, v, change["state"], change["field"], change["decision"], change.get("provenance"))
     first = intent["files"][0] if intent["files"] else {"path": intent["target"], "old": None, "new": None}
     session.audit.record(intent["action"], intent["target"], first["old"],
                          _sha(None if first["new"] is None else first["new"].encode("utf-8")),
@@ -689,9 +707,8 @@ def _decision(session, action: str, why: str = "") -> dict[str, Any]:  # noqa: A
     return {"action": action, "by": session.profile, "at": now(), "why": why}
 
 
-def _activation(session, ledger: Ledger, version: Version, action: str, why: str,  # noqa: ANN001
-                extra_detail: dict[str, Any] | None = None) -> Version:
-    """Publish ``version`` (already stored, proposed): files, state changes, audit record."""
+def _check_disk(session, ledger: Ledger, version: Version) -> None:  # noqa: ANN001 - Session
+    """Refuse to publish over an unrecorded edit or an untracked file (ConflictError)."""
     active = ledger.active(version.article)
     on_disk = _read(_mem_path(session.ws, version.article))
     if active is not None and _sha(on_disk) != active.sha256:
@@ -702,13 +719,24 @@ def _activation(session, ledger: Ledger, version: Version, action: str, why: str
         raise ConflictError(
             f"{_shown(session.ws, version.article)} exists but is untracked; adopt it first "
             f"(`memtui adopt {version.article}`) so its current text is kept as a version.")
+
+
+def _activation(session, ledger: Ledger, version: Version, action: str, why: str,  # noqa: ANN001
+                extra_detail: dict[str, Any] | None = None,
+                decision_extra: dict[str, Any] | None = None,
+                provenance: dict[str, Any] | None = None) -> Version:
+    """Publish ``version`` (already stored, proposed): files, state changes, audit record."""
+    _check_disk(session, ledger, version)
+    active = ledger.active(version.article)
     files = _plan_files(session.ws, version, version.content)
     changes = []
     if active is not None:
         changes.append({"id": active.id, "state": "retired", "field": "retirement",
-                        "decision": _decision(session, "retire", f"superseded by version {version.number}")})
+                        "decision": {**_decision(session, "retire", f"superseded by version {version.number}"),
+                                     "superseded_by": version.id}})
     changes.append({"id": version.id, "state": "active", "field": "decision",
-                    "decision": _decision(session, action, why)})
+                    "decision": {**_decision(session, action, why), **(decision_extra or {})},
+                    "provenance": provenance or None})
     _commit(session, f"governance.{action}", _shown(session.ws, version.article), files, changes,
             {"version": version.id, "retired": active.id if active else None, **(extra_detail or {})})
     return ledger.get(version.id)
@@ -772,7 +800,8 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
         new_node = {"owner": new_node_owner, "title": new_node_title or PurePosixPath(node).name,
                     "one_liner": new_node_line or ""}
     prov = {"kind": "proposal", "case": case.strip(), "source_request": source_request.strip(),
-            "sources": [s for s in sources if s], "human_reviewed": False, "untrusted": bool(untrusted)}
+            "sources": [str(s) for s in ([sources] if isinstance(sources, str) else sources) if s],
+            "human_reviewed": False, "untrusted": bool(untrusted)}
     data = _version_record(session.ws, ledger, path, content, author=profile.strip(),
                            profile_version=profile_version, provenance=prov, state="proposed",
                            title=title, one_liner=one_liner, new_node=new_node, intake_key=intake_key)
@@ -869,13 +898,19 @@ def assign(session, version_id: str, cases: Iterable[str]) -> list[str]:  # noqa
     return wanted
 
 
-def approve(session, version_id: str, *, reviewed: bool = False, why: str = "") -> Version:  # noqa: ANN001
+def approve(session, version_id: str, *, reviewed: bool = False, why: str = "",  # noqa: ANN001
+            replace_newer: bool = False) -> Version:
     """Activate a proposal: the owner's write into the shared tree (seed 000 §2 rule 7).
 
     Args:
         reviewed: a human reviewed it (required unless :func:`eligibility` says eligible by
             uses); recorded as ``human_reviewed`` in the decision.
         why: the decision's note.
+        replace_newer: activate it even though it was filed on an older version than the one
+            active now, knowingly dropping the newer change; recorded in the decision as
+            ``replaced_newer`` (the id of the version it replaces). Without it such an
+            approval is refused (seed 000 §7.4b: a change is a new version based on the
+            active one).
 
     Returns:
         The now active :class:`Version`; the previous active version is retired, the article
@@ -883,7 +918,9 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "") 
         (module docstring), and ``governance.activate`` recorded.
 
     Raises:
-        RefusedError: not the owner, or neither eligible by uses nor reviewed.
+        RefusedError: not the owner; neither eligible by uses nor reviewed; or filed on an
+            older version than the active one (or on a version since retired) without
+            ``replace_newer`` (``based on @1, but @2 is active now: file the change again on @2``).
         ConflictError: the article on disk differs from its active version.
         GovernanceError: not a proposal. ReadOnlyError: read-only session.
     """
@@ -892,14 +929,72 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "") 
     require_owner(session, version.node, "activate")
     if version.state != "proposed":
         raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
+    _check_disk(session, ledger, version)  # an edit on disk is the first thing to settle
+    active = ledger.active(version.article)
+    stale = stale_base(ledger, version)
+    if stale and not replace_newer:
+        raise RefusedError(f"{version.id} is {stale}; approving it would silently undo that change "
+                           "(or pass --replace-newer to replace it knowingly)")
     verdict = eligibility(ledger, version)
     if not verdict.by_uses and not reviewed:
         raise RefusedError(f"{version.id} is not eligible by uses ({'; '.join(verdict.reasons)}); only "
                            "human review promotes it: review the diff and approve as reviewed")
     how = "uses" if verdict.by_uses and not reviewed else "human review"
-    return _activation(session, ledger, version, "activate", why or f"promoted by {how}",
+    note = why or f"promoted by {how}"
+    if reviewed and why:
+        note += " (human reviewed)"
+    extra: dict[str, Any] = {}
+    if stale:
+        replaced = active.id if active else f"{version.article} (retired)"
+        note += f"; replaces the newer {replaced} (it was based on @{version.based_on}, --replace-newer)"
+        extra["replaced_newer"] = replaced
+    return _activation(session, ledger, version, "activate", note,
                        {"promoted_by": how, "human_reviewed": bool(reviewed),
-                        "uses": [u.case for u in verdict.counted]})
+                        "uses": [u.case for u in verdict.counted], **extra},
+                       decision_extra={**extra, "human_reviewed": bool(reviewed)},
+                       provenance={"human_reviewed": True} if reviewed else None)
+
+
+def retired_how(version: Version) -> str | None:
+    """How a retired version was retired, from its own record (no record is edited for it).
+
+    Returns ``"retired_by: activation of @N"`` when a newer version's activation (or adopted
+    external edit) replaced it, ``"retired: by <profile>"`` when its owner retired it
+    explicitly, ``None`` when it is not retired. Records written before ``superseded_by``
+    existed are read from the retirement's sentence (``superseded by version N``).
+    """
+    if version.state != "retired":
+        return None
+    r = version.retirement or {}
+    number = None
+    if r.get("superseded_by"):
+        number = str(r["superseded_by"]).rsplit("@", 1)[-1]
+    else:
+        why = str(r.get("why") or "")
+        for prefix in ("superseded by version ", "superseded by external edit, version "):
+            if why.startswith(prefix) and why[len(prefix):].isdigit():
+                number = why[len(prefix):]
+    if number is not None:
+        return f"retired_by: activation of @{number}"
+    return f"retired: by {r.get('by') or 'unknown'}"
+
+
+def stale_base(ledger: Ledger, version: Version) -> str | None:
+    """Why ``version`` (a proposal) is built on an outdated base, or ``None`` when its base is
+    the version active now (seed 000 §7.4b: a change is a new version based on the active one).
+
+    Returns a sentence such as ``"based on @1, but @2 is active now: file the change again
+    on @2"``; a proposal for a new article (no base) is never stale while nothing is active.
+    """
+    active = ledger.active(version.article)
+    if active is not None and version.based_on != active.number:
+        base = f"@{version.based_on}" if version.based_on else "no version"
+        return (f"based on {base}, but @{active.number} is active now: file the change again "
+                f"on @{active.number}")
+    if active is None and version.based_on is not None:
+        return (f"based on @{version.based_on}, but that version was retired and nothing is active "
+                "now: file the change again as a new article")
+    return None
 
 
 def reject(session, version_id: str, reason: str) -> Version:  # noqa: ANN001 - Session
@@ -1060,7 +1155,8 @@ def _adopt_activation(session, ledger: Ledger, version: Version, active: Version
                       data: bytes, reason: str) -> None:
     files = [f for f in _plan_files(session.ws, version, version.content)]
     changes = [{"id": active.id, "state": "retired", "field": "retirement",
-                "decision": _decision(session, "retire", f"superseded by external edit, version {version.number}")},
+                "decision": {**_decision(session, "retire", f"superseded by external edit, version {version.number}"),
+                             "superseded_by": version.id}},
                {"id": version.id, "state": "active", "field": "decision",
                 "decision": _decision(session, "adopt", reason or "external edit")}]
     files[0]["old"] = _sha(data)
@@ -1103,7 +1199,9 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
 
     An inbox file's front matter carries the :func:`propose` fields (``node``, ``article``,
     ``case``, ``source_request``, ``profile``, ``profile_version``, ``sources``,
-    ``untrusted``, ``title``, ``summary``, ``new_node_owner``); its body is the article's text.
+    ``untrusted``, ``new_node_owner``…: :data:`INBOX_FIELDS`); the article stored is the file
+    minus those governance keys (:func:`article_from_inbox`), so ``title``, ``summary``,
+    ``tags`` and other article metadata stay in its front matter.
     Interrupt-safe: a file is removed only after its proposal is stored, and a proposal
     stored from the same bytes (its ``intake_key``) is not stored twice, so an ingest cut
     short loses nothing and doubles nothing.
@@ -1146,7 +1244,7 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
         sources = meta.get("sources") or []
         try:
             version = propose(
-                session, str(meta["node"]), str(meta["article"]), fm.body.lstrip("\n"),
+                session, str(meta["node"]), str(meta["article"]), article_from_inbox(fm),
                 case=str(meta["case"]), source_request=str(meta["source_request"]),
                 profile=str(meta["profile"]), profile_version=_opt(meta.get("profile_version")),
                 sources=[str(s) for s in (sources if isinstance(sources, list) else [sources])],
@@ -1160,6 +1258,37 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
         known.add(key)
         file.unlink()  # only now: the proposal is stored
     return stored, findings
+
+
+#: Inbox front-matter keys that are governance (provenance, routing), not article metadata;
+#: :func:`ingest` removes them from the stored article and keeps every other key.
+INBOX_FIELDS = ("node", "article", "case", "source_request", "profile", "profile_version", "sources",
+                "untrusted", "new_node_owner", "new_node_title", "new_node_line", "client_id")
+
+
+def article_from_inbox(fm: frontmatter.FrontMatter) -> str:
+    """The article text of an inbox file: its front matter without the :data:`INBOX_FIELDS`
+    keys (and their indented or list continuation lines), every other key kept as written
+    (``title``, ``summary``, ``tags``…), then the body. No front matter is left when only
+    governance keys were given. Line ends follow the file (CRLF kept)."""
+    kept: list[str] = []
+    dropping = False
+    for line in fm.raw.splitlines(keepends=True):
+        top = line[:1] not in (" ", "\t", "-", "#", "\n", "") or line.startswith("---")
+        if top:
+            key = line.split(":", 1)[0].strip().strip("'\"")
+            dropping = key in INBOX_FIELDS
+        if not dropping:
+            kept.append(line)
+    block = "".join(kept)
+    body = fm.body.lstrip("\r\n") if not block.strip() else fm.body
+    if not block.strip():
+        return body
+    if not block.endswith("\n"):
+        block += "\n"
+    eol = "\r\n" if fm.crlf else "\n"
+    block = block.replace("\n", eol)
+    return f"---{eol}{block}---{eol}{body}"
 
 
 def _opt(value: Any) -> str | None:

@@ -15,6 +15,7 @@ Settings (``memtui.toml``, all optional; command-line options win): ``[backup] r
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -22,7 +23,8 @@ from typing import Any, Callable
 from memtui.core.textutil import visible
 from memtui.core import secrets
 from memtui.core.backup import render as rd
-from memtui.core.backup.git import BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir
+from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir,
+                                    find_identity)
 from memtui.core.findings import Finding
 from memtui.core.workspace import Workspace
 
@@ -122,6 +124,9 @@ def prepare(repo_path: str | os.PathLike[str], subdir: str, git_table: dict[str,
             that have commits (B10), no identity (B12), or a backup path that is a symbolic link.
     """
     subdir = check_subdir(subdir)
+    folder = Path(repo_path).expanduser()
+    if create and (not os.path.lexists(folder) or (folder.is_dir() and not any(folder.iterdir()))):
+        find_identity(git_table)  # refused before `git init`: a refusal leaves no new repository
     repo = BackupRepo.open(repo_path, create=create)
     if repo.bare:
         raise BackupRefused(f"{repo.root} is a bare repository (no working folder); make backups in a "
@@ -151,6 +156,16 @@ def prepare(repo_path: str | os.PathLike[str], subdir: str, git_table: dict[str,
     return repo, subdir, head.branch or "main", identity
 
 
+def _first_missing(path: Path) -> Path | None:
+    """The topmost folder of ``path`` (itself or an ancestor) that does not exist yet."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            break
+        missing = candidate
+    return missing
+
+
 def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAULT_PATH, *,
            message: str | None = None, push: bool = False, remote: str | None = None,
            git_table: dict[str, Any] | None = None, progress: Progress | None = None) -> BackupResult:
@@ -163,7 +178,9 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
 
     Args:
         ws: the workspace (only read).
-        repo_path: the repository (created with ``git init`` when it is not one yet).
+        repo_path: the repository; created with ``git init`` only when the folder does not exist
+            yet (or is empty), which ``result.notes`` says ("created a new git repository at
+            …"); the identity is checked before, so a refusal leaves no new repository.
         subdir: the backup path inside the repository.
         message: the commit subject (the counts are always in the body).
         push: push the branch to ``remote`` afterwards.
@@ -184,9 +201,12 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             progress(what, fraction)
 
     step("checking the backup repository", 0.0)
+    created = _first_missing(Path(repo_path).expanduser())
     repo, subdir, branch, identity = prepare(repo_path, subdir, git_table)
     dest = repo.root / subdir
     if Path(os.path.realpath(ws.root)).is_relative_to(os.path.realpath(dest)):
+        if created is not None:  # a refused backup leaves no repository it just made
+            shutil.rmtree(created, ignore_errors=True)
         raise BackupRefused(f"the workspace {ws.root} lies inside the backup folder {dest}; "
                             "choose another --path or --repo.")
     step("rendering the workspace", 0.1)
@@ -202,6 +222,8 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
     result = BackupResult(repo.root, subdir, branch, commit, identity, tree.counts(),
                           [rd.shown(p) for p in stats.written], [rd.shown(p) for p in stats.removed],
                           tree.findings)
+    if repo.created:
+        result.notes.insert(0, f"created a new git repository at {repo.root}")
     if push:
         step("pushing", 0.85)
         name = repo.remote_for(branch, remote)

@@ -155,6 +155,8 @@ class BackupRepo:
         self.repo = repo
         self.root = Path(repo.working_tree_dir or repo.git_dir)
         self.bare = repo.bare
+        #: this :meth:`open` ran ``git init`` (a new repository, which the user is told about)
+        self.created = False
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> "BackupRepo":
@@ -189,6 +191,11 @@ class BackupRepo:
             if not create:
                 raise GitError(f"{folder} is not a git repository; run `memtui backup --repo {folder}` "
                                "to create one, or `git init` it.") from None
+            if folder.is_dir() and any(folder.iterdir()):
+                raise BackupRefused(
+                    f"{folder} is a folder but not a git repository; memtui creates a repository only "
+                    f"in a new (or empty) folder. `git init {folder}` it yourself if it should hold the "
+                    "backups, or give another --repo.") from None
             return cls._init(folder)
         except gitpython.GitCommandNotFound as exc:
             raise GitError(f"git cannot be run ({exc}); install git.") from exc
@@ -197,7 +204,9 @@ class BackupRepo:
     @classmethod
     def _init(cls, folder: Path) -> "BackupRepo":
         try:
-            return cls(gitpython.Repo.init(folder))
+            made = cls(gitpython.Repo.init(folder))
+            made.created = True
+            return made
         except (gitpython.GitCommandError, OSError) as exc:
             raise GitError(f"cannot create a git repository in {folder}: {exc}") from exc
 
@@ -258,28 +267,7 @@ class BackupRepo:
         Raises:
             BackupRefused: none is complete; the message says what is missing and how to set it.
         """
-        configured = configured or {}
-        name, email = configured.get("name"), configured.get("email")
-        if isinstance(name, str) and name.strip() and isinstance(email, str) and email.strip():
-            return Identity(name.strip(), email.strip(), "memtui.toml [git]")
-        if os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL"):
-            return Identity(os.environ["GIT_AUTHOR_NAME"], os.environ["GIT_AUTHOR_EMAIL"],
-                            "GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL")
-        found = {}
-        for key in ("user.name", "user.email"):
-            status, out, _ = self.git("config", "--get", key, check=False)
-            value = out.decode("utf-8", "replace").strip()
-            if status == 0 and value:
-                found[key] = value
-        if len(found) == 2:
-            return Identity(found["user.name"], found["user.email"], "git config")
-        missing = " and ".join(k for k in ("user.name", "user.email") if k not in found)
-        raise BackupRefused(
-            f"git has no identity to sign the backup commit with ({missing} not set), and memtui "
-            "never invents an author. Set it with `git config --global user.name \"Your Name\"` and "
-            "`git config --global user.email you@example.org` (add `-C "
-            f"{self.root}` instead of --global for this repository only), or in the workspace's "
-            "memtui.toml:\n  [git]\n  name = \"Your Name\"\n  email = \"you@example.org\"")
+        return find_identity(configured, lambda *args: self.git(*args, check=False), self.root)
 
     def changes(self, subdir: str) -> list[bytes]:
         """Uncommitted changes under ``subdir`` (staged or not, untracked included), as names."""
@@ -522,3 +510,47 @@ def scrub(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text
 
 
+def find_identity(configured: dict[str, Any] | None = None, run_git: Any = None,
+                  root: Path | None = None) -> Identity:
+    """The author of backup commits, looked up without needing a repository (B12).
+
+    Args:
+        configured: ``memtui.toml [git]`` (``name``, ``email``).
+        run_git: ``(*args) -> (status, stdout, stderr)``; default runs ``git`` outside any
+            repository (global and system config only), so the identity can be checked
+            before ``git init``.
+        root: the repository named in the refusal's advice (``None``: no repository yet).
+
+    Raises:
+        BackupRefused: no complete identity; the message says what is missing and how to set it.
+    """
+    if run_git is None:
+        def run_git(*args: str) -> tuple[int, bytes, bytes]:
+            outside = tempfile.gettempdir()  # no repository there: global and system config only
+            status, out, err = gitpython.Git(outside).execute(
+                ["git", *args], with_extended_output=True, with_exceptions=False, stdout_as_string=False,
+                env={"GIT_CEILING_DIRECTORIES": outside})
+            return status, out, err
+    configured = configured or {}
+    name, email = configured.get("name"), configured.get("email")
+    if isinstance(name, str) and name.strip() and isinstance(email, str) and email.strip():
+        return Identity(name.strip(), email.strip(), "memtui.toml [git]")
+    if os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL"):
+        return Identity(os.environ["GIT_AUTHOR_NAME"], os.environ["GIT_AUTHOR_EMAIL"],
+                        "GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL")
+    found = {}
+    for key in ("user.name", "user.email"):
+        status, out, _ = run_git("config", "--get", key)
+        value = out.decode("utf-8", "replace").strip()
+        if status == 0 and value:
+            found[key] = value
+    if len(found) == 2:
+        return Identity(found["user.name"], found["user.email"], "git config")
+    missing = " and ".join(k for k in ("user.name", "user.email") if k not in found)
+    raise BackupRefused(
+        f"git has no identity to sign the backup commit with ({missing} not set), and memtui "
+        "never invents an author. Set it with `git config --global user.name \"Your Name\"` and "
+        "`git config --global user.email you@example.org`"
+        + (f" (add `-C {root}` instead of --global for this repository only)" if root else "")
+        + ", or in the workspace's "
+        "memtui.toml:\n  [git]\n  name = \"Your Name\"\n  email = \"you@example.org\"")

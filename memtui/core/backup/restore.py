@@ -13,14 +13,18 @@ Every entry that would land outside the target (``..``, an absolute path), insid
 ``.git`` folder or ``.memtui/``, or that is not a plain file (a symbolic link, a submodule),
 is refused with a ``restore-refused`` finding naming it, and nothing is written through a
 symbolic link (files are opened with ``O_NOFOLLOW``; folders on the way are checked).
-A restored file whose sha256 differs from its ``MANIFEST`` line, or a ``MANIFEST`` file
-missing from the tree, is a ``restore-mismatch`` finding.
+A file of the tree (workspace files, store table files, ``.gitattributes``) whose sha256
+differs from its ``MANIFEST`` line, or a ``MANIFEST`` file missing from the tree, is a
+``restore-mismatch`` finding (the restore goes on; exit 1 in the CLI). A restore that raises
+leaves nothing half-written: a target folder it created is removed, an empty one it wrote
+into is emptied again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -167,7 +171,58 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
         raise rd.BackupFormatError("the backup has no MANIFEST: it is not a memtui backup tree "
                                    "(check --path)")
     manifest = rd.parse_manifest(files[rd.MANIFEST].data)
+    created = _first_missing(Path(target).expanduser())
     root = check_target(target, force)
+    was_empty = created is None and not any(root.iterdir())
+    try:
+        return _restore_into(files, manifest, root, progress)
+    except BaseException:
+        # a failed restore leaves nothing half-written: what it created goes, an empty folder
+        # it wrote into is emptied again; a non-empty folder (--force) is left as it is
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        elif was_empty:
+            _empty(root)
+        raise
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The topmost folder of ``path`` (itself or an ancestor) that does not exist yet."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            break
+        missing = candidate
+    return missing
+
+
+def _empty(root: Path) -> None:
+    """Remove everything inside ``root`` (never following a link)."""
+    for child in root.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            try:
+                child.unlink()
+            except OSError:
+                pass
+
+
+def _check_sum(result: RestoreResult, manifest: rd.Manifest, path: bytes, entry: rd.Entry) -> None:
+    """A ``restore-mismatch`` finding when ``path`` is not in MANIFEST or its sum differs."""
+    expected = manifest.files.get(path)
+    if expected is None:
+        result.findings.append(Finding.make("restore-mismatch", rd.shown(path),
+                                            "is in the backup but not in its MANIFEST",
+                                            "the backup was edited by hand; check it"))
+    elif expected[0] != hashlib.sha256(entry.data).hexdigest() or expected[2] != len(entry.data):
+        result.findings.append(Finding.make("restore-mismatch", rd.shown(path),
+                                            "differs from the sha256 its MANIFEST gives",
+                                            "the backup was edited by hand or damaged; restore an older commit"))
+
+
+def _restore_into(files: dict[bytes, rd.Entry], manifest: rd.Manifest, root: Path,
+                  progress: Progress | None) -> RestoreResult:
     root_b = os.fsencode(os.path.realpath(root))
     result = RestoreResult(root)
     tables: dict[str, dict[str, Any]] = {}
@@ -177,9 +232,13 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
         entry = files[path]
         if progress and done % 500 == 0:
             progress(done, total)
-        if path in (rd.MANIFEST, rd.GITATTRIBUTES):
+        if path == rd.MANIFEST:
+            continue
+        if path == rd.GITATTRIBUTES:
+            _check_sum(result, manifest, path, entry)
             continue
         if path.startswith(rd.STORE) and path.endswith(b".md") and path.count(b"/") == 1:
+            _check_sum(result, manifest, path, entry)  # a store file is checked like any file
             tables[rd.table_name(path)] = rd.parse_table(entry.data, rd.shown(path))
             continue
         if not path.startswith(rd.FILES):
@@ -199,15 +258,7 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
             _refuse(result, path, "would replace a symbolic link or a folder in the target")
             continue
         jobs.append((path, full, entry))
-        expected = manifest.files.get(path)
-        if expected is None:
-            result.findings.append(Finding.make("restore-mismatch", rd.shown(path),
-                                                "is in the backup but not in its MANIFEST",
-                                                "the backup was edited by hand; check it"))
-        elif expected[0] != hashlib.sha256(entry.data).hexdigest() or expected[2] != len(entry.data):
-            result.findings.append(Finding.make("restore-mismatch", rd.shown(path),
-                                                "differs from the sha256 its MANIFEST gives",
-                                                "the backup was edited by hand or damaged; restore an older commit"))
+        _check_sum(result, manifest, path, entry)
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # creating files waits on the disk, not the CPU
         for path, error in zip([j[0] for j in jobs], pool.map(_write, jobs)):
             if error is None:

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memtui.core import graph as g  # noqa: E402
 from memtui.core.graph_audit import audit  # noqa: E402
+from memtui.core.session import Session  # noqa: E402
 
 WORDS = ["service", "database", "cluster", "ticket", "customer", "invoice", "report", "pipeline",
          "gateway", "session", "billing", "storage", "network", "monitor", "account", "release"]
@@ -62,10 +63,12 @@ def main() -> None:
         audit_s = time.perf_counter() - t
         name = graph.entities[n // 2].name
         t = time.perf_counter()
-        saved = g.commit(path, graph, g.AddObservation(name, "one more fact"))
+        session = Session.open(tmp, purpose="bench")
+        saved = g.commit(path, graph, g.AddObservation(name, "one more fact"), session=session)
         edit_s = time.perf_counter() - t
         t = time.perf_counter()
-        g.commit(path, saved.graph, g.RenameEntity(name, name + " (renamed)"))
+        g.commit(path, saved.graph, g.RenameEntity(name, name + " (renamed)"), session=session)
+        session.close()
         rename_s = time.perf_counter() - t
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"file: {size / 1e6:.1f} MB, {len(graph.entities):,} entities, "

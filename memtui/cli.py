@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -52,8 +53,36 @@ def _tui_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reader_left() -> int:
+    """The reader of standard output went away (``memtui graph list --json | head``).
+
+    That is the reader's choice, not an error: stdout is pointed at the null device so the
+    interpreter's final flush cannot raise again (Python's documented recipe, "Note on
+    SIGPIPE"), and the exit code is 0 with nothing on standard error.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (tests)
+        pass
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run memtui with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    """Run memtui with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    Ctrl+C at any moment (also while the command's modules are still loading) ends with
+    ``memtui: interrupted`` and exit code 130, never a traceback.
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("memtui: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = set(_command_modules())
     first = next((a for a in argv if not a.startswith("-")), None)
@@ -65,11 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     if first is not None and first in commands and argv[0] == first:
         parser = build_parser()
         args = parser.parse_args(argv)
+        _common.json_errors(bool(getattr(args, "json", False)))
         try:
-            return int(args.func(args))
-        except KeyboardInterrupt:
-            print("memtui: interrupted", file=sys.stderr)
-            return 130
+            code = int(args.func(args))
+            sys.stdout.flush()  # a closed pipe shows here, inside the guard
+            return code
+        except BrokenPipeError:
+            return _reader_left()
     args = _tui_parser().parse_args(argv)
     from memtui.ui.launch import run_tui
 

@@ -38,3 +38,43 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     home = tmp_path_factory.mktemp("userdirs")
     monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("MEMTUI_DATA_DIR", str(home / "data"))
+
+
+@pytest.fixture
+def graph_session(tmp_path: Path):
+    """A writable :class:`~memtui.core.session.Session` on ``tmp_path`` (graph writes need one)."""
+    from memtui.core.session import Session
+
+    session = Session.open(tmp_path, purpose="test")
+    yield session
+    session.close()
+
+
+@pytest.fixture(autouse=True)
+def _notifications_are_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every notification in the TUI is a plain ``str`` shown with ``markup=False``.
+
+    A ``rich.text.Text`` passed to ``notify`` crashed the app when the toast was drawn (found
+    by a new-user test after approving a proposal); user text must never be read as markup
+    (DESIGN.md invariant 11). This guard makes any such call fail the test that makes it.
+    """
+    from textual.app import App
+
+    original = App.notify
+
+    def notify(self, message, *args, **kwargs):  # noqa: ANN001, ANN202
+        assert isinstance(message, str), f"notify() got {type(message).__name__}, not str: {message!r}"
+        assert kwargs.get("markup") is False, f"notify({message!r}) without markup=False"
+        return original(self, message, *args, **kwargs)
+
+    monkeypatch.setattr(App, "notify", notify)
+
+
+try:  # property tests explore at random on a developer's machine, but CI runs a fixed sample
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+    if os.environ.get("CI"):
+        _hypothesis_settings.load_profile("ci")
+except ImportError:  # pragma: no cover - hypothesis is in the test extra
+    pass

@@ -187,3 +187,20 @@ def test_parallel_audit_finds_exactly_what_the_serial_one_finds(ws_root: Path) -
     assert serial.findings == parallel.findings
     assert (serial.nodes, serial.articles) == (parallel.nodes, parallel.articles) == (8, 13)
     assert len(serial.findings) == 6 + 3 + 6  # missing files, mismatches, unlisted
+
+
+def test_reading_an_article_never_follows_a_symlink_out_of_the_workspace(ws_root: Path, tmp_path: Path) -> None:
+    """Invariant 4: the Tree's reader gets no content from outside (found by a new-user test)."""
+    secret = write(tmp_path, "outside/passwd", "root:x:0:0:SECRET\n")
+    os.symlink(secret, ws_root / "memory/support/pw.md")
+    os.symlink(tmp_path / "outside", ws_root / "memory/support/outdir")
+    tree = MemoryTree(Workspace.open(ws_root))
+    for path in ("support/pw.md", "support/outdir/passwd"):
+        article = tree.read_article(path)
+        assert not article.ok and article.text == "" and article.body == ""
+        assert [f.code for f in article.findings] == ["symlink-outside"]
+    os.symlink(secret, ws_root / "memory/support/AGENTS.md.tmp")
+    (ws_root / "memory/support/AGENTS.md").unlink()
+    os.symlink(secret, ws_root / "memory/support/AGENTS.md")
+    index = MemoryTree(Workspace.open(ws_root)).index("support")
+    assert "SECRET" not in index.text and [f.code for f in index.findings] == ["symlink-outside"]

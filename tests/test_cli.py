@@ -96,3 +96,34 @@ def test_python_m_memtui_audit_of_a_large_tree_finishes(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"{PARALLEL_NODES + 11} nodes, {PARALLEL_NODES + 10} articles: 0 errors" in done.stdout
+
+
+def test_a_file_name_with_a_newline_stays_on_one_output_line(tmp_path: Path, capsys) -> None:
+    ws = make_ws(tmp_path / "ws", broken=False)
+    (ws / "memory/n/two\nlines.md").write_text("---\nsummary: x\n---\n")
+    main(["audit", "-w", str(ws)])
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if "article-unlisted" in l)
+    assert "two\\nlines.md" in line
+
+
+def test_graph_commands_read_the_servers_default_file_name(shared: Path, tmp_path: Path, capsys) -> None:
+    """A folder holding the MCP server's `memory.jsonl` (B17) once listed no entity at all."""
+    import shutil
+
+    folder = tmp_path / "b17"
+    shutil.copytree(shared / "bug-inputs/B17", folder)
+    assert main(["graph", "entities", "-w", str(folder), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "--help" in out and "[/]" in out
+
+
+def test_ctrl_c_while_a_command_loads_is_a_sentence_not_a_traceback(monkeypatch, capsys) -> None:
+    import memtui.cli as cli
+
+    def interrupted(*_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["audit"]) == 130
+    assert capsys.readouterr().err.strip() == "memtui: interrupted"

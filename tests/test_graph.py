@@ -73,11 +73,11 @@ def test_b15_every_good_record_is_loaded_and_every_bad_line_reported(shared: Pat
     assert not any(e.name == "buoy-7" for e in graph.entities)
 
 
-def test_b15_edit_changes_only_the_edited_line_and_keeps_bad_lines(shared: Path, tmp_path: Path) -> None:
+def test_b15_edit_changes_only_the_edited_line_and_keeps_bad_lines(shared: Path, tmp_path: Path, graph_session) -> None:
     original = (shared / "bug-inputs" / "B15" / "memory.jsonl").read_bytes()
     target = tmp_path / "graph.jsonl"
     target.write_bytes(original)
-    saved = g.commit(target, g.load(target), g.AddObservation("tide-gauge", "calibrated in May"))
+    saved = g.commit(target, g.load(target), g.AddObservation("tide-gauge", "calibrated in May"), session=graph_session)
     after = target.read_bytes()
     assert after.startswith(g.BOM)
     old_lines = original[3:].split(b"\n")
@@ -136,7 +136,7 @@ def test_crlf_blank_lines_and_no_final_newline_are_kept() -> None:
     assert not out.endswith(b"\n")  # the server's convention kept
 
 
-def test_legacy_single_object_layout_is_recognised_and_converted(tmp_path: Path) -> None:
+def test_legacy_single_object_layout_is_recognised_and_converted(tmp_path: Path, graph_session) -> None:
     legacy = {"entities": [{"name": "x", "entityType": "t", "observations": ["o"]}],
               "relations": [{"from": "x", "to": "x", "relationType": "self"}]}
     for data in (json.dumps(legacy).encode(), json.dumps(legacy, indent=2).encode()):
@@ -149,7 +149,7 @@ def test_legacy_single_object_layout_is_recognised_and_converted(tmp_path: Path)
             g.AddObservation("x", "more").apply(graph)
         target = tmp_path / "graph.jsonl"
         target.write_bytes(data)
-        g.commit(target, g.loads(data), g.ConvertLegacy())
+        g.commit(target, g.loads(data), g.ConvertLegacy(), session=graph_session)
         converted = g.load(target)
         assert not converted.legacy
         assert g.server_view(converted) == {
@@ -157,11 +157,11 @@ def test_legacy_single_object_layout_is_recognised_and_converted(tmp_path: Path)
             "relations": [{"from": "x", "to": "x", "relationType": "self"}]}
 
 
-def test_missing_file_is_an_empty_graph_and_first_save_creates_it(tmp_path: Path) -> None:
+def test_missing_file_is_an_empty_graph_and_first_save_creates_it(tmp_path: Path, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     graph = g.load(target)
     assert not graph.exists and graph.entities == [] and graph.read_findings() == []
-    g.commit(target, graph, g.CreateEntity("first", "note", ("hello",)))
+    g.commit(target, graph, g.CreateEntity("first", "note", ("hello",)), session=graph_session)
     assert target.read_bytes() == b'{"type":"entity","name":"first","entityType":"note","observations":["hello"]}\n'
 
 
@@ -305,20 +305,20 @@ def test_repair_splits_glued_records_and_returns_the_rest_for_a_backup(shared: P
 
 # -- commit: no lost update ---------------------------------------------------------------------
 
-def test_commit_reapplies_on_content_an_agent_changed(tmp_path: Path) -> None:
+def test_commit_reapplies_on_content_an_agent_changed(tmp_path: Path, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     target.write_bytes(_graph_bytes(E("a", obs=["one"]), E("b")))
     loaded = g.load(target)
     # an agent (the server) rewrites the file meanwhile: adds an observation, no final newline
     target.write_bytes(_graph_bytes(E("a", obs=["one", "two"]), E("b"), E("c"), final_newline=False))
-    saved = g.commit(target, loaded, g.AddObservation("a", "three"))
+    saved = g.commit(target, loaded, g.AddObservation("a", "three"), session=graph_session)
     assert saved.reapplied
     after = g.load(target)
     assert after.entity("a").observations == ("one", "two", "three")
     assert [e.name for e in after.entities] == ["a", "b", "c"]
 
 
-def test_commit_refuses_with_a_diff_when_the_edit_no_longer_applies(tmp_path: Path) -> None:
+def test_commit_refuses_with_a_diff_when_the_edit_no_longer_applies(tmp_path: Path, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     first = _graph_bytes(E("a", obs=["one"]), E("b"))
     target.write_bytes(first)
@@ -326,25 +326,25 @@ def test_commit_refuses_with_a_diff_when_the_edit_no_longer_applies(tmp_path: Pa
     theirs = _graph_bytes(E("b"))
     target.write_bytes(theirs)
     with pytest.raises(g.GraphConflictError) as info:
-        g.commit(target, loaded, g.AddObservation("a", "three"), loaded_bytes=first)
+        g.commit(target, loaded, g.AddObservation("a", "three"), loaded_bytes=first, session=graph_session)
     assert "nothing was written" in str(info.value)
     assert '-{"type":"entity","name":"a"' in info.value.diff
     assert target.read_bytes() == theirs  # their update survives
     target.unlink()
     with pytest.raises(g.GraphConflictError, match="deleted"):
-        g.commit(target, loaded, g.AddObservation("b", "x"))
+        g.commit(target, loaded, g.AddObservation("b", "x"), session=graph_session)
     assert not target.exists()
 
 
-def test_commit_without_change_writes_nothing(tmp_path: Path) -> None:
+def test_commit_without_change_writes_nothing(tmp_path: Path, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     target.write_bytes(_graph_bytes(E("a", obs=["one"])))
     stamp = target.stat().st_mtime_ns
-    saved = g.commit(target, g.load(target), g.AddObservation("a", "one"))
+    saved = g.commit(target, g.load(target), g.AddObservation("a", "one"), session=graph_session)
     assert not saved.written and target.stat().st_mtime_ns == stamp
 
 
-def test_failed_write_leaves_the_file_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_write_leaves_the_file_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     data = _graph_bytes(E("a"))
     target.write_bytes(data)
@@ -354,20 +354,20 @@ def test_failed_write_leaves_the_file_untouched(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(g.atomic, "write_bytes", broken)
     with pytest.raises(OSError):
-        g.commit(target, g.load(target), g.AddObservation("a", "x"))
+        g.commit(target, g.load(target), g.AddObservation("a", "x"), session=graph_session)
     assert target.read_bytes() == data
 
 
-def test_undo_restores_the_previous_bytes_unless_the_file_changed_since(tmp_path: Path) -> None:
+def test_undo_restores_the_previous_bytes_unless_the_file_changed_since(tmp_path: Path, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     original = _graph_bytes(E("a", obs=["one"]), final_newline=False)
     target.write_bytes(original)
     before = g.load(target)
-    saved = g.commit(target, before, g.AddObservation("a", "two"))
-    g.commit(target, saved.graph, g.Restore(before, saved.graph.source_sha256))
+    saved = g.commit(target, before, g.AddObservation("a", "two"), session=graph_session)
+    g.commit(target, saved.graph, g.Restore(before, saved.graph.source_sha256), session=graph_session)
     assert target.read_bytes() == original
-    saved = g.commit(target, g.load(target), g.AddObservation("a", "two"))
+    saved = g.commit(target, g.load(target), g.AddObservation("a", "two"), session=graph_session)
     target.write_bytes(target.read_bytes() + b"\n")  # an agent touched it
     with pytest.raises(g.GraphConflictError):
-        g.commit(target, saved.graph, g.Restore(before, saved.graph.source_sha256))
+        g.commit(target, saved.graph, g.Restore(before, saved.graph.source_sha256), session=graph_session)
     assert target.read_bytes().endswith(b"\n")

@@ -102,7 +102,7 @@ B17_NAMES = ["[/]", "--help", "-rf", "../../outside", "line one\nline two", "tab
              "rtl \u202eevil.md", "emoji 🧭", "quote \" and backslash \\", "Zoë", "A/B testing notes"]
 
 
-def test_graph_memtui_wrote_is_read_by_the_server(tmp_path: Path, server_on) -> None:
+def test_graph_memtui_wrote_is_read_by_the_server(tmp_path: Path, server_on, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     graph = g.load(target)
     ops: list[g.Operation] = []
@@ -112,7 +112,7 @@ def test_graph_memtui_wrote_is_read_by_the_server(tmp_path: Path, server_on) -> 
             g.AddObservation("-rf", "second"), g.RenameEntity("A/B testing notes", "A/B notes"),
             g.CreateRelation("A/B notes", "[/]", "r")]
     for op in ops:
-        graph = g.commit(target, graph, op).graph
+        graph = g.commit(target, graph, op, session=graph_session).graph
     server = server_on(target)
     assert server.call("read_graph") == g.server_view(g.load(target))
     found = server.call("search_nodes", query="outside")
@@ -120,7 +120,7 @@ def test_graph_memtui_wrote_is_read_by_the_server(tmp_path: Path, server_on) -> 
 
 
 def test_graph_the_server_wrote_reads_identically_and_stays_readable_after_memtui_edits(
-        tmp_path: Path, server_on) -> None:
+        tmp_path: Path, server_on, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     server = server_on(target)
     server.call("create_entities", entities=[
@@ -136,12 +136,12 @@ def test_graph_the_server_wrote_reads_identically_and_stays_readable_after_memtu
     assert g.server_view(loaded) == server.call("read_graph")
     assert loaded.to_bytes() == written and loaded.read_findings() == []
     # memtui edits the server's file: only the touched lines change, the server still reads it
-    saved = g.commit(target, loaded, g.AddObservation("--help", "added by memtui"))
+    saved = g.commit(target, loaded, g.AddObservation("--help", "added by memtui"), session=graph_session)
     after = target.read_bytes()
     changed = [i for i, (a, b) in enumerate(zip(written.split(b"\n"), after.split(b"\n"))) if a != b]
     assert len(changed) == 1 and not after.endswith(b"\n")
-    graph = g.commit(target, saved.graph, g.DeleteEntity("-rf")).graph
-    graph = g.commit(target, graph, g.MergeEntities(("Zoë",), "emoji 🧭")).graph
+    graph = g.commit(target, saved.graph, g.DeleteEntity("-rf"), session=graph_session).graph
+    graph = g.commit(target, graph, g.MergeEntities(("Zoë",), "emoji 🧭"), session=graph_session).graph
     view = server.call("read_graph")
     assert "isError" not in view
     assert view == g.server_view(g.load(target))
@@ -152,17 +152,17 @@ def test_graph_the_server_wrote_reads_identically_and_stays_readable_after_memtu
     assert g.server_view(g.load(target)) == server.call("read_graph")
 
 
-def test_b17_file_reads_the_same_in_memtui_and_the_server(shared: Path, tmp_path: Path, server_on) -> None:
+def test_b17_file_reads_the_same_in_memtui_and_the_server(shared: Path, tmp_path: Path, server_on, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     target.write_bytes((shared / "bug-inputs" / "B17" / "memory.jsonl").read_bytes())
     server = server_on(target)
     assert server.call("read_graph") == g.server_view(g.load(target))
-    g.commit(target, g.load(target), g.DeleteEntity("--help"))
-    g.commit(target, g.load(target), g.RenameEntity("[bold red]urgent[/bold red] fixes", "[/]x"))
+    g.commit(target, g.load(target), g.DeleteEntity("--help"), session=graph_session)
+    g.commit(target, g.load(target), g.RenameEntity("[bold red]urgent[/bold red] fixes", "[/]x"), session=graph_session)
     assert server.call("read_graph") == g.server_view(g.load(target))
 
 
-def test_server_fails_on_b15_until_memtui_repairs_it(shared: Path, tmp_path: Path, server_on) -> None:
+def test_server_fails_on_b15_until_memtui_repairs_it(shared: Path, tmp_path: Path, server_on, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     original = (shared / "bug-inputs" / "B15" / "memory.jsonl").read_bytes()
     target.write_bytes(original)
@@ -171,7 +171,7 @@ def test_server_fails_on_b15_until_memtui_repairs_it(shared: Path, tmp_path: Pat
     assert target.read_bytes() == original
     loaded = g.load(target)
     assert any(f.code == "graph-server-unreadable" for f in loaded.read_findings())
-    g.commit(target, loaded, g.Repair())
+    g.commit(target, loaded, g.Repair(), session=graph_session)
     view = server.call("read_graph")
     assert "isError" not in view
     assert view == g.server_view(g.load(target))

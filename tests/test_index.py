@@ -60,3 +60,15 @@ def test_titles_with_brackets_and_link_leaving_the_tree() -> None:
     index = parse_index(text, "n", "memory/n/AGENTS.md")
     assert index.entries[0].title == "[/] odd [x]"
     assert index.entries[1].path is None
+
+
+def test_suggested_index_line_for_awkward_file_names_parses_back() -> None:
+    """The audit's suggested line for `name with spaces [x].md` once did not list the file."""
+    from memtui.core.tree import index_line
+
+    for name in ("name with spaces [x].md", "a(b).md", "plain.md", "ünï cödé.md"):
+        line = index_line("Title [x]\nsecond", name, "one")
+        index = parse_index(line + "\n", "n", "memory/n/AGENTS.md")
+        assert [e.path for e in index.entries] == [f"n/{name}"], line
+        assert index.entries[0].one_liner == "one"
+        assert index.entries[0].title == "Title [x] second"

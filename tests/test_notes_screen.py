@@ -251,3 +251,25 @@ async def test_notes_is_an_area_of_the_app(ws: Workspace) -> None:
         assert app.session is not None and not app.session.read_only
         assert (ws.root / ".memtui" / "lock.holder.json").exists()
     app.session.close()
+
+
+async def test_ctrl_q_with_unsaved_notes_asks_first(ws: Workspace) -> None:
+    """ctrl+q (the app's quit) once dropped an unsaved note without a word."""
+    from memtui.ui.app import MemtuiApp
+    from memtui.ui.areas import AREAS
+
+    ws.member_notes.write_bytes(b"keep me\n")
+    app = MemtuiApp(ws)
+    async with app.run_test() as pilot:
+        await pilot.press(next(a.key for a in AREAS if a.mode == "notes"))
+        await _settle(pilot)
+        assert app.screen.query_one("#notes-editor", TextArea).has_focus  # typing lands in the note
+        await pilot.press("Z", "Z")
+        await pilot.pause()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, LeaveQuestion)
+        assert app.is_running
+        await pilot.click("#leave-save")
+        await _settle(pilot)
+    assert ws.member_notes.read_bytes().startswith(b"ZZ")

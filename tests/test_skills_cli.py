@@ -125,3 +125,19 @@ def test_set_on_unclosed_front_matter_says_why_and_writes_nothing(shared, tmp_pa
                        "description", "x")
     assert code == 1 and "never closed" in err
     assert path.read_bytes() == before
+
+
+def test_audit_of_a_folder_of_skill_folders_reports_the_skill_findings(shared, tmp_path, capsys) -> None:
+    """B19: `memtui audit -w B19/skills` once reported no skill problem and exited 0."""
+    import shutil
+
+    from memtui.cli import main
+
+    folder = tmp_path / "skills"
+    shutil.copytree(shared / "bug-inputs/B19/skills", folder)
+    assert main(["audit", "-w", str(folder), "--json"]) == 1
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    skill_paths = {f["path"].split("/")[0] for f in data["findings"] if f["code"].startswith(("skill-", "front-matter"))}
+    assert {"colon-in-description", "tab-indent", "unclosed-frontmatter", "no-frontmatter"} <= skill_paths

@@ -90,7 +90,7 @@ async def test_markup_like_names_show_literally(tmp_path: Path) -> None:
         assert any(odd in label for label in labels)
         table = app.screen.query_one("#entries", DataTable)
         await wait_for(pilot, lambda: table.row_count == 1)
-        assert str(table.get_row_at(0)[1]) == "[link=x]y[/link]"
+        assert str(table.get_row_at(0)[3]) == "[link=x]y[/link]"
         app.screen.query_one("#entries").focus()
         await wait_for(pilot, lambda: "[/] body" in markdown_text(app))
         assert "[/] tab⇥here" in static_text(app, "#article-head")
@@ -214,3 +214,20 @@ def test_no_argument_opens_a_copy_of_the_sample_never_the_bundled_folder() -> No
     assert copy != bundled("sample_workspace")
     assert (copy / "memory/AGENTS.md").read_bytes() == (bundled("sample_workspace") / "memory/AGENTS.md").read_bytes()
     assert sample_copy() == copy  # made once, then reused
+
+
+async def test_audit_jump_opens_the_unlisted_article_itself(sample_copy: Path) -> None:
+    """A new-user test saw the node open with its first entry instead of the article."""
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None)
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("slash", *"code:article-unlisted", "enter")
+        table = app.screen.query_one("#findings", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.current_mode == "tree")
+        await wait_for(pilot, lambda: "label-printers.md" in static_text(app, "#article-head"))
+        await pilot.pause(0.5)
+        assert "label-printers.md" in static_text(app, "#article-head")

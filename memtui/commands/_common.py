@@ -53,6 +53,21 @@ def add_json_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
+def byte_count(value: str) -> int:
+    """argparse type for a size in bytes (a whole number, 0 or more).
+
+    Raises:
+        argparse.ArgumentTypeError: with a sentence argparse prints as the usage error.
+    """
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError("the budget must be 0 bytes or more")
+    return number
+
+
 def open_workspace(args: argparse.Namespace) -> Workspace:
     """Open ``args.workspace``; on failure print the reason and exit with code 2."""
     try:
@@ -62,9 +77,24 @@ def open_workspace(args: argparse.Namespace) -> Workspace:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+#: Set by :func:`json_errors` when the running command was given ``--json``.
+_JSON_ERRORS = False
+
+
+def json_errors(on: bool) -> None:
+    """Make :func:`fail` also print ``{"ok": false, "error", "exit"}`` on standard output
+    (called by ``memtui.cli.main`` with the command's ``--json``), so a script reading JSON
+    gets an object for refusals and errors too."""
+    global _JSON_ERRORS
+    _JSON_ERRORS = bool(on)
+
+
 def fail(message: str, code: ExitCode) -> None:
-    """Print ``memtui: <message>`` to standard error and exit with ``code``."""
+    """Print ``memtui: <message>`` to standard error and exit with ``code``; under ``--json``
+    also ``{"ok": false, "error": message, "exit": code}`` on standard output."""
     print(f"memtui: {message}", file=sys.stderr)
+    if _JSON_ERRORS:
+        emit_json({"ok": False, "error": message, "exit": int(code)})
     raise SystemExit(int(code))
 
 

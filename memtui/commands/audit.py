@@ -9,6 +9,7 @@ from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core import audit
 from memtui.core.findings import CODES, Severity
+from memtui.core.textutil import visible
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         })
     else:
         for f in shown:
-            print(f"{f.place}: {f.severity.value}: [{f.code}] {f.message}")
+            print(f"{visible(f.place)}: {f.severity.value}: [{f.code}] {visible(f.message)}")
             if f.fix:
-                print(f"    fix: {f.fix}")
+                print(f"    fix: {visible(f.fix)}")
         print(f"{report.summary()} ({report.seconds:.2f} s)")
     return ExitCode.PROBLEM if report.has_errors else ExitCode.OK

@@ -10,20 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from memtui.commands import _common
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, fail, open_workspace
 from memtui.core.boot import DEFAULT_BOOT_BUDGET, NodeNotFoundError, build_boot
 from memtui.core.errors import ConfinementError
 from memtui.core.skills import DEFAULT_INDEX_BUDGET
 
 
-def _budget(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("the budget must be 0 bytes or more")
-    return number
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -58,10 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_arg(p)
     p.add_argument("node", metavar="NODE",
                    help="the node: a path in the memory tree (platform/intake), or . for the root")
-    p.add_argument("--budget", type=_budget, default=DEFAULT_BOOT_BUDGET, metavar="BYTES",
+    p.add_argument("--budget", type=_common.byte_count, default=DEFAULT_BOOT_BUDGET, metavar="BYTES",
                    help=f"bytes for the own index plus the domain index (default {DEFAULT_BOOT_BUDGET})")
     p.add_argument("--with-skills", action="store_true",
                    help="append the skill index an agent's turn gets (seed 002)")
-    p.add_argument("--skills-budget", type=_budget, default=DEFAULT_INDEX_BUDGET, metavar="BYTES",
+    p.add_argument("--skills-budget", type=_common.byte_count, default=DEFAULT_INDEX_BUDGET, metavar="BYTES",
                    help=f"bytes for the skill index (default {DEFAULT_INDEX_BUDGET}, seed 002)")
     p.set_defaults(func=_run)

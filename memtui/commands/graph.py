@@ -15,9 +15,13 @@ from pathlib import Path
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core import graph as g
-from memtui.core.errors import ConfinementError, ConflictError, MemtuiError
+from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.findings import Severity, sort_key
 from memtui.core.graph_audit import audit, visible
+from memtui.core.session import Session
+
+#: Seconds a write waits for another memtui command holding the writer lock (never for a TUI).
+LOCK_WAIT = 10.0
 
 DASH_HINT = ("names that start with '-' go after '--', with every option before it: "
              "memtui graph delete --yes -- --help")
@@ -45,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda args: (parser.print_help(), int(ExitCode.USAGE))[1])
 
     def add(name: str, help_text: str, func, aliases: tuple[str, ...] = (), json_arg: bool = True,
-            confirm: bool = False) -> argparse.ArgumentParser:
+            confirm: bool = False, write: bool = False, provenance: bool = False) -> argparse.ArgumentParser:
         child = sub.add_parser(name, help=help_text, description=help_text, aliases=list(aliases))
         _common.add_workspace_arg(child)
         if json_arg:
@@ -53,6 +57,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         if confirm:
             child.add_argument("-y", "--yes", action="store_true",
                                help="do it without asking (needed when standard input is not a terminal)")
+        if write:
+            child.add_argument("--client-id", metavar="ID",
+                               help="an id for this request: a retry with the same id is not applied or "
+                                    "logged twice (seed 004)")
+        if provenance:
+            child.add_argument("--session", dest="session_key", metavar="KEY",
+                               help="the agent session the observations come from "
+                                    "(sessions/durable/KEY.jsonl); recorded as their provenance")
+            child.add_argument("--session-line", type=int, metavar="N",
+                               help="the line of that session history the observations come from")
         child.set_defaults(func=func)
         return child
 
@@ -67,60 +81,61 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             _cmd_check, aliases=("audit",))
     p.add_argument("--no-fuzzy", action="store_true", help="skip the near-duplicate name search")
     p = add("create", "create an entity (refused if the name exists)", _cmd_write(
-        lambda a, _g: g.CreateEntity(a.name, a.entity_type, tuple(a.observations))))
+        lambda a, _g: g.CreateEntity(a.name, a.entity_type, tuple(a.observations))), write=True, provenance=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("entity_type", metavar="TYPE")
     p.add_argument("observations", nargs="*", metavar="OBSERVATION")
     p = add("add-observation", "add an observation to an entity",
-            _cmd_write(lambda a, _g: g.AddObservation(a.name, a.text)))
+            _cmd_write(lambda a, _g: g.AddObservation(a.name, a.text)), write=True, provenance=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("text", metavar="TEXT")
     p = add("edit-observation", "replace an observation of an entity",
-            _cmd_write(lambda a, _g: g.EditObservation(a.name, a.old, a.new)))
+            _cmd_write(lambda a, _g: g.EditObservation(a.name, a.old, a.new)), write=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
     p = add("delete-observation", "delete an observation from an entity",
-            _cmd_write(lambda a, _g: g.DeleteObservation(a.name, a.text)))
+            _cmd_write(lambda a, _g: g.DeleteObservation(a.name, a.text)), write=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("text", metavar="TEXT")
-    p = add("rename", "rename an entity; its relations follow", _cmd_write(lambda a, _g: g.RenameEntity(a.old, a.new)))
+    p = add("rename", "rename an entity; its relations follow",
+            _cmd_write(lambda a, _g: g.RenameEntity(a.old, a.new)), write=True)
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
     p = add("merge", "merge entities into INTO (observations united, relations rewired, "
             "old names kept as 'alias:' observations); INTO alone merges its duplicate records",
-            _cmd_write(lambda a, _g: g.MergeEntities(tuple(a.sources), a.into), confirm=True), confirm=True)
+            _cmd_write(lambda a, _g: g.MergeEntities(tuple(a.sources), a.into), confirm=True), confirm=True, write=True)
     p.add_argument("into", metavar="INTO")
     p.add_argument("sources", nargs="*", metavar="SOURCE")
-    p = add("retype", "set entityType on every entity of the given types", _cmd_write(_retype_op))
+    p = add("retype", "set entityType on every entity of the given types", _cmd_write(_retype_op), write=True)
     p.add_argument("--to", required=True, metavar="NEW", help="the entityType to set")
     p.add_argument("--variants", action="store_true",
                    help="also every spelling variant of the given types (Person/person/people)")
     p.add_argument("types", nargs="+", metavar="TYPE")
     p = add("relate", "create the relation FROM --TYPE--> TO", _cmd_write(
-        lambda a, _g: g.CreateRelation(a.source, a.target, a.relation_type, allow_dangling=a.allow_dangling)))
+        lambda a, _g: g.CreateRelation(a.source, a.target, a.relation_type, allow_dangling=a.allow_dangling)), write=True)
     p.add_argument("--allow-dangling", action="store_true", help="accept ends that are not entities")
     p.add_argument("source", metavar="FROM")
     p.add_argument("relation_type", metavar="TYPE")
     p.add_argument("target", metavar="TO")
     p = add("unrelate", "delete the relation FROM --TYPE--> TO",
-            _cmd_write(lambda a, _g: g.DeleteRelation(a.source, a.target, a.relation_type)))
+            _cmd_write(lambda a, _g: g.DeleteRelation(a.source, a.target, a.relation_type)), write=True)
     p.add_argument("source", metavar="FROM")
     p.add_argument("relation_type", metavar="TYPE")
     p.add_argument("target", metavar="TO")
     p = add("delete", "delete an entity and its relations", _cmd_write(
-        lambda a, _g: g.DeleteEntity(a.name), confirm=True), confirm=True)
+        lambda a, _g: g.DeleteEntity(a.name), confirm=True), confirm=True, write=True)
     p.add_argument("name", metavar="NAME")
     add("repair", "make the file readable by the MCP server: split glued records, drop the BOM, "
         "move unreadable lines to a backup in .memtui/backups/", _cmd_write(
-            lambda a, _g: g.Repair(), confirm=True, backup="rejects"), confirm=True)
+            lambda a, _g: g.Repair(), confirm=True, backup="rejects"), confirm=True, write=True)
     add("convert", "rewrite a legacy single-object file as one record a line (the original is backed up)",
-        _cmd_write(lambda a, _g: g.ConvertLegacy(), confirm=True, backup="original"), confirm=True)
+        _cmd_write(lambda a, _g: g.ConvertLegacy(), confirm=True, backup="original"), confirm=True, write=True)
     p = add("export", "print the graph as JSONL (server form), Graphviz DOT or Mermaid", _cmd_export,
             json_arg=False)
     p.add_argument("--format", choices=("jsonl", "dot", "mermaid"), default="jsonl")
     p = add("import", "bring in the records of another graph file (new entities, missing "
-            "observations, new relations; nothing removed)", _cmd_import)
+            "observations, new relations; nothing removed)", _cmd_import, write=True)
     p.add_argument("file", metavar="FILE")
 
 
@@ -173,58 +188,115 @@ def _backup(ws, name: str, data: bytes) -> Path:
     return target
 
 
+def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:
+    """Provenance records for ``--session KEY`` on create / add-observation (else none)."""
+    import datetime as _dt
+
+    from memtui.core.graph_provenance import Provenance, session_file
+
+    key = getattr(args, "session_key", None)
+    if not key:
+        return []
+    try:
+        session_file(Path("."), key)
+    except MemtuiError as exc:
+        _common.fail(str(exc).replace("the provenance record may be damaged", "check --session"), ExitCode.USAGE)
+    at = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    line = args.session_line if getattr(args, "session_line", None) and args.session_line > 0 else None
+    if isinstance(operation, g.AddObservation):
+        pairs = [(operation.entity, operation.text)]
+    elif isinstance(operation, g.CreateEntity):
+        pairs = [(operation.name, text) for text in dict.fromkeys(operation.observations)]
+    else:  # pragma: no cover - only registered on the two commands above
+        pairs = []
+    return [Provenance(entity, text, key, at, line, "memtui") for entity, text in pairs]
+
+
 def _cmd_write(build, confirm: bool = False, backup: str = ""):
-    """A subcommand that applies the operation ``build(args)`` and saves it through ``commit``."""
+    """A subcommand that applies the operation ``build(args)`` and saves it through ``commit``.
+
+    The writer lock is taken first (exit 3 with the holder's sentence when another memtui
+    holds it); a ``--client-id`` that already recorded this very change prints the first
+    result and writes nothing; the write leaves one audit-log entry.
+    """
 
     def run(args: argparse.Namespace) -> int:
-        ws, path, graph, loaded = _load(args)
+        ws = _common.open_workspace(args)
+        verb = getattr(args, "graph_command", "write")
+        with Session.open(ws, purpose=f"cli graph {verb}", wait=LOCK_WAIT) as session:
+            if session.read_only:
+                _common.fail(f"refused: {session.reason} Nothing was changed.", ExitCode.REFUSED)
+            return _write(args, session, build, confirm, backup)
+
+    return run
+
+
+def _write(args: argparse.Namespace, session: Session, build, confirm: bool, backup: str) -> int:
+    from memtui.core.auditlog import ClientIdConflict
+
+    ws, path, graph, loaded = _load(args)
+    client_id = getattr(args, "client_id", None)
+    try:
+        operation = build(args, graph)
+        retried = g.retry_of(session, path, operation, client_id)
+    except ClientIdConflict as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    except g.GraphEditError as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    except ConfinementError as exc:
+        _common.fail(f"refused: {exc}", ExitCode.REFUSED)
+    if retried is None:
         try:
-            operation = build(args, graph)
             change = operation.apply(graph)  # check before asking
         except g.GraphEditError as exc:
             _common.fail(str(exc), ExitCode.PROBLEM)
         if confirm and change.changed:
             _confirm(args, f"{ws.shown(path)}: {change.summary}")
-        kept = ""
-        if backup and change.changed:
-            import hashlib
-            import time
+    kept = ""
+    if backup and retried is None and change.changed:
+        import hashlib
+        import time
 
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            original = loaded
-            data = g.repair_rejects(graph) if backup == "rejects" else original
-            if data:
-                kept = ws.shown(_backup(ws, f"graph-{stamp}-{hashlib.sha256(original).hexdigest()[:8]}"
-                                        f".{'rejected' if backup == 'rejects' else 'orig'}", data))
-        try:
-            saved = g.commit(path, graph, operation, loaded_bytes=loaded)
-        except g.GraphConflictError as exc:
-            if exc.diff:
-                sys.stderr.write(exc.diff)
-            _common.fail(str(exc), ExitCode.PROBLEM)
-        except ConflictError as exc:  # pragma: no cover - other conflict kinds
-            _common.fail(str(exc), ExitCode.PROBLEM)
-        except g.GraphEditError as exc:
-            _common.fail(str(exc), ExitCode.PROBLEM)
-        except OSError as exc:
-            _common.fail(f"cannot write {ws.shown(path)}: {exc.strerror or exc}; the file is unchanged.",
-                         ExitCode.EXTERNAL)
-        result = {"summary": saved.change.summary, "notes": list(saved.change.notes),
-                  "written": saved.written, "reapplied": saved.reapplied, "file": ws.shown(path),
-                  "backup": kept or None}
-        if args.json:
-            _common.emit_json(result)
-        else:
-            print(visible(saved.change.summary) + ("" if saved.written else " (nothing written)"))
-            for note in saved.change.notes:
-                print(f"  note: {visible(note)}")
-            if saved.reapplied:
-                print("  the file had changed on disk; the edit was re-applied to the new content")
-            if kept:
-                print(f"  backup: {kept}")
-        return int(ExitCode.OK)
-
-    return run
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        original = loaded
+        data = g.repair_rejects(graph) if backup == "rejects" else original
+        if data:
+            kept = ws.shown(_backup(ws, f"graph-{stamp}-{hashlib.sha256(original).hexdigest()[:8]}"
+                                    f".{'rejected' if backup == 'rejects' else 'orig'}", data))
+    try:
+        saved = g.commit(path, graph, operation, loaded_bytes=loaded, session=session, client_id=client_id,
+                         provenance=_provenance(args, operation))
+    except (ReadOnlyError, ConfinementError) as exc:
+        _common.fail(f"refused: {exc}", ExitCode.REFUSED)
+    except ClientIdConflict as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    except g.GraphConflictError as exc:
+        if exc.diff:
+            sys.stderr.write(exc.diff)
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    except ConflictError as exc:  # pragma: no cover - other conflict kinds
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    except g.GraphEditError as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    except OSError as exc:
+        _common.fail(f"cannot write {ws.shown(path)}: {exc.strerror or exc}; the file is unchanged.",
+                     ExitCode.EXTERNAL)
+    entry = saved.audit_entry
+    result = {"summary": saved.change.summary, "notes": list(saved.change.notes),
+              "written": saved.written, "reapplied": saved.reapplied, "retried": saved.retried,
+              "file": ws.shown(path), "backup": kept or None,
+              "audit_entry": entry.to_json() if entry is not None else None}
+    if args.json:
+        _common.emit_json(result)
+    else:
+        print(visible(saved.change.summary) + ("" if saved.written or saved.retried else " (nothing written)"))
+        for note in saved.change.notes:
+            print(f"  note: {visible(note)}")
+        if saved.reapplied:
+            print("  the file had changed on disk; the edit was re-applied to the new content")
+        if kept:
+            print(f"  backup: {kept}")
+    return int(ExitCode.OK)
 
 
 # -- read-only commands -----------------------------------------------------------------------------
@@ -238,15 +310,21 @@ def _cmd_show(args: argparse.Namespace) -> int:
         except g.GraphEditError as exc:
             _common.fail(str(exc), ExitCode.PROBLEM)
     outgoing, incoming = graph.relations_of(args.name)
+    origins = _provenance_of(_ws, args.name)
     if args.json:
         _common.emit_json({"records": [r.to_json() for r in records],
                            "outgoing": [r.to_json() for r in outgoing],
-                           "incoming": [r.to_json() for r in incoming]})
+                           "incoming": [r.to_json() for r in incoming],
+                           "provenance": {text: [p.to_json() for p in items] for text, items in origins.items()}})
         return int(ExitCode.OK)
     for record in records:
         print(f"{visible(record.name)}  ({visible(record.entity_type)})  line {record.line}")
         for text in record.observations:
             print(f"  - {visible(text)}")
+            for item in origins.get(text, []):
+                where = f", line {item.line}" if item.line else ""
+                print(f"      from session {visible(item.session)} at {visible(item.at)}{where} "
+                      f"(sessions/durable/{visible(item.session)}.jsonl; {item.source})")
     if len(records) > 1:
         print(f"  note: written {len(records)} times; `memtui graph merge -- NAME` unites them")
     for relation in outgoing:
@@ -254,6 +332,21 @@ def _cmd_show(args: argparse.Namespace) -> int:
     for relation in incoming:
         print(f"  <--{visible(relation.relation_type)}-- {visible(relation.source)}")
     return int(ExitCode.OK)
+
+
+def _provenance_of(ws, name: str) -> dict:
+    """``{observation: [Provenance, ...]}`` of entity ``name`` from the store, read-only
+    (an unreadable store gives none: showing the graph never needs it)."""
+    from memtui.core.graph_provenance import ProvenanceBook
+    from memtui.core.store import Store
+
+    store = Store.open(ws, read_only=True)
+    try:
+        return ProvenanceBook(store).of_entity(name)
+    except MemtuiError:
+        return {}
+    finally:
+        store.close()
 
 
 def _cmd_entities(args: argparse.Namespace) -> int:

@@ -14,8 +14,9 @@ Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for th
 from __future__ import annotations
 
 import argparse
-import unicodedata
 
+from memtui.commands import _common
+from memtui.core.textutil import visible
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
@@ -24,40 +25,13 @@ from memtui.core.skills import (
 )
 
 
-def visible(text: str) -> str:
-    """``text`` with control and format characters (newline, tab, zero-width, right-to-left
-    override) shown as ``\\n``, ``\\t`` or ``\\u200b`` escapes, so two different names never
-    look the same in a terminal (B17)."""
-    out = []
-    for ch in text:
-        if ch in "\n\t\r":
-            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def _clip(text: str, width: int) -> str:
     text = visible(" ".join(text.split()))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _root_scope(skill: Skill) -> str:
-    return skill.root if not skill.scope or skill.root.endswith(skill.scope) else f"{skill.root} ({skill.scope})"
 
 
-def _shadow_word(skill: Skill) -> str:
-    if skill.shadowed_by:
-        return "shadowed"
-    if skill.nested_in:
-        return "nested"
-    if not skill.loadable:
-        return "source"
-    if skill.duplicate_of:
-        return "duplicate"
-    return ""
 
 
 def _format_finding(f: Finding) -> str:
@@ -79,8 +53,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
                    "skills": [s.to_json() for s in cat.skills],
                    "findings": [f.to_json() for f in cat.findings]})
         return int(ExitCode.OK)
-    rows = [(_clip(s.shown_name, 40), _clip(_root_scope(s), 34), "yes" if s.valid else "NO",
-             _shadow_word(s), _clip(s.description or "", 60) if s.description else "—")
+    rows = [(_clip(s.shown_name, 40), _clip(s.root_scope, 34), "yes" if s.valid else "NO",
+             s.standing, _clip(s.description or "", 60) if s.description else "—")
             for s in cat.skills]
     header = ("name", "root/scope", "valid", "shadowed", "description")
     widths = [max([len(header[i])] + [len(r[i]) for r in rows]) for i in range(4)]
@@ -112,14 +86,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return int(ExitCode.PROBLEM if errors else ExitCode.OK)
 
 
-def _budget(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("the budget must be 0 bytes or more")
-    return number
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
@@ -167,7 +133,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print(f"name:        {visible(skill.shown_name)}")
     print(f"description: {visible(skill.description or '—')}")
     print(f"path:        {skill.path}")
-    print(f"root/scope:  {_root_scope(skill)}{'  (read-only)' if skill.read_only else ''}")
+    print(f"root/scope:  {skill.root_scope}{'  (read-only)' if skill.read_only else ''}")
     print(f"valid:       {'yes' if skill.valid else 'no'}")
     for label, value in (("shadowed by", skill.shadowed_by), ("nested in", skill.nested_in)):
         if value:
@@ -231,7 +197,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("index", help="the skill index an agent's turn gets, against a byte budget")
     add_workspace_arg(p)
     add_json_arg(p)
-    p.add_argument("--budget", type=_budget, default=DEFAULT_INDEX_BUDGET, metavar="BYTES",
+    p.add_argument("--budget", type=_common.byte_count, default=DEFAULT_INDEX_BUDGET, metavar="BYTES",
                    help=f"bytes the index may take (default {DEFAULT_INDEX_BUDGET}, seed 002)")
     p.set_defaults(func=_cmd_index)
 

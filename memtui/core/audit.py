@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 
 from memtui.core.files import is_inside, read_text, rel
 from memtui.core.findings import Finding, Severity, sort_key
-from memtui.core.tree import MemoryTree, iter_links
+from memtui.core.tree import MemoryTree, index_line, iter_links
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 #: ``(done, total)`` node counts; called from the auditing thread.
@@ -29,6 +29,8 @@ Progress = Callable[[int, int], None]
 #: Checks other areas contribute, as ``"module:function"`` names of ``(workspace) -> findings``.
 CHECKS: tuple[str, ...] = (
     "memtui.core.skills:audit_findings",
+    "memtui.core.graph_audit:workspace_findings",
+    "memtui.core.governance:audit_findings",
 )
 
 
@@ -184,7 +186,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str) -> tuple[list[Finding
         if index.exists and path not in listed:
             findings.append(Finding.make(
                 "article-unlisted", shown, f"is not listed in {index_shown}",
-                f"add a line '- [{article.title}]({Path(path).name}) — <one-liner>' to {index_shown}"))
+                f"add a line '{index_line(article.title, Path(path).name, '<one-liner>')}' to {index_shown}"))
     if index.exists:
         summaries = {}
         for entry in index.entries:

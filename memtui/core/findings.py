@@ -86,6 +86,14 @@ CODES: dict[str, tuple[Severity, str]] = {
     "graph-name-control": (Severity.WARNING, "an entity name holds control, zero-width or direction characters"),
     "graph-name-empty": (Severity.WARNING, "an entity has an empty name"),
     "graph-duplicate-relation": (Severity.INFO, "the same relation (from, to, relationType) is written more than once"),
+    "unrecorded-edit": (Severity.WARNING, "an article's bytes differ from its active version (edited outside governance)"),
+    "active-missing": (Severity.ERROR, "an article has an active version but its file is missing"),
+    "untracked": (Severity.INFO, "articles in a node are not recorded as versions yet (adopt them as a baseline)"),
+    "governance-pending": (Severity.WARNING, "a governance change was interrupted; memtui completes it on the next write"),
+    "proposal-inbox-invalid": (Severity.WARNING, "a file in proposals/inbox/ cannot be filed as a proposal; it stays there"),
+    "backup-skipped": (Severity.WARNING, "a workspace entry is not in the backup tree (a symbolic link, a .git folder, a special file)"),
+    "restore-refused": (Severity.ERROR, "a backup entry would land outside the restore folder or is not a plain file (.., absolute path, symlink, .git); not written"),
+    "restore-mismatch": (Severity.ERROR, "a restored file differs from its MANIFEST line, or a MANIFEST file is missing from the backup"),
 }
 
 

@@ -1130,6 +1130,9 @@ class Restore(Operation):
     previous: Graph
     written: str
     summary: str = "undid the last action"
+    #: provenance records the undone edit moved, ``((doc id, previous fields), ...)``
+    #: (:attr:`Saved.provenance_undo`); :func:`commit` puts them back.
+    provenance_undo: tuple = ()
 
     def apply(self, graph: Graph) -> Change:
         if graph.source_sha256 != self.written:
@@ -1241,12 +1244,20 @@ class Saved:
         change: the change applied (re-applied when the file had changed).
         reapplied: the file had changed on disk and the operation was applied to the new content.
         written: False when the operation changed nothing (nothing was written).
+        audit_entry: the :class:`~memtui.core.auditlog.AuditEntry` of this write (for a
+            retry: the entry first recorded under the client id), or ``None``.
+        retried: the client id already recorded this very operation: nothing was done again.
+        provenance_undo: provenance records the edit moved, ``((doc id, previous fields), ...)``,
+            for :class:`Restore` (undo) to put back.
     """
 
     graph: Graph
     change: Change
     reapplied: bool = False
     written: bool = True
+    audit_entry: object = None
+    retried: bool = False
+    provenance_undo: tuple = ()
 
 
 def conflict_diff(before: bytes, after: bytes, name: str = "graph.jsonl") -> str:
@@ -1269,32 +1280,128 @@ def _read_current(path: Path) -> bytes | None:
         return None
 
 
+def action_name(operation: Operation) -> str:
+    """The audit-log action of ``operation``: ``graph.<verb>`` (``RenameEntity`` → ``graph.rename-entity``)."""
+    name = type(operation).__name__
+    return "graph." + "".join("-" + c.lower() if c.isupper() and k else c.lower() for k, c in enumerate(name))
+
+
+def describe(operation: Operation) -> dict:
+    """A JSON-safe description of ``operation`` for the audit log and client-id retries.
+
+    ``{"operation": class name, <field>: value, ...}``; a graph field (the undo's snapshot)
+    is left out, and a tuple of records (an import) becomes ``{"count", "sha256"}`` so the
+    audit log stays small.
+    """
+    import dataclasses
+
+    out: dict = {"operation": type(operation).__name__}
+    for item in dataclasses.fields(operation):
+        value = getattr(operation, item.name)
+        if isinstance(value, Graph) or item.name == "provenance_undo":
+            continue
+        if isinstance(value, tuple) and value and isinstance(value[0], (Entity, Relation)):
+            blob = json.dumps([r.to_json() for r in value], ensure_ascii=False, sort_keys=True)
+            value = {"count": len(value), "sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest()}
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[item.name] = value
+    return out
+
+
+def _shown_in(session, target: Path) -> str:
+    from memtui.core.errors import ConfinementError
+    from memtui.core.files import is_inside
+
+    if not is_inside(session.ws.root, target):
+        raise ConfinementError(f"{target} is outside the workspace {session.ws.root}; memtui writes only inside it.")
+    return session.ws.shown(target)
+
+
+def retry_of(session, path: str | os.PathLike[str], operation: Operation, client_id: str | None):
+    """The audit entry when ``client_id`` already recorded this very operation on ``path``.
+
+    A CLI call retried after a timeout sends the same ``--client-id``: it must not be done
+    twice (seed 004). Call this before applying the operation (a retried rename no longer
+    applies).
+
+    Returns:
+        The :class:`~memtui.core.auditlog.AuditEntry`, or ``None`` when the id is new or not given.
+
+    Raises:
+        ClientIdConflict: the id was used for a different action, file or operation.
+        ConfinementError: ``path`` is outside the session's workspace.
+    """
+    from memtui.core.auditlog import ClientIdConflict
+
+    if not client_id:
+        return None
+    existing = session.audit.find(client_id)
+    if existing is None:
+        return None
+    shown = _shown_in(session, Path(path))
+    if (existing.action, existing.target, existing.detail.get("operation")) == \
+            (action_name(operation), shown, describe(operation)):
+        return existing
+    raise ClientIdConflict(
+        f"client id {client_id!r} was already used on {existing.time} for {existing.action} on "
+        f"{existing.target} with other content; that entry stays and nothing was written. Use a "
+        "new client id for a new change.", existing)
+
+
 def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
-           loaded_bytes: bytes | None = None) -> Saved:
+           loaded_bytes: bytes | None = None, *, session, client_id: str | None = None,
+           provenance: Sequence = ()) -> Saved:
     """Apply ``operation`` to ``loaded`` and write the result to ``path`` atomically.
 
-    This is the one function that writes a graph file (the lock and the audit record of the
-    store are wired here). Before writing it compares the file's sha256 with
-    ``loaded.source_sha256`` (DESIGN.md invariant 3). If an agent changed the file meanwhile,
-    the file is re-read and ``operation`` re-applied to the new content; if it no longer
-    applies, nothing is written and :class:`GraphConflictError` carries a diff.
+    This is the one function that writes a graph file (DESIGN.md §4 invariants 1–3, 7):
+
+    1. ``session.require_writable()`` (the writer lock; refused read-only with the holder's
+       sentence) and ``path`` must lie inside the session's workspace;
+    2. a ``client_id`` that already recorded this very operation returns the first result
+       without writing again (:func:`retry_of`; seed 004);
+    3. the file's sha256 is compared with ``loaded.source_sha256`` (invariant 3). If an
+       agent changed the file meanwhile, the file is re-read and ``operation`` re-applied
+       to the new content; if it no longer applies, nothing is written and
+       :class:`GraphConflictError` carries a diff;
+    4. the new bytes are written atomically, then the store is updated: provenance records
+       follow a rename, merge or observation edit (:meth:`ProvenanceBook.follow`; an undo
+       puts them back), ``provenance`` records are added, and one audit-log entry
+       ``graph.<verb>`` is appended (target the workspace-relative file, sha256 before and
+       after, detail ``{"operation", "summary", "notes", "reapplied"}``).
 
     Args:
-        path: the graph file (confined by the caller).
+        path: the graph file, inside ``session.ws``.
         loaded: the graph the user was looking at.
         operation: the edit.
         loaded_bytes: the bytes ``loaded`` came from, for the conflict diff (optional).
+        session: the open :class:`~memtui.core.session.Session` (keyword, required).
+        client_id: the caller's id for this request (random when ``None``).
+        provenance: :class:`~memtui.core.graph_provenance.Provenance` records of the
+            observations this edit brings in (``memtui graph add-observation --session KEY``).
 
     Returns:
         :class:`Saved`.
 
     Raises:
+        ReadOnlyError: the session may not write (nothing written).
+        ConfinementError: ``path`` is outside the workspace (nothing written).
+        ClientIdConflict: ``client_id`` names a different change (nothing written).
         GraphEditError: the operation does not fit ``loaded`` (nothing written).
         GraphConflictError: the file changed and the operation cannot be re-applied, or the
             file vanished although it existed when loaded (nothing written).
         OSError: the write failed (the old file is untouched: atomic write).
     """
+    from memtui.core.graph_provenance import ProvenanceBook
+
+    session.require_writable()
     target = Path(path)
+    shown = _shown_in(session, target)
+    previous = retry_of(session, target, operation, client_id)
+    if previous is not None:
+        summary = str(previous.detail.get("summary") or "that change")
+        return Saved(loaded, Change(loaded, f"already done under this client id: {summary}", changed=False),
+                     written=False, audit_entry=previous, retried=True)
     change = operation.apply(loaded)
     current = _read_current(target)
     current_sha = hashlib.sha256(current).hexdigest() if current is not None else ""
@@ -1323,7 +1430,20 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
     written = change.graph.replaced(change.graph.lines)
     written.source_sha256 = hashlib.sha256(data).hexdigest()
     written.exists = True
-    return Saved(written, change, reapplied=reapplied)
+    book = ProvenanceBook(session.store)
+    undo: list = []
+    if isinstance(operation, Restore):
+        book.put_back(operation.provenance_undo)
+    else:
+        book.follow(operation, undo=undo)
+    for item in provenance:
+        book.record(item)
+    recorded = session.audit.record(
+        action_name(operation), shown, current_sha or None, written.source_sha256, client_id=client_id,
+        detail={"operation": describe(operation), "summary": change.summary, "notes": list(change.notes),
+                "reapplied": reapplied})
+    return Saved(written, change, reapplied=reapplied, audit_entry=recorded.entry,
+                 provenance_undo=tuple(undo))
 
 
 def iter_records(graph: Graph) -> Iterator[Entity | Relation]:

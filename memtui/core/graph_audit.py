@@ -13,6 +13,7 @@ Reading problems (bad lines) come from :meth:`memtui.core.graph.Graph.read_findi
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -20,6 +21,7 @@ from collections import Counter, defaultdict
 from rapidfuzz import fuzz
 
 from memtui.core.findings import Finding
+from memtui.core.textutil import visible  # noqa: F401 - re-exported for graph_export and the CLI
 from memtui.core.graph import Graph, fold_name, fold_type
 
 #: Score (0-100, rapidfuzz ``fuzz.ratio``) from which two names count as near-identical.
@@ -32,27 +34,6 @@ NEAR_WINDOW = 4
 MAX_LISTED = 20
 
 _DIGITS = re.compile(r"\d+")
-
-
-def visible(text: str) -> str:
-    """``text`` with control, zero-width and direction characters shown as ``\\u`` escapes.
-
-    ``"line one\\nline two"`` becomes ``"line one\\\\nline two"``; a zero-width space becomes
-    ``\\u200b``; a right-to-left override ``\\u202e`` (B17: two names never look the same).
-    """
-    out = []
-    for char in text:
-        if char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif char == "\r":
-            out.append("\\r")
-        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def has_hidden_characters(text: str) -> bool:
@@ -243,3 +224,38 @@ def _shell(text: str) -> str:
     import shlex
 
     return shlex.quote(visible(text))
+
+
+def workspace_findings(ws) -> list[Finding]:
+    """The graph's findings for ``memtui audit`` (an entry of :data:`memtui.core.audit.CHECKS`).
+
+    Args:
+        ws: the opened :class:`~memtui.core.workspace.Workspace`.
+
+    Returns:
+        :func:`audit` of ``memory/graph.jsonl`` (fuzzy search included); nothing when the
+        workspace has no graph file; one ``symlink-outside`` finding when the file is a link
+        out of the workspace (not followed); one ``file-unreadable`` / ``file-too-large``
+        finding when it cannot be read. Never raises for the file's content.
+    """
+    from memtui.core.files import is_inside
+    from memtui.core.graph import GraphEditError, load
+
+    path = ws.graph_file
+    if not os.path.lexists(path):
+        return []
+    shown = ws.shown(path)
+    if not is_inside(ws.root, path):
+        return [Finding.make("symlink-outside", shown, "the graph file is a link out of the workspace; not read",
+                             "replace the link with the graph file itself")]
+    if not path.is_file():
+        return [] if not path.exists() else [Finding.make(
+            "file-unreadable", shown, "is not a regular file", "make memory/graph.jsonl a file")]
+    try:
+        graph = load(path, shown)
+    except GraphEditError as exc:
+        return [Finding.make("file-too-large", shown, str(exc), "split or trim the graph file")]
+    except OSError as exc:
+        return [Finding.make("file-unreadable", shown, f"cannot be read ({exc.strerror or exc})",
+                             "check the file's permissions")]
+    return audit(graph)

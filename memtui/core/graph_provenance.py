@@ -97,33 +97,69 @@ class ProvenanceBook:
             items.sort(key=lambda p: p.at)
         return out
 
+    def grouped(self) -> dict[str, dict[str, list[Provenance]]]:
+        """Every record, ``{entity: {observation: [Provenance, ...]}}``, oldest first (one read)."""
+        out: dict[str, dict[str, list[Provenance]]] = {}
+        for _, doc in self._records():
+            item = _from_doc(doc)
+            out.setdefault(item.entity, {}).setdefault(item.observation, []).append(item)
+        for by_text in out.values():
+            for items in by_text.values():
+                items.sort(key=lambda p: p.at)
+        return out
+
     def of_observation(self, entity: str, observation: str) -> list[Provenance]:
         """Every record of one observation, oldest first (empty when unknown)."""
         return self.of_entity(entity).get(observation, [])
 
-    def follow(self, operation: Operation) -> int:
+    def follow(self, operation: Operation, undo: list | None = None) -> int:
         """Move records along with a curating edit just saved; returns how many moved.
 
         ``RenameEntity`` and ``MergeEntities`` re-key the entity (merged names to ``into``);
         ``EditObservation`` re-keys the observation text. Other operations move nothing
         (records of deleted data are kept as history).
+
+        Args:
+            operation: the edit just saved.
+            undo: when given, ``(doc id, previous fields)`` of every moved record is appended,
+                for :meth:`put_back` (the TUI's undo).
+
+        Raises:
+            ReadOnlyError: the store is read-only.
         """
         if isinstance(operation, RenameEntity):
             names, into = {operation.old}, operation.new
         elif isinstance(operation, MergeEntities):
             names, into = set(operation.sources) - {operation.into}, operation.into
         elif isinstance(operation, EditObservation):
-            ids = [doc_id for doc_id, doc in self._records()
-                   if doc.get("entity") == operation.entity and doc.get("observation") == operation.old]
-            if ids:
-                self.table.update({"observation": operation.new}, doc_ids=ids)
-            return len(ids)
+            moved = [(doc_id, doc) for doc_id, doc in self._records()
+                     if doc.get("entity") == operation.entity and doc.get("observation") == operation.old]
+            if moved:
+                self.table.update({"observation": operation.new}, doc_ids=[i for i, _ in moved])
+                if undo is not None:
+                    undo.extend((i, {"observation": d.get("observation")}) for i, d in moved)
+            return len(moved)
         else:
             return 0
-        ids = [doc_id for doc_id, doc in self._records() if doc.get("entity") in names]
-        if ids:
-            self.table.update({"entity": into}, doc_ids=ids)
-        return len(ids)
+        moved = [(doc_id, doc) for doc_id, doc in self._records() if doc.get("entity") in names]
+        if moved:
+            self.table.update({"entity": into}, doc_ids=[i for i, _ in moved])
+            if undo is not None:
+                undo.extend((i, {"entity": d.get("entity")}) for i, d in moved)
+        return len(moved)
+
+    def put_back(self, undo: Iterable[tuple[int, dict]]) -> int:
+        """Give records moved by :meth:`follow` their previous fields again; returns how many.
+
+        Records removed meanwhile are skipped.
+        """
+        present = {doc_id for doc_id, _ in self._records()}
+        count = 0
+        for doc_id, fields in undo:
+            if doc_id in present:
+                self.table.update(dict(fields), doc_ids=[doc_id])
+                count += 1
+        return count
 
 
 def _from_doc(doc: dict) -> Provenance:

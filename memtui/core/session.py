@@ -29,7 +29,7 @@ from pathlib import Path
 
 from memtui.core import atomic, lock
 from memtui.core.auditlog import AuditLog
-from memtui.core.errors import ReadOnlyError
+from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding
 from memtui.core.store import Store
 from memtui.core.workspace import Workspace
@@ -113,7 +113,16 @@ class Session:
             if writer_lock is not None:
                 writer_lock.release()
                 writer_lock = None
-        return cls(ws, writer_lock, store, resolve_profile(ws, profile), reason, findings)
+        session = cls(ws, writer_lock, store, resolve_profile(ws, profile), reason, findings)
+        if reason is None and "intents" in store.tables():
+            # complete a governance change an interrupted memtui left (governance.recover)
+            from memtui.core import governance
+            try:
+                governance.recover(session)
+            except MemtuiError as exc:
+                findings.append(Finding.make("governance-pending", ".memtui/store.json", str(exc),
+                                             "look at the file named, then run the command again"))
+        return session
 
     @property
     def read_only(self) -> bool:

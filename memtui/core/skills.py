@@ -167,6 +167,26 @@ class Skill:
         return self.name if self.name else self.key
 
     @property
+    def standing(self) -> str:
+        """One word for the list views: ``shadowed``, ``nested``, ``source``, ``duplicate`` or ``""``."""
+        if self.shadowed_by:
+            return "shadowed"
+        if self.nested_in:
+            return "nested"
+        if not self.loadable:
+            return "source"
+        if self.duplicate_of:
+            return "duplicate"
+        return ""
+
+    @property
+    def root_scope(self) -> str:
+        """Its root, with the publication scope it came from when that is not the root itself."""
+        if self.scope and not self.root.endswith(self.scope):
+            return f"{self.root} ({self.scope})"
+        return self.root
+
+    @property
     def indexable(self) -> bool:
         """An agent's index can list it: top level, not shadowed, name and description text."""
         return (self.nested_in is None and self.shadowed_by is None and self.loadable
@@ -1073,11 +1093,14 @@ def _check_writable(skill: Skill) -> bytes:
 def audit_findings(ws: Workspace) -> list[Finding]:
     """Every skill finding of ``ws`` (catalogue and skills), for :mod:`memtui.core.audit`.
 
-    Only the workspace's own roots count here (``skills/``, ``shared-skills/``,
-    ``shared-skills.d/``): a folder without them contributes nothing, so auditing a plain
-    memory tree never reports its sub-folders as skills.
+    The workspace's own roots count (``skills/``, ``shared-skills/``, ``shared-skills.d/``),
+    and a folder that is itself a folder of skill folders (no ``memory/``; ``B19/skills``):
+    ``memtui audit -w B19/skills`` reports what ``memtui skills check`` reports. A plain memory
+    tree contributes nothing, so its sub-folders are never reported as skills.
     """
     has_roots = any(p.is_dir() for p in ws.skill_roots.values()) or (ws.root / CASCADE_DIR).is_dir()
+    if not has_roots and ws.memory == ws.root and _looks_like_root(ws.root):
+        has_roots = True
     if not has_roots:
         return []
     return load_catalogue(ws).all_findings()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memtui.core import frontmatter
-from memtui.core.files import TextFile, read_text, rel
+from memtui.core.files import TextFile, is_inside, read_text, rel
 from memtui.core.findings import Finding
 from memtui.core.workspace import NODE_INDEX, SPECIAL_FILES, Workspace
 
@@ -149,6 +149,16 @@ class Article:
         return value.strip() if isinstance(value, str) else None
 
 
+def index_line(title: str, target: str, one_liner: str) -> str:
+    """The node index line ``- [Title](target) — one-liner`` for a file, written so that
+    :func:`parse_index` reads it back: a target with spaces, parentheses or angle brackets is
+    put in ``<…>`` (CommonMark), and line breaks in the title become spaces."""
+    title = " ".join(title.split())
+    if any(ch in target for ch in " ()<>") or not target:
+        target = "<" + target.replace("<", "%3C").replace(">", "%3E") + ">"
+    return f"- [{title}]({target}) — {one_liner}"
+
+
 def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -242,6 +252,7 @@ class MemoryTree:
         self.ws = workspace
         self.root = workspace.memory
         self._root_str = os.fspath(workspace.memory)
+        self._folder_inside: dict[str, bool] = {}
         self._prefix = workspace.memory_rel
         self.index = lru_cache(maxsize=4096)(self._index)  # type: ignore[method-assign]
         self._children_cache: dict[str, list[tuple[str, bool]]] = {}
@@ -347,6 +358,10 @@ class MemoryTree:
         shown = self.shown(f"{node}/{NODE_INDEX}" if node else NODE_INDEX)
         if not file.is_file():
             return NodeIndex(node=node, exists=False, title=Path(node).name or "memory")
+        if not self._confined(os.fspath(file)):
+            return NodeIndex(node=node, exists=True, title=Path(node).name or "memory", findings=[Finding.make(
+                "symlink-outside", shown, f"is a symbolic link to {os.path.realpath(file)}, outside the workspace; "
+                "not read", "replace the link with a copy of the file inside the workspace")])
         read = read_text(file, shown, self.ws.config.max_file_bytes)
         if not read.ok:
             return NodeIndex(node=node, exists=True, title=Path(node).name or "memory",
@@ -359,7 +374,14 @@ class MemoryTree:
         """Read and split the article at memory-relative ``path`` (never raises)."""
         shown = self.shown(path)
         node = path.rsplit("/", 1)[0] if "/" in path else ""
-        read: TextFile = read_text(os.path.join(self._root_str, path), shown, self.ws.config.max_file_bytes)
+        full = os.path.join(self._root_str, path)
+        if not self._confined(full):
+            finding = Finding.make(
+                "symlink-outside", shown,
+                f"leads through a symbolic link to {os.path.realpath(full)}, outside the workspace; not read",
+                "replace the link with a copy of the file inside the workspace")
+            return Article(path, node, {}, "", 1, "", 0, False, False, [finding])
+        read: TextFile = read_text(full, shown, self.ws.config.max_file_bytes)
         findings = list(read.findings)
         if not read.ok:
             return Article(path, node, {}, "", 1, "", read.size, False, read.truncated, findings)
@@ -375,6 +397,17 @@ class MemoryTree:
                 "delete one of the two lines", line=line))
         return Article(path, node, fm.meta, fm.body, fm.body_line, read.text, read.size, True,
                        read.truncated, findings)
+
+    def _confined(self, full: str) -> bool:
+        """True when ``full`` (absolute) resolves inside the workspace: the file itself is
+        checked when it is a symbolic link, its folder once per folder (invariant 4)."""
+        folder = os.path.dirname(full)
+        inside = self._folder_inside.get(folder)
+        if inside is None:
+            inside = self._folder_inside[folder] = is_inside(self.ws.root, Path(folder))
+        if not inside:
+            return False
+        return not os.path.islink(full) or is_inside(self.ws.root, Path(full))
 
     # -- owners ----------------------------------------------------------------------------
     def own_owner(self, node: str) -> tuple[str | None, str]:

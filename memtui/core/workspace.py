@@ -25,6 +25,8 @@ MEMBER_NOTES = "MEMORY_CUSTOM.md"
 NOTEBOOK = "MEMORY.md"
 OPERATOR_FILES = ("CONTEXT_RECOVERY.md", "FILE_DELIVERY.md", "MEMORY_ROUTING.md")
 GRAPH_FILE = "graph.jsonl"
+#: The MCP reference memory server's own default file name (corpus README, "Reference server").
+SERVER_GRAPH_FILE = "memory.jsonl"
 NODE_INDEX = "AGENTS.md"
 #: Files at the memory root that are not articles of the root node.
 SPECIAL_FILES = frozenset({MEMBER_NOTES, NOTEBOOK, *OPERATOR_FILES, NODE_INDEX})
@@ -170,8 +172,15 @@ class Workspace:
 
     @property
     def graph_file(self) -> Path:
-        """``memory/graph.jsonl``, the knowledge graph."""
-        return self.memory / GRAPH_FILE
+        """``memory/graph.jsonl``, the knowledge graph; when that is absent but the MCP memory
+        server's default file name ``memory.jsonl`` is there, that file (a folder the server
+        was pointed at opens as it is)."""
+        default = self.memory / GRAPH_FILE
+        if not default.exists():
+            server_default = self.memory / SERVER_GRAPH_FILE
+            if server_default.is_file():
+                return server_default
+        return default
 
     @property
     def skill_roots(self) -> dict[str, Path]:

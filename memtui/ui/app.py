@@ -49,7 +49,8 @@ class MemtuiApp(App[int]):
     TITLE = "memtui"
     COMMANDS = App.COMMANDS | {SearchCommands}  # type a query in the palette (issue 8)
     BINDINGS = [
-        *(Binding(a.key, f"switch_mode('{a.mode}')", a.title) for a in AREAS),
+        # shown in the AreaBar under the header instead of in every footer
+        *(Binding(a.key, f"switch_mode('{a.mode}')", a.title, show=False) for a in AREAS),
         Binding("ctrl+r", "reaudit", "Re-audit"),
         Binding("q", "quit", "Quit"),
     ]
@@ -115,6 +116,19 @@ class MemtuiApp(App[int]):
     def badge(self) -> str:
         """``"READ-ONLY · "`` when writes are refused, else ``""``: screens prefix their subtitle."""
         return "READ-ONLY · " if self.session.read_only else ""
+
+    async def action_quit(self) -> None:
+        """Quit, but first let a screen with unsaved changes ask (the Notes editor):
+        ``ctrl+q`` and the palette's Quit once dropped an unsaved note without a word."""
+        stacks = getattr(self, "_screen_stacks", {})
+        for mode, stack in stacks.items():
+            for screen in stack:
+                if getattr(screen, "dirty", False) and hasattr(screen, "action_leave"):
+                    if self.current_mode != mode:
+                        await self.switch_mode(mode)
+                    screen.action_leave("")
+                    return
+        self.exit()
 
     def on_unmount(self) -> None:
         self.session.close()

@@ -38,4 +38,8 @@ AREAS: list[Area] = [
          "entities, relations and findings of the knowledge graph; curate it"),
     Area("search", "Search", "6", "memtui.ui.search_screen:SearchScreen",
          "search every article, note, skill and entity; Enter opens the result in its area"),
+    Area("proposals", "Proposals", "7", "memtui.ui.proposals_screen:ProposalsScreen",
+         "review proposals (diff, provenance, uses), approve or reject; version history, rollback, retire"),
+    Area("backup", "Backup", "8", "memtui.ui.backup_screen:BackupScreen",
+         "back the workspace up to git, list the backups, restore one into a folder, verify the round trip"),
 ]

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Stati
 from memtui.core.audit import AuditReport
 from memtui.core.findings import Finding, sort_key
 from memtui.core.workspace import NODE_INDEX
+from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
 #: Rows drawn at once; DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES), so more are
@@ -69,6 +70,7 @@ class AuditScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="audit-bar"):
             yield Input(placeholder="filter: words, severity:error, code:index, path:support/",
                         id="audit-filter")

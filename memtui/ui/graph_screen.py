@@ -3,9 +3,18 @@
 The graph loads and is audited in a worker thread. The entity table shows one page of
 :data:`PAGE` rows of the filtered, sorted list ("1–500 of 50,000"; ``[``/``]`` page), because
 a DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES; B23). The neighbourhood tree is
-built lazily on expand, children capped at :data:`MAX_CHILDREN`. Every user string goes
-through :func:`memtui.ui.text.safe` (B17: never markup). Edits go through
-:func:`memtui.core.graph.commit` after a confirmation; ``u`` undoes the last one.
+built lazily on expand, children capped at :data:`MAX_CHILDREN`; an entity with findings is
+marked there (``⚠ n``) as in the table. Observations are a list showing each one's
+provenance (which session, when; :mod:`memtui.core.graph_provenance`); ``h`` opens that
+session history read-only at the line. Every user string goes through
+:func:`memtui.ui.text.safe` (B17: never markup).
+
+Curating (seed 002; issue 4): add / edit / delete an observation, rename, merge, retype a
+type across its variants, relate, unrelate, delete an entity. Each is tried on the loaded
+graph first, then confirmed with its summary, then saved in a worker thread through
+:func:`memtui.core.graph.commit` with the app's writer session (``app.session``: the lock,
+the audit log, provenance); ``u`` undoes the last one. A read-only session shows a
+``READ-ONLY`` badge and refuses with the holder sentence before asking anything.
 """
 
 from __future__ import annotations
@@ -18,12 +27,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Static, Tree
+from textual.widgets import Button, DataTable, Footer, Header, Input, OptionList, Static, TextArea, Tree
+from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
 from memtui.core import graph as g
-from memtui.core.findings import Finding
+from memtui.core.errors import MemtuiError, ReadOnlyError
+from memtui.core.findings import Finding, Severity
 from memtui.core.graph_audit import audit
+from memtui.core.graph_provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
+from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
 #: Rows of the entity table drawn at once.
@@ -32,6 +45,13 @@ PAGE = 500
 MAX_LISTED = 200
 #: Children of one neighbourhood tree node before "… N more".
 MAX_CHILDREN = 200
+#: Largest session history shown in the viewer (bytes); longer ones are cut with a note.
+MAX_HISTORY_BYTES = 8 * 1024 * 1024
+#: Graphs with more entities skip the fuzzy near-duplicate search when re-audited after an edit.
+NEAR_AFTER_EDIT = 20_000
+
+_RANK = {Severity.ERROR: 3, Severity.WARNING: 2, Severity.INFO: 1}
+_MARK_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 
 _SORTS = {
     "name": lambda r: r[0].name.casefold(),
@@ -102,8 +122,47 @@ class Confirm(ModalScreen[bool]):
         self.dismiss(False)
 
 
+class SessionHistory(ModalScreen[None]):
+    """A read-only view of one session history (``sessions/durable/<key>.jsonl``) at a line.
+
+    Args:
+        shown: the workspace-relative path, for the title.
+        text: the file's text (decoded with replacement characters; never markup).
+        line: the 1-based line to put the cursor on, centred.
+    """
+
+    DEFAULT_CSS = """
+    SessionHistory { align: center middle; }
+    SessionHistory #history-box { width: 90%; height: 90%; border: thick $primary; background: $surface; }
+    SessionHistory #history-title { height: 1; }
+    SessionHistory TextArea { height: 1fr; }
+    """
+
+    BINDINGS = [Binding("escape,q", "close", "Close")]
+
+    def __init__(self, shown: str, text: str, line: int) -> None:
+        super().__init__()
+        self._shown = shown
+        self._text = text
+        self.line = line
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="history-box"):
+            yield Static(join(safe(self._shown, "bold"), Text(f"  line {self.line:,} · read-only · Esc closes",
+                                                               style="dim")), id="history-title")
+            yield TextArea(self._text, read_only=True, show_line_numbers=True, soft_wrap=True, id="history")
+
+    def on_mount(self) -> None:
+        area = self.query_one("#history", TextArea)
+        area.focus()
+        area.move_cursor((max(0, self.line - 1), 0), center=True)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
 class GraphScreen(Screen):
-    """Browse, audit and curate ``memory/graph.jsonl``."""
+    """Browse, audit and curate ``memory/graph.jsonl`` (see the module docstring)."""
 
     DEFAULT_CSS = """
     GraphScreen #graph-bar { height: 3; }
@@ -111,7 +170,8 @@ class GraphScreen(Screen):
     GraphScreen #graph-count { width: 2fr; padding: 1 1 0 1; }
     GraphScreen #entities { width: 1fr; }
     GraphScreen #graph-side { width: 1fr; }
-    GraphScreen #entity-scroll { height: 2fr; }
+    GraphScreen #entity-scroll { height: 1fr; }
+    GraphScreen #observations { height: 1fr; }
     GraphScreen #neighbourhood { height: 1fr; border-top: solid $primary; }
     """
 
@@ -121,7 +181,14 @@ class GraphScreen(Screen):
         Binding("right_square_bracket", "page(1)", "Next page"),
         Binding("left_square_bracket", "page(-1)", "Prev page"),
         Binding("a", "add_observation", "Add obs."),
+        Binding("e", "edit_observation", "Edit obs."),
+        Binding("x", "delete_observation", "Del obs."),
+        Binding("h", "history", "Session"),
         Binding("r", "rename", "Rename"),
+        Binding("m", "merge", "Merge"),
+        Binding("t", "retype", "Retype"),
+        Binding("l", "relate", "Relate"),
+        Binding("k", "unrelate", "Unrelate"),
         Binding("d", "delete", "Delete"),
         Binding("u", "undo", "Undo"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
@@ -132,6 +199,8 @@ class GraphScreen(Screen):
         self.graph: g.Graph | None = None
         self.findings: list[Finding] = []
         self._by_line: dict[int, list[Finding]] = defaultdict(list)
+        #: worst severity and count of findings per entity name (marks in table and tree)
+        self._flags: dict[str, tuple[Severity, int]] = {}
         self._degree: dict[str, int] = {}
         self._out: dict[str, list[g.Relation]] = defaultdict(list)
         self._in: dict[str, list[g.Relation]] = defaultdict(list)
@@ -139,11 +208,19 @@ class GraphScreen(Screen):
         self._page = 0
         self._sort = "name"
         self._current: str | None = None
-        self._undo: tuple[g.Graph, str, str] | None = None
+        #: provenance of the graph's observations, ``{entity: {observation: [Provenance]}}``
+        self._provenance: dict[str, dict[str, list[Provenance]]] = {}
+        #: the observations listed, by option index: ``(entity, text)``
+        self._observations: list[tuple[str, str]] = []
+        #: the last saved action, for undo: ``(graph before, sha written, summary, provenance undo)``
+        self._undo: tuple[g.Graph, str, str, tuple] | None = None
+        #: True while a save runs in its worker (a second action waits for it)
+        self.saving = False
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="graph-bar"):
             yield Input(placeholder="filter: words in names, type:Person", id="graph-filter")
             yield Static(id="graph-count")
@@ -152,6 +229,7 @@ class GraphScreen(Screen):
             with Vertical(id="graph-side"):
                 with VerticalScroll(id="entity-scroll"):
                     yield Static(id="entity-detail")
+                yield OptionList(id="observations")
                 yield Tree(Text("neighbourhood"), id="neighbourhood")
         yield Footer()
 
@@ -159,9 +237,23 @@ class GraphScreen(Screen):
         table = self.query_one("#entities", DataTable)
         for name in ("name", "type", "observations", "relations"):
             table.add_column(name, key=name)
-        self.query_one("#graph-count", Static).update(Text("loading the graph…", style="dim"))
+        self.query_one("#observations", OptionList).border_title = "observations (provenance)"
+        self._status(Text("loading the graph…", style="dim"))
         table.focus()
         self.load_graph()
+
+    @property
+    def session(self):
+        """The app's writer session (``app.session``)."""
+        return self.app.session
+
+    def _status(self, text: Text) -> None:
+        """Show ``text`` in the count line, after a ``READ-ONLY`` badge when writes are refused."""
+        widget = self.query_one("#graph-count", Static)
+        if self.session.read_only:
+            text = join(Text(" READ-ONLY ", style="bold reverse"), Text(" "), text)
+            widget.tooltip = self.session.reason
+        widget.update(text)
 
     # -- loading (worker thread) ------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="graph-load")
@@ -174,18 +266,36 @@ class GraphScreen(Screen):
             self.app.call_from_thread(self._failed, f"cannot read {ws.shown(path)}: {exc}")
             return
         findings = audit(graph)
-        self.app.call_from_thread(self._loaded, graph, findings)
+        provenance = self._read_provenance()
+        self.app.call_from_thread(self._loaded, graph, findings, provenance)
+
+    def _read_provenance(self) -> dict[str, dict[str, list[Provenance]]]:
+        try:
+            return ProvenanceBook(self.session.store).grouped()
+        except Exception:  # noqa: BLE001 - a damaged store shows no provenance, never a crash
+            return {}
 
     def _failed(self, message: str) -> None:
-        self.query_one("#graph-count", Static).update(Text(message, style="red"))
+        self._status(Text(message, style="red"))
 
-    def _loaded(self, graph: g.Graph, findings: list[Finding]) -> None:
+    def _loaded(self, graph: g.Graph, findings: list[Finding],
+                provenance: dict[str, dict[str, list[Provenance]]] | None = None) -> None:
         self.graph = graph
         self.findings = findings
+        if provenance is not None:
+            self._provenance = provenance
         self._by_line = defaultdict(list)
+        self._flags = {}
         for finding in findings:
             if finding.line is not None:
                 self._by_line[finding.line].append(finding)
+                if 0 < finding.line <= len(graph.lines):
+                    record = graph.lines[finding.line - 1].record
+                    if isinstance(record, g.Entity):
+                        worst, count = self._flags.get(record.name, (finding.severity, 0))
+                        if _RANK[finding.severity] > _RANK[worst]:
+                            worst = finding.severity
+                        self._flags[record.name] = (worst, count + 1)
         self._out, self._in, self._degree = defaultdict(list), defaultdict(list), {}
         for relation in graph.relations:
             self._out[relation.source].append(relation)
@@ -193,7 +303,7 @@ class GraphScreen(Screen):
             self._degree[relation.source] = self._degree.get(relation.source, 0) + 1
             if relation.target != relation.source:
                 self._degree[relation.target] = self._degree.get(relation.target, 0) + 1
-        self._refill()
+        self._refill(keep_page=True)
 
     # -- the table ------------------------------------------------------------------------------
     def _matching(self) -> list[tuple[g.Entity, int]]:
@@ -226,8 +336,8 @@ class GraphScreen(Screen):
         table.clear()
         start = self._page * PAGE
         for i, (entity, degree) in enumerate(self._rows[start:start + PAGE]):
-            flagged = self._by_line.get(entity.line)
-            name = safe(entity.name, "bold red" if flagged and any(f.severity.value != "info" for f in flagged) else "")
+            flag = self._flags.get(entity.name)
+            name = safe(entity.name, "bold red" if flag and flag[0] is not Severity.INFO else "")
             table.add_row(name, safe(entity.entity_type), Text(str(len(entity.observations))),
                           Text(str(degree)), key=str(start + i))
         shown_to = min(start + PAGE, len(self._rows))
@@ -236,15 +346,26 @@ class GraphScreen(Screen):
                       f" · sorted by {self._sort}")
         if len(self._rows) > PAGE:
             status.append(Text("  ([ ] pages)", style="dim"))
-        self.query_one("#graph-count", Static).update(status)
-        if self._rows[start:start + PAGE]:
+        self._status(status)
+        current = self._current
+        if current is not None and self.graph.find(current):
+            self._show_entity(current)
+            row = next((i for i, (entity, _) in enumerate(self._rows[start:start + PAGE])
+                        if entity.name == current), None)
+            if row is not None:  # keep the table's cursor on it (after an edit reloads the page)
+                table.move_cursor(row=row, animate=False)
+        elif self._rows[start:start + PAGE]:
             self._show_entity(self._rows[start][0].name)
         else:
+            self._current = None
             self.query_one("#entity-detail", Static).update(Text("No entity matches.", style="dim"))
+            self.query_one("#observations", OptionList).clear_options()
+            self.query_one("#neighbourhood", Tree).clear()
 
     def action_page(self, step: int) -> None:
         pages = max(1, -(-len(self._rows) // PAGE))
         self._page = max(0, min(pages - 1, self._page + step))
+        self._current = None
         self._draw_page()
 
     def action_cycle_sort(self) -> None:
@@ -259,6 +380,7 @@ class GraphScreen(Screen):
 
     @on(Input.Changed, "#graph-filter")
     def _filter_changed(self) -> None:
+        self._current = None
         self._refill()
 
     @on(Input.Submitted, "#graph-filter")
@@ -279,6 +401,13 @@ class GraphScreen(Screen):
             self._show_entity(self._rows[index][0].name)
 
     # -- detail and neighbourhood ---------------------------------------------------------------
+    def _mark(self, name: str) -> Text:
+        """``" ⚠ n"`` in the colour of the worst finding of entity ``name`` (empty when none)."""
+        flag = self._flags.get(name)
+        if not flag:
+            return Text("")
+        return Text(f" ⚠ {flag[1]}", style=_MARK_STYLE[flag[0]])
+
     def _show_entity(self, name: str) -> None:
         if self.graph is None:
             return
@@ -287,15 +416,12 @@ class GraphScreen(Screen):
         text = Text()
         for record in records:
             text.append(join(safe(record.name, "bold"), Text("  "), safe(record.entity_type, "italic"),
-                             Text(f"  line {record.line}\n", style="dim")))
-            for obs in record.observations[:MAX_LISTED]:
-                text.append(join(Text("  • "), safe(obs), Text("\n")))
-            if len(record.observations) > MAX_LISTED:
-                text.append(Text(f"  … {len(record.observations) - MAX_LISTED:,} more observations\n", style="dim"))
+                             Text(f"  line {record.line}  ·  {len(record.observations):,} observations\n",
+                                  style="dim")))
             for finding in self._by_line.get(record.line, []):
                 text.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message), Text("\n")))
         out, inc = self._out.get(name, []), self._in.get(name, [])
-        text.append(Text(f"\nrelations: {len(out):,} out, {len(inc):,} in\n", style="bold"))
+        text.append(Text(f"relations: {len(out):,} out, {len(inc):,} in\n", style="bold"))
         for relation in out[:MAX_LISTED]:
             text.append(join(Text("  —"), safe(relation.relation_type), Text("→ "), safe(relation.target), Text("\n")))
         for relation in inc[:MAX_LISTED]:
@@ -303,23 +429,57 @@ class GraphScreen(Screen):
         if len(out) > MAX_LISTED or len(inc) > MAX_LISTED:
             text.append(Text("  … more in the neighbourhood tree\n", style="dim"))
         self.query_one("#entity-detail", Static).update(text)
+        self._list_observations(name, records)
         tree = self.query_one("#neighbourhood", Tree)
         tree.clear()
-        tree.root.set_label(safe(name, "bold"))
-        tree.root.data = (name, 0)
+        tree.root.set_label(join(safe(name, "bold"), self._mark(name)))
+        tree.root.data = (name, 0, None)
         self._add_neighbours(tree.root)
         tree.root.expand()
 
+    def _list_observations(self, name: str, records: list[g.Entity]) -> None:
+        listing = self.query_one("#observations", OptionList)
+        listing.clear_options()
+        self._observations = []
+        origins = self._provenance.get(name, {})
+        seen: set[str] = set()
+        options: list[Option] = []
+        texts = [t for record in records for t in record.observations]
+        for text in texts:
+            if text in seen:
+                continue
+            seen.add(text)
+            if len(self._observations) >= MAX_LISTED:
+                break
+            prompt = join(Text("• "), safe(text))
+            items = origins.get(text, [])
+            if items:
+                last = items[-1]
+                where = f", line {last.line}" if last.line else ""
+                prompt.append(Text(f"\n    from session {last.session} at {last.at}{where}"
+                                   f"{f' (+{len(items) - 1} earlier)' if len(items) > 1 else ''}", style="dim"))
+            options.append(Option(prompt, id=str(len(self._observations))))
+            self._observations.append((name, text))
+        if len(seen) < len(set(texts)):
+            options.append(Option(Text(f"… {len(set(texts)) - len(seen):,} more observations", style="dim"),
+                                  disabled=True))
+        listing.add_options(options)
+        if self._observations:
+            listing.highlighted = 0
+
     def _add_neighbours(self, node: TreeNode) -> None:
-        name, depth = node.data
+        name, depth, _relation = node.data
         if depth >= 2:
             return
-        links = [(r.relation_type, r.target, "→") for r in self._out.get(name, [])]
-        links += [(r.relation_type, r.source, "←") for r in self._in.get(name, [])]
-        for relation_type, other, arrow in links[:MAX_CHILDREN]:
-            label = join(Text(f"{arrow} "), safe(relation_type, "dim"), Text(" "), safe(other))
-            child = node.add(label, data=(other, depth + 1), allow_expand=depth + 1 < 2)
-            del child
+        links = [(r, r.target, "→") for r in self._out.get(name, [])]
+        links += [(r, r.source, "←") for r in self._in.get(name, [])]
+        assert self.graph is not None
+        for relation, other, arrow in links[:MAX_CHILDREN]:
+            label = join(Text(f"{arrow} "), safe(relation.relation_type, "dim"), Text(" "), safe(other),
+                         self._mark(other))
+            if not self.graph.find(other):
+                label.append(Text("  (not an entity)", style="red"))
+            node.add(label, data=(other, depth + 1, relation), allow_expand=depth + 1 < 2)
         if len(links) > MAX_CHILDREN:
             node.add_leaf(Text(f"… {len(links) - MAX_CHILDREN:,} more", style="dim"), data=None)
 
@@ -338,76 +498,244 @@ class GraphScreen(Screen):
             else:
                 self.notify("that end is not an entity (a dangling relation)", markup=False)
 
+    @on(OptionList.OptionSelected, "#observations")
+    def _observation_chosen(self) -> None:
+        self.action_history()
+
+    # -- session history ------------------------------------------------------------------------
+    def _highlighted_observation(self) -> tuple[str, str] | None:
+        listing = self.query_one("#observations", OptionList)
+        index = listing.highlighted
+        if index is None or not (0 <= index < len(self._observations)):
+            return None
+        return self._observations[index]
+
+    def action_history(self) -> None:
+        """Open the session history the highlighted observation came from, at that point."""
+        chosen = self._highlighted_observation()
+        if chosen is None:
+            self.notify("choose an observation first", markup=False)
+            return
+        entity, text = chosen
+        items = self._provenance.get(entity, {}).get(text, [])
+        self.open_history(entity, text, items[-1] if items else None)
+
+    @work(thread=True, exclusive=True, group="graph-history")
+    def open_history(self, entity: str, text: str, item: Provenance | None) -> None:
+        """Find the place (the recorded one, else the first session line mentioning ``text``)
+        and read the history in a thread; then show :class:`SessionHistory`."""
+        root = self.app.ws.root
+        notice = ""
+        try:
+            if item is None:
+                hits = find_in_sessions(root, text, limit=1)
+                if not hits:
+                    self.app.call_from_thread(
+                        self.notify, "no provenance is recorded for this observation, and no session "
+                        "history mentions it", markup=False)
+                    return
+                key, line, ts = hits[0]
+                item = Provenance(entity, text, key, ts, line, "agent")
+                notice = "no provenance recorded; showing the first session line that mentions it"
+            path, line = session_position(root, item)
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_HISTORY_BYTES + 1)
+        except (MemtuiError, OSError) as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="Session history", severity="warning",
+                                      markup=False)
+            return
+        shown = self.app.ws.shown(path)
+        body = data[:MAX_HISTORY_BYTES].decode("utf-8", "replace")
+        if len(data) > MAX_HISTORY_BYTES:
+            body += f"\n… (cut at {MAX_HISTORY_BYTES:,} bytes)"
+
+        def show() -> None:
+            if notice:
+                self.notify(notice, markup=False)
+            self.app.push_screen(SessionHistory(shown, body, line))
+
+        self.app.call_from_thread(show)
+
     # -- curating -----------------------------------------------------------------------------
+    def _writable(self) -> bool:
+        """True when the session may write; otherwise say why (the holder sentence)."""
+        if self.session.read_only:
+            self.notify(self.session.reason or "read-only", title="Read-only", severity="warning",
+                        markup=False, timeout=10)
+            return False
+        if self.saving:
+            self.notify("the last change is still being saved", markup=False)
+            return False
+        return self.graph is not None
+
+    def propose(self, operation: g.Operation, question: str = "") -> None:
+        """Try ``operation`` on the loaded graph, ask to confirm its summary, then save it."""
+        if not self._writable():
+            return
+        assert self.graph is not None
+        try:
+            change = operation.apply(self.graph)
+        except g.GraphEditError as exc:
+            self.notify(str(exc), title="Not possible", severity="warning", markup=False, timeout=10)
+            return
+        if not change.changed:
+            self.notify(change.summary + " (nothing to do)", markup=False)
+            return
+        lines = [question or f"{change.summary[:1].upper()}{change.summary[1:]}?"]
+        if question:
+            lines.append(f"({change.summary})")
+        lines.extend(f"note: {note}" for note in change.notes)
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self._apply(operation)
+
+        self.app.push_screen(Confirm("\n".join(lines)), done)
+
     def _apply(self, operation: g.Operation) -> None:
-        """Save ``operation`` through :func:`memtui.core.graph.commit` and reload the views."""
+        """Save ``operation`` in a worker thread (commit, re-audit, provenance) and reload the views."""
         if self.graph is None:
             return
+        self.saving = True
+        self._save(self.graph, operation)
+
+    @work(thread=True, exclusive=True, group="graph-save")
+    def _save(self, before: g.Graph, operation: g.Operation) -> None:
         path = self.app.ws.graph_file
-        before = self.graph
         try:
-            saved = g.commit(path, before, operation)
-        except (g.GraphEditError, g.GraphConflictError, OSError) as exc:
-            self.notify(str(exc), title="Not saved", severity="error", markup=False, timeout=10)
+            saved = g.commit(path, before, operation, session=self.session)
+        except (MemtuiError, OSError) as exc:  # refused, conflict, edit error, client id, write failure
+            title = "Read-only" if isinstance(exc, ReadOnlyError) else "Not saved"
+            self.app.call_from_thread(self._save_failed, str(exc), title)
             return
+        findings = audit(saved.graph, near=len(saved.graph.entities) < NEAR_AFTER_EDIT)
+        provenance = self._read_provenance()
+        self.app.call_from_thread(self._saved, before, operation, saved, findings, provenance)
+
+    def _save_failed(self, message: str, title: str) -> None:
+        self.saving = False
+        self.notify(message, title=title, severity="error", markup=False, timeout=12)
+
+    def _saved(self, before: g.Graph, operation: g.Operation, saved: g.Saved, findings: list[Finding],
+               provenance: dict) -> None:
+        self.saving = False
         if saved.written:
             index_saved = getattr(self.app, "index_saved", None)  # searchable at once (issue 8)
             if index_saved is not None:
-                index_saved([self.app.ws.shown(path)])
-            undo_from = before if not saved.reapplied else None
-            self._undo = (undo_from, saved.graph.source_sha256, saved.change.summary) if undo_from else None
+                index_saved([self.app.ws.shown(self.app.ws.graph_file)])
+        if isinstance(operation, g.Restore):
+            self._undo = None
+        elif saved.written:
+            self._undo = (None if saved.reapplied else
+                          (before, saved.graph.source_sha256, saved.change.summary, saved.provenance_undo))
         message = saved.change.summary + ("" if saved.written else " (nothing written)")
         if saved.reapplied:
             message += " — the file had changed on disk; the edit was applied to the new content"
         self.notify(message, markup=False)
-        self._loaded(saved.graph, audit(saved.graph, near=len(saved.graph.entities) < 20000))
-        if self._current and saved.graph.find(self._current):
-            self._show_entity(self._current)
+        if isinstance(operation, g.RenameEntity) and self._current == operation.old:
+            self._current = operation.new
+        elif isinstance(operation, g.MergeEntities) and self._current in operation.sources:
+            self._current = operation.into
+        self._loaded(saved.graph, findings, provenance)
+
+    def _ask(self, prompt: str, then, value: str = "") -> None:
+        def done(text: str | None) -> None:
+            if text is not None:
+                then(text)
+
+        self.app.push_screen(AskText(prompt, value), done)
 
     def action_add_observation(self) -> None:
-        if not self._current:
+        if not self._current or not self._writable():
             return
         name = self._current
+        self._ask(f"New observation for {name}:",
+                  lambda text: self.propose(g.AddObservation(name, text), f"Add to {name}: {text!r}?"))
 
-        def done(text: str | None) -> None:
-            if text:
-                self._apply(g.AddObservation(name, text))
+    def action_edit_observation(self) -> None:
+        chosen = self._highlighted_observation()
+        if chosen is None or not self._writable():
+            return
+        name, old = chosen
+        self._ask(f"Edit the observation of {name}:",
+                  lambda new: self.propose(g.EditObservation(name, old, new),
+                                           f"Replace {old!r} with {new!r} on {name}?"), old)
 
-        self.app.push_screen(AskText(f"New observation for {name}:"), done)
+    def action_delete_observation(self) -> None:
+        chosen = self._highlighted_observation()
+        if chosen is None or not self._writable():
+            return
+        name, text = chosen
+        self.propose(g.DeleteObservation(name, text), f"Delete the observation {text!r} of {name}?")
 
     def action_rename(self) -> None:
-        if not self._current:
+        if not self._current or not self._writable():
             return
         name = self._current
+        self._ask(f"Rename {name} to:", lambda new: self.propose(
+            g.RenameEntity(name, new), f"Rename {name} to {new}? Its relations follow."), name)
 
-        def done(new: str | None) -> None:
-            if new is not None and new != name:
-                self._current = new
-                self._apply(g.RenameEntity(name, new))
+    def action_merge(self) -> None:
+        if not self._current or not self._writable():
+            return
+        into = self._current
 
-        self.app.push_screen(AskText(f"Rename {name} to:", name), done)
+        def then(text: str) -> None:
+            source = text.strip()
+            sources = (source,) if source else ()
+            what = f"Merge {source} into {into}" if source else f"Merge the duplicate records of {into}"
+            self.propose(g.MergeEntities(sources, into),
+                         f"{what}? Observations are united, relations rewired, the old name kept as an alias.")
+
+        self._ask(f"Merge which entity into {into}? (empty: only {into}'s own duplicate records)", then)
+
+    def action_retype(self) -> None:
+        if not self._current or not self._writable():
+            return
+        assert self.graph is not None
+        current = self.graph.entity(self._current).entity_type
+        variants = g.type_variants(self.graph, current)
+        count = sum(1 for e in self.graph.entities if e.entity_type in set(variants))
+        shown = ", ".join(repr(v) for v in variants)
+        self._ask(f"Set entityType on all {count:,} entities of type {shown} to:", lambda new: self.propose(
+            g.Retype(tuple(variants), new), f"Set entityType {new!r} on every entity of type {shown}?"), current)
+
+    def action_relate(self) -> None:
+        if not self._current or not self._writable():
+            return
+        source = self._current
+
+        def target_for(relation_type: str) -> None:
+            self._ask(f"{source} —{relation_type}→ which entity?", lambda target: self.propose(
+                g.CreateRelation(source, target, relation_type),
+                f"Create the relation {source} —{relation_type}→ {target}?"))
+
+        self._ask(f"Relation type from {source} (for example works_at):", target_for)
+
+    def action_unrelate(self) -> None:
+        if not self._writable():
+            return
+        node = self.query_one("#neighbourhood", Tree).cursor_node
+        relation = node.data[2] if node is not None and node.data else None
+        if relation is None:
+            self.notify("choose a relation in the neighbourhood tree first", markup=False)
+            return
+        self.propose(g.DeleteRelation(relation.source, relation.target, relation.relation_type),
+                     f"Delete the relation {relation.source} —{relation.relation_type}→ {relation.target}?")
 
     def action_delete(self) -> None:
-        if not self._current:
+        if not self._current or not self._writable():
             return
         name = self._current
         count = len(self._out.get(name, [])) + len(self._in.get(name, []))
-
-        def done(yes: bool | None) -> None:
-            if yes:
-                self._apply(g.DeleteEntity(name))
-
-        self.app.push_screen(Confirm(f"Delete the entity {name} and its {count} relations?"), done)
+        self.propose(g.DeleteEntity(name), f"Delete the entity {name} and its {count} relations?")
 
     def action_undo(self) -> None:
         if self._undo is None:
             self.notify("nothing to undo", markup=False)
             return
-        previous, written, summary = self._undo
-
-        def done(yes: bool | None) -> None:
-            if yes:
-                self._apply(g.Restore(previous, written, f"undid: {summary}"))
-                self._undo = None
-
-        self.app.push_screen(Confirm(f"Undo the last action ({summary})?"), done)
+        if not self._writable():
+            return
+        previous, written, summary, provenance_undo = self._undo
+        self.propose(g.Restore(previous, written, f"undid: {summary}", provenance_undo),
+                     f"Undo the last action ({summary})?")

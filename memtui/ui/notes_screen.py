@@ -34,6 +34,7 @@ from textual.widgets.text_area import Selection
 from memtui.core import notes
 from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.session import Session
+from memtui.ui.widgets import AreaBar
 from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe
 
@@ -176,6 +177,7 @@ class NotesScreen(Screen):
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="notes-head"):
             yield Select([(Text(label), value) for label, value in _FILES], value="custom",
                          allow_blank=False, id="notes-file")
@@ -204,6 +206,7 @@ class NotesScreen(Screen):
                 self.notify(str(exc), severity="error", markup=False)
         self.load_note("custom")
         self.set_interval(POLL_SECONDS, self._poll)
+        self.editor.focus()  # typing goes to the note, not to the file selector
 
     @property
     def editor(self) -> TextArea:

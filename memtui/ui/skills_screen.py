@@ -17,28 +17,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Markdown, Static, TabbedContent, TabPane
 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
+from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
 #: Characters of a SKILL.md body rendered as Markdown; the rest is announced.
 PREVIEW_LIMIT = 64 * 1024
 
 
-def _shadow_word(skill: Skill) -> str:
-    if skill.shadowed_by:
-        return "shadowed"
-    if skill.nested_in:
-        return "nested"
-    if not skill.loadable:
-        return "source"
-    if skill.duplicate_of:
-        return "duplicate"
-    return ""
 
 
-def _root_scope(skill: Skill) -> str:
-    if skill.scope and not skill.root.endswith(skill.scope):
-        return f"{skill.root} ({skill.scope})"
-    return skill.root
 
 
 class SkillsScreen(Screen):
@@ -71,6 +58,7 @@ class SkillsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="skills-area"):
             with Vertical(id="skills-left"):
                 yield DataTable(id="skills-table", cursor_type="row", zebra_stripes=True)
@@ -113,8 +101,8 @@ class SkillsScreen(Screen):
         for i, skill in enumerate(self._rows):
             valid = Text("yes", style="green") if skill.valid else Text("NO", style="bold red")
             description = " ".join((skill.description or "").split())
-            table.add_row(safe(skill.shown_name), safe(_root_scope(skill)), valid,
-                          safe(_shadow_word(skill)), safe(description[:120] or "—"), key=str(i))
+            table.add_row(safe(skill.shown_name), safe(skill.root_scope), valid,
+                          safe(skill.standing), safe(description[:120] or "—"), key=str(i))
         count = Text(catalogue.count_line())
         if catalogue.findings:
             count.append(Text(f" · {len(catalogue.findings)} cascade findings", style="yellow"))
@@ -132,7 +120,7 @@ class SkillsScreen(Screen):
             return
         skill = self._rows[row]
         text = join(safe(skill.shown_name, "bold"), Text("  "), safe(skill.path, "underline"),
-                    Text(f"  {_root_scope(skill)}" + ("  read-only" if skill.read_only else ""), style="dim"))
+                    Text(f"  {skill.root_scope}" + ("  read-only" if skill.read_only else ""), style="dim"))
         text.append("\n")
         text.append(safe(" ".join((skill.description or "— no description —").split())))
         for label, value in (("shadowed by", skill.shadowed_by), ("nested in", skill.nested_in)):

@@ -20,11 +20,13 @@ from textual.widgets import DataTable, Footer, Header, Markdown, Static, TextAre
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
+from memtui.core import governance
 from memtui.core.audit import AuditReport
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
 from memtui.core.tree import Article, is_local_link
 from memtui.core.workspace import NODE_INDEX
+from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
@@ -67,6 +69,14 @@ def _worst(findings: list[Finding]) -> Text:
     return join(Text(icon.plain.split()[0], style=icon.style), f" {len(findings)}")
 
 
+def _state_word(state: tuple[str, int | None] | None) -> str:
+    """``"active v3"``, ``"edited v3"`` (unrecorded edit), ``"retired"``, or ``"untracked"``."""
+    if state is None:
+        return "untracked"
+    word, number = state
+    return f"{word} v{number}" if number is not None else word
+
+
 class TreeScreen(Screen):
     """Browse nodes, node indexes and articles."""
 
@@ -85,11 +95,14 @@ class TreeScreen(Screen):
         self._current_node: str | None = None
         self._current_article: str | None = None
         self._pending_article: str | None = None
+        #: the article a jump asked for, until its row has been highlighted
+        self._wanted_article: str | None = None
         #: memory-relative path of the file in the reading pane (the base of relative links)
         self._reading: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="tree-area"):
             yield Tree(safe("memory"), id="nodes")
             with Vertical(id="tree-right"):
@@ -113,7 +126,7 @@ class TreeScreen(Screen):
         self._load_children(tree.root)
         tree.root.expand()
         table = self.query_one("#entries", DataTable)
-        table.add_columns("title", "one-liner", "owner", "state", "findings")
+        table.add_columns("title", "state", "findings", "one-liner", "owner")
         self.query_one("#meta", DataTable).add_columns("key", "value")
         self.query_one("#plain", TextArea).display = False
         self.app.audit_ready.subscribe(self, self._on_audit)
@@ -188,9 +201,10 @@ class TreeScreen(Screen):
         owner, source = model.owner(path)
         rows: list[EntryRow] = []
         listed = set()
+        states = governance.entry_states(self.app.ws, path, self.app.session.store)
         for entry in index.entries:
             exists = entry.path is not None and os.path.lexists(model.abs(entry.path))
-            state = "untracked" if exists else "missing"
+            state = _state_word(states.get(entry.path or "")) if exists else "missing"
             rows.append(EntryRow(entry.title, entry.path, entry.one_liner or "", state, entry.line))
             if entry.path:
                 listed.add(entry.path)
@@ -226,19 +240,22 @@ class TreeScreen(Screen):
             found = list(line_findings.get(row.line, [])) if row.line else []
             if row.path:
                 found += self._findings_for(model.shown(row.path))
-            state_style = {"missing": "red", "unlisted": "yellow"}.get(row.state, "dim")
-            table.add_row(safe(_clip(row.title, 30)), safe(_clip(row.one_liner, 40)), safe(owner or "—"),
-                          Text(row.state, style=state_style), _worst(found), key=str(i))
+            state_style = {"missing": "red", "unlisted": "yellow", "edited": "yellow"}.get(
+                row.state.split(" ")[0], "dim")
+            table.add_row(safe(_clip(row.title, 28)), Text(row.state, style=state_style), _worst(found),
+                          safe(_clip(row.one_liner, 40)), safe(_clip(owner or "—", 24)), key=str(i))
         if not rows:
             self._show_index_doc(path, index)
         elif self._pending_article:
-            target = self._pending_article
+            self._wanted_article = self._pending_article
             self._pending_article = None
             for i, row in enumerate(rows):
-                if row.path == target:
+                if row.path == self._wanted_article:
                     table.move_cursor(row=i)
                     table.focus()
                     break
+            else:
+                self._wanted_article = None
         elif keep_cursor and cursor < len(rows):
             table.move_cursor(row=cursor)
 
@@ -246,6 +263,14 @@ class TreeScreen(Screen):
     @on(DataTable.RowHighlighted, "#entries")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         index = event.cursor_row
+        if self._wanted_article is not None:
+            # a jump (audit, link) asked for this article: a late highlight of another row
+            # (the table re-highlights its cursor row after filling) must not win
+            wanted = next((i for i, r in enumerate(self._rows) if r.path == self._wanted_article), None)
+            if wanted is not None and wanted != index:
+                event.data_table.move_cursor(row=wanted)
+                return
+            self._wanted_article = None
         if 0 <= index < len(self._rows):
             row = self._rows[index]
             if row.path and row.state != "missing":

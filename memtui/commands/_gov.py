@@ -1,0 +1,97 @@
+"""What the governance commands share (issue 5): ``--as``, the session, confirmation, errors.
+
+Exit codes: 3 when refused (not the owner, read-only workspace, no confirmation without a
+terminal: the reason is printed), 1 when the request failed (unknown version, a conflict with
+an edit on disk, bad input), 0 on success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+from memtui.commands import _common
+from memtui.commands._common import ExitCode
+from memtui.core import governance as gov
+from memtui.core.auditlog import ClientIdConflict
+from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
+from memtui.core.session import Session
+
+#: Seconds a writing command waits for another CLI writer (never for a TUI).
+LOCK_WAIT = 10.0
+
+
+def add_common(parser: argparse.ArgumentParser, *, acting: bool = True, confirm: bool = False) -> None:
+    """``-w``, ``--json``, and for acting commands ``--as PROFILE`` (and ``--yes``)."""
+    _common.add_workspace_arg(parser)
+    _common.add_json_arg(parser)
+    if acting:
+        parser.add_argument("--as", dest="as_profile", metavar="PROFILE",
+                            help="act as this profile (default: memtui.toml [user] profile)")
+    if confirm:
+        parser.add_argument("-y", "--yes", action="store_true",
+                            help="do it without asking (required when there is no terminal)")
+
+
+def session(args: argparse.Namespace, purpose: str) -> Session:
+    ws = _common.open_workspace(args)
+    return Session.open(ws, purpose=f"cli {purpose}", wait=LOCK_WAIT, profile=getattr(args, "as_profile", None))
+
+
+def confirm(args: argparse.Namespace, s: Session, question: str) -> None:
+    """Ask ``question`` (naming the acting profile) unless ``--yes``; refuse without a terminal."""
+    if getattr(args, "yes", False):
+        return
+    sentence = f"{question} as {s.profile or '(no profile)'}"
+    if not _common.interactive():
+        _common.fail(f"{sentence}: confirmation needed and there is no terminal to ask; pass --yes",
+                     ExitCode.REFUSED)
+    answer = input(f"{sentence}? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        _common.fail("not confirmed; nothing was changed", ExitCode.REFUSED)
+
+
+def guarded(action: Callable[[], Any]) -> Any:
+    """Run ``action``, turning governance errors into messages and exit codes."""
+    try:
+        return action()
+    except (gov.RefusedError, ReadOnlyError, ConfinementError) as exc:
+        _common.fail(f"refused: {exc}", ExitCode.REFUSED)
+    except (ConflictError, ClientIdConflict, gov.GovernanceError) as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+
+
+def reindex(s: Session, article: str) -> None:
+    problem = gov.refresh_search(s.ws, gov.touched_paths(s.ws, article))
+    if problem:
+        print(f"memtui: {problem}", file=sys.stderr)
+
+
+def version_line(v: gov.Version, ledger: gov.Ledger | None = None) -> str:
+    mark = " [untrusted]" if v.untrusted else ""
+    extra = ""
+    if ledger is not None and v.state == "proposed":
+        extra = "  " + gov.eligibility(ledger, v).summary
+    if v.state == "retired":
+        extra += "  " + (gov.retired_how(v) or "")
+    return f"{v.id}  {v.state}  {v.author or '-'}  {v.created}{mark}{extra}"
+
+
+def print_version(v: gov.Version) -> None:
+    print(f"{v.id}: {v.state}{' [untrusted]' if v.untrusted else ''}")
+    print(f"  article: {v.article}  title: {v.title}")
+    print(f"  one-liner: {v.one_liner}")
+    prov = v.provenance
+    print(f"  provenance: {prov.get('kind')}  case {prov.get('case') or '-'}  source request "
+          f"{prov.get('source_request') or '-'}  by {v.author or '-'} {v.profile_version or ''}".rstrip())
+    if prov.get("sources"):
+        print("  sources: " + ", ".join(prov["sources"]))
+    if prov.get("rollback_of"):
+        print(f"  rollback of version {prov['rollback_of']}")
+    if v.decision:
+        d = v.decision
+        print(f"  decision: {d.get('action')} by {d.get('by')} at {d.get('at')}: {d.get('why')}")
+    if v.retirement:
+        d = v.retirement
+        print(f"  retired by {d.get('by')} at {d.get('at')}: {d.get('why')}")

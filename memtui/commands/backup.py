@@ -1,0 +1,124 @@
+"""``memtui backup``: back the workspace up to git; ``--status`` and ``--history`` show the repo (issue 6).
+
+- ``backup [--repo PATH] [--path SUBDIR] [--message M] [--push] [--remote NAME]``: render the
+  workspace into the backup path, commit only that path (nothing when nothing changed), push
+  when asked (never forced).
+- ``backup --status``: the repository, branch, remote, last backup and its counts,
+  ahead/behind, uncommitted changes under the backup path.
+- ``backup --history [--limit N]``: the backups (commits of the backup path), newest first,
+  with their changed-file counts.
+
+Exit codes: 0 done (or nothing to do), 1 the store cannot be read, 2 no repository given,
+3 refused (detached HEAD, no git identity, unsafe path), 4 git or the push failed.
+The backup takes no writer lock: it only reads the workspace (see ``memtui.core.backup.commit``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from memtui.commands import _common
+from memtui.commands._common import ExitCode
+from memtui.core.backup import commit as core
+from memtui.core.backup.git import BackupRefused, GitError
+from memtui.core.store import StoreDamagedError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``memtui backup``."""
+    parser = sub.add_parser(
+        "backup", help="back the workspace up to a git repository (commits only the backup path)",
+        description="Render the whole workspace (files byte for byte, the store as markdown, a MANIFEST "
+                    "with sha256 sums) into a folder of a git repository and commit only that folder. "
+                    "Nothing is committed when nothing changed; other changes in the repository stay "
+                    "as they were. --push pushes the branch, never forced. Settings: memtui.toml "
+                    "[backup] repo/path/remote and [git] name/email.",
+        epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common.add_workspace_arg(parser)
+    _common.add_json_arg(parser)
+    add_repo_args(parser)
+    parser.add_argument("--message", "-m", metavar="M", help="the commit subject (the counts are added below it)")
+    parser.add_argument("--push", action="store_true", help="push the branch to the remote afterwards")
+    parser.add_argument("--remote", metavar="NAME", help="the remote to push to (default: upstream, else origin)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--status", action="store_true", help="show the backup repository's state; back nothing up")
+    what.add_argument("--history", action="store_true", help="list the backups, newest first; back nothing up")
+    parser.add_argument("--limit", type=int, default=50, metavar="N", help="with --history: at most N backups")
+    parser.set_defaults(func=run)
+
+
+def add_repo_args(parser: argparse.ArgumentParser, spec: bool = False) -> None:
+    """``--repo`` and ``--path`` (shared by backup, restore and verify)."""
+    parser.add_argument("--repo", metavar="PATH@REV" if spec else "PATH",
+                        help="the backup repository" + (", optionally @REV (a commit, tag or branch)" if spec else "")
+                             + " (default: memtui.toml [backup] repo)")
+    parser.add_argument("--path", metavar="SUBDIR",
+                        help=f"the backup folder inside the repository (default: [backup] path, else {core.DEFAULT_PATH})")
+
+
+def run(args: argparse.Namespace) -> int:
+    ws = _common.open_workspace(args)
+    conf = core.settings(ws, args.repo, args.path, args.remote)
+    if args.status or args.history:
+        state = core.status(conf.repo, conf.path, conf.remote, history_limit=args.limit)
+        if args.json:
+            _common.emit_json(state["history"] if args.history else state)
+        elif args.history:
+            print_history(state)
+        else:
+            print_status(state)
+        return ExitCode.OK if not state["problem"] else ExitCode.EXTERNAL
+    if not conf.repo:
+        _common.fail("no backup repository: give --repo PATH, or set [backup] repo in memtui.toml", ExitCode.USAGE)
+    try:
+        result = core.backup(ws, conf.repo, conf.path, message=args.message, push=args.push,
+                             remote=conf.remote, git_table=conf.git)
+    except BackupRefused as exc:
+        _common.fail(f"backup refused: {exc}", ExitCode.REFUSED)
+    except GitError as exc:
+        _common.fail(f"backup failed: {exc}", ExitCode.EXTERNAL)
+    except StoreDamagedError as exc:
+        _common.fail(f"backup not made: {exc}", ExitCode.PROBLEM)
+    if args.json:
+        _common.emit_json(result.to_json())
+    else:
+        for finding in result.findings:
+            print(f"{finding.severity.value}: {finding.place}: {finding.message}")
+        counts = result.counts
+        what = f"{counts['files']} files, {counts['records']} store records"
+        if result.commit:
+            print(f"backed up {what} to {result.repo} ({result.path}/) as commit {result.commit[:10]} on "
+                  f"{result.branch}, author {result.identity} (from {result.identity.source}); "
+                  f"{len(result.written)} files written, {len(result.removed)} removed")
+        else:
+            print(f"nothing changed since the last backup ({what}); no commit made")
+        for note in result.notes:
+            print(f"note: {note}")
+        if result.push is not None:
+            print(result.push.message if result.push.ok else f"backup NOT complete: {result.push.message}")
+    return ExitCode.OK if result.ok else ExitCode.EXTERNAL
+
+
+def print_status(state: dict) -> None:
+    print(f"repository: {state['repo'] or '(none)'}  path: {state['path']}/")
+    print(f"state: {state['state']}")
+    if state["remote"]:
+        ab = state["ahead_behind"]
+        print(f"remote: {state['remote']} ({state['url']})"
+              + (f", {ab[0]} ahead, {ab[1]} behind as last fetched" if ab else ""))
+    last = state["last"]
+    if last:
+        counts = last.get("counts") or {}
+        print(f"last backup: {last['commit'][:10]} {last['date']} by {last['author']}: "
+              f"{counts.get('files', '?')} files, {counts.get('records', '?')} store records")
+    if state["uncommitted"]:
+        print(f"uncommitted changes under {state['path']}/: {len(state['uncommitted'])}")
+        for name in state["uncommitted"][:20]:
+            print(f"  {name}")
+
+
+def print_history(state: dict) -> None:
+    if not state["history"]:
+        print(f"no backups yet ({state['state']})")
+    for entry in state["history"]:
+        print(f"{entry['commit'][:10]}  {entry['date']}  {entry['changed']:>6} files changed  {entry['subject']}")

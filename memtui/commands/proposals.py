@@ -1,0 +1,188 @@
+"""``memtui proposals``: the queue of proposals and the owner's decisions (issue 5).
+
+- ``list [--state S|all]``: proposals with node, author, age, eligibility, untrusted mark;
+- ``show ID``: provenance, uses, assigned cases, eligibility and the diff against the
+  active version;
+- ``approve ID [--reviewed] [--replace-newer]``: activate (owner only; ``--reviewed`` = a
+  human reviewed it, needed unless two independent uses make it eligible); a proposal filed
+  on an older version than the active one is refused unless ``--replace-newer``;
+- ``reject ID --reason TEXT``: reject (owner only; a reason is required);
+- ``assign ID CASE...``: assign validation cases (owner only);
+- ``ingest``: file every ``proposals/inbox/*.md``.
+
+Proposals are absent from the tree and from normal search; this command shows them,
+labelled (seed 000 §2 rule 7).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from memtui.commands import _common, _gov
+from memtui.commands._common import ExitCode
+from memtui.core import governance as gov
+from memtui.core.session import Session
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("proposals", help="list, show, approve, reject, assign or ingest proposals",
+                            description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    p = verbs.add_parser("list", help="the queue of proposals")
+    _gov.add_common(p, acting=False)
+    p.add_argument("--state", default="proposed", choices=(*gov.STATES, "all"))
+    p.set_defaults(func=run_list)
+    p = verbs.add_parser("show", help="one proposal with its provenance, uses and diff")
+    _gov.add_common(p, acting=False)
+    p.add_argument("id", metavar="ID")
+    p.set_defaults(func=run_show)
+    p = verbs.add_parser("approve", help="activate a proposal (owner only)")
+    _gov.add_common(p, confirm=True)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--reviewed", action="store_true", help="a human reviewed it (needed unless eligible by uses)")
+    p.add_argument("--why", default="", help="a note recorded with the decision")
+    p.add_argument("--replace-newer", action="store_true",
+                   help="approve a proposal filed on an older version than the active one, knowingly "
+                        "replacing the newer change (recorded in the decision); refused without it")
+    p.set_defaults(func=run_approve)
+    p = verbs.add_parser("reject", help="reject a proposal with a reason (owner only)")
+    _gov.add_common(p, confirm=True)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--reason", required=True)
+    p.set_defaults(func=run_reject)
+    p = verbs.add_parser("assign", help="assign validation cases to a proposal (owner only)")
+    _gov.add_common(p)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("cases", nargs="+", metavar="CASE")
+    p.set_defaults(func=run_assign)
+    p = verbs.add_parser("ingest", help=f"file every {gov.INBOX}/*.md as a proposal",
+                         description=INBOX_FORMAT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _gov.add_common(p)
+    p.add_argument("--inbox", default=gov.INBOX, help=f"the inbox folder (default {gov.INBOX})")
+    p.set_defaults(func=run_ingest)
+
+
+INBOX_FORMAT = f"""File every {gov.INBOX}/*.md as a proposal; each file is removed only after its
+proposal is stored (an interrupted ingest loses nothing and doubles nothing).
+
+An inbox file is the article with extra front-matter fields:
+
+  ---
+  node: support/experience        # required: the node folder, relative to memory/
+  article: exp-013.md             # required: the article file name
+  case: C-1042                    # required: the proposing case
+  source_request: SR-77           # required: the case's source-request id
+  profile: support.investigator   # required: the authoring agent profile
+  profile_version: "3"            # optional: the profile's version
+  sources: [https://x.example]    # optional: a list (or one string) of URLs/paths
+  untrusted: true                 # optional: the content derives from untrusted input
+  new_node_owner: support.sso     # optional: owner when the node does not exist yet
+  new_node_title: Single sign-on  # optional: the new node's title in its parent index
+  new_node_line: SSO redirects    # optional: the new node's one-liner in its parent index
+  title: Lockout after SSO        # article metadata: kept, also the index line's title
+  summary: One line for the index # article metadata: kept, also the index one-liner
+  ---
+  # The article body...
+
+The governance fields ({", ".join(gov.INBOX_FIELDS)}) are removed from the stored
+article; every other field (title, summary, tags...) stays in its front matter.
+A file that is not UTF-8 or misses a required field stays in the inbox and is reported
+(exit 1)."""
+
+
+def _reader(args: argparse.Namespace) -> Session:
+    ws = _common.open_workspace(args)
+    return Session.open(ws, purpose="cli proposals", read_only=True)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with _reader(args) as s:
+        ledger = gov.Ledger(s.store)
+        items = ledger.proposals(None if args.state == "all" else args.state)
+        if args.json:
+            _common.emit_json([{**v.to_json(content=False), "owner": gov.owner_of(s.ws, v.node)[0],
+                                "eligibility": gov.eligibility(ledger, v).to_json()} for v in items])
+        else:
+            for v in items:
+                print(_gov.version_line(v, ledger))
+            if not items:
+                print(f"no {args.state} proposals")
+    return ExitCode.OK
+
+
+def run_show(args: argparse.Namespace) -> int:
+    with _reader(args) as s:
+        ledger = gov.Ledger(s.store)
+        v = _gov.guarded(lambda: ledger.get(args.id))
+        active = ledger.active(v.article)
+        e = gov.eligibility(ledger, v)
+        uses = ledger.uses(v.id)
+        cases = ledger.assignments(v.id)
+        owner = gov.owner_of(s.ws, v.node)[0]
+        patch = gov.diff(active.content if active else "", v.content,
+                         f"{v.article}@{active.number}" if active else "(none)", v.id)
+        if args.json:
+            _common.emit_json({**v.to_json(), "owner": owner, "eligibility": e.to_json(),
+                               "uses": [u.to_json() for u in uses], "assigned": cases, "diff": patch})
+            return ExitCode.OK
+        _gov.print_version(v)
+        print(f"  owner: {owner or '(none)'}")
+        print(f"  eligibility: {e.summary}")
+        for r in e.reasons[1:]:
+            print(f"    - {r}")
+        for u in uses:
+            print(f"  use: case {u.case} ({u.origin}{' of ' + u.origin_of if u.origin_of else ''}) "
+                  f"source request {u.source_request}: {u.verdict} — {u.check}")
+        for a in cases:
+            print(f"  assigned validation case: {a['case']} (by {a['by']})")
+        print(patch, end="")
+    return ExitCode.OK
+
+
+def run_approve(args: argparse.Namespace) -> int:
+    with _gov.session(args, "proposals approve") as s:
+        _gov.confirm(args, s, f"Approve {args.id}{' (human review)' if args.reviewed else ''}")
+        v = _gov.guarded(lambda: gov.approve(s, args.id, reviewed=args.reviewed, why=args.why,
+                                                   replace_newer=args.replace_newer))
+        _gov.reindex(s, v.article)
+        if args.json:
+            _common.emit_json(v.to_json(content=False))
+        else:
+            print(f"activated {v.id} ({v.decision['why']})")
+    return ExitCode.OK
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    with _gov.session(args, "proposals reject") as s:
+        _gov.confirm(args, s, f"Reject {args.id}")
+        v = _gov.guarded(lambda: gov.reject(s, args.id, args.reason))
+        if args.json:
+            _common.emit_json(v.to_json(content=False))
+        else:
+            print(f"rejected {v.id}: {args.reason}")
+    return ExitCode.OK
+
+
+def run_assign(args: argparse.Namespace) -> int:
+    with _gov.session(args, "proposals assign") as s:
+        done = _gov.guarded(lambda: gov.assign(s, args.id, args.cases))
+        if args.json:
+            _common.emit_json({"version": args.id, "assigned": done})
+        else:
+            print(f"assigned to {args.id}: {', '.join(done)}")
+    return ExitCode.OK
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    with _gov.session(args, "proposals ingest") as s:
+        stored, findings = _gov.guarded(lambda: gov.ingest(s, args.inbox))
+        if args.json:
+            _common.emit_json({"stored": [v.to_json(content=False) for v in stored],
+                               "findings": [f.to_json() for f in findings]})
+        else:
+            for v in stored:
+                print(f"proposed {v.id}{' [untrusted]' if v.untrusted else ''}")
+            for f in findings:
+                print(f"memtui: {f.place}: {f.message}")
+    return ExitCode.PROBLEM if findings else ExitCode.OK

@@ -1,0 +1,56 @@
+"""``memtui propose``: file a proposal (a candidate version of an article), as an agent or a
+script does (issue 5; seed 000 §2 rule 7). Anyone may propose into any node; nothing under
+memory/ changes until the node's owner approves it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from memtui.commands import _common, _gov
+from memtui.commands._common import ExitCode
+from memtui.core import governance as gov
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("propose", help="file a proposal: a candidate version of an article",
+                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _gov.add_common(p)
+    p.add_argument("--node", required=True, metavar="PATH", help="the node folder, relative to memory/")
+    p.add_argument("--article", required=True, metavar="NAME", help="the article file name (name.md)")
+    p.add_argument("--from", dest="from_file", required=True, metavar="FILE", help="the article text ('-': stdin)")
+    p.add_argument("--case", required=True, metavar="ID", help="the proposing case")
+    p.add_argument("--source-request", required=True, metavar="ID", help="the case's source-request id")
+    p.add_argument("--profile", required=True, metavar="P", help="the authoring agent profile")
+    p.add_argument("--profile-version", metavar="V", help="the authoring profile's version")
+    p.add_argument("--source", action="append", default=[], metavar="URL", help="a source (repeatable)")
+    p.add_argument("--untrusted", action="store_true", help="the content derives from untrusted input")
+    p.add_argument("--title", help="the node index title (default: from the article)")
+    p.add_argument("--one-liner", help="the node index one-liner (default: the article's summary)")
+    p.add_argument("--new-node-owner", metavar="P", help="when --node does not exist yet: its owner")
+    p.add_argument("--new-node-title", metavar="T", help="the new node's title in its parent index")
+    p.add_argument("--new-node-line", metavar="TEXT", help="the new node's one-liner in its parent index")
+    p.add_argument("--client-id", metavar="ID", help="an id for this request (a retry is not logged twice)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        data = sys.stdin.buffer.read() if args.from_file == "-" else Path(args.from_file).read_bytes()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        _common.fail(f"cannot read {args.from_file} as UTF-8 text: {exc}", ExitCode.USAGE)
+    with _gov.session(args, "propose") as s:
+        v = _gov.guarded(lambda: gov.propose(
+            s, args.node, args.article, text, case=args.case, source_request=args.source_request,
+            profile=args.profile, profile_version=args.profile_version, sources=args.source,
+            untrusted=args.untrusted, title=args.title, one_liner=args.one_liner,
+            new_node_owner=args.new_node_owner, new_node_title=args.new_node_title,
+            new_node_line=args.new_node_line, client_id=args.client_id))
+        if args.json:
+            _common.emit_json(v.to_json(content=False))
+        else:
+            print(f"proposed {v.id}{' [untrusted]' if v.untrusted else ''}")
+    return ExitCode.OK

@@ -1,0 +1,32 @@
+"""``memtui retire ARTICLE``: retire the active version; the article and its node index line
+leave the tree, the record stays (seed 000 §7.4b). Owner only."""
+
+from __future__ import annotations
+
+import argparse
+
+from memtui.commands import _common, _gov
+from memtui.commands._common import ExitCode
+from memtui.core import governance as gov
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("retire", help="retire an article's active version (owner only)",
+                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _gov.add_common(p, confirm=True)
+    p.add_argument("article", metavar="ARTICLE")
+    p.add_argument("--reason", default="")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with _gov.session(args, "retire") as s:
+        _gov.confirm(args, s, f"Retire {args.article}")
+        v = _gov.guarded(lambda: gov.retire(s, args.article, args.reason))
+        _gov.reindex(s, v.article)
+        if args.json:
+            _common.emit_json(v.to_json(content=False))
+        else:
+            print(f"retired {v.id}")
+    return ExitCode.OK

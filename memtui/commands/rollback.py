@@ -1,0 +1,33 @@
+"""``memtui rollback ARTICLE --to N``: publish a new version holding version N's content,
+with provenance naming the rollback; nothing earlier is edited (seed 000 §7.4b). Owner only."""
+
+from __future__ import annotations
+
+import argparse
+
+from memtui.commands import _common, _gov
+from memtui.commands._common import ExitCode
+from memtui.core import governance as gov
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rollback", help="publish an earlier accepted version again, as a new version",
+                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _gov.add_common(p, confirm=True)
+    p.add_argument("article", metavar="ARTICLE")
+    p.add_argument("--to", type=int, required=True, metavar="N", help="the version whose content comes back")
+    p.add_argument("--reason", default="")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with _gov.session(args, "rollback") as s:
+        _gov.confirm(args, s, f"Roll {args.article} back to version {args.to}")
+        v = _gov.guarded(lambda: gov.rollback(s, args.article, args.to, args.reason))
+        _gov.reindex(s, v.article)
+        if args.json:
+            _common.emit_json(v.to_json(content=False))
+        else:
+            print(f"published {v.id} with the content of version {args.to}")
+    return ExitCode.OK

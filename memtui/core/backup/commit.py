@@ -1,0 +1,301 @@
+"""Back a workspace up to git: render, write, commit only the backup path, push (issue 6).
+
+:func:`backup` is the one core call behind ``memtui backup`` and the TUI's "Backup now".
+
+**No writer lock.** A backup reads the workspace and writes only the repository: it takes no
+:class:`~memtui.core.session.Session` and records no audit entry (an entry would change the
+store and make every backup stale at once). The store is read from ``store.json``, which
+every writer replaces atomically, so a backup sees a whole old or new store; a file edited
+during the render is taken as it was when read, and the next backup takes the change.
+
+Settings (``memtui.toml``, all optional; command-line options win): ``[backup] repo``,
+``path`` (default ``memtui-backup``), ``remote``; ``[git] name``, ``email`` (the author).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from memtui.core.textutil import visible
+from memtui.core import secrets
+from memtui.core.backup import render as rd
+from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir,
+                                    find_identity)
+from memtui.core.findings import Finding
+from memtui.core.workspace import Workspace
+
+DEFAULT_PATH = "memtui-backup"
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Where backups go: ``repo`` (``None`` when not configured), ``path``, ``remote``, and
+    the ``[git]`` identity table."""
+
+    repo: str | None
+    path: str
+    remote: str | None
+    git: dict[str, Any]
+
+
+def settings(ws: Workspace, repo: str | None = None, path: str | None = None,
+             remote: str | None = None) -> Settings:
+    """The backup settings: the given values, else ``memtui.toml [backup]``, else defaults.
+
+    A relative ``[backup] repo`` is relative to the workspace folder.
+    """
+    raw = ws.config.raw.get("backup", {}) if isinstance(ws.config.raw.get("backup"), dict) else {}
+    git_table = ws.config.raw.get("git", {}) if isinstance(ws.config.raw.get("git"), dict) else {}
+    configured = raw.get("repo") if isinstance(raw.get("repo"), str) else None
+    if repo is None and configured:
+        repo = str((ws.root / os.path.expanduser(configured)).resolve())
+    return Settings(repo, path or (raw.get("path") if isinstance(raw.get("path"), str) else None) or DEFAULT_PATH,
+                    remote or (raw.get("remote") if isinstance(raw.get("remote"), str) else None), git_table)
+
+
+@dataclass(slots=True)
+class BackupResult:
+    """What a backup did.
+
+    Attributes:
+        repo: the repository folder. path: the backup path in it. branch: the branch.
+        commit: the new commit (hex), or ``None`` when nothing changed.
+        identity: the author used. counts: the tree's counts (files, bytes, tables, records).
+        written, removed: backup-tree paths rewritten / removed (shown form).
+        findings: workspace entries not backed up (symlinks, …).
+        push: the push outcome, when asked. notes: other facts for the user (keyring fallback).
+    """
+
+    repo: Path
+    path: str
+    branch: str
+    commit: str | None
+    identity: Identity
+    counts: dict[str, Any]
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    push: PushResult | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """False only when a push was asked for and failed."""
+        return self.push is None or self.push.ok
+
+    def to_json(self) -> dict[str, Any]:
+        return {"repo": str(self.repo), "path": self.path, "branch": self.branch, "commit": self.commit,
+                "changed": self.commit is not None, "author": str(self.identity),
+                "author_source": self.identity.source, "counts": self.counts,
+                "written": self.written, "removed": self.removed, "ok": self.ok,
+                "push": None if self.push is None else {"ok": self.push.ok, "remote": self.push.remote,
+                                                        "url": self.push.url, "message": self.push.message},
+                "notes": self.notes, "findings": [f.to_json() for f in self.findings]}
+
+
+def message_for(tree: rd.BackupTree, written: int, removed: int, subject: str | None) -> str:
+    """The commit message: a subject, then the counts (files, bytes, records per table, changes)."""
+    counts = tree.counts()
+    head = visible(subject) if subject else f"memtui backup: {counts['files']} files, {counts['records']} store records"
+    lines = [head, "", f"files: {counts['files']}", f"bytes: {counts['bytes']}",
+             f"empty folders: {counts['empty_folders']}", f"store records: {counts['records']}"]
+    # table names are user data: escaped so a NUL or newline cannot break git's commit message
+    lines += [f"table {visible(name)}: {n}" for name, n in counts["tables"].items()]
+    lines += [f"changed in the backup tree: {written} written, {removed} removed"]
+    return "\n".join(lines) + "\n"
+
+
+def prepare(repo_path: str | os.PathLike[str], subdir: str, git_table: dict[str, Any] | None = None,
+            *, create: bool = True) -> tuple[BackupRepo, str, str, Identity]:
+    """Open (or create) the repository and check it can take a backup commit.
+
+    Returns:
+        ``(repo, clean subdir, branch, identity)``.
+
+    Raises:
+        GitError: the repository cannot be opened or created.
+        BackupRefused: a bare repository, a detached HEAD, an unborn branch beside branches
+            that have commits (B10), no identity (B12), or a backup path that is a symbolic link.
+    """
+    subdir = check_subdir(subdir)
+    folder = Path(repo_path).expanduser()
+    if create and (not os.path.lexists(folder) or (folder.is_dir() and not any(folder.iterdir()))):
+        find_identity(git_table)  # refused before `git init`: a refusal leaves no new repository
+    repo = BackupRepo.open(repo_path, create=create)
+    if repo.bare:
+        raise BackupRefused(f"{repo.root} is a bare repository (no working folder); make backups in a "
+                            "clone of it and push to it (add it as a remote and use --push).")
+    head = repo.head()
+    if head.detached:
+        branches = ", ".join(head.branches) or "none"
+        raise BackupRefused(
+            f"the backup repository {repo.root} is on a detached HEAD at commit {head.commit[:7]} "
+            f"(someone checked out an older commit). memtui makes backups on a branch only, so no "
+            f"backup commit belongs to no branch: switch back with `git -C {repo.root} switch "
+            f"{head.branches[0] if head.branches else 'BRANCH'}` (branches: {branches}), then back up "
+            f"again. To look at an old backup, `memtui restore --repo {repo.root}@COMMIT --to DIR` "
+            "needs no checkout.")
+    if head.unborn and head.branches:
+        raise BackupRefused(
+            f"the backup repository {repo.root} is on branch {head.branch}, which has no commits, while "
+            f"{', '.join(head.branches)} {'has' if len(head.branches) == 1 else 'have'} commits. memtui "
+            "does not start a second history beside it: switch to the branch that holds the backups "
+            f"(`git -C {repo.root} switch {head.branches[0]}`), or create {head.branch} from it "
+            f"(`git -C {repo.root} branch {head.branch} {head.branches[0]}`).")
+    identity = repo.identity(git_table)
+    dest = repo.root / subdir
+    if os.path.realpath(dest) != os.path.normpath(os.path.join(os.path.realpath(repo.root), subdir)):
+        raise BackupRefused(f"{dest} is (or lies behind) a symbolic link; the backup path must be a "
+                            "real folder of the repository.")
+    return repo, subdir, head.branch or "main", identity
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The topmost folder of ``path`` (itself or an ancestor) that does not exist yet."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            break
+        missing = candidate
+    return missing
+
+
+def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAULT_PATH, *,
+           message: str | None = None, push: bool = False, remote: str | None = None,
+           git_table: dict[str, Any] | None = None, progress: Progress | None = None) -> BackupResult:
+    """Back ``ws`` up into ``repo_path`` under ``subdir``.
+
+    Steps: check the repository (:func:`prepare`), render the workspace (:func:`render.render`),
+    rewrite only changed files of the backup folder (:func:`render.write_tree`), stage and commit
+    only ``subdir`` (nothing when nothing changed), ``gc --auto`` in the foreground, then push
+    when asked (never forced; an https remote gets the ``git-token`` secret).
+
+    Args:
+        ws: the workspace (only read).
+        repo_path: the repository; created with ``git init`` only when the folder does not exist
+            yet (or is empty), which ``result.notes`` says ("created a new git repository at
+            …"); the identity is checked before, so a refusal leaves no new repository.
+        subdir: the backup path inside the repository.
+        message: the commit subject (the counts are always in the body).
+        push: push the branch to ``remote`` afterwards.
+        remote: the remote name (default: the branch's upstream, else ``origin``).
+        git_table: ``memtui.toml [git]`` (``name``, ``email``) for the author.
+        progress: called with ``(step description, fraction done 0..1)``.
+
+    Returns:
+        :class:`BackupResult`; a failed push is ``result.push.ok == False`` (never "complete").
+
+    Raises:
+        BackupRefused: see :func:`prepare`, or the workspace lies inside the backup folder.
+        GitError: git failed.
+        StoreDamagedError: the store cannot be read (a backup without it would be incomplete).
+    """
+    def step(what: str, fraction: float) -> None:
+        if progress:
+            progress(what, fraction)
+
+    step("checking the backup repository", 0.0)
+    created = _first_missing(Path(repo_path).expanduser())
+    repo, subdir, branch, identity = prepare(repo_path, subdir, git_table)
+    dest = repo.root / subdir
+    if Path(os.path.realpath(ws.root)).is_relative_to(os.path.realpath(dest)):
+        if created is not None:  # a refused backup leaves no repository it just made
+            shutil.rmtree(created, ignore_errors=True)
+        raise BackupRefused(f"the workspace {ws.root} lies inside the backup folder {dest}; "
+                            "choose another --path or --repo.")
+    step("rendering the workspace", 0.1)
+    tree = rd.render(ws.root, skip=[dest])
+    step("writing the changed files of the backup tree", 0.4)
+    stats = rd.write_tree(tree, dest)
+    step("committing the backup path", 0.6)
+    commit = repo.commit_path(subdir, message_for(tree, len(stats.written), len(stats.removed), message),
+                              identity)
+    if commit:
+        step("tidying the repository (git gc --auto)", 0.8)
+        repo.gc()
+    result = BackupResult(repo.root, subdir, branch, commit, identity, tree.counts(),
+                          [rd.shown(p) for p in stats.written], [rd.shown(p) for p in stats.removed],
+                          tree.findings)
+    if repo.created:
+        result.notes.insert(0, f"created a new git repository at {repo.root}")
+    if push:
+        step("pushing", 0.85)
+        name = repo.remote_for(branch, remote)
+        url = repo.remote_url(name)
+        token = None
+        if url.startswith("https://"):
+            found = secrets.get("git-token")
+            token = found.value
+            if found.note:
+                result.notes.append(found.note)
+            if found.source:
+                result.notes.append(f"the git token came from the {found.source}")
+        result.push = repo.push(name, branch, token)
+    step("done", 1.0)
+    return result
+
+
+__all__ = ["BackupRefused", "BackupResult", "DEFAULT_PATH", "GitError", "Settings", "backup",
+           "message_for", "prepare", "settings"]
+
+
+def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
+           remote: str | None = None, history_limit: int = 50) -> dict[str, Any]:
+    """The state of the backup repository, for ``memtui backup --status`` and the TUI.
+
+    Never raises for an ordinary state (B10): no repository yet, no commits, a detached HEAD,
+    an unborn branch, no remote; each is described in ``state`` (a sentence).
+
+    Returns:
+        ``{"repo", "path", "exists", "state", "branch", "head", "detached", "remote", "url",
+        "ahead_behind", "last": {commit, date, author, subject, changed, counts} | None,
+        "uncommitted": [names], "history": [HistoryEntry.to_json()], "problem": str | None}``.
+    """
+    out: dict[str, Any] = {"repo": str(repo_path) if repo_path else None, "path": subdir, "exists": False,
+                           "state": "", "branch": None, "head": None, "detached": False, "remote": None,
+                           "url": None, "ahead_behind": None, "last": None, "uncommitted": [],
+                           "history": [], "problem": None}
+    if not repo_path:
+        out["state"] = ("no backup repository is configured: give --repo, or set [backup] repo in "
+                        "memtui.toml")
+        return out
+    try:
+        subdir = check_subdir(subdir)
+        repo = BackupRepo.open(repo_path)
+    except (GitError, BackupRefused) as exc:
+        out["state"] = f"not ready: {exc}"
+        out["problem"] = str(exc)
+        return out
+    out["exists"] = True
+    head = repo.head()
+    out.update(branch=head.branch, head=head.commit, detached=head.detached, state=head.describe())
+    history = repo.history(subdir, history_limit)
+    out["history"] = [h.to_json() for h in history]
+    if history:
+        last = history[0].to_json()
+        _, data, _ = repo.git("show", f"{history[0].commit}:{subdir}/MANIFEST", check=False)
+        try:
+            manifest = rd.parse_manifest(data)
+            last["counts"] = {"files": len([p for p in manifest.files if p.startswith(rd.FILES)]),
+                              "tables": manifest.tables, "records": sum(manifest.tables.values())}
+        except rd.BackupFormatError:
+            last["counts"] = None
+        out["last"] = last
+    else:
+        out["state"] += "; no backups yet"
+    out["uncommitted"] = [rd.shown(n) for n in repo.changes(subdir)] if not repo.bare else []
+    try:
+        name = repo.remote_for(head.branch, remote)
+        out["remote"] = name
+        out["url"] = repo.remote_url(name)
+        if head.branch:
+            out["ahead_behind"] = repo.ahead_behind(name, head.branch)
+    except GitError:
+        pass
+    return out

@@ -1,0 +1,556 @@
+"""The backup repository, through GitPython (issue 6; DESIGN.md §4 invariant 8; B10, B12, B13).
+
+Every git command memtui runs goes through :meth:`BackupRepo.git` with these settings:
+
+- ``core.quotepath=false`` and ``-z`` output: names come back as bytes, never as octal
+  escapes, and a name that is not UTF-8 is never decoded (B13: GitPython's
+  ``untracked_files`` raises ``UnicodeDecodeError`` on one);
+- ``--literal-pathspecs`` and ``--`` before paths: a name starting with ``-`` or holding
+  ``*`` is a name, not an option or a pattern (B13);
+- ``core.autocrlf=false``: line ends are never converted (the backup tree also carries
+  ``* -text`` in its ``.gitattributes``);
+- ``gc.auto=0`` and ``maintenance.auto=false``: git never starts a background gc in the
+  middle of our commands (LIBRARY-NOTES: "gc is already running"); memtui runs
+  ``gc --auto`` itself, in the foreground, after a backup commit (:meth:`BackupRepo.gc`);
+- bulk staging with ``git add -A -- <path>`` (LIBRARY-NOTES: ``index.add`` is 10× slower).
+
+Commits name only the backup path (``git commit -- <path>``), so changes elsewhere in the
+repository, staged or not, stay exactly as they were. The author is never made up: it comes
+from ``memtui.toml [git] name/email``, the ``GIT_AUTHOR_*`` variables or git's own
+``user.name``/``user.email`` (B12: GitPython's ``index.commit`` invents ``root@host``).
+A detached HEAD, or an unborn branch beside branches that have commits, is refused with
+advice (B10). Pushes are never forced; a rejection is an error with the remote's reason.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import git as gitpython
+
+from memtui.core import atomic
+from memtui.core.backup.render import Entry, shown
+from memtui.core.errors import MemtuiError
+from memtui.core.findings import Finding
+
+#: Options given to every git command (see the module docstring).
+GIT_OPTIONS = ("-c", "core.quotepath=false", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
+               "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.precomposeunicode=false",
+               "-c", "advice.detachedHead=false", "--literal-pathspecs")
+
+
+class GitError(MemtuiError):
+    """A git command failed, or the repository cannot be used; ``str(exc)`` says why (exit 4)."""
+
+
+class BackupRefused(MemtuiError):
+    """The backup would do something wrong (detached HEAD, no identity, unsafe path): exit 3."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """The author and committer of backup commits and where it came from (B12)."""
+
+    name: str
+    email: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.name} <{self.email}>"
+
+
+@dataclass(frozen=True, slots=True)
+class HeadState:
+    """Where HEAD is (B10).
+
+    Attributes:
+        branch: the branch HEAD names (``None`` when detached).
+        commit: the commit HEAD points at (``None`` when the branch has no commit yet).
+        detached: HEAD points at a commit, not a branch.
+        unborn: HEAD names a branch with no commit yet.
+        branches: the local branches that exist (have commits).
+    """
+
+    branch: str | None
+    commit: str | None
+    detached: bool
+    unborn: bool
+    branches: tuple[str, ...]
+
+    def describe(self) -> str:
+        """A sentence for people: ``on branch main at 1a2b3c4``, ``detached at …``."""
+        if self.detached:
+            return f"detached HEAD at {self.commit[:7] if self.commit else '?'}"
+        if self.unborn:
+            return f"on branch {self.branch}, which has no commits yet"
+        return f"on branch {self.branch} at {self.commit[:7] if self.commit else '?'}"
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One backup commit: ``commit`` (hex), ``date`` (ISO 8601), ``author``, ``subject``,
+    ``changed`` (files under the backup path the commit touched)."""
+
+    commit: str
+    date: str
+    author: str
+    subject: str
+    changed: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "date": self.date, "author": self.author,
+                "subject": self.subject, "changed": self.changed}
+
+
+@dataclass(slots=True)
+class PushResult:
+    """A push: ``ok``, the ``remote`` name, the ``url`` shown (no secret), ``message``."""
+
+    ok: bool
+    remote: str
+    url: str
+    message: str
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """Split ``PATH[@REV]`` into ``(path, rev)``.
+
+    The first ``@`` whose left part is an existing folder separates them, so folders and
+    revisions holding ``@`` (``HEAD@{1}``) both work; ``rev`` is ``None`` without ``@REV``.
+    """
+    if os.path.isdir(spec):
+        return spec, None
+    for i, ch in enumerate(spec):
+        if ch == "@" and i and os.path.isdir(spec[:i]):
+            return spec[:i], spec[i + 1:] or None
+    return spec, None
+
+
+def check_subdir(subdir: str) -> str:
+    """The backup path as a clean relative path with ``/``.
+
+    Raises:
+        BackupRefused: it is empty, absolute, holds ``..`` or names a ``.git`` folder.
+    """
+    parts = [p for p in subdir.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts or subdir.startswith("/") or any(p == ".." or p.lower() == ".git" for p in parts):
+        raise BackupRefused(f"the backup path {subdir!r} must be a folder inside the repository "
+                            "(relative, without `..` or `.git`), for example `memtui-backup`.")
+    return "/".join(parts)
+
+
+class BackupRepo:
+    """A git repository holding backups.
+
+    Args:
+        repo: the opened :class:`git.Repo`.
+    """
+
+    def __init__(self, repo: gitpython.Repo) -> None:
+        self.repo = repo
+        self.root = Path(repo.working_tree_dir or repo.git_dir)
+        self.bare = repo.bare
+        #: this :meth:`open` ran ``git init`` (a new repository, which the user is told about)
+        self.created = False
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> "BackupRepo":
+        """Open the repository at ``path`` (its top folder, or a bare repository).
+
+        Args:
+            path: the repository folder.
+            create: run ``git init`` when ``path`` is not a repository (the folder is made).
+
+        Raises:
+            GitError: not a repository (and ``create`` is false), ``path`` lies inside another
+                repository's tree without being its top, or git cannot be run.
+        """
+        folder = Path(path).expanduser()
+        try:
+            repo = gitpython.Repo(folder)
+        except gitpython.NoSuchPathError:
+            if not create:
+                raise GitError(f"{folder} does not exist; give the path of a git repository.") from None
+            folder.mkdir(parents=True, exist_ok=True)
+            return cls._init(folder)
+        except gitpython.InvalidGitRepositoryError:
+            try:
+                outer = gitpython.Repo(folder, search_parent_directories=True)
+                top = outer.working_tree_dir
+            except gitpython.InvalidGitRepositoryError:
+                top = None
+            if top is not None:
+                raise GitError(
+                    f"{folder} is inside the git repository {top}; give that folder as --repo "
+                    f"and the backup folder with --path.") from None
+            if not create:
+                raise GitError(f"{folder} is not a git repository; run `memtui backup --repo {folder}` "
+                               "to create one, or `git init` it.") from None
+            if folder.is_dir() and any(folder.iterdir()):
+                raise BackupRefused(
+                    f"{folder} is a folder but not a git repository; memtui creates a repository only "
+                    f"in a new (or empty) folder. `git init {folder}` it yourself if it should hold the "
+                    "backups, or give another --repo.") from None
+            return cls._init(folder)
+        except gitpython.GitCommandNotFound as exc:
+            raise GitError(f"git cannot be run ({exc}); install git.") from exc
+        return cls(repo)
+
+    @classmethod
+    def _init(cls, folder: Path) -> "BackupRepo":
+        try:
+            made = cls(gitpython.Repo.init(folder))
+            made.created = True
+            return made
+        except (gitpython.GitCommandError, OSError) as exc:
+            raise GitError(f"cannot create a git repository in {folder}: {exc}") from exc
+
+    # -- running git ---------------------------------------------------------------------------
+    def git(self, *args: str | bytes, env: dict[str, str] | None = None, stdin: Any = None,
+            check: bool = True, secret: str | None = None) -> tuple[int, bytes, bytes]:
+        """Run ``git <GIT_OPTIONS> <args>`` in the repository through GitPython.
+
+        Args:
+            args: the command and its arguments (bytes for names that are not UTF-8).
+            env: extra environment variables for this command only.
+            stdin: a file object to feed to the command.
+            check: raise :class:`GitError` when the command fails.
+            secret: a value scrubbed (``***``) from any message.
+
+        Returns:
+            ``(status, stdout bytes, stderr bytes)``.
+
+        Raises:
+            GitError: the command failed (with git's own words, secret scrubbed) and ``check``.
+        """
+        command = ["git", *GIT_OPTIONS, *args]
+        try:
+            status, out, err = self.repo.git.execute(
+                command, with_extended_output=True, with_exceptions=False, stdout_as_string=False,
+                strip_newline_in_stdout=False, istream=stdin, env=env)
+        except gitpython.GitCommandNotFound as exc:
+            raise GitError(f"git cannot be run ({exc}); install git.") from exc
+        err_b = err if isinstance(err, bytes) else str(err).encode("utf-8", "replace")
+        if check and status != 0:
+            words = " ".join(a.decode("utf-8", "backslashreplace") if isinstance(a, bytes) else a
+                             for a in args[:2])
+            message = err_b.decode("utf-8", "replace").strip() or f"exit status {status}"
+            raise GitError(scrub(f"`git {words}` failed in {self.root}: {message}", secret))
+        return status, out, err_b
+
+    # -- state ---------------------------------------------------------------------------------
+    def head(self) -> HeadState:
+        """Where HEAD is, without the exceptions GitPython raises for ordinary states (B10)."""
+        status, out, _ = self.git("symbolic-ref", "-q", "HEAD", check=False)
+        branch = out.decode("utf-8", "replace").strip().removeprefix("refs/heads/") if status == 0 else None
+        status, out, _ = self.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+        commit = out.decode().strip() if status == 0 else None
+        _, out, _ = self.git("for-each-ref", "--format=%(refname:short)", "refs/heads/", check=False)
+        branches = tuple(b for b in out.decode("utf-8", "replace").split("\n") if b)
+        return HeadState(branch, commit, branch is None, branch is not None and commit is None, branches)
+
+    def identity(self, configured: dict[str, Any] | None = None) -> Identity:
+        """The author of backup commits; never made up (B12).
+
+        Args:
+            configured: the ``[git]`` table of ``memtui.toml`` (``name``, ``email``), if any.
+
+        Returns:
+            The first complete identity of: ``memtui.toml [git]``, ``$GIT_AUTHOR_NAME`` with
+            ``$GIT_AUTHOR_EMAIL``, git's ``user.name`` with ``user.email``.
+
+        Raises:
+            BackupRefused: none is complete; the message says what is missing and how to set it.
+        """
+        return find_identity(configured, lambda *args: self.git(*args, check=False), self.root)
+
+    def changes(self, subdir: str) -> list[bytes]:
+        """Uncommitted changes under ``subdir`` (staged or not, untracked included), as names."""
+        _, out, _ = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", subdir)
+        names, parts, i = [], out.split(b"\0"), 0
+        while i < len(parts):
+            item = parts[i]
+            if len(item) > 3:
+                names.append(item[3:])
+                if item[:1] in (b"R", b"C") or item[1:2] in (b"R", b"C"):
+                    i += 1
+            i += 1
+        return names
+
+    # -- backup --------------------------------------------------------------------------------
+    def protect(self, subdir: str) -> None:
+        """Make git store every file under ``subdir`` as its bytes, whatever the tree says.
+
+        A workspace may carry its own ``.gitattributes`` (``* text``, ``filter=lfs``), which
+        would convert the copies under ``files/`` on ``git add``; ``$GIT_DIR/info/attributes``
+        outranks every ``.gitattributes``, so one line there (``/<subdir>/** -text -filter
+        -ident -working-tree-encoding``) keeps the promise. Only that line is added, once.
+        Ignored files are staged anyway (``git add --force``): a workspace ``.gitignore`` must
+        not drop files from the backup.
+        """
+        line = f"/{subdir}/** -text -filter -ident -working-tree-encoding\n"
+        info = Path(self.repo.git_dir) / "info"
+        info.mkdir(exist_ok=True)
+        path = info / "attributes"
+        try:
+            current = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = ""
+        if line not in current.splitlines(keepends=True):
+            atomic.write_text(path, current + ("" if not current or current.endswith("\n") else "\n") + line)
+
+    def commit_path(self, subdir: str, message: str, identity: Identity) -> str | None:
+        """Stage ``subdir`` and commit it alone.
+
+        Returns:
+            The new commit's hex id, or ``None`` when nothing under ``subdir`` changed
+            (no commit is made).
+
+        Raises:
+            GitError: git failed (nothing is half-committed: git's commit is atomic).
+        """
+        self.protect(subdir)
+        self.git("add", "-A", "--force", "--", subdir)
+        status, _, _ = self.git("diff", "--cached", "--quiet", "--", subdir, check=False)
+        if status == 0:
+            return None
+        env = {"GIT_AUTHOR_NAME": identity.name, "GIT_AUTHOR_EMAIL": identity.email,
+               "GIT_COMMITTER_NAME": identity.name, "GIT_COMMITTER_EMAIL": identity.email}
+        with tempfile.TemporaryFile() as handle:
+            handle.write(message.encode("utf-8"))
+            handle.seek(0)
+            self.git("commit", "-q", "--no-verify", "-F", "-", "--", subdir, env=env, stdin=handle)
+        _, out, _ = self.git("rev-parse", "HEAD")
+        return out.decode().strip()
+
+    def gc(self) -> None:
+        """``git gc --auto`` in the foreground, after our commit, so no background gc races us."""
+        self.git("-c", "gc.autoDetach=false", "gc", "--auto", "--quiet", check=False)
+
+    def remote_for(self, branch: str | None, wanted: str | None = None) -> str:
+        """The remote to push to: ``wanted``, else the branch's upstream remote, else ``origin``.
+
+        Raises:
+            GitError: there is no such remote (with how to add one).
+        """
+        _, out, _ = self.git("remote", check=False)
+        remotes = out.decode("utf-8", "replace").split()
+        name = wanted
+        if not name and branch:
+            status, got, _ = self.git("config", "--get", f"branch.{branch}.remote", check=False)
+            name = got.decode().strip() if status == 0 else None
+        name = name or ("origin" if "origin" in remotes else (remotes[0] if len(remotes) == 1 else None))
+        if not name or name not in remotes:
+            raise GitError(f"the backup repository {self.root} has no remote "
+                           f"{('named ' + repr(name)) if name else 'to push to'}; add one with "
+                           f"`git -C {self.root} remote add origin URL` (a local bare repository works offline).")
+        return name
+
+    def remote_url(self, remote: str) -> str:
+        """The remote's push URL."""
+        _, out, _ = self.git("remote", "get-url", "--push", remote)
+        return out.decode("utf-8", "replace").strip()
+
+    def push(self, remote: str, branch: str, token: str | None = None) -> PushResult:
+        """Push ``branch`` to the same branch on ``remote``; never forced.
+
+        A token (for https remotes) reaches git only through the environment of this one
+        command: a ``GIT_ASKPASS`` helper script in a private temporary folder prints
+        ``$MEMTUI_ASKPASS_SECRET``; the script holds no secret, nothing is written to the repo
+        config, and ``credential.helper`` is emptied so no helper stores it (invariant 8).
+
+        Returns:
+            :class:`PushResult`; ``ok`` is false when the remote rejected the push (with the
+            reason and what to do) — LIBRARY-NOTES: GitPython's ``push()`` would return normally.
+        """
+        url = self.remote_url(remote)
+        env = {"GIT_TERMINAL_PROMPT": "0"}
+        extra: list[str] = []
+        helper_dir = None
+        if token:
+            helper_dir = tempfile.mkdtemp(prefix="memtui-askpass-")
+            script = Path(helper_dir) / "askpass.sh"
+            script.write_text('#!/bin/sh\ncase "$1" in\n  Username*) printf "%s\\n" "${MEMTUI_ASKPASS_USER:-x-access-token}" ;;\n'
+                              '  *) printf "%s\\n" "$MEMTUI_ASKPASS_SECRET" ;;\nesac\n')
+            os.chmod(script, stat.S_IRWXU)
+            env.update({"GIT_ASKPASS": str(script), "MEMTUI_ASKPASS_SECRET": token,
+                        "MEMTUI_ASKPASS_USER": os.environ.get("MEMTUI_GIT_USER", "x-access-token"),
+                        "SSH_ASKPASS": str(script)})
+            extra = ["-c", "credential.helper="]
+        try:
+            status, out, err = self.git(*extra, "push", "--porcelain", "--", remote,
+                                        f"refs/heads/{branch}:refs/heads/{branch}",
+                                        env=env, check=False, secret=token)
+        finally:
+            if helper_dir:
+                for name in os.listdir(helper_dir):
+                    os.unlink(os.path.join(helper_dir, name))
+                os.rmdir(helper_dir)
+        text = scrub((out + b"\n" + err).decode("utf-8", "replace"), token)
+        shown_url = scrub(url, token)
+        if status == 0:
+            return PushResult(True, remote, shown_url, f"pushed {branch} to {remote} ({shown_url})")
+        reason = next((line.split("\t")[-1] for line in text.splitlines() if line.startswith("!")), "")
+        if reason:
+            advice = (f"the remote {remote} ({shown_url}) rejected the push of {branch}: {reason}. "
+                      "It has commits this repository does not; fetch and merge them "
+                      f"(`git -C {self.root} pull --no-rebase {remote} {branch}`), then back up again. "
+                      "memtui never force-pushes.")
+        else:
+            detail = " ".join(line.strip() for line in text.splitlines() if line.strip())
+            advice = (f"the push of {branch} to {remote} ({shown_url}) failed: {detail or 'exit status ' + str(status)}. "
+                      "Check the remote's address and your access (for https: `memtui secret set git-token`, "
+                      "or MEMTUI_GIT_TOKEN).")
+        return PushResult(False, remote, shown_url, advice)
+
+    def ahead_behind(self, remote: str, branch: str) -> tuple[int, int] | None:
+        """``(ahead, behind)`` of ``branch`` against ``remote/branch`` as last fetched, or ``None``."""
+        status, out, _ = self.git("rev-list", "--left-right", "--count",
+                                  f"refs/heads/{branch}...refs/remotes/{remote}/{branch}", check=False)
+        if status != 0:
+            return None
+        left, right = out.decode().split()
+        return int(left), int(right)
+
+    # -- reading backups -----------------------------------------------------------------------
+    def resolve(self, rev: str | None) -> str:
+        """The commit id of ``rev`` (default ``HEAD``).
+
+        Raises:
+            GitError: there is no such commit (or no commit at all yet).
+        """
+        name = rev or "HEAD"
+        status, out, _ = self.git("rev-parse", "-q", "--verify", "--end-of-options", f"{name}^{{commit}}",
+                                  check=False)
+        if status != 0:
+            if rev is None:
+                raise GitError(f"the backup repository {self.root} has no commits yet: there is no backup "
+                               "to read. Run `memtui backup` first.")
+            raise GitError(f"{rev!r} is not a commit of {self.root}; `memtui backup --history` lists the backups.")
+        return out.decode().strip()
+
+    def history(self, subdir: str, limit: int | None = None) -> list[HistoryEntry]:
+        """Commits that touched ``subdir``, newest first, with their changed-file counts.
+
+        Returns ``[]`` for a repository with no commits (B10: an ordinary state, not an error).
+        """
+        if self.head().commit is None and not self.head().branches:
+            return []
+        args = ["log", "-z", "--format=%x1e%H%x1f%an <%ae>%x1f%aI%x1f%s", "--name-only"]
+        if limit:
+            args.append(f"-n{limit}")
+        ref = "HEAD" if self.head().commit else "--all"
+        status, out, _ = self.git(*args, ref, "--", subdir, check=False)
+        if status != 0:
+            return []
+        entries = []
+        for chunk in out.split(b"\x1e")[1:]:
+            head, _, names = chunk.partition(b"\0")
+            commit, author, date, subject = head.decode("utf-8", "replace").split("\x1f", 3)
+            changed = sum(1 for n in names.split(b"\0") if n.strip(b"\n"))
+            entries.append(HistoryEntry(commit, date, author, subject, changed))
+        return entries
+
+    def read_tree(self, commit: str, subdir: str) -> tuple[dict[bytes, Entry], list[Finding]]:
+        """The files under ``subdir`` at ``commit``, relative to ``subdir``.
+
+        Entries that are not plain files (symbolic links, submodules) are left out with a
+        ``restore-refused`` finding each (invariant 4).
+
+        Raises:
+            GitError: git failed, or ``subdir`` holds nothing at ``commit``.
+        """
+        _, out, _ = self.git("ls-tree", "-r", "-z", "--full-tree", commit, "--", subdir)
+        prefix = subdir.encode("utf-8") + b"/"
+        wanted: list[tuple[bytes, bytes, bool]] = []
+        findings: list[Finding] = []
+        for item in out.split(b"\0"):
+            if not item:
+                continue
+            meta, _, path = item.partition(b"\t")
+            mode, kind, sha = meta.split(b" ")
+            rel = path[len(prefix):] if path.startswith(prefix) else path
+            if kind != b"blob" or mode not in (b"100644", b"100755"):
+                what = "a symbolic link" if mode == b"120000" else f"a {kind.decode()} (mode {mode.decode()})"
+                findings.append(Finding.make("restore-refused", shown(rel),
+                                             f"is {what} in the backup; not written",
+                                             "nothing to do: a restore writes plain files only"))
+                continue
+            wanted.append((rel, sha, mode == b"100755"))
+        if not wanted and not findings:
+            raise GitError(f"commit {commit[:7]} of {self.root} holds nothing under {subdir}/; "
+                           "check --path (the folder the backups were made into).")
+        files: dict[bytes, Entry] = {}
+        with tempfile.TemporaryFile() as handle:
+            handle.write(b"".join(sha + b"\n" for _, sha, _ in wanted))
+            handle.seek(0)
+            _, blob_out, _ = self.git("cat-file", "--batch", stdin=handle)
+        pos = 0
+        for rel, sha, executable in wanted:
+            end = blob_out.index(b"\n", pos)
+            header = blob_out[pos:end].split(b" ")
+            size = int(header[2])
+            files[rel] = Entry(blob_out[end + 1:end + 1 + size], executable)
+            pos = end + 1 + size + 1
+        return files, findings
+
+    def fsck(self) -> tuple[bool, str]:
+        """``git fsck --full --strict``: ``(passed, output)``."""
+        status, out, err = self.git("fsck", "--full", "--strict", check=False)
+        return status == 0, (out + err).decode("utf-8", "replace")
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by ``***`` (no-op without one)."""
+    return text.replace(secret, "***") if secret else text
+
+
+def find_identity(configured: dict[str, Any] | None = None, run_git: Any = None,
+                  root: Path | None = None) -> Identity:
+    """The author of backup commits, looked up without needing a repository (B12).
+
+    Args:
+        configured: ``memtui.toml [git]`` (``name``, ``email``).
+        run_git: ``(*args) -> (status, stdout, stderr)``; default runs ``git`` outside any
+            repository (global and system config only), so the identity can be checked
+            before ``git init``.
+        root: the repository named in the refusal's advice (``None``: no repository yet).
+
+    Raises:
+        BackupRefused: no complete identity; the message says what is missing and how to set it.
+    """
+    if run_git is None:
+        def run_git(*args: str) -> tuple[int, bytes, bytes]:
+            outside = tempfile.gettempdir()  # no repository there: global and system config only
+            status, out, err = gitpython.Git(outside).execute(
+                ["git", *args], with_extended_output=True, with_exceptions=False, stdout_as_string=False,
+                env={"GIT_CEILING_DIRECTORIES": outside})
+            return status, out, err
+    configured = configured or {}
+    name, email = configured.get("name"), configured.get("email")
+    if isinstance(name, str) and name.strip() and isinstance(email, str) and email.strip():
+        return Identity(name.strip(), email.strip(), "memtui.toml [git]")
+    if os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL"):
+        return Identity(os.environ["GIT_AUTHOR_NAME"], os.environ["GIT_AUTHOR_EMAIL"],
+                        "GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL")
+    found = {}
+    for key in ("user.name", "user.email"):
+        status, out, _ = run_git("config", "--get", key)
+        value = out.decode("utf-8", "replace").strip()
+        if status == 0 and value:
+            found[key] = value
+    if len(found) == 2:
+        return Identity(found["user.name"], found["user.email"], "git config")
+    missing = " and ".join(k for k in ("user.name", "user.email") if k not in found)
+    raise BackupRefused(
+        f"git has no identity to sign the backup commit with ({missing} not set), and memtui "
+        "never invents an author. Set it with `git config --global user.name \"Your Name\"` and "
+        "`git config --global user.email you@example.org`"
+        + (f" (add `-C {root}` instead of --global for this repository only)" if root else "")
+        + ", or in the workspace's "
+        "memtui.toml:\n  [git]\n  name = \"Your Name\"\n  email = \"you@example.org\"")

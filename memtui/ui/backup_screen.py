@@ -1,0 +1,322 @@
+"""The Backup area: status, Backup now, history, Restore of a chosen commit, Verify (issue 6).
+
+- The status panel shows the repository, backup path, branch (or the detached HEAD / unborn
+  branch in words: B10), remote and ahead/behind, the last backup and its counts, and the
+  uncommitted changes under the backup path.
+- ``b`` Backup now: render, commit only the backup path, and push when ``[backup] push =
+  true``; progress in a bar. ``v`` Verify the highlighted backup (or the newest): the diff
+  viewer lists every differing file with its unified diff, or says "zero differences".
+  ``r`` Restore the highlighted commit into a folder you type (empty or new).
+  ``e`` change the repository folder; ``ctrl+l`` reload the status.
+- The history table lists the backups (git log of the backup path) with their changed-file
+  counts, newest first.
+
+Everything that touches git runs in a worker thread (``@work(thread=True)``) and talks to
+widgets through ``call_from_thread``; failures are shown with their reason (the sentence of
+the core's ``BackupRefused``/``GitError``), never a traceback. User text (paths, subjects,
+authors, diffs) is passed as :class:`rich.text.Text` or loaded into a read-only
+:class:`TextArea`, never parsed as markup (invariant 11). The backup takes no writer lock:
+it only reads the workspace (:mod:`memtui.core.backup.commit`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Header, ProgressBar, Static, TextArea
+
+from memtui.core.backup import commit as core
+from memtui.core.backup.git import BackupRefused, GitError
+from memtui.core.backup.render import BackupFormatError
+from memtui.core.backup.restore import restore
+from memtui.core.backup.verify import verify
+from memtui.core.errors import MemtuiError
+from memtui.core.store import StoreDamagedError
+from memtui.ui.widgets import AreaBar
+from memtui.ui.graph_screen import AskText
+from memtui.ui.text import visible, safe
+
+#: Backups listed in the history table (newest first).
+HISTORY_ROWS = 200
+_FAILURES = (BackupRefused, GitError, BackupFormatError, StoreDamagedError, MemtuiError, OSError)
+
+
+class BackupScreen(Screen):
+    """Back the workspace up to git, browse the backups, restore one, verify one."""
+
+    DEFAULT_CSS = """
+    BackupScreen #backup-status { height: auto; max-height: 9; padding: 0 1; border: round $primary; }
+    BackupScreen #backup-bar { height: 3; }
+    BackupScreen #backup-progress { width: 1fr; padding: 1 1 0 1; }
+    BackupScreen #backup-message { height: auto; padding: 0 1; }
+    BackupScreen #backup-main { height: 1fr; }
+    BackupScreen #history { width: 1fr; }
+    BackupScreen #diff { width: 1fr; }
+    """
+
+    BINDINGS = [
+        Binding("b", "backup", "Backup now"),
+        Binding("v", "verify", "Verify"),
+        Binding("r", "restore", "Restore…"),
+        Binding("e", "edit_repo", "Repository…"),
+        Binding("ctrl+l", "reload", "Reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state: dict[str, Any] | None = None
+        self.repo: str | None = None
+        self.subdir: str = core.DEFAULT_PATH
+        self.last_message: str = ""
+        self.busy = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield AreaBar()
+        yield Static(id="backup-status")
+        with Horizontal(id="backup-bar"):
+            yield Button(Text("Backup now (b)"), id="do-backup", variant="primary")
+            yield Button(Text("Verify (v)"), id="do-verify")
+            yield Button(Text("Restore… (r)"), id="do-restore")
+            yield ProgressBar(total=100, show_eta=False, id="backup-progress")
+        yield Static(id="backup-message")
+        with Horizontal(id="backup-main"):
+            yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
+            yield TextArea(id="diff", read_only=True, show_line_numbers=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        conf = core.settings(self.app.ws)
+        self.repo, self.subdir = conf.repo, conf.path
+        table = self.query_one("#history", DataTable)
+        for name in ("commit", "date", "changed", "author", "subject"):
+            table.add_column(name, key=name)
+        self.sub_title = f"{getattr(self.app, 'badge', '')}Backup"
+        self.action_reload()
+
+    # -- status --------------------------------------------------------------------------------
+    def action_reload(self) -> None:
+        """Read the repository's state again (in a worker)."""
+        self._say(Text("reading the backup repository…", style="dim"))
+        self.load_status()
+
+    @work(thread=True, exclusive=True, group="backup-status")
+    def load_status(self) -> None:
+        state = core.status(self.repo, self.subdir, core.settings(self.app.ws).remote, HISTORY_ROWS)
+        self.app.call_from_thread(self._show_status, state)
+
+    def _show_status(self, state: dict[str, Any]) -> None:
+        self.state = state
+        lines = Text()
+        lines.append("repository: ", style="bold")
+        lines.append_text(safe(state["repo"] or "(none: press e, or set [backup] repo in memtui.toml)"))
+        lines.append("   path: ", style="bold")
+        lines.append_text(safe(f"{state['path']}/"))
+        lines.append("\nstate: ", style="bold")
+        lines.append_text(safe(state["state"], "yellow" if state["detached"] or state["problem"] else ""))
+        if state["remote"]:
+            lines.append("\nremote: ", style="bold")
+            ab = state["ahead_behind"]
+            lines.append_text(safe(f"{state['remote']} ({state['url']})"
+                                   + (f" — {ab[0]} ahead, {ab[1]} behind as last fetched" if ab else "")))
+        last = state["last"]
+        lines.append("\nlast backup: ", style="bold")
+        if last:
+            counts = last.get("counts") or {}
+            lines.append_text(safe(f"{last['commit'][:10]} {last['date']} by {last['author']} — "
+                                   f"{counts.get('files', '?')} files, {counts.get('records', '?')} store records"))
+        else:
+            lines.append("none yet", style="dim")
+        lines.append("\nuncommitted changes under the backup path: ", style="bold")
+        lines.append_text(safe(str(len(state["uncommitted"]))))
+        self.query_one("#backup-status", Static).update(lines)
+        table = self.query_one("#history", DataTable)
+        table.clear()
+        for entry in state["history"]:
+            table.add_row(safe(entry["commit"][:10]), safe(entry["date"]), safe(str(entry["changed"])),
+                          safe(entry["author"]), safe(entry["subject"]), key=entry["commit"])
+        if not state["history"]:
+            self._say(Text("no backups yet" if state["exists"] else state["state"], style="dim"))
+        elif not self.busy:
+            self._say(Text(self.last_message or f"{len(state['history'])} backups", style="dim"))
+
+    def _say(self, message: Text) -> None:
+        self.query_one("#backup-message", Static).update(message)
+
+    def _progress(self, fraction: float) -> None:
+        self.query_one("#backup-progress", ProgressBar).update(progress=round(fraction * 100))
+
+    def _selected_commit(self) -> str | None:
+        table = self.query_one("#history", DataTable)
+        if not self.state or not self.state["history"] or table.row_count == 0:
+            return None
+        row = table.cursor_row if table.cursor_row is not None else 0
+        return self.state["history"][min(max(row, 0), len(self.state["history"]) - 1)]["commit"]
+
+    def _start(self, what: str) -> bool:
+        if self.busy:
+            self.app.notify("a backup task is already running", severity="warning", markup=False)
+            return False
+        if not self.repo:
+            self.app.notify("no backup repository: press e to give one, or set [backup] repo in memtui.toml",
+                            severity="warning", timeout=8, markup=False)
+            return False
+        self.busy = True
+        self._progress(0)
+        self._say(Text(what, style="dim"))
+        return True
+
+    def _failed(self, message: str) -> None:
+        self.busy = False
+        self.last_message = message
+        self._say(safe(message, "red"))
+        self.app.notify(message, title="Backup", severity="error", timeout=12, markup=False)
+
+    # -- backup --------------------------------------------------------------------------------
+    @on(Button.Pressed, "#do-backup")
+    def action_backup(self) -> None:
+        """Back the workspace up now (in a worker)."""
+        if self._start("backing up…"):
+            self.run_backup()
+
+    @work(thread=True, exclusive=True, group="backup-task")
+    def run_backup(self) -> None:
+        ws = self.app.ws
+        conf = core.settings(ws, self.repo, self.subdir)
+        push = bool(ws.config.raw.get("backup", {}).get("push", False)) \
+            if isinstance(ws.config.raw.get("backup"), dict) else False
+
+        def progress(step: str, fraction: float) -> None:
+            self.app.call_from_thread(self._progress, fraction)
+            self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
+
+        try:
+            result = core.backup(ws, conf.repo, conf.path, push=push, remote=conf.remote, git_table=conf.git,
+                                 progress=progress)
+        except _FAILURES as exc:
+            self.app.call_from_thread(self._failed, f"backup failed: {exc}")
+            return
+        self.app.call_from_thread(self._backup_done, result)
+
+    def _backup_done(self, result: core.BackupResult) -> None:
+        self.busy = False
+        self._progress(1.0)
+        counts = result.counts
+        if result.commit:
+            message = (f"backed up {counts['files']} files and {counts['records']} store records as "
+                       f"{result.commit[:10]} ({len(result.written)} written, {len(result.removed)} removed), "
+                       f"author {result.identity}")
+        else:
+            message = "nothing changed since the last backup; no commit made"
+        if result.push is not None:
+            message += "; " + (result.push.message if result.push.ok else f"backup NOT complete: {result.push.message}")
+        if result.findings:
+            message += f"; {len(result.findings)} entries not backed up (see `memtui backup`)"
+        self.last_message = message
+        self.app.notify(message, title="Backup", severity="information" if result.ok else "error",
+                        timeout=10, markup=False)
+        self.load_status()
+
+    # -- verify --------------------------------------------------------------------------------
+    @on(Button.Pressed, "#do-verify")
+    def action_verify(self) -> None:
+        """Verify the highlighted backup (the newest when none is highlighted)."""
+        commit = self._selected_commit()
+        if commit is None:
+            self.app.notify("there is no backup to verify yet", severity="warning", markup=False)
+            return
+        if self._start(f"verifying {commit[:10]}…"):
+            self.run_verify(commit)
+
+    @work(thread=True, exclusive=True, group="backup-task")
+    def run_verify(self, commit: str) -> None:
+        steps = iter((0.1, 0.4, 0.7, 0.9))
+
+        def progress(step: str) -> None:
+            self.app.call_from_thread(self._progress, next(steps, 0.95))
+            self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
+
+        try:
+            result = verify(self.repo, commit, self.subdir, progress)
+        except _FAILURES as exc:
+            self.app.call_from_thread(self._failed, f"verify failed: {exc}")
+            return
+        self.app.call_from_thread(self._verify_done, result)
+
+    def _verify_done(self, result) -> None:  # noqa: ANN001 - VerifyResult
+        self.busy = False
+        self._progress(1.0)
+        lines = []
+        for finding in result.findings:
+            lines.append(f"{finding.severity.value}: {finding.place}: {finding.message}\n")
+        for diff in result.differences:
+            lines.append(f"differs ({diff.kind}): {diff.path}\n{diff.diff}\n")
+        verdict = ("zero differences" if result.ok else
+                   f"{len(result.differences)} differences, {len(result.findings)} restore findings")
+        head = (f"verified {result.commit[:10]}: {result.files} files and {result.records} store records "
+                f"round-tripped; {verdict}\n\n")
+        self.query_one("#diff", TextArea).load_text(head + "".join(lines))
+        self.last_message = head.strip()
+        self._say(safe(self.last_message, "green" if result.ok else "red"))
+        self.app.notify(self.last_message, title="Verify", severity="information" if result.ok else "error", markup=False)
+
+    # -- restore -------------------------------------------------------------------------------
+    @on(Button.Pressed, "#do-restore")
+    def action_restore(self) -> None:
+        """Ask for a folder, then restore the highlighted commit into it."""
+        commit = self._selected_commit()
+        if commit is None:
+            self.app.notify("there is no backup to restore yet", severity="warning", markup=False)
+            return
+        suggestion = str(Path(self.app.ws.root).parent / f"{Path(self.app.ws.root).name}-restored-{commit[:7]}")
+
+        def chosen(folder: str | None) -> None:
+            if folder and folder.strip() and self._start(f"restoring {commit[:10]}…"):
+                self.run_restore(commit, folder.strip())
+
+        self.app.push_screen(AskText(f"Restore backup {commit[:10]} into which folder? (empty or new)",
+                                     suggestion), chosen)
+
+    @work(thread=True, exclusive=True, group="backup-task")
+    def run_restore(self, commit: str, folder: str) -> None:
+        def progress(done: int, total: int) -> None:
+            self.app.call_from_thread(self._progress, done / max(total, 1))
+
+        try:
+            result = restore(self.repo, commit, self.subdir, folder, progress=progress)
+        except _FAILURES as exc:
+            self.app.call_from_thread(self._failed, f"restore failed: {exc}")
+            return
+        self.app.call_from_thread(self._restore_done, result)
+
+    def _restore_done(self, result) -> None:  # noqa: ANN001 - RestoreResult
+        self.busy = False
+        self._progress(1.0)
+        message = (f"restored {result.commit[:10]} into {result.target}: {result.files} files, "
+                   f"{result.records} store records"
+                   + (f"; {len(result.findings)} entries refused or mismatched (listed on the right)"
+                      if result.findings else ""))
+        if result.findings:
+            self.query_one("#diff", TextArea).load_text(
+                "".join(f"{f.severity.value}: {f.place}: {f.message}\n" for f in result.findings))
+        self.last_message = message
+        self._say(safe(message, "green" if result.ok else "yellow"))
+        self.app.notify(message, title="Restore", severity="information" if result.ok else "warning", markup=False)
+
+    # -- repository ----------------------------------------------------------------------------
+    def action_edit_repo(self) -> None:
+        """Type the backup repository folder (for this session; memtui.toml keeps the default)."""
+        def chosen(value: str | None) -> None:
+            if value and value.strip():
+                self.repo = str(Path(value.strip()).expanduser())
+                self.action_reload()
+
+        self.app.push_screen(AskText("Backup repository folder (created on the first backup):", self.repo or ""),
+                             chosen)

@@ -1,0 +1,414 @@
+"""The Proposals area: the queue of proposals and an article's version history (issue 5).
+
+Left: the queue (node, article, proposer, age, eligibility, untrusted mark); ``s`` shows
+every state instead of only ``proposed``. Right, for the selected proposal: its diff against
+the active version (coloured unified, and side by side), its provenance, its uses and
+assigned validation cases with the eligibility and the reason why not yet, and the version
+history of its article with a diff between any two versions (``m`` marks the base version;
+the diff goes from the mark, else the previous version, to the row under the cursor).
+
+Actions (all ask for confirmation naming the acting profile, and run in a worker thread
+through :mod:`memtui.core.governance` with the app's writer session ``app.session``):
+``a`` approve (a human approving here is the human review when uses do not make it
+eligible), ``x`` reject with a reason, ``c`` assign validation cases, ``b`` roll back to the
+history row under the cursor, ``t`` retire the article. A read-only session refuses with its
+reason. All user text reaches widgets as :class:`rich.text.Text` (never markup).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+
+from memtui.core import governance as gov
+from memtui.core.errors import MemtuiError
+from memtui.ui.widgets import AreaBar
+from memtui.ui.graph_screen import AskText, Confirm
+from memtui.ui.text import join, safe
+
+
+def age(created: str) -> str:
+    """``"3d"``, ``"5h"``, ``"12m"`` since ``created`` (ISO 8601), or ``"?"``."""
+    try:
+        then = _dt.datetime.fromisoformat(created)
+    except (TypeError, ValueError):
+        return "?"
+    seconds = max(0, int((_dt.datetime.now(_dt.timezone.utc) - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def unified_text(patch: str) -> Text:
+    """A unified diff as coloured :class:`Text` (added green, removed red, hunks cyan)."""
+    out = Text()
+    for line in patch.splitlines(keepends=True):
+        style = ""
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        out.append(Text(line, style=style))
+    return out or Text("no difference", style="dim")
+
+
+def side_text(rows: list[tuple[str, str, str]], width: int = 60) -> Text:
+    """Side-by-side diff rows (:func:`governance.side_by_side`) as two coloured columns."""
+    out = Text()
+    styles = {"equal": ("", ""), "replace": ("red", "green"), "delete": ("red", "dim"), "insert": ("dim", "green")}
+    for tag, left, right in rows:
+        ls, rs = styles[tag]
+        mark = " " if tag == "equal" else "│"
+        out.append(Text(left[:width].ljust(width), style=ls))
+        out.append(Text(f" {mark} ", style="yellow" if tag != "equal" else "dim"))
+        out.append(Text(right[:width], style=rs))
+        out.append("\n")
+    return out or Text("no difference", style="dim")
+
+
+class ProposalsScreen(Screen):
+    """Governed memory: review proposals, decide, and walk version histories."""
+
+    DEFAULT_CSS = """
+    ProposalsScreen #prop-area { height: 1fr; }
+    ProposalsScreen #prop-left { width: 45%; min-width: 40; border-right: tall $panel; }
+    ProposalsScreen #prop-queue { height: 1fr; }
+    ProposalsScreen #prop-count { height: auto; padding: 0 1; background: $panel; }
+    ProposalsScreen #prop-right { width: 1fr; }
+    ProposalsScreen #prop-head { height: auto; max-height: 6; padding: 0 1; background: $panel; }
+    ProposalsScreen .prop-scroll { height: 1fr; padding: 0 1; }
+    ProposalsScreen #prop-history { height: 12; }
+    """
+
+    BINDINGS = [
+        Binding("a", "approve", "Approve"),
+        Binding("x", "reject", "Reject"),
+        Binding("c", "assign", "Assign cases"),
+        Binding("b", "rollback", "Roll back"),
+        Binding("t", "retire", "Retire"),
+        Binding("m", "mark", "Mark base"),
+        Binding("s", "toggle_states", "All states"),
+        Binding("r", "reload", "Reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.all_states = False
+        self._rows: list[gov.Version] = []
+        self._history: list[gov.Version] = []
+        self.current: gov.Version | None = None
+        self._mark: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield AreaBar()
+        with Horizontal(id="prop-area"):
+            with Vertical(id="prop-left"):
+                yield DataTable(id="prop-queue", cursor_type="row", zebra_stripes=True)
+                yield Static(Text("reading proposals…", style="dim"), id="prop-count")
+            with Vertical(id="prop-right"):
+                yield Static(Text(""), id="prop-head")
+                with TabbedContent(id="prop-tabs"):
+                    with TabPane("Diff", id="tab-diff"):
+                        with VerticalScroll(classes="prop-scroll"):
+                            yield Static(Text(""), id="prop-diff")
+                    with TabPane("Side by side", id="tab-side"):
+                        with VerticalScroll(classes="prop-scroll"):
+                            yield Static(Text(""), id="prop-side")
+                    with TabPane("Provenance", id="tab-prov"):
+                        with VerticalScroll(classes="prop-scroll"):
+                            yield Static(Text(""), id="prop-prov")
+                    with TabPane("Uses", id="tab-uses"):
+                        with VerticalScroll(classes="prop-scroll"):
+                            yield Static(Text(""), id="prop-uses")
+                    with TabPane("History", id="tab-history"):
+                        yield DataTable(id="prop-history", cursor_type="row")
+                        with VerticalScroll(classes="prop-scroll"):
+                            yield Static(Text(""), id="prop-history-diff")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#prop-queue", DataTable).add_columns(
+            "node", "article", "proposer", "age", "state / eligibility", "")
+        self.query_one("#prop-history", DataTable).add_columns("version", "state", "provenance", "by", "created", "")
+        self.load()
+
+    def on_screen_resume(self) -> None:
+        self.sub_title = f"{self.app.badge}{self.app.ws.root} · acting as {self.app.session.profile or '(no profile)'}"
+
+    # -- loading ---------------------------------------------------------------------------
+    @property
+    def ledger(self) -> gov.Ledger:
+        return gov.Ledger(self.app.session.store)
+
+    @work(thread=True, exclusive=True, group="proposals-load")
+    def load(self, select: str | None = None) -> None:
+        """Read the queue in a thread, then fill the table."""
+        ledger = self.ledger
+        rows = ledger.proposals(None if self.all_states else "proposed")
+        verdicts = {v.id: gov.eligibility(ledger, v) for v in rows if v.state == "proposed"}
+        self.app.call_from_thread(self._fill, rows, verdicts, select)
+
+    def _fill(self, rows: list[gov.Version], verdicts: dict[str, gov.Eligibility], select: str | None) -> None:
+        self._rows = rows
+        table = self.query_one("#prop-queue", DataTable)
+        table.clear()
+        for v in rows:
+            e = verdicts.get(v.id)
+            if e is None:
+                status = Text(v.state, style="dim")
+            elif e.by_uses:
+                status = Text("eligible by uses", style="green")
+            else:
+                status = Text("review only", style="yellow")
+            name = v.article.rsplit("/", 1)[-1]
+            table.add_row(safe(v.node or "(root)"), safe(name), safe(v.author or "—"), Text(age(v.created)),
+                          status, Text("untrusted", style="bold red") if v.untrusted else Text(""), key=v.id)
+        count = f"{len(rows)} {'proposals (all states)' if self.all_states else 'open proposals'} · s: toggle states"
+        self.query_one("#prop-count", Static).update(Text(count, style="dim"))
+        self.on_screen_resume()
+        if not rows:
+            self.current = None
+            self.query_one("#prop-head", Static).update(Text("no proposals", style="dim"))
+            return
+        index = next((i for i, v in enumerate(rows) if v.id == select), 0)
+        table.move_cursor(row=index)
+        self.show(rows[index])
+
+    @on(DataTable.RowHighlighted, "#prop-queue")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self._rows):
+            self.show(self._rows[event.cursor_row])
+
+    def show(self, v: gov.Version) -> None:
+        """Fill the right side for proposal ``v``."""
+        self.current = v
+        self._mark = None
+        ledger = self.ledger
+        active = ledger.active(v.article)
+        owner, how = gov.owner_of(self.app.ws, v.node)
+        e = gov.eligibility(ledger, v)
+        head = join(safe(v.title, "bold"), Text("  "), safe(v.id, "dim"))
+        head.append("\nowner: ")
+        head.append(safe(owner or "none — nobody may activate here", "bold" if owner else "yellow"))
+        head.append(Text(f"  ·  you act as {self.app.session.profile or '(no profile)'}", style="dim"))
+        head.append("\n")
+        if v.state == "proposed":
+            head.append(Text(e.summary, style="green" if e.by_uses else "yellow"))
+        else:
+            head.append(safe(f"{v.state}: {(v.decision or {}).get('why', '')}", "dim"))
+        if v.untrusted:
+            head.append(Text("  ·  UNTRUSTED provenance", style="bold red"))
+        self.query_one("#prop-head", Static).update(head)
+        base = active.content if active else ""
+        label = f"{v.article}@{active.number} (active)" if active else "(no active version)"
+        self.query_one("#prop-diff", Static).update(unified_text(gov.diff(base, v.content, label, v.id)))
+        self.query_one("#prop-side", Static).update(side_text(gov.side_by_side(base, v.content)))
+        self.query_one("#prop-prov", Static).update(self._provenance(v, how))
+        self.query_one("#prop-uses", Static).update(self._uses(ledger, v, e))
+        self._fill_history(ledger.versions(v.article))
+
+    def _provenance(self, v: gov.Version, how: str) -> Text:
+        p = v.provenance
+        out = Text()
+        for label, value in (("kind", p.get("kind")), ("case", p.get("case")),
+                             ("source request", p.get("source_request")), ("author", v.author),
+                             ("profile version", v.profile_version), ("created", v.created),
+                             ("based on version", v.based_on), ("human reviewed", p.get("human_reviewed")),
+                             ("untrusted chain", p.get("untrusted")), ("owner resolved", how),
+                             ("index line", f"[{v.title}] — {v.one_liner}")):
+            out.append(Text(f"{label}: ", style="bold"))
+            out.append(safe(value if value not in (None, "") else "—"))
+            out.append("\n")
+        for source in p.get("sources") or []:
+            out.append(Text("source: ", style="bold"))
+            out.append(safe(source))
+            out.append("\n")
+        if v.new_node:
+            out.append(Text("new node: ", style="bold"))
+            out.append(safe(f"owner {v.new_node.get('owner')} — {v.new_node.get('title')}"))
+            out.append("\n")
+        return out
+
+    def _uses(self, ledger: gov.Ledger, v: gov.Version, e: gov.Eligibility) -> Text:
+        out = Text()
+        out.append(Text(e.summary + "\n", style="green" if e.by_uses else "yellow"))
+        for reason in e.reasons:
+            out.append(safe(f"  · {reason}\n"))
+        uses = ledger.uses(v.id)
+        out.append(Text(f"\n{len(uses)} use(s)\n", style="bold"))
+        for u in uses:
+            style = "green" if u.verdict == "pass" else "red"
+            out.append(Text(f"{u.verdict:<13}", style=style))
+            origin = u.origin + (f" of {u.origin_of}" if u.origin_of else "")
+            out.append(safe(f" case {u.case} · source request {u.source_request} · {origin} · "
+                            f"hash {u.hash[:12]}\n    check: {u.check}\n"))
+        cases = ledger.assignments(v.id)
+        out.append(Text(f"\nassigned validation cases: {len(cases)}\n", style="bold"))
+        for a in cases:
+            out.append(safe(f"  {a['case']} (by {a['by']}, {a['time']})\n"))
+        return out
+
+    def _fill_history(self, versions: list[gov.Version]) -> None:
+        self._history = versions
+        table = self.query_one("#prop-history", DataTable)
+        table.clear()
+        for h in versions:
+            table.add_row(Text(str(h.number)), Text(h.state), safe(h.provenance.get("kind") or ""),
+                          safe(h.author or "—"), Text(h.created), Text("untrusted", style="red") if h.untrusted else Text(""),
+                          key=str(h.number))
+        if versions:
+            table.move_cursor(row=len(versions) - 1)  # the newest, diffed against the one before
+        self._history_diff(len(versions) - 1)
+
+    @on(DataTable.RowHighlighted, "#prop-history")
+    def _history_row(self, event: DataTable.RowHighlighted) -> None:
+        self._history_diff(event.cursor_row)
+
+    def _history_diff(self, row: int) -> None:
+        target = self.query_one("#prop-history-diff", Static)
+        if not (0 <= row < len(self._history)):
+            target.update(Text(""))
+            return
+        new = self._history[row]
+        base = next((h for h in self._history if h.number == self._mark), None)
+        if base is None:
+            base = self._history[row - 1] if row > 0 else None
+        patch = gov.diff(base.content if base else "", new.content, base.id if base else "(none)", new.id)
+        target.update(unified_text(patch))
+
+    def history_diff_text(self) -> str:
+        """The plain text of the history diff shown (for tests)."""
+        return str(self.query_one("#prop-history-diff", Static).render())
+
+    # -- actions ---------------------------------------------------------------------------
+    def _acting(self) -> str:
+        return self.app.session.profile or "(no profile)"
+
+    def _writable(self) -> bool:
+        if self.app.session.read_only:
+            self.notify(self.app.session.reason or "read-only", title="Read-only", severity="warning", markup=False)
+            return False
+        return True
+
+    def action_toggle_states(self) -> None:
+        self.all_states = not self.all_states
+        self.load()
+
+    def action_reload(self) -> None:
+        self.load(self.current.id if self.current else None)
+
+    def action_mark(self) -> None:
+        table = self.query_one("#prop-history", DataTable)
+        if 0 <= table.cursor_row < len(self._history):
+            self._mark = self._history[table.cursor_row].number
+            self.notify(f"diffs now start from version {self._mark}", timeout=3, markup=False)
+
+    def action_approve(self) -> None:
+        v = self.current
+        if v is None or v.state != "proposed" or not self._writable():
+            return
+        e = gov.eligibility(self.ledger, v)
+        how = "eligible by uses" if e.by_uses else "as human review (not eligible by uses: " + "; ".join(e.reasons) + ")"
+        question = f"Approve {v.id} {how}, acting as {self._acting()}? It becomes active in the shared tree."
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self._run("approve", lambda s: gov.approve(s, v.id, reviewed=not e.by_uses), v.article, v.id)
+        self.app.push_screen(Confirm(question), done)
+
+    def action_reject(self) -> None:
+        v = self.current
+        if v is None or v.state != "proposed" or not self._writable():
+            return
+
+        def got_reason(reason: str | None) -> None:
+            if reason is None:
+                return
+            if not reason.strip():
+                self.notify("rejecting needs a reason; nothing was recorded", severity="error", markup=False)
+                return
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._run("reject", lambda s: gov.reject(s, v.id, reason), None, v.id)
+            self.app.push_screen(Confirm(f"Reject {v.id} acting as {self._acting()}: {reason}?"), confirmed)
+        self.app.push_screen(AskText(f"Why reject {v.id}? (the reason is recorded)"), got_reason)
+
+    def action_assign(self) -> None:
+        v = self.current
+        if v is None or v.state != "proposed" or not self._writable():
+            return
+
+        def got(cases: str | None) -> None:
+            if not cases:
+                return
+            names = [c.strip() for c in cases.replace(",", " ").split() if c.strip()]
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._run("assign", lambda s: gov.assign(s, v.id, names), None, v.id)
+            self.app.push_screen(Confirm(f"Assign {', '.join(names)} to {v.id} acting as {self._acting()}?"), confirmed)
+        self.app.push_screen(AskText("Validation cases (case ids, separated by spaces or commas)"), got)
+
+    def action_rollback(self) -> None:
+        table = self.query_one("#prop-history", DataTable)
+        if not (0 <= table.cursor_row < len(self._history)) or not self._writable():
+            return
+        h = self._history[table.cursor_row]
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._run("rollback", lambda s: gov.rollback(s, h.article, h.number), h.article,
+                          self.current.id if self.current else None)
+        self.app.push_screen(Confirm(f"Publish a new version of {h.article} holding version {h.number}'s "
+                                     f"content, acting as {self._acting()}?"), confirmed)
+
+    def action_retire(self) -> None:
+        v = self.current
+        if v is None or not self._writable():
+            return
+        active = self.ledger.active(v.article)
+        if active is None:
+            self.notify(f"{v.article} has no active version to retire", severity="warning", markup=False)
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._run("retire", lambda s: gov.retire(s, v.article), v.article, v.id)
+        self.app.push_screen(Confirm(f"Retire {active.id} (its file and index line leave the tree), "
+                                     f"acting as {self._acting()}?"), confirmed)
+
+    @work(thread=True, exclusive=True, group="proposals-write")
+    def _run(self, what: str, action, article: str | None, select: str | None) -> None:  # noqa: ANN001
+        session = self.app.session
+        try:
+            action(session)
+        except MemtuiError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title=f"{what} refused", severity="error",
+                                      timeout=10, markup=False)
+            return
+        if article is not None:
+            problem = gov.refresh_search(session.ws, gov.touched_paths(session.ws, article))
+            if problem:
+                self.app.call_from_thread(self.notify, problem, severity="warning", markup=False)
+        self.app.call_from_thread(self._after, what, select)
+
+    def _after(self, what: str, select: str | None) -> None:
+        self.notify(f"{what}: done", timeout=3, markup=False)
+        from memtui.core.tree import MemoryTree
+
+        self.app.tree_model = MemoryTree(self.app.ws)
+        self.load(select)

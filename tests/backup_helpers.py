@@ -1,0 +1,72 @@
+"""Helpers shared by the backup tests (issue 6): an isolated git, workspaces with a store."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtui.core.session import Session
+
+IDENTITY = ("Backup Tester", "backup-tester@example.invalid")
+
+
+def isolate_git(monkeypatch: pytest.MonkeyPatch, home: Path, identity: tuple[str, str] | None = IDENTITY) -> None:
+    """Point git at an empty home with only ``identity`` configured (no system config)."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / ".gitconfig"
+    text = "[init]\n\tdefaultBranch = master\n[advice]\n\tdetachedHead = false\n"
+    if identity:
+        text += f"[user]\n\tname = {identity[0]}\n\temail = {identity[1]}\n"
+    config.write_text(text)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL",
+                 "MEMTUI_GIT_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def git(cwd: Path, *args: str | bytes, check: bool = True) -> bytes:
+    """Run plain git in ``cwd``; return stdout bytes."""
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {args} failed: {done.stderr.decode(errors='replace')}")
+    return done.stdout
+
+
+def fill_store(ws_root: Path, tables: dict[str, list[dict[str, Any]]], audit: int = 0) -> None:
+    """Insert records into the workspace's store through a writer Session, plus ``audit`` entries."""
+    with Session.open(ws_root, purpose="test") as session:
+        session.require_writable()
+        for name, records in tables.items():
+            table = session.store.table(name)
+            for record in records:
+                table.insert(record)
+            if not records:  # an empty table still exists in the file
+                table.insert({})
+                table.truncate()
+        for i in range(audit):
+            session.audit.record("notes.set", "memory/MEMORY_CUSTOM.md", None, f"{i:064x}",
+                                 detail={"bytes": i, "ratio": i / 7, "ok": i % 2 == 0})
+
+
+def tree_bytes(root: Path) -> dict[bytes, bytes]:
+    """Every regular file under ``root`` as {relative path: bytes}; of ``.memtui/`` only the store."""
+    out = {}
+    root_b = os.fsencode(root)
+    for folder, dirs, files in os.walk(root_b):
+        rel_folder = os.path.relpath(folder, root_b)
+        if rel_folder.split(b"/")[0] == b".memtui" and rel_folder != b".memtui":
+            continue
+        for name in files:
+            rel = os.path.normpath(os.path.join(rel_folder, name))
+            if rel.startswith(b".memtui/") and rel != b".memtui/store.json":  # lock, holder, index
+                continue
+            with open(os.path.join(folder, name), "rb") as handle:
+                out[rel] = handle.read()
+    return out

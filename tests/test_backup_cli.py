@@ -1,0 +1,106 @@
+"""`memtui backup`, `restore` and `verify` on the command line: output and exit codes (issue 6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backup_helpers import git, isolate_git, tree_bytes
+from memtui.cli import main
+
+SUB = "memtui-backup"
+
+
+@pytest.fixture(autouse=True)
+def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate_git(monkeypatch, tmp_path / "home")
+
+
+def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_backup_restore_verify_round_trip(sample_copy: Path, tmp_path: Path, capsys) -> None:
+    repo = str(tmp_path / "repo")
+    code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", repo, "--json")
+    first = json.loads(out)
+    assert code == 0 and first["changed"] and first["counts"]["files"] > 50
+    code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", repo)
+    assert code == 0 and "nothing changed" in out
+    code, out, _ = run(capsys, "verify", "--repo", repo)
+    assert code == 0 and "zero differences" in out
+    code, out, _ = run(capsys, "restore", "--repo", f"{repo}@{first['commit'][:8]}", "--to", str(tmp_path / "out"), "--json")
+    assert code == 0 and json.loads(out)["ok"]
+    assert tree_bytes(tmp_path / "out") == tree_bytes(sample_copy)
+    code, _, err = run(capsys, "restore", "--repo", repo, "--to", str(tmp_path / "out"))
+    assert code == 3 and "not empty" in err
+    code, _, err = run(capsys, "restore", "--repo", f"{repo}@nosuchrev", "--to", str(tmp_path / "x"))
+    assert code == 4 and "'nosuchrev' is not a commit" in err
+    code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", repo, "--history", "--json")
+    assert code == 0 and [h["commit"] for h in json.loads(out)] == [first["commit"]]
+    code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", repo, "--status")
+    assert code == 0 and "last backup:" in out
+
+
+def test_verify_exits_1_with_a_diff_when_the_backup_was_tampered(sample_copy: Path, tmp_path: Path, capsys) -> None:
+    repo = tmp_path / "repo"
+    assert run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo))[0] == 0
+    target = repo / SUB / "files" / "memory" / "MEMORY.md"
+    target.write_bytes(target.read_bytes() + b"edited by hand\n")
+    git(repo, "commit", "-qam", "hand edit")
+    code, out, _ = run(capsys, "verify", "--repo", str(repo))
+    assert code == 1
+    assert "files/memory/MEMORY.md" in out and "+edited by hand" not in out  # MANIFEST catches it
+    assert "differs from the sha256" in out
+
+
+def test_exit_codes_for_usage_refusal_and_git_failure(sample_copy: Path, tmp_path: Path, capsys,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    code, _, err = run(capsys, "backup", "-w", str(sample_copy))
+    assert code == 2 and "no backup repository" in err
+    repo = tmp_path / "repo"
+    run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo))
+    (sample_copy / "memory" / "MEMORY.md").write_text("two\n")
+    run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo))
+    git(repo, "checkout", "-q", "HEAD~1")
+    code, _, err = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo))
+    assert code == 3 and "detached HEAD" in err and "Traceback" not in err
+    git(repo, "checkout", "-q", "master")
+    isolate_git(monkeypatch, tmp_path / "nohome", identity=None)
+    (sample_copy / "memory" / "MEMORY.md").write_text("three\n")
+    code, _, err = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo))
+    assert code == 3 and "never invents an author" in err
+    code, _, err = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo), "--push")
+    assert code == 3  # identity is checked before anything else happens
+
+
+def test_a_rejected_push_exits_4_and_says_not_complete(sample_copy: Path, tmp_path: Path, capsys) -> None:
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    (other / "x").write_text("x\n")
+    git(other, "add", "x")
+    git(other, "commit", "-qm", "x")
+    git(other, "push", "-q", "origin", "master")
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    git(repo, "remote", "add", "origin", str(bare))
+    code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo), "--push")
+    assert code == 4 and "backup NOT complete" in out and "rejected" in out
+
+
+def test_memtui_toml_gives_the_repository_and_path(sample_copy: Path, tmp_path: Path, capsys) -> None:
+    toml = sample_copy / "memtui.toml"
+    toml.write_text(toml.read_text() + f'\n[backup]\nrepo = "{tmp_path / "configured"}"\npath = "ws-copy"\n')
+    assert run(capsys, "backup", "-w", str(sample_copy))[0] == 0
+    assert (tmp_path / "configured" / "ws-copy" / "MANIFEST").is_file()
+    code, out, _ = run(capsys, "verify", "-w", str(sample_copy))
+    assert code == 0 and "zero differences" in out

@@ -1,0 +1,94 @@
+"""The Backup screen, driven headless with Textual's Pilot (issue 6)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input, Static, TextArea
+
+from backup_helpers import git, isolate_git, tree_bytes
+from memtui.core.workspace import Workspace
+from memtui.ui.app import MemtuiApp
+from memtui.ui.backup_screen import BackupScreen
+
+
+@pytest.fixture(autouse=True)
+def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate_git(monkeypatch, tmp_path / "home")
+
+
+async def wait_for(pilot, condition, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def _configure(ws: Path, repo: Path) -> None:
+    toml = ws / "memtui.toml"
+    toml.write_text(toml.read_text() + f'\n[backup]\nrepo = "{repo}"\n')
+
+
+async def _open(pilot, app) -> BackupScreen:
+    await app.switch_mode("backup")
+    screen = app.screen
+    assert isinstance(screen, BackupScreen)
+    await wait_for(pilot, lambda: screen.state is not None)
+    return screen
+
+
+async def test_backup_history_verify_and_restore(sample_copy: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    _configure(sample_copy, repo)
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _open(pilot, app)
+        assert screen.state["exists"] is False
+        status = str(screen.query_one("#backup-status", Static).render())
+        assert "none yet" in status
+        await pilot.press("b")
+        await wait_for(pilot, lambda: not screen.busy and screen.state and screen.state["history"])
+        table = screen.query_one("#history", DataTable)
+        assert table.row_count == 1
+        assert int(str(table.get_row_at(0)[2])) > 50  # changed files of the first backup
+        # a second backup after one change: two rows, the newest with 2 changed files
+        (sample_copy / "memory" / "MEMORY.md").write_text("changed [/] not markup\n")
+        await pilot.press("b")
+        await wait_for(pilot, lambda: not screen.busy and len(screen.state["history"]) == 2)
+        assert str(table.get_row_at(0)[2]) == "2"
+        await pilot.press("v")
+        await wait_for(pilot, lambda: not screen.busy and "verified" in screen.last_message)
+        assert "zero differences" in screen.query_one("#diff", TextArea).text
+        # restore the older backup into a new folder
+        table.move_cursor(row=1)
+        await pilot.press("r")
+        await pilot.pause()
+        ask = app.screen.query_one("#ask-input", Input)
+        ask.value = str(tmp_path / "restored")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not screen.busy and "restored" in screen.last_message)
+        restored = tree_bytes(tmp_path / "restored")
+        assert restored[b"memory/MEMORY.md"] != b"changed [/] not markup\n"
+        assert set(restored) == set(tree_bytes(sample_copy))
+
+
+async def test_a_detached_head_shows_a_sentence_and_backup_fails_with_its_reason(sample_copy: Path,
+                                                                                  tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    _configure(sample_copy, repo)
+    from memtui.core.backup.commit import backup
+
+    backup(Workspace.open(sample_copy), repo)
+    (sample_copy / "memory" / "MEMORY.md").write_text("two\n")
+    backup(Workspace.open(sample_copy), repo)
+    git(repo, "checkout", "-q", "HEAD~1")
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _open(pilot, app)
+        assert "detached HEAD" in str(screen.query_one("#backup-status", Static).render())
+        await pilot.press("b")
+        await wait_for(pilot, lambda: not screen.busy and "backup failed" in screen.last_message)
+        assert "switch" in screen.last_message

@@ -1,0 +1,112 @@
+"""The governance commands: propose, use, proposals, versions, rollback, retire, adopt (issue 5)."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from memtui.cli import main
+from memtui.core.auditlog import AuditLog
+from memtui.core.session import Session
+
+from tests.test_governance import CURATOR, LEAD, LOCKOUT_V2, ws  # noqa: F401 - the fixture
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)
+
+
+@pytest.fixture(autouse=True)
+def _no_tty(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8"))
+
+
+def _propose(ws: Path, tmp_path: Path, *extra: str) -> str:
+    src = tmp_path / "new.md"
+    src.write_text("# Case one\n\nThe mechanism.\n")
+    assert _run(["propose", "-w", str(ws), "--node", "support/experience", "--article", "exp-1.md",
+                 "--from", str(src), "--case", "C1", "--source-request", "SR1",
+                 "--profile", "support.investigator", "--json", *extra]) == 0
+    return "support/experience/exp-1.md@1"
+
+
+def test_propose_use_approve_by_uses_end_to_end(ws, tmp_path, capsys):
+    vid = _propose(ws, tmp_path)
+    assert json.loads(capsys.readouterr().out)["state"] == "proposed"
+    for case in ("C2", "C3"):
+        assert _run(["use", "-w", str(ws), "--version", vid, "--case", case, "--source-request", "SR" + case,
+                     "--verdict", "pass", "--check", "replayed the ticket"]) == 0
+    assert "eligible by uses" in capsys.readouterr().out
+    assert _run(["proposals", "list", "-w", str(ws), "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["eligibility"]["by_uses"] and row["owner"] == CURATOR
+    assert _run(["proposals", "approve", vid, "-w", str(ws), "--yes"]) == 0
+    assert "activated" in capsys.readouterr().out
+    assert (ws / "memory/support/experience/exp-1.md").exists()
+    assert _run(["versions", "support/experience/exp-1.md", "-w", str(ws), "--json"]) == 0
+    assert [v["state"] for v in json.loads(capsys.readouterr().out)] == ["active"]
+
+
+def test_approve_refusals_exit_3_with_the_reason(ws, tmp_path, capsys):
+    vid = _propose(ws, tmp_path)
+    capsys.readouterr()
+    assert _run(["proposals", "approve", vid, "-w", str(ws)]) == 3  # no --yes and no terminal
+    assert "pass --yes" in capsys.readouterr().err
+    assert _run(["proposals", "approve", vid, "-w", str(ws), "--yes", "--reviewed", "--as", "x.y"]) == 3
+    assert "support/experience is owned by support.curator; you act as x.y" in capsys.readouterr().err
+    assert _run(["proposals", "approve", vid, "-w", str(ws), "--yes"]) == 3
+    assert "only human review promotes" in capsys.readouterr().err
+    assert _run(["proposals", "reject", vid, "-w", str(ws), "--yes", "--reason", " "]) == 1
+    assert _run(["proposals", "show", "nope@1", "-w", str(ws)]) == 1
+    assert not (ws / "memory/support/experience/exp-1.md").exists()
+
+
+def test_read_only_workspace_refuses_with_the_holder(ws, tmp_path, capsys):
+    with Session.open(ws, purpose="tui"):
+        assert _run(["adopt", "-w", str(ws), "--yes"]) == 3
+    assert "lock" in capsys.readouterr().err
+
+
+def test_adopt_rollback_retire_and_diff(ws, tmp_path, capsys):
+    assert _run(["adopt", "-w", str(ws), "--yes", "--as", LEAD]) == 0
+    assert "adopted support/lockout.md@1 (baseline)" in capsys.readouterr().out
+    (ws / "memory/support/lockout.md").write_text(LOCKOUT_V2)
+    assert _run(["audit", "-w", str(ws), "--json"]) in (0, 1)
+    codes = [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert "unrecorded-edit" in codes
+    assert _run(["adopt", "support/lockout.md", "-w", str(ws), "--yes", "--as", LEAD]) == 0
+    assert "(external edit)" in capsys.readouterr().out
+    assert _run(["versions", "support/lockout.md", "-w", str(ws), "--diff", "1", "2"]) == 0
+    assert "+Five failed logins lock the account; an admin unlocks it." in capsys.readouterr().out
+    assert _run(["rollback", "support/lockout.md", "--to", "1", "-w", str(ws), "--yes", "--as", CURATOR]) == 3
+    assert _run(["rollback", "support/lockout.md", "--to", "1", "-w", str(ws), "--yes", "--as", LEAD]) == 0
+    assert _run(["retire", "support/lockout.md", "-w", str(ws), "--yes", "--as", LEAD, "--json"]) == 0
+    capsys.readouterr()
+    assert not (ws / "memory/support/lockout.md").exists()
+    with Session.open(ws, read_only=True) as s:
+        actions = [e.action for e in AuditLog(s.store).entries(newest_first=False)]
+    assert actions == ["governance.adopt", "governance.adopt", "governance.rollback", "governance.retire"]
+
+
+def test_ingest_and_assign(ws, tmp_path, capsys):
+    inbox = ws / "proposals/inbox"
+    inbox.mkdir(parents=True)
+    (inbox / "p.md").write_text("---\nnode: support/experience\narticle: exp-2.md\ncase: C5\n"
+                                "source_request: SR5\nprofile: support.investigator\n---\n# Two\n\nBody.\n")
+    assert _run(["proposals", "ingest", "-w", str(ws)]) == 0
+    assert "proposed support/experience/exp-2.md@1" in capsys.readouterr().out
+    assert not (inbox / "p.md").exists()
+    assert _run(["proposals", "assign", "support/experience/exp-2.md@1", "C5", "-w", str(ws)]) == 1
+    assert "proposing case" in capsys.readouterr().err
+    assert _run(["proposals", "assign", "support/experience/exp-2.md@1", "C6", "C7", "-w", str(ws)]) == 0
+    assert _run(["proposals", "show", "support/experience/exp-2.md@1", "-w", str(ws), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert [a["case"] for a in shown["assigned"]] == ["C6", "C7"]
+    assert "+# Two" in shown["diff"]

@@ -1,0 +1,136 @@
+"""The Proposals screen, driven with Textual's Pilot on a copy of the sample workspace (issue 5)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual.widgets import DataTable, Static
+
+from memtui.core import governance as gov
+from memtui.core.auditlog import AuditLog
+from memtui.core.search.index import SearchIndex
+from memtui.core.search.query import search
+from memtui.core.session import Session
+from memtui.core.tree import MemoryTree
+from memtui.core.workspace import Workspace
+from memtui.ui.app import MemtuiApp
+from memtui.ui.graph_screen import AskText, Confirm
+from memtui.ui.proposals_screen import ProposalsScreen
+
+EXP13 = "support/experience/exp-013-label-printer-blank.md@1"
+
+
+async def wait_for(pilot, condition, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+async def _open(pilot, app) -> ProposalsScreen:
+    await pilot.press("7")
+    screen = app.screen
+    assert isinstance(screen, ProposalsScreen)
+    await wait_for(pilot, lambda: screen.current is not None)
+    return screen
+
+
+def _select(screen: ProposalsScreen, version_id: str) -> None:
+    table = screen.query_one("#prop-queue", DataTable)
+    table.move_cursor(row=[v.id for v in screen._rows].index(version_id))
+
+
+async def test_approving_a_proposal_end_to_end(sample_copy: Path) -> None:
+    ws = Workspace.open(sample_copy)
+    SearchIndex(ws).update()
+    assert search(SearchIndex(ws), "darkness").total == 0  # a proposal is not searchable
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot, app)
+        queue = screen.query_one("#prop-queue", DataTable)
+        assert queue.row_count == 3
+        states = {v.id: str(queue.get_row_at(i)[4]) for i, v in enumerate(screen._rows)}
+        assert states[EXP13] == "eligible by uses"
+        assert states["support/courier-app/gps-drift.md@2"] == "review only"
+        _select(screen, EXP13)
+        await pilot.pause()
+        assert "+**Fix.** Set darkness back" in str(screen.query_one("#prop-diff", Static).render())
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "acting as support.curator" in app.screen._question
+        await pilot.press("y")
+        await wait_for(pilot, lambda: screen.current is not None and screen.current.id != EXP13
+                       and queue.row_count == 2)
+    article = sample_copy / "memory/support/experience/exp-013-label-printer-blank.md"
+    assert "Set darkness back" in article.read_text(encoding="utf-8")
+    index = MemoryTree(Workspace.open(sample_copy)).index("support/experience")
+    assert "support/experience/exp-013-label-printer-blank.md" in [e.path for e in index.entries]
+    with Session.open(sample_copy, read_only=True) as s:
+        entry = AuditLog(s.store).entries()[0]
+        assert (entry.action, entry.profile) == ("governance.activate", "support.curator")
+        assert gov.Ledger(s.store).get(EXP13).state == "active"
+    hits = search(SearchIndex(Workspace.open(sample_copy)), "darkness")
+    assert "memory/support/experience/exp-013-label-printer-blank.md" in [h.path for h in hits.hits]
+
+
+async def test_refusals_and_reject_with_reason(sample_copy: Path) -> None:
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot, app)
+        gps = "support/courier-app/gps-drift.md@2"
+        _select(screen, gps)
+        await pilot.pause()
+        uses = str(screen.query_one("#prop-uses", Static).render())
+        assert "subcase of the proposing case CASE-2070" in uses
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "human review" in app.screen._question
+        await pilot.press("y")  # the curator does not own support/courier-app
+        await wait_for(pilot, lambda: any("owned by support.courier-app; you act as support.curator"
+                                          in str(n.message) for n in app._notifications))
+        _select(screen, "support/experience/exp-014-tracking-mixup.md@1")
+        await pilot.pause()
+        assert "UNTRUSTED" in str(screen.query_one("#prop-head", Static).render())
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText))
+        await pilot.press(*"unconfirmed forum claim")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: screen.query_one("#prop-queue", DataTable).row_count == 2)
+    with Session.open(sample_copy, read_only=True) as s:
+        led = gov.Ledger(s.store)
+        assert led.get(gps).state == "proposed"
+        rejected = led.get("support/experience/exp-014-tracking-mixup.md@1")
+        assert rejected.state == "rejected" and rejected.decision["why"] == "unconfirmed forum claim"
+
+
+async def test_history_diff_between_versions_and_tree_states(sample_copy: Path) -> None:
+    with Session.open(sample_copy, profile="support.courier-app") as s:
+        gov.approve(s, "support/courier-app/gps-drift.md@2", reviewed=True)
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot, app)
+        await pilot.press("s")  # all states
+        await wait_for(pilot, lambda: screen.query_one("#prop-queue", DataTable).row_count == 4)
+        _select(screen, "support/courier-app/gps-drift.md@2")
+        await pilot.pause()
+        assert [h.state for h in screen._history] == ["retired", "active"]
+        assert "+**Check first.**" in screen.history_diff_text()
+        assert gov.entry_states(app.ws, "support/courier-app", app.session.store)[
+            "support/courier-app/gps-drift.md"] == ("active", 2)
+
+
+async def test_a_read_only_memtui_refuses_with_the_holder(sample_copy: Path) -> None:
+    with Session.open(sample_copy, purpose="tui"):
+        app = MemtuiApp(Workspace.open(sample_copy))
+        async with app.run_test(size=(160, 45)) as pilot:
+            screen = await _open(pilot, app)
+            _select(screen, EXP13)
+            await pilot.press("a")
+            await wait_for(pilot, lambda: any("lock" in str(n.message) for n in app._notifications
+                                              if n.title == "Read-only"))
+            assert not isinstance(app.screen, Confirm)
+    assert not (sample_copy / "memory/support/experience/exp-013-label-printer-blank.md").exists()

@@ -1,0 +1,144 @@
+"""The git token in the keyring: no backend, a backend that never answers, and the CLI (B09)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import keyring
+import keyring.backend
+import pytest
+from keyring.backends import fail
+
+from memtui.core import secrets
+
+REPO = Path(__file__).resolve().parent.parent
+TOKEN = "ghp_not_a_real_token_but_secret_0123456789"
+
+
+class MemoryKeyring(keyring.backend.KeyringBackend):
+    """An in-memory keyring for tests."""
+
+    priority = 1
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service, username):
+        return self.items.get((service, username))
+
+    def set_password(self, service, username, password):
+        self.items[(service, username)] = password
+
+    def delete_password(self, service, username):
+        from keyring.errors import PasswordDeleteError
+
+        if (service, username) not in self.items:
+            raise PasswordDeleteError("not there")
+        del self.items[(service, username)]
+
+
+@pytest.fixture
+def memory_keyring():
+    before = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(before)
+
+
+@pytest.fixture
+def no_keyring():
+    before = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(before)
+
+
+def test_set_get_delete_through_the_keyring(memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMTUI_GIT_TOKEN", raising=False)
+    assert secrets.get("git-token").value is None
+    secrets.set("git-token", TOKEN)
+    assert memory_keyring.items == {("memtui", "git-token"): TOKEN}
+    found = secrets.get("git-token")
+    assert (found.value, found.source) == (TOKEN, "keyring")
+    assert TOKEN not in repr(found)
+    assert secrets.delete("git-token") is True
+    assert secrets.delete("git-token") is False
+    with pytest.raises(ValueError):
+        secrets.set("git-token", "")
+
+
+def test_b09_no_keyring_backend_says_so_and_falls_back_to_the_environment(
+        no_keyring: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMTUI_GIT_TOKEN", raising=False)
+    with pytest.raises(secrets.KeyringUnavailable) as caught:
+        secrets.set("git-token", TOKEN)
+    assert "no secure keyring" in str(caught.value) and "MEMTUI_GIT_TOKEN" in str(caught.value)
+    assert TOKEN not in str(caught.value)
+    missing = secrets.get("git-token")
+    assert missing.value is None and "no secure keyring" in missing.note
+    monkeypatch.setenv("MEMTUI_GIT_TOKEN", TOKEN)
+    found = secrets.get("git-token")
+    assert (found.value, found.source) == (TOKEN, "environment")
+
+
+def test_b09_a_keyring_that_never_answers_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Blocking(MemoryKeyring):
+        def get_password(self, service, username):
+            time.sleep(30)
+
+    before = keyring.get_keyring()
+    keyring.set_keyring(Blocking())
+    monkeypatch.setenv("MEMTUI_KEYRING_TIMEOUT", "0.3")
+    monkeypatch.setenv("MEMTUI_GIT_TOKEN", TOKEN)
+    try:
+        started = time.monotonic()
+        found = secrets.get("git-token")
+        assert time.monotonic() - started < 2
+        assert found.source == "environment" and "did not answer within 0.3 s" in found.note
+    finally:
+        keyring.set_keyring(before)
+
+
+def _cli(shared: Path, mode: str, *args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess:
+    script = shared / "bug-inputs" / "B09" / "run_without_keyring.sh"
+    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    full_env.pop("MEMTUI_GIT_TOKEN", None)
+    return subprocess.run(["sh", str(script), mode, sys.executable, "-m", "memtui", *args], input=stdin,
+                          capture_output=True, text=True, env=full_env, timeout=60)
+
+
+def test_b09_cli_without_keyring_gives_one_clear_message(shared: Path) -> None:
+    done = _cli(shared, "none", "secret", "set", "git-token", stdin=TOKEN + "\n")
+    assert done.returncode == 4
+    assert "no secure keyring is available" in done.stderr and "MEMTUI_GIT_TOKEN" in done.stderr
+    assert "Traceback" not in done.stderr and TOKEN not in done.stderr + done.stdout
+    got = _cli(shared, "none", "secret", "get", "git-token")
+    assert got.returncode == 1 and "not set" in got.stdout and "Traceback" not in got.stderr
+
+
+def test_b09_cli_with_a_blocking_keyring_times_out_with_a_message(shared: Path) -> None:
+    started = time.monotonic()
+    done = _cli(shared, "blocking", "secret", "set", "git-token", stdin=TOKEN + "\n",
+                env={"BLOCKING_KEYRING_SECONDS": "40", "MEMTUI_KEYRING_TIMEOUT": "1"})
+    assert time.monotonic() - started < 20
+    assert done.returncode == 4 and "did not answer within 1 s" in done.stderr
+    assert TOKEN not in done.stderr + done.stdout
+
+
+def test_b09_get_never_prints_the_token(shared: Path, memory_keyring: MemoryKeyring,
+                                         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from memtui.cli import main
+
+    monkeypatch.setenv("MEMTUI_GIT_TOKEN", TOKEN)
+    assert main(["secret", "get", "git-token"]) == 0
+    out = capsys.readouterr()
+    assert "git-token is set (from the environment)" in out.out and TOKEN not in out.out + out.err
+    assert main(["secret", "get", "git-token", "--json"]) == 0
+    out = capsys.readouterr()
+    assert '"set": true' in out.out and TOKEN not in out.out

@@ -38,6 +38,7 @@ from memtui.core.notes import OPERATOR_FILES
 from memtui.core.search.query import Hit, QueryError, Results, Snippet, search
 from memtui.core.search.sources import KINDS
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
+from memtui.ui.widgets import AreaBar
 from memtui.ui.audit_screen import place_in_tree
 from memtui.ui.text import join, safe
 
@@ -166,6 +167,7 @@ class SearchScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AreaBar()
         with Horizontal(id="search-bar"):
             yield Input(placeholder='words, "a phrase", prefix*, fuzzy~, a AND b, kind: node: owner: state: tag:',
                         id="search-query")

@@ -404,3 +404,20 @@ def test_fuzzy_keeps_the_first_letters_as_typed(ws: Workspace) -> None:
     assert FUZZY_PREFIX == 2
     assert any(h.path.endswith("refunds.md") for h in search(idx, "refnd~").hits)
     assert not any(h.path.endswith("refunds.md") for h in search(idx, "rfund~").hits)
+
+
+def test_proposals_and_retired_versions_are_searchable_only_on_request(sample_copy, capsys) -> None:
+    """Issues 5 and 8: a proposal's text lives only in the store; it is indexed with its state,
+    absent from normal results and labelled when asked for."""
+    import json
+
+    from memtui.cli import main
+
+    assert main(["index", "-w", str(sample_copy)]) in (0, 1)  # 1: the sample has a bad file on purpose
+    capsys.readouterr()
+    assert main(["search", "-w", str(sample_copy), "darkness", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["hits"] == []
+    assert main(["search", "-w", str(sample_copy), "darkness", "--include-proposed", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert [(h["kind"], h["state"]) for h in hits] == [("proposal", "proposed")]
+    assert hits[0]["path"].endswith("exp-013-label-printer-blank.md@1")

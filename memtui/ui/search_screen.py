@@ -127,6 +127,16 @@ async def open_hit(app, hit: Hit) -> bool:  # noqa: ANN001 - the MemtuiApp
         if box:
             box.first(Input).value = hit.title
         return True
+    if hit.kind == "proposal" or hit.state in ("proposed", "retired"):
+        # a version from the governance store: the Proposals area holds its queue and history
+        await app.switch_mode("proposals")
+        version_id = path.split("/", 1)[1] if app.ws.memory_rel and path.startswith(app.ws.memory_rel + "/") else path
+        rows = getattr(app.screen, "_rows", None) or []
+        for i, version in enumerate(rows):
+            if getattr(version, "id", None) == version_id:
+                app.screen.query_one("#prop-queue", DataTable).move_cursor(row=i)
+                break
+        return True
     app.notify(f"{hit.kind} results have no area to open in.", markup=False)
     return False
 

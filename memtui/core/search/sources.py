@@ -161,6 +161,9 @@ def scan(ws: Workspace) -> Scan:
             skill = skill_dir / "SKILL.md"
             if skill.is_file() and is_inside(root, skill):
                 out.sources.append(Source(rel(root, skill), skill, "skill"))
+    store = ws.state_dir / "store.json"
+    if store.is_file() and not store.is_symlink():
+        out.sources.append(Source(rel(root, store), store, "governance"))
     out.sources.sort(key=lambda s: s.rel)
     return out
 
@@ -248,6 +251,9 @@ def parse(ws: Workspace, src: Source, text: str, node_cache: dict[Path, str] | N
     if src.kind == "graph":
         _parse_graph(src, text, out)
         return out
+    if src.kind == "governance":
+        _parse_governance(ws, src, text, out)
+        return out
     fm = split(text)
     meta = fm.meta if isinstance(fm.meta, dict) else {}
     if fm.error:
@@ -332,6 +338,46 @@ def _parse_graph(src: Source, text: str, out: Parsed) -> None:
         obs = item.get("observations")
         doc.update(title=name, summary=_text(item.get("entityType")),
                    body=_text(obs if isinstance(obs, list) else ""), line=lineno)
+        out.docs.append(doc)
+
+
+#: Version states the index holds from the governance store: the text of a proposal or of a
+#: retired version lives only there (active versions are the files of the tree).
+_STORE_STATES = {"proposed": "proposal", "retired": "article"}
+
+
+def _parse_governance(ws: Workspace, src: Source, text: str, out: Parsed) -> None:
+    """Proposals and retired versions from ``.memtui/store.json`` (issue 5, seed 000 §2 rule 7):
+    indexed with their state, so normal search excludes them and ``--include-proposed`` (the
+    Search area's "proposals & retired") shows them, labelled by state, path ``article@N``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return  # a damaged store is reported by the store itself (B01)
+    versions = data.get("versions") if isinstance(data, dict) else None
+    if not isinstance(versions, dict):
+        return
+    prefix = f"{ws.memory_rel}/" if ws.memory_rel else ""
+    for record in versions.values():
+        if not isinstance(record, dict):
+            continue
+        state = record.get("state")
+        kind = _STORE_STATES.get(state) if isinstance(state, str) else None
+        content = record.get("content")
+        if kind is None or not isinstance(content, str):
+            continue
+        fm = split(content)
+        meta = fm.meta if isinstance(fm.meta, dict) else {}
+        article = _text(record.get("article"))
+        doc = _base(src, kind, f"{prefix}{article}@{_text(record.get('number'))}", _text(record.get("node")))
+        tags = _tags(meta.get("tags"))
+        doc.update(
+            title=_text(meta.get("title") or record.get("title")) or article,
+            summary=_text(meta.get("summary") or record.get("one_liner")),
+            aliases=_text(meta.get("aliases")), symptom=_text(meta.get("symptom")),
+            mechanism=_text(meta.get("mechanism")), tagtext=" ".join(tags), tag=",".join(tags),
+            body=fm.body, owner=_text(record.get("author")), state=state,
+            entry_id=_text(meta.get("id")).strip(), target=prefix + article)
         out.docs.append(doc)
 
 

@@ -28,14 +28,15 @@ def _command_modules() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser: the TUI form and every subcommand found in :mod:`memtui.commands`."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand found in :mod:`memtui.commands`, or of ``only`` that one
+    (a command's module is named after it; importing just it keeps a CLI call ~0.35 s faster)."""
     parser = argparse.ArgumentParser(
         prog="memtui", description=_DESCRIPTION, epilog=_common.EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"memtui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _command_modules():
+    for name in ([only] if only else _command_modules()):
         module = importlib.import_module(f"memtui.commands.{name}")
         module.register(sub)
     return parser
@@ -92,7 +93,7 @@ def _main(argv: list[str] | None) -> int:
         print("\nTo open the TUI: memtui [PATH] [--theme NAME]")
         return 0
     if first is not None and first in commands and argv[0] == first:
-        parser = build_parser()
+        parser = build_parser(only=first)
         args = parser.parse_args(argv)
         _common.json_errors(bool(getattr(args, "json", False)))
         try:

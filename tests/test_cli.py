@@ -121,9 +121,22 @@ def test_graph_commands_read_the_servers_default_file_name(shared: Path, tmp_pat
 def test_ctrl_c_while_a_command_loads_is_a_sentence_not_a_traceback(monkeypatch, capsys) -> None:
     import memtui.cli as cli
 
-    def interrupted(*_args):
+    def interrupted(*_args, **_kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["audit"]) == 130
     assert capsys.readouterr().err.strip() == "memtui: interrupted"
+
+
+def test_every_command_module_registers_the_command_of_its_own_name() -> None:
+    """The CLI imports only the module named by the command (fast start), so a module must
+    register exactly the top-level command of its own name."""
+    import argparse
+
+    from memtui.cli import _command_modules, build_parser
+
+    for name in _command_modules():
+        parser = build_parser(only=name)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        assert set(sub.choices) == {name}, (name, set(sub.choices))

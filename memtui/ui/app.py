@@ -109,6 +109,11 @@ class MemtuiApp(App[int]):
         for warning in self._startup_warnings:
             self.notify(warning, title="Theme", severity="warning", timeout=8, markup=False)
         self.switch_mode(AREAS[0].mode)
+        # the audit and the index catch-up walk the whole tree in threads that share the GIL
+        # with the UI: start them once the first frame is on screen, so it is not delayed
+        self.call_after_refresh(self._start_background_work)
+
+    def _start_background_work(self) -> None:
         self.run_audit()
         self.run_index()
 

@@ -231,3 +231,16 @@ async def test_audit_jump_opens_the_unlisted_article_itself(sample_copy: Path) -
         await wait_for(pilot, lambda: "label-printers.md" in static_text(app, "#article-head"))
         await pilot.pause(0.5)
         assert "label-printers.md" in static_text(app, "#article-head")
+
+
+async def test_audit_filter_explains_an_unknown_severity(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "memory/AGENTS.md").write_text("# Root\n")
+    app = MemtuiApp(Workspace.open(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None)
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("slash", *"severity:bogus")
+        await wait_for(pilot, lambda: "unknown 'severity:bogus'" in static_text(app, "#audit-count"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timezone
 
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
@@ -34,6 +35,8 @@ def run_index(args: argparse.Namespace) -> int:
             _common.emit_json(status)
         else:
             for key, value in status.items():
+                if key == "updated" and isinstance(value, (int, float)):
+                    value = datetime.fromtimestamp(value, tz=timezone.utc).isoformat(timespec="seconds")
                 print(f"{key}: {value}")
         return int(ExitCode.OK if status["documents"] is not None or not status["exists"] else ExitCode.PROBLEM)
     report = _update(index, rebuild=args.rebuild)

@@ -117,6 +117,10 @@ class AuditScreen(Screen):
                           safe(finding.message), key=str(i))
         status = Text(f"{len(found):,} of {len(report.findings):,} shown · {report.summary()}"
                       f" · sorted by {self._sort}{' ↓' if self._reverse else ''}")
+        bad = [w for w in query.casefold().split() if w.partition(":")[0] in ("severity", "sev")
+               and w.partition(":")[1] and not any(s.startswith(w.partition(":")[2]) for s in ("error", "warning", "info"))]
+        if bad:
+            status.append(Text(f" · unknown {bad[0]!r}: use severity:error, warning or info", style="yellow"))
         if len(found) > MAX_ROWS:
             status.append(Text(f" · showing the first {MAX_ROWS}: filter to narrow", style="yellow"))
         self.query_one("#audit-count", Static).update(status)

@@ -167,7 +167,9 @@ class SkillsScreen(Screen):
         if over:
             text.append(Text(f" · the whole index would be {index.full_size:,} bytes", style="yellow"))
         text.append(Text("   + / − change the budget by 1 KiB\n\n", style="dim"))
-        text.append(safe(index.text))
+        for line in index.text.splitlines():  # one index line per screen line (safe() would
+            text.append(safe(line))             # draw the newlines as ⏎ and run them together)
+            text.append("\n")
         if index.cut:
             text.append(Text(f"\nCut by the budget ({len(index.cut)}):\n", style="bold red"))
             for skill, line in index.cut:

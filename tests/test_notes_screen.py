@@ -263,7 +263,9 @@ async def test_ctrl_q_with_unsaved_notes_asks_first(ws: Workspace) -> None:
     async with app.run_test() as pilot:
         await pilot.press(next(a.key for a in AREAS if a.mode == "notes"))
         await _settle(pilot)
-        assert app.screen.query_one("#notes-editor", TextArea).has_focus  # typing lands in the note
+        assert app.focused is None  # number keys still switch areas
+        await pilot.press("e")  # start editing
+        assert app.screen.query_one("#notes-editor", TextArea).has_focus
         await pilot.press("Z", "Z")
         await pilot.pause()
         await pilot.press("ctrl+q")
@@ -273,3 +275,23 @@ async def test_ctrl_q_with_unsaved_notes_asks_first(ws: Workspace) -> None:
         await pilot.click("#leave-save")
         await _settle(pilot)
     assert ws.member_notes.read_bytes().startswith(b"ZZ")
+
+
+async def test_number_keys_switch_areas_until_editing_starts_and_after_escape(ws: Workspace) -> None:
+    """A new user pressed 4 then 5 and typed "5" into the note instead of opening Graph."""
+    from memtui.ui.app import MemtuiApp
+
+    ws.member_notes.write_bytes(b"notes\n")
+    app = MemtuiApp(ws)
+    async with app.run_test() as pilot:
+        await pilot.press("4")
+        await _settle(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        assert app.current_mode == "audit"
+        await pilot.press("4")
+        await _settle(pilot)
+        await pilot.press("e", "x", "escape", "1")
+        await pilot.pause()
+        assert isinstance(app.screen, LeaveQuestion)  # unsaved "x": it asks before leaving
+    assert ws.member_notes.read_bytes() == b"notes\n"

@@ -154,12 +154,16 @@ class NotesScreen(Screen):
     #notes-preview-note { height: auto; color: $warning; }
     """
 
+    #: nothing has focus on arrival: number keys switch areas until `e` (or a click) starts editing
+    AUTO_FOCUS = ""  # "" (not None, which inherits the app's "*") focuses nothing
+
     BINDINGS = [
         Binding("ctrl+s", "save", "Save"),
         Binding("ctrl+f", "find", "Find"),
         Binding("f3", "find_next", "Next", show=False),
         Binding("ctrl+t", "toggle_preview", "Preview"),
-        Binding("escape", "close_find", "Close find", show=False),
+        Binding("e", "edit", "Edit"),
+        Binding("escape", "close_find", "Stop editing"),
         *(Binding(a.key, f"leave('{a.mode}')", a.title, show=False) for a in AREAS),
         Binding("q", "leave('')", "Quit", show=False),
     ]
@@ -206,7 +210,6 @@ class NotesScreen(Screen):
                 self.notify(str(exc), severity="error", markup=False)
         self.load_note("custom")
         self.set_interval(POLL_SECONDS, self._poll)
-        self.editor.focus()  # typing goes to the note, not to the file selector
 
     @property
     def editor(self) -> TextArea:
@@ -335,11 +338,18 @@ class NotesScreen(Screen):
         box.add_class("shown")
         box.focus()
 
+    def action_edit(self) -> None:
+        """Put the cursor in the editor (the area opens without focus, so number keys switch areas)."""
+        self.editor.focus()
+
     def action_close_find(self) -> None:
+        """Escape: close the find box, or else leave the editor so number keys switch areas again."""
         box = self.query_one("#notes-find", Input)
         if box.has_class("shown"):
             box.remove_class("shown")
             self.editor.focus()
+        elif self.focused is not None:
+            self.set_focus(None)
 
     @on(Input.Submitted, "#notes-find")
     def _find_submitted(self, _event: Input.Submitted) -> None:

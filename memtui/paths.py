@@ -23,6 +23,11 @@ def data_dir() -> Path:
     return Path(os.environ.get("MEMTUI_DATA_DIR") or platformdirs.user_data_dir("memtui"))
 
 
+def cache_dir() -> Path:
+    """The user cache folder (``~/.cache/memtui`` on Linux); ``MEMTUI_CACHE_DIR`` overrides it."""
+    return Path(os.environ.get("MEMTUI_CACHE_DIR") or platformdirs.user_cache_dir("memtui"))
+
+
 def bundled(name: str) -> Path:
     """A bundled resource folder (``themes`` or ``sample_workspace``).
 

@@ -38,6 +38,7 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     home = tmp_path_factory.mktemp("userdirs")
     monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("MEMTUI_DATA_DIR", str(home / "data"))
+    monkeypatch.setenv("MEMTUI_CACHE_DIR", str(home / "cache"))
 
 
 @pytest.fixture

@@ -204,3 +204,42 @@ def test_reading_an_article_never_follows_a_symlink_out_of_the_workspace(ws_root
     os.symlink(secret, ws_root / "memory/support/AGENTS.md")
     index = MemoryTree(Workspace.open(ws_root)).index("support")
     assert "SECRET" not in index.text and [f.code for f in index.findings] == ["symlink-outside"]
+
+
+def test_the_article_cache_reuses_unchanged_files_and_rereads_changed_ones(ws_root: Path) -> None:
+    import memtui.core.audit as audit_module
+    from memtui.paths import cache_dir
+
+    ws = Workspace.open(ws_root)
+    first = audit.run(ws)
+    assert first.findings == []
+    files = list((cache_dir() / "audit").glob("*.json"))
+    assert len(files) == 1 and not (ws_root / ".memtui").exists()  # never in the workspace
+    calls = []
+    original = MemoryTree.read_article
+
+    def counting(self, path):
+        calls.append(path)
+        return original(self, path)
+
+    MemoryTree.read_article = counting
+    try:
+        assert audit.run(ws).findings == []
+        assert calls == []  # nothing re-read
+        article_file = ws_root / "memory/support/lockout.md"
+        article_file.write_text(article("Lockout", "Something else"), encoding="utf-8")
+        stat = article_file.stat()
+        os.utime(article_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        changed = audit.run(Workspace.open(ws_root))
+        assert [f.code for f in changed.findings] == ["one-liner-mismatch"]
+        assert calls == ["support/lockout.md"]
+    finally:
+        MemoryTree.read_article = original
+    assert audit_module.run(Workspace.open(ws_root), use_cache=False).findings == changed.findings
+
+
+def test_a_changed_size_limit_drops_the_cache(ws_root: Path) -> None:
+    audit.run(Workspace.open(ws_root))
+    write(ws_root, "memtui.toml", "[limits]\nmax_file_bytes = 20\n")
+    report = audit.run(Workspace.open(ws_root))
+    assert "file-too-large" in {f.code for f in report.findings}

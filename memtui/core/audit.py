@@ -120,8 +120,113 @@ def _check_symlink(ws: Workspace, path: Path, shown: str) -> Finding | None:
     return None
 
 
-def audit_node(ws: Workspace, tree: MemoryTree, node: str) -> tuple[list[Finding], int]:
+@dataclass(slots=True)
+class ArticleFacts:
+    """What the audit keeps of one article: its own findings (reading, front matter, links),
+    its ``summary`` and its title."""
+
+    findings: list[Finding]
+    summary: str | None
+    title: str
+
+
+#: Bump when what the audit finds in an article changes, so old cache entries are dropped.
+CACHE_FORMAT = 1
+
+
+class ArticleCache:
+    """Per-article audit results keyed by (size, mtime_ns), kept between audits in the user
+    cache folder (never in the workspace: opening one writes nothing there, DESIGN.md §2).
+
+    A file whose size or modification time changed is read again; a changed memtui version,
+    cache format or ``max_file_bytes`` drops the whole cache.
+    """
+
+    def __init__(self, entries: dict[str, list] | None = None) -> None:
+        self.entries: dict[str, list] = entries or {}
+        self.new: dict[str, list] = {}
+        self.hits: list[str] = []
+        self._by_folder: dict[str, dict[str, list]]
+
+    def get(self, path: str, stamp: tuple[int, int]) -> ArticleFacts | None:
+        entry = self.entries.get(path)
+        if entry is None or entry[0] != stamp[0] or entry[1] != stamp[1]:
+            return None
+        self.hits.append(path)  # still live: kept in the next save
+        return ArticleFacts([_finding_from(d) for d in entry[2]], entry[3], entry[4])
+
+    def put(self, path: str, stamp: tuple[int, int], facts: ArticleFacts) -> None:
+        self.new[path] = [stamp[0], stamp[1], [f.to_json() for f in facts.findings], facts.summary, facts.title]
+
+    def subset(self, nodes: list[str]) -> "ArticleCache":
+        """The entries of the articles of ``nodes`` (what one worker needs)."""
+        if not hasattr(self, "_by_folder"):
+            by_folder: dict[str, dict[str, list]] = {}
+            for path, entry in self.entries.items():
+                by_folder.setdefault(path.rsplit("/", 1)[0] if "/" in path else "", {})[path] = entry
+            self._by_folder = by_folder
+        keep: dict[str, list] = {}
+        for node in nodes:
+            keep.update(self._by_folder.get(node, {}))
+        return ArticleCache(keep)
+
+    @staticmethod
+    def _file(ws: Workspace) -> Path:
+        import hashlib
+
+        from memtui.paths import cache_dir
+
+        key = hashlib.sha256(os.fsencode(ws.root)).hexdigest()[:24]
+        return cache_dir() / "audit" / f"{key}.json"
+
+    @classmethod
+    def load(cls, ws: Workspace) -> "ArticleCache":
+        """The cache of ``ws`` (empty when absent, unreadable or made by another version)."""
+        import json
+
+        from memtui import __version__
+
+        try:
+            data = json.loads(cls._file(ws).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        head = [CACHE_FORMAT, __version__, ws.config.max_file_bytes, os.fspath(ws.root)]
+        if not isinstance(data, dict) or data.get("head") != head or not isinstance(data.get("entries"), dict):
+            return cls()
+        return cls(data["entries"])
+
+    def save(self, ws: Workspace) -> None:
+        """Write the entries of the articles this audit met (reused or read; the rest are gone),
+        atomically; a failure to write is ignored (the cache only saves time)."""
+        import json
+
+        from memtui import __version__
+        from memtui.core.atomic import write_text
+
+        merged = {path: self.entries[path] for path in self.hits if path in self.entries}
+        merged.update(self.new)
+        file = self._file(ws)
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            write_text(file, json.dumps({"head": [CACHE_FORMAT, __version__, ws.config.max_file_bytes,
+                                                  os.fspath(ws.root)], "entries": merged},
+                                        ensure_ascii=False, separators=(",", ":")))
+        except (OSError, ValueError):
+            pass
+
+
+def _finding_from(data: dict) -> Finding:
+    return Finding(Severity(data["severity"]), data["code"], data["path"], data["line"], data["message"],
+                   data["fix"], data.get("column"))
+
+
+def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache | None" = None
+               ) -> tuple[list[Finding], int]:
     """Audit one node: its index, its articles, its links, its symlinks and its owner.
+
+    Args:
+        cache: per-article results of an earlier audit, reused for files whose size and
+            modification time are unchanged (and filled with the ones read now).
 
     Returns:
         ``(findings, number of articles read)``.
@@ -169,40 +274,53 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str) -> tuple[list[Finding
                 f"links to {entry.target!r}, but that {what} does not exist",
                 "create the file, fix the link, or delete the line", line=entry.line))
     articles = 0
-    read: dict[str, object] = {}
+    read: dict[str, ArticleFacts] = {}
     for path in files:
         file = tree.abs(path)
         shown = tree.shown(path)
-        if file.is_symlink():
+        try:
+            stat = os.lstat(file)
+        except OSError:
+            continue
+        if os.path.islink(file):
             problem = _check_symlink(ws, file, shown)
             if problem:
                 continue  # already reported above, never followed
-        article = tree.read_article(path)
-        read[path] = article
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        facts = cache.get(path, stamp) if cache is not None and not os.path.islink(file) else None
+        if facts is None:
+            article = tree.read_article(path)
+            found = list(article.findings)
+            if article.ok:
+                found.extend(_check_links(ws, article.body, file, shown, article.body_line))
+            facts = ArticleFacts(found, article.summary, article.title)
+            if cache is not None and not os.path.islink(file):
+                cache.put(path, stamp, facts)
+        read[path] = facts
         articles += 1
-        findings.extend(article.findings)
-        if article.ok:
-            findings.extend(_check_links(ws, article.body, file, shown, article.body_line))
+        findings.extend(facts.findings)
         if index.exists and path not in listed:
             findings.append(Finding.make(
                 "article-unlisted", shown, f"is not listed in {index_shown}",
-                f"add a line '{index_line(article.title, Path(path).name, '<one-liner>')}' to {index_shown}"))
+                f"add a line '{index_line(facts.title, Path(path).name, '<one-liner>')}' to {index_shown}"))
     if index.exists:
         summaries = {}
         for entry in index.entries:
             if entry.path is None or entry.one_liner is None or entry.path in summaries:
                 continue
-            article = read.get(entry.path)
-            if article is None:
+            facts = read.get(entry.path)
+            if facts is None:
                 if not os.path.isfile(tree.abs(entry.path)):
                     continue
                 article = tree.read_article(entry.path)
-            summaries[entry.path] = article.summary
-            if article.summary and " ".join(article.summary.split()) != " ".join(entry.one_liner.split()):
+                facts = ArticleFacts([], article.summary, article.title)
+            summary = facts.summary
+            summaries[entry.path] = summary
+            if summary and " ".join(summary.split()) != " ".join(entry.one_liner.split()):
                 findings.append(Finding.make(
                     "one-liner-mismatch", index_shown,
                     f"the one-liner for {entry.target!r} is {entry.one_liner!r} but the article's summary is "
-                    f"{article.summary!r}",
+                    f"{summary!r}",
                     "make the index line and the article's `summary` say the same", line=entry.line))
     # owner: report the top-most node of every chain without an owner
     owner, _ = tree.owner(node)
@@ -238,17 +356,19 @@ PARALLEL_NODES = 150
 _CHUNK = 40
 
 
-def _audit_chunk(root: str, nodes: list[str]) -> tuple[list[Finding], int]:
-    """Worker-process entry: audit ``nodes`` of the workspace at ``root``."""
+def _audit_chunk(root: str, nodes: list[str], cache: "ArticleCache | None" = None
+                 ) -> tuple[list[Finding], int, tuple[list[str], dict[str, list]]]:
+    """Worker-process entry: audit ``nodes`` of the workspace at ``root``; also returns the
+    cache entries it reused or made."""
     ws = Workspace.open(root)
     tree = MemoryTree(ws)
     findings: list[Finding] = []
     articles = 0
     for node in nodes:
-        found, count = audit_node(ws, tree, node)
+        found, count = audit_node(ws, tree, node, cache)
         findings.extend(found)
         articles += count
-    return findings, articles
+    return findings, articles, ((cache.hits, cache.new) if cache is not None else ([], {}))
 
 
 def _workers() -> int:
@@ -259,7 +379,7 @@ def _workers() -> int:
 
 
 def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None = None,
-        parallel: bool | None = None) -> AuditReport:
+        parallel: bool | None = None, use_cache: bool = True) -> AuditReport:
     """Audit the whole workspace.
 
     Args:
@@ -268,6 +388,8 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
         tree: a tree to reuse (its caches), else a new one.
         parallel: spread nodes over worker processes; default: when there are more than
             :data:`PARALLEL_NODES` nodes and more than one core. Findings are the same either way.
+        use_cache: reuse the results of unchanged articles from the last audit of this
+            workspace (:class:`ArticleCache`, in the user cache folder); findings are the same.
 
     Returns:
         An :class:`AuditReport` with findings sorted by :func:`~memtui.core.findings.sort_key`.
@@ -278,6 +400,7 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
     report.findings.extend(ws.findings)
     nodes = list(tree.walk_nodes())
     total = len(nodes)
+    cache = ArticleCache.load(ws) if use_cache else None
     workers = _workers()
     if parallel is None:
         parallel = total > PARALLEL_NODES and workers > 1
@@ -295,22 +418,29 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
         context = multiprocessing.get_context(method)
         done = 0
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {pool.submit(_audit_chunk, os.fspath(ws.root), chunk): len(chunk) for chunk in chunks}
+            futures = {pool.submit(_audit_chunk, os.fspath(ws.root), chunk,
+                                   cache.subset(chunk) if cache is not None else None): len(chunk)
+                       for chunk in chunks}
             for future in as_completed(futures):
-                found, articles = future.result()
+                found, articles, made = future.result()
                 report.findings.extend(found)
                 report.articles += articles
+                if cache is not None:
+                    cache.hits.extend(made[0])  # entries that worker reused
+                    cache.new.update(made[1])  # and the ones it made
                 done += futures[future]
                 if progress:
                     progress(done, total)
     else:
         for done, node in enumerate(nodes, 1):
-            found, articles = audit_node(ws, tree, node)
+            found, articles = audit_node(ws, tree, node, cache)
             report.findings.extend(found)
             report.articles += articles
             if progress and (done % 25 == 0 or done == total):
                 progress(done, total)
     report.nodes = sum(1 for n in nodes if tree.index(n).exists)
+    if cache is not None and (cache.new or len(cache.hits) != len(cache.entries)):
+        cache.save(ws)
     report.findings.extend(_audit_workspace_files(ws))
     report.findings.extend(_contributed(ws))
     report.findings.sort(key=sort_key)

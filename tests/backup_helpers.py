@@ -70,3 +70,15 @@ def tree_bytes(root: Path) -> dict[bytes, bytes]:
             with open(os.path.join(folder, name), "rb") as handle:
                 out[rel] = handle.read()
     return out
+
+
+def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    """Run ``memtui *argv`` in-process: ``(exit code, stdout, stderr)``."""
+    from memtui.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err

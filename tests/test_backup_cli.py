@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backup_helpers import git, isolate_git, tree_bytes
-from memtui.cli import main
+from backup_helpers import git, isolate_git, run, tree_bytes
 
 SUB = "memtui-backup"
 
@@ -16,15 +15,6 @@ SUB = "memtui-backup"
 @pytest.fixture(autouse=True)
 def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate_git(monkeypatch, tmp_path / "home")
-
-
-def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_backup_restore_verify_round_trip(sample_copy: Path, tmp_path: Path, capsys) -> None:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backup_helpers import isolate_git
-from memtui.cli import main
+from backup_helpers import isolate_git, run
 from memtui.core.backup import render as rd
 from memtui.core.backup.restore import restore_tree
 from test_backup import make_full_ws, make_ws
@@ -17,15 +16,6 @@ from test_backup import make_full_ws, make_ws
 @pytest.fixture(autouse=True)
 def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate_git(monkeypatch, tmp_path / "home")
-
-
-def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 # -- 6: restore checks every MANIFEST sum; a failed restore leaves nothing half-written -------------------

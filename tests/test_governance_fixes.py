@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from memtui.cli import main
+from tests.test_governance_cli import _no_tty, _run  # noqa: F401 - _no_tty is an autouse fixture
 from memtui.core import governance as gov
 from memtui.core.session import Session
 
 from tests.test_governance import CURATOR, LEAD, LOCKOUT_V1, LOCKOUT_V2, ws  # noqa: F401 - the fixture
-
-
-def _run(argv: list[str]) -> int:
-    try:
-        return main(argv)
-    except SystemExit as exc:
-        return int(exc.code)
-
-
-@pytest.fixture(autouse=True)
-def _no_tty(monkeypatch):
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8"))
 
 
 def _session(root: Path, profile: str | None = CURATOR) -> Session:

@@ -146,7 +146,7 @@ class ArticleCache:
         self.entries: dict[str, list] = entries or {}
         self.new: dict[str, list] = {}
         self.hits: list[str] = []
-        self._by_folder: dict[str, dict[str, list]]
+        self._by_folder: dict[str, dict[str, list]] | None = None  # built on the first subset()
 
     def get(self, path: str, stamp: tuple[int, int]) -> ArticleFacts | None:
         entry = self.entries.get(path)
@@ -160,7 +160,7 @@ class ArticleCache:
 
     def subset(self, nodes: list[str]) -> "ArticleCache":
         """The entries of the articles of ``nodes`` (what one worker needs)."""
-        if not hasattr(self, "_by_folder"):
+        if self._by_folder is None:
             by_folder: dict[str, dict[str, list]] = {}
             for path, entry in self.entries.items():
                 by_folder.setdefault(path.rsplit("/", 1)[0] if "/" in path else "", {})[path] = entry

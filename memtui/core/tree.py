@@ -163,14 +163,13 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def parse_index(text: str, node: str, shown: str, memory_prefix: str = "") -> NodeIndex:
+def parse_index(text: str, node: str, shown: str) -> NodeIndex:
     """Parse the text of a node's ``AGENTS.md``.
 
     Args:
         text: the file's text (BOM allowed).
         node: the node's path relative to the memory root (``""`` for the root).
         shown: the file's workspace-relative path, for findings.
-        memory_prefix: unused by the parser; kept for callers that show paths.
 
     Returns:
         A :class:`NodeIndex`. Tolerated: ``*``/``-``/``+``/``–`` bullets and numbered items;

@@ -45,7 +45,6 @@ def join(*parts: Text | str) -> Text:
     return out
 
 
-SEVERITY_STYLE = {"error": "bold $error", "warning": "$warning", "info": "dim"}
 SEVERITY_ICON = {"error": "✖", "warning": "▲", "info": "•"}
 
 

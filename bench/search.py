@@ -1,13 +1,14 @@
 """Search benchmark (issue 8): build time, index size, query latency per type, save-to-searchable.
 
-Usage: python bench/search.py N [--workdir DIR] [--queries 243] [--seed 7]
+Usage: python bench/search.py N [--workdir DIR] [--queries 243] [--seed 7] [--vocabulary small]
        python bench/search.py N --workspace /tmp/ws100k [--reuse-index]
 
 Generates an N-article workspace with ``bench/make_workspace.py`` (about 10 % Bulgarian), or
 uses ``--workspace`` (made by the same script; only its ``.memtui/index`` is written, and with
 ``--reuse-index`` an index already there is kept), builds the index from scratch, runs a fixed
-mix of queries (terms, AND, OR, phrases, prefixes, fuzzy, filters, Bulgarian, a pasted ticket;
-the same words every run for a given seed) and prints, per query type, p50 and p95 latency in
+mix of known-item queries (terms, AND, OR, phrases, prefixes, fuzzy, filters, Bulgarian, a
+pasted ticket; words taken from articles drawn at random, the same every run for a given seed
+and workspace: see :func:`queries`) and prints, per query type, p50 and p95 latency in
 ms; then the time from saving one article to it being searchable, the first result after a
 cold start, and peak RSS. On the same data and the same queries, in the same run: the seed's
 grep baseline (substring counts over the node index one-liners) and SQLite FTS5 (stdlib
@@ -40,7 +41,7 @@ from memtui.core.search.query import search  # noqa: E402
 from memtui.core.workspace import Workspace  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from make_workspace import BG, WORDS  # noqa: E402
+from make_workspace import BG_FUNCTION, FUNCTION  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -48,32 +49,67 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def queries(rng: random.Random, n: int) -> list[tuple[str, str]]:
+_TOKEN = re.compile(r"[^\W\d_]+(?:[-_./][^\W_]+)*")
+
+
+def queries(rng: random.Random, n: int, ws: Workspace) -> list[tuple[str, str]]:
+    """A fixed mix of ``n`` known-item queries (the words a user remembers of an article).
+
+    Each query takes its words from one article drawn at random (the same ones for a given
+    seed and workspace), so words are as frequent in the queries as in the text: common
+    content words often, rare ones seldom. Function words are never query words, but a
+    pasted ticket keeps them (25 running words of an article).
+    """
     kinds = ["term", "and", "or", "phrase", "prefix", "fuzzy", "filter", "bulgarian", "ticket"]
-    out = []
-    for i in range(n):
-        kind = kinds[i % len(kinds)]
-        w = rng.sample(WORDS, 3)
-        if kind == "term":
+    articles = sorted(p for p in ws.memory.rglob("*.md") if p.name != "AGENTS.md")
+    stop = set(FUNCTION) | set(BG_FUNCTION)
+    out: list[tuple[str, str]] = []
+    while len(out) < n:
+        kind = kinds[len(out) % len(kinds)]
+        fm = split(rng.choice(articles).read_text("utf-8", errors="replace"))
+        meta = fm.meta if isinstance(fm.meta, dict) else {}
+        running = [t for t in _TOKEN.findall(fm.body.split("\n", 1)[-1])]
+        content = [t.lower() for t in running if t.lower() not in stop and len(t) > 2 and t.isalpha()]
+        cyrillic = [t for t in content if re.search("[а-я]", t)]
+        if kind == "bulgarian":
+            content = cyrillic
+        elif cyrillic and kind != "ticket" and rng.random() < 0.8:
+            content = [t for t in content if t not in cyrillic] or content
+        if len(set(content)) < 3:
+            continue
+        w = []
+        while len(w) < 3:
+            t = rng.choice(content)
+            if t not in w:
+                w.append(t)
+        if kind in ("term",):
             q = w[0]
         elif kind == "and":
             q = f"{w[0]} AND {w[1]}"
-        elif kind == "or":
+        elif kind in ("or",):
             q = f"{w[0]} {w[1]} {w[2]}"
         elif kind == "phrase":
-            q = f'"{w[0]} {w[1]}"'
+            pairs = [(a.lower(), b.lower()) for a, b in zip(running, running[1:])
+                     if a.lower() not in stop and b.lower() not in stop and a.isalpha() and b.isalpha()]
+            if not pairs:
+                continue
+            q = '"%s %s"' % rng.choice(pairs)
         elif kind == "prefix":
-            q = w[0][:3] + "*"
+            longer = [t for t in content if len(t) >= 5] or content
+            word = rng.choice(longer)
+            q = word[:rng.randint(3, min(5, len(word) - 1))] + "*"
         elif kind == "fuzzy":
             word = w[0]
-            j = rng.randrange(1, len(word))
-            q = word[:j] + word[j + 1:] + "~" if len(word) > 4 else word + "~"
+            j = rng.randrange(2, len(word)) if len(word) > 4 else len(word)
+            q = (word[:j] + word[j + 1:] if len(word) > 4 else word) + "~"
         elif kind == "filter":
-            q = f"{w[0]} tag:{w[1]}"
+            tags = meta.get("tags") if isinstance(meta.get("tags"), list) else ["parcel"]
+            q = f"{w[0]} tag:{rng.choice(tags)}"
         elif kind == "bulgarian":
-            q = " ".join(rng.sample(BG, 2))
+            q = f"{w[0]} {w[1]}"
         else:
-            q = " ".join(rng.choice(WORDS + BG) for _ in range(25))
+            at = rng.randrange(max(1, len(running) - 25))
+            q = " ".join(running[at:at + 25])
         out.append((kind, q))
     return out
 
@@ -144,6 +180,8 @@ def main() -> None:
     ap.add_argument("--reuse-index", action="store_true", help="keep an index already built there")
     ap.add_argument("--queries", type=int, default=243)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--vocabulary", choices=("zipf", "small"), default="zipf",
+                    help="text of a generated workspace (see make_workspace.py)")
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="memtui-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -153,7 +191,8 @@ def main() -> None:
         root = work / f"ws{args.n}"
         if root.exists():
             shutil.rmtree(root)
-        subprocess.run([sys.executable, str(HERE / "make_workspace.py"), str(args.n), str(root)],
+        subprocess.run([sys.executable, str(HERE / "make_workspace.py"), str(args.n), str(root),
+                        "--vocabulary", args.vocabulary],
                        check=True, stdout=subprocess.DEVNULL)
     ws = Workspace.open(root)
     idx = SearchIndex(ws)
@@ -173,13 +212,13 @@ def main() -> None:
             "from memtui.core.workspace import Workspace; from memtui.core.search.index import SearchIndex;"
             "from memtui.core.search.query import search; ws=Workspace.open(%r); i=SearchIndex(ws);"
             "r=search(i, %r); print((time.perf_counter()-t)*1000, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)"
-            ) % (str(HERE.parent), str(root), WORDS[3])
+            ) % (str(HERE.parent), str(root), "parcel")
     cold, cold_rss = map(float, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                                check=True).stdout.split())
     print(f"first result after start (new process, index built): {cold:.0f} ms, that process's peak RSS {cold_rss:.0f} MB")
 
     rng = random.Random(args.seed)
-    mix = queries(rng, args.queries)
+    mix = queries(rng, args.queries, ws)
     rows: dict[str, dict[str, list[float]]] = {"memtui": {}, "memtui-cpu": {}, "fts5": {}, "grep": {}}
     for kind, q in mix:
         t, c = time.perf_counter(), time.process_time()

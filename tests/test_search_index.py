@@ -421,3 +421,27 @@ def test_proposals_and_retired_versions_are_searchable_only_on_request(sample_co
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert [(h["kind"], h["state"]) for h in hits] == [("proposal", "proposed")]
     assert hits[0]["path"].endswith("exp-013-label-printer-blank.md@1")
+
+
+def test_prefix_scores_the_best_field_and_stops_when_a_page_is_full(ws: Workspace) -> None:
+    """A lone ``prefix*`` ranks title matches above body matches (constant score per field,
+    as Lucene's prefix query), finds words by their unstemmed start, and says when its
+    count is only a lower bound (issue 8: it stops reading once the page is full)."""
+    mem = ws.memory / "routes"
+    _write(mem / "AGENTS.md", "# Routes\n")
+    _article(mem, "rules", title="Routing rules", body="nothing else here")
+    _article(mem, "body", title="Depot notes", body="the routing of parcels at night")
+    _article(mem, "other", title="Router", body="a router in the depot")
+    _article(mem, "draft", title="Routing draft", state="proposed", body="draft")
+    idx = SearchIndex(ws)
+    idx.update()
+    res = search(idx, "routi* kind:article", limit=10)
+    assert _paths(res) == ["memory/routes/rules.md", "memory/routes/body.md"]
+    assert res.hits[0].score > res.hits[1].score and not res.at_least
+    first = res.hits[0].snippet
+    assert first is not None and [first.text[a:b] for a, b in first.spans] == ["Routing"]
+    one = search(idx, "routi* kind:article", limit=1)
+    assert _paths(one) == ["memory/routes/rules.md"] and one.at_least
+    assert "memory/routes/draft.md" in _paths(search(idx, "routi*", include_proposed=True, limit=20))
+    assert _paths(search(idx, "routi* AND parcels")) == ["memory/routes/body.md"]
+    assert "memory/routes/other.md" in _paths(search(idx, "route* kind:article", limit=10))

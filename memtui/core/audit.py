@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 
 from memtui.core.files import is_inside, read_text, rel
 from memtui.core.findings import Finding, Severity, sort_key
+from memtui.core.procs import process_context, worker_count
 from memtui.core.tree import MemoryTree, index_line, iter_links
 from memtui.core.workspace import NODE_INDEX, Workspace
 
@@ -371,13 +372,6 @@ def _audit_chunk(root: str, nodes: list[str], cache: "ArticleCache | None" = Non
     return findings, articles, ((cache.hits, cache.new) if cache is not None else ([], {}))
 
 
-def _workers() -> int:
-    try:
-        return max(1, min(4, len(os.sched_getaffinity(0))))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, min(4, os.cpu_count() or 1))
-
-
 def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None = None,
         parallel: bool | None = None, use_cache: bool = True) -> AuditReport:
     """Audit the whole workspace.
@@ -401,21 +395,14 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
     nodes = list(tree.walk_nodes())
     total = len(nodes)
     cache = ArticleCache.load(ws) if use_cache else None
-    workers = _workers()
+    workers = worker_count()
     if parallel is None:
         parallel = total > PARALLEL_NODES and workers > 1
     if parallel:
-        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         chunks = [nodes[i:i + _CHUNK] for i in range(0, total, _CHUNK)]
-        # fork is cheapest, but forking a threaded process (the TUI audits from a worker
-        # thread) is unsafe: then spawn, which starts clean interpreters.
-        import threading
-
-        method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
-            else "spawn"
-        context = multiprocessing.get_context(method)
+        context = process_context()
         done = 0
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             futures = {pool.submit(_audit_chunk, os.fspath(ws.root), chunk,

@@ -290,7 +290,8 @@ class SearchScreen(Screen):
                           safe(hit.title or hit.path, "bold"), safe(_where(hit)),
                           Text(f"{hit.confidence:.2f}"), key=str(i))
         if self.query_one("#search-query", Input).value.strip() or self._hits:
-            status = Text(f"{len(self._hits):,} shown of about {results.total:,} · {results.ms:.0f} ms")
+            about = "at least" if results.at_least else "about"
+            status = Text(f"{len(self._hits):,} shown of {about} {results.total:,} · {results.ms:.0f} ms")
             if self._indexing():
                 status.append(Text(" · still indexing: more may come", style="yellow"))
             for finding in results.findings:

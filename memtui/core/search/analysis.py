@@ -364,6 +364,40 @@ def term_spans(text: str) -> Iterator[tuple[str, int, int]]:
                 yield key, base + s, base + e
 
 
+@lru_cache(maxsize=ANALYSIS_CACHE)
+def _chunk_terms(chunk: str) -> tuple[tuple[str | None, str | None, int], ...]:
+    """``(plain term, sound key, position step)`` of each word of one compound chunk: what
+    :class:`MemtuiAnalyzer` yields for it, positions relative to the chunk (index speed)."""
+    return tuple((*_word_terms(piece, whole), 0 if whole else 1)
+                 for piece, _s, _e, whole in _split_chunk(chunk))
+
+
+def term_positions(text: str, keys: bool = True, plain: bool = True) -> tuple[dict[str, list[int]], int]:
+    """``({term: [positions]}, words)`` of ``text``: the same terms and positions as
+    :class:`MemtuiAnalyzer` gives Whoosh, without a token object per word (the index
+    formats of :mod:`memtui.core.search.index` use it; about a third of an index build was
+    the token stream). ``words`` is the number of positions used."""
+    out: dict[str, list[int]] = {}
+    pos = 0
+    for m in _COMPOUND.finditer(text):
+        for plain_term, key, step in _chunk_terms(m.group(0)):
+            if plain_term is not None:
+                if plain:
+                    got = out.get(plain_term)
+                    if got is None:
+                        out[plain_term] = [pos]
+                    else:
+                        got.append(pos)
+                if keys and key:
+                    got = out.get(key)
+                    if got is None:
+                        out[key] = [pos]
+                    else:
+                        got.append(pos)
+            pos += step
+    return out, pos
+
+
 class MemtuiAnalyzer(Tokenizer):
     """Whoosh analyzer wrapping :func:`terms` (tokeniser and filters in one step).
 

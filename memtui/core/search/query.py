@@ -29,11 +29,13 @@ saying what is wrong.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from rapidfuzz.distance import OSA
 from whoosh import query as wq
 from whoosh import scoring
 
@@ -63,6 +65,10 @@ PREFIX_MIN = 3
 PREFIX_LIMIT = 50
 #: Terms looked at when choosing the most frequent expansions of a prefix.
 PREFIX_SCAN = 2000
+#: Terms sharing a fuzzy word's first letters looked at (per field).
+FUZZY_SCAN = 50_000
+#: Marks a prefix (not a term) in the highlight set of :func:`build`.
+PREFIX_MARK = "\x01"
 #: States hidden unless asked for.
 HIDDEN_STATES = ("proposed", "retired", "rejected")
 #: Filters the query language knows.
@@ -144,13 +150,15 @@ class Hit:
 class Results:
     """The answer to :func:`search`: hits best first, ``total`` (an estimate of how many
     items matched, at least ``len(hits)``; counting exactly would walk every match), the
-    time in ms, and findings (an index repaired on the way)."""
+    time in ms, findings (an index repaired on the way), and ``at_least``: ``total`` is only
+    a lower bound (a lone ``prefix*`` stops reading once a page is full)."""
 
     hits: list[Hit] = field(default_factory=list)
     total: int = 0
     ms: float = 0.0
     query_words: int = 0
     findings: list[Any] = field(default_factory=list)
+    at_least: bool = False
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -245,7 +253,17 @@ def _word_query(term_variants: list[str], boost_fields: dict[str, float], reader
     return wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK)
 
 
+def _stems_of(reader, fieldname: str, prefix: str) -> list[str]:
+    """Index terms that ``prefix`` itself starts with, down to 4 letters shorter (at least
+    :data:`PREFIX_MIN`): terms are stems, so ``routi*`` must also look at ``rout`` (the stem
+    of "routing"), which no expansion of ``routi`` reaches."""
+    return [prefix[:k] for k in range(max(PREFIX_MIN, len(prefix) - 4), len(prefix))
+            if (fieldname, prefix[:k]) in reader]
+
+
 def _expand(reader, fieldname: str, prefix: str) -> list[str]:
+    """The :data:`PREFIX_LIMIT` most frequent terms of ``fieldname`` starting with ``prefix``
+    (of the first :data:`PREFIX_SCAN`), and the stems it starts with (:func:`_stems_of`)."""
     found: list[tuple[int, str]] = []
     try:
         for i, term in enumerate(reader.expand_prefix(fieldname, prefix)):
@@ -256,17 +274,29 @@ def _expand(reader, fieldname: str, prefix: str) -> list[str]:
     except KeyError:
         return []
     found.sort(key=lambda x: (-x[0], x[1]))
-    return [t for _, t in found[:PREFIX_LIMIT]]
+    return [t for _, t in found[:PREFIX_LIMIT]] + _stems_of(reader, fieldname, prefix)
 
 
 def _fuzzy(reader, fieldname: str, word: str) -> list[str]:
+    """Terms of ``fieldname`` within edit distance 1 (2 for words of 6+ letters) of ``word``
+    that share its first :data:`FUZZY_PREFIX` letters, the most frequent first, at most
+    :data:`PREFIX_LIMIT`. The distance counts a swap of two neighbours as one edit (optimal
+    string alignment, as Whoosh's ``terms_within``), computed by rapidfuzz: Whoosh's own
+    pure-Python distance over every term with those first letters took 0.1 s a field at
+    10k articles."""
     maxdist = 2 if len(word) >= 6 else 1
+    found: list[tuple[int, str]] = []
     try:
-        got = list(reader.terms_within(fieldname, word, maxdist, prefix=FUZZY_PREFIX))
+        for i, term in enumerate(reader.expand_prefix(fieldname, word[:FUZZY_PREFIX])):
+            if i >= FUZZY_SCAN:
+                break
+            term = term.decode("utf-8") if isinstance(term, bytes) else term
+            if abs(len(term) - len(word)) <= maxdist and OSA.distance(word, term, score_cutoff=maxdist) <= maxdist:
+                found.append((reader.doc_frequency(fieldname, term), term))
     except KeyError:
         return []
-    got = [t.decode("utf-8") if isinstance(t, bytes) else t for t in got]
-    return got[:PREFIX_LIMIT]
+    found.sort(key=lambda x: (-x[0], x[1]))
+    return [t for _, t in found[:PREFIX_LIMIT]]
 
 
 def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tuple[str, ...]]:
@@ -338,10 +368,14 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
             elif parts:
                 q = wq.Or([wq.Phrase(f, parts, slop=max(1, slop), boost=w) for f, w in TEXT_FIELDS.items()])
             count += 1
-        elif item.kind in ("prefix", "fuzzy"):
+        elif item.kind == "prefix":
+            highlight.add(PREFIX_MARK + item.text)
+            q = _ConstantPrefix({f: _expand(reader, f, item.text) for f in TEXT_FIELDS})
+            count += 1
+        elif item.kind == "fuzzy":
             subs = []
             for f, w in TEXT_FIELDS.items():
-                expanded = _expand(reader, f, item.text) if item.kind == "prefix" else _fuzzy(reader, f, stem_word(item.text))
+                expanded = _fuzzy(reader, f, stem_word(item.text))
                 highlight.update(expanded)
                 subs.extend(wq.Term(f, t, boost=w) for t in expanded)
             q = wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK) if subs else wq.NullQuery
@@ -389,10 +423,12 @@ def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPE
     """The excerpt of ``fields`` (stored text by field name) that shows the most matches.
 
     Spans cover whole words (as split by :func:`memtui.core.search.analysis.words`) whose
-    term or sound key is in ``highlight``; offsets are code points of the returned text.
+    term or sound key is in ``highlight``, or that start with a prefix given in ``highlight``
+    as :data:`PREFIX_MARK` + prefix; offsets are code points of the returned text.
     Returns ``None`` when no stored field has text.
     """
     best: tuple[int, str, str, list[tuple[int, int]]] | None = None
+    prefixes = tuple(h[len(PREFIX_MARK):] for h in highlight if h.startswith(PREFIX_MARK))
     for name in _SNIPPET_FIELDS:
         text = fields.get(name)
         if not text:
@@ -400,7 +436,7 @@ def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPE
         text = str(text)[:SNIPPET_SCAN]
         spans: list[tuple[int, int]] = []
         for term, start, end in term_spans(text):
-            if term in highlight:
+            if term in highlight or (prefixes and normalize(text[start:end]).startswith(prefixes)):
                 spans.append((start, end))
         spans = _merge(spans)
         if best is None or len(spans) > best[0]:
@@ -487,6 +523,91 @@ class _DocSet(wq.Query):
         return ListMatcher(ids, weights=[0.0] * len(ids)) if ids else NullMatcher()  # adds no score
 
 
+class _ConstantPrefix(wq.Query):
+    """``prefix*`` scored as Lucene scores prefix queries, with a constant score: a document
+    counts the weight of the best field (:data:`TEXT_FIELDS`) holding a word with the prefix.
+
+    ``terms`` maps a field to its expansions (:func:`_expand`: the most frequent
+    :data:`PREFIX_LIMIT`). BM25 over every expansion scored each posting in Python (issue 8:
+    a 3-letter prefix took 1.8 s at 10k articles); this reads the postings' document numbers
+    only.
+    """
+
+    def __init__(self, terms: dict[str, list[str]]) -> None:
+        self.terms = {f: list(ts) for f, ts in terms.items() if ts}
+        self.boost = 1.0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ConstantPrefix) and other.terms == self.terms
+
+    def __hash__(self) -> int:
+        return hash(tuple((f, tuple(ts)) for f, ts in sorted(self.terms.items())))
+
+    def __repr__(self) -> str:
+        return f"_ConstantPrefix({sum(map(len, self.terms.values()))} terms)"
+
+    def is_leaf(self) -> bool:
+        return True
+
+    def estimate_size(self, ixreader) -> int:  # noqa: ANN001
+        return sum(ixreader.doc_frequency(f, t) for f, ts in self.terms.items() for t in ts)
+
+    def matcher(self, searcher, context=None):  # noqa: ANN001, ANN201
+        from whoosh.matching import ListMatcher, NullMatcher
+
+        reader = searcher.reader()
+        best: dict[int, float] = {}
+        for f, ts in self.terms.items():
+            weight = TEXT_FIELDS.get(f, 1.0)
+            for t in ts:
+                if (f, t) not in reader:
+                    continue
+                for d in reader.postings(f, t).all_ids():
+                    if best.get(d, 0.0) < weight:
+                        best[d] = weight
+        if not best:
+            return NullMatcher()
+        ids = sorted(best)
+        return ListMatcher(ids, weights=[best[d] for d in ids])
+
+
+def _prefix_alone(searcher, prefix: str, limit: int, mask: set[int] | None,
+                  filter_query) -> tuple[list[tuple[int, float]], int, bool]:  # noqa: ANN001
+    """The top ``limit`` documents of a query that is one ``prefix*`` (and filters), scored as
+    :class:`_ConstantPrefix` but reading fields from the heaviest down and stopping as soon as
+    ``limit`` documents are found: any document not yet seen scores at most as much (issue 8:
+    ``dre*`` at 100k articles matches most documents; a few of its title expansions fill a
+    page). Equal scores keep the order found. Returns ``(docnum, score)`` best first, how
+    many documents were found, and whether that count is complete (else a lower bound)."""
+    reader = searcher.reader()
+    allowed = set(searcher.docs_for_query(filter_query)) if filter_query is not None else None
+    best: dict[int, float] = {}
+    complete = True
+    for weight in sorted(set(TEXT_FIELDS.values()), reverse=True):
+        for f in [f for f, w in TEXT_FIELDS.items() if w == weight]:
+            try:
+                expansions = list(itertools.islice(reader.expand_prefix(f, prefix), PREFIX_SCAN))
+            except KeyError:
+                continue
+            expansions += _stems_of(reader, f, prefix)
+            for term in expansions:
+                for d in reader.postings(f, term).all_ids():
+                    if d in best or (mask is not None and d in mask) or (allowed is not None and d not in allowed):
+                        continue
+                    if len(best) >= limit:  # the rest can only tie with or trail what is found
+                        complete = False
+                        break
+                    best[d] = weight
+                if not complete:
+                    break
+            if not complete:
+                break
+        if not complete:
+            break
+    ranked = sorted(best.items(), key=lambda x: (-x[1], x[0]))[:limit]
+    return ranked, len(best), complete
+
+
 # -- searching --------------------------------------------------------------------------------
 def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: bool = False,
            kinds: list[str] | None = None, snippets: bool = True) -> Results:
@@ -539,44 +660,50 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
 
 
 def _run(index, items, filters, limit, include_proposed, snippets, started, findings) -> Results:
-    searcher = index.searcher()
-    if True:  # the searcher is kept between searches (SearchIndex.searcher)
-        reader = searcher.reader()
-        extra: dict[str, Any] = {}
-        query, highlight, filter_query, count = build(items, filters, reader, extra)
-        mask = None
-        if not include_proposed and "state" not in filters:
-            # a set of document numbers: a query as mask is re-checked per document (slow)
-            hidden = wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])
-            mask = set(searcher.docs_for_query(hidden)) or None
-        if query is not None and "rare" in extra:
-            # a pasted ticket: score it in full only on the documents its rarest words rank
-            # first (each common word's posting list is walked by skipping, not in full)
-            rare = extra["rare"] if filter_query is None else wq.And([extra["rare"], filter_query.with_boost(0.0)])
-            candidates = [h.docnum for h in searcher.search(rare, limit=TICKET_CANDIDATES, mask=mask)]
-            if candidates:
-                query = wq.And([query, _DocSet(candidates, reader)])
-        if query is None:
-            query = filter_query if filter_query is not None else wq.NullQuery
-            filter_query = None
-        elif filter_query is not None:
-            # a filter as a zero-weight required clause: the intersection skips along the
-            # filter's postings, where a collector filter checks every match (2x at 10k)
-            query = wq.And([query, filter_query.with_boost(0.0)])
-            filter_query = None
-        # no terms=True and no len(res): both walk every matching document (LIBRARY-NOTES)
-        res = searcher.search(query, limit=limit, filter=filter_query, mask=mask)
-        hits: list[Hit] = []
-        for r in res:
-            stored = r.fields()
-            hit = Hit(kind=stored.get("kind", ""), path=stored.get("path", ""),
-                      node=stored.get("node", ""), state=stored.get("state", ""),
-                      score=float(r.score or 0.0), title=stored.get("title", ""),
-                      entry_id=stored.get("entry_id", ""), target=stored.get("target", ""),
-                      line=stored.get("line"),
-                      confidence=confidence(float(r.score or 0.0), count))
-            if snippets:
-                hit.snippet = snippet_for(stored, highlight)
-            hits.append(hit)
-        return Results(hits=hits, total=max(len(hits), res.estimated_length()), ms=(time.perf_counter() - started) * 1000,
-                       query_words=count, findings=findings)
+    searcher = index.searcher()  # kept between searches (SearchIndex.searcher)
+    reader = searcher.reader()
+    mask = None
+    if not include_proposed and "state" not in filters:
+        # a set of document numbers: a query as mask is re-checked per document (slow)
+        hidden = wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])
+        mask = set(searcher.docs_for_query(hidden)) or None
+    if len(items) == 1 and items[0].kind == "prefix":
+        _, _, filter_query, count = build([], filters, reader)
+        ranked, total, complete = _prefix_alone(searcher, items[0].text, limit, mask, filter_query)
+        highlight = {PREFIX_MARK + items[0].text}
+        hits = [_hit(searcher.stored_fields(d), score, count, highlight, snippets) for d, score in ranked]
+        return Results(hits=hits, total=max(len(hits), total), ms=(time.perf_counter() - started) * 1000,
+                       query_words=count or 1, findings=findings, at_least=not complete)
+    extra: dict[str, Any] = {}
+    query, highlight, filter_query, count = build(items, filters, reader, extra)
+    if query is not None and "rare" in extra:
+        # a pasted ticket: score it in full only on the documents its rarest words rank
+        # first (each common word's posting list is walked by skipping, not in full)
+        rare = extra["rare"] if filter_query is None else wq.And([extra["rare"], filter_query.with_boost(0.0)])
+        candidates = [h.docnum for h in searcher.search(rare, limit=TICKET_CANDIDATES, mask=mask)]
+        if candidates:
+            query = wq.And([query, _DocSet(candidates, reader)])
+    if query is None:
+        query = filter_query if filter_query is not None else wq.NullQuery
+        filter_query = None
+    elif filter_query is not None:
+        # a filter as a zero-weight required clause: the intersection skips along the
+        # filter's postings, where a collector filter checks every match (2x at 10k)
+        query = wq.And([query, filter_query.with_boost(0.0)])
+        filter_query = None
+    # no terms=True and no len(res): both walk every matching document (LIBRARY-NOTES)
+    res = searcher.search(query, limit=limit, filter=filter_query, mask=mask)
+    hits = [_hit(r.fields(), float(r.score or 0.0), count, highlight, snippets) for r in res]
+    return Results(hits=hits, total=max(len(hits), res.estimated_length()), ms=(time.perf_counter() - started) * 1000,
+                   query_words=count, findings=findings)
+
+
+def _hit(stored: dict[str, Any], score: float, count: int, highlight: set[str], snippets: bool) -> Hit:
+    hit = Hit(kind=stored.get("kind", ""), path=stored.get("path", ""),
+              node=stored.get("node", ""), state=stored.get("state", ""),
+              score=score, title=stored.get("title", ""),
+              entry_id=stored.get("entry_id", ""), target=stored.get("target", ""),
+              line=stored.get("line"), confidence=confidence(score, max(1, count)))
+    if snippets:
+        hit.snippet = snippet_for(stored, highlight)
+    return hit

@@ -1,0 +1,104 @@
+"""The Whoosh matcher fixes ranking relies on (memtui/core/search/whoosh_fixes.py, issue 8)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from whoosh import fields, query, scoring
+from whoosh.filedb.filestore import RamStorage
+from whoosh.matching import ListMatcher
+from whoosh.matching.binary import DisjunctionMaxMatcher
+
+import memtui.core.search.index as index_mod  # noqa: F401 - applies the fixes
+from memtui.core.search.index import SearchIndex
+from memtui.core.search.query import FIELD_TIEBREAK, search
+from memtui.core.workspace import Workspace
+
+
+def _ram_index(docs: list[dict[str, str]]):  # noqa: ANN202
+    schema = fields.Schema(n=fields.ID(stored=True), x=fields.TEXT, y=fields.TEXT)
+    ix = RamStorage().create_index(schema)
+    with ix.writer() as w:
+        for i, d in enumerate(docs):
+            w.add_document(n=str(i), **d)
+    return ix
+
+
+def _scores(searcher, q, optimize: bool = True) -> dict[str, float]:  # noqa: ANN001
+    return {hit["n"]: hit.score for hit in searcher.search(q, limit=None, optimize=optimize)}
+
+
+def test_dismax_scores_each_document_by_its_own_fields() -> None:
+    """Whoosh scored a document with a sub-matcher standing on a later document (its field
+    score for another document), and ignored the tiebreak."""
+    rng = random.Random(3)
+    docs = []
+    for _ in range(60):
+        d = {}
+        if rng.random() < 0.5:
+            d["x"] = " ".join(rng.choice(["alpha", "beta", "gamma"]) for _ in range(rng.randint(1, 9)))
+        if rng.random() < 0.5:
+            d["y"] = " ".join(rng.choice(["alpha", "delta"]) for _ in range(rng.randint(1, 30)))
+        docs.append(d or {"x": "gamma"})
+    ix = _ram_index(docs)
+    with ix.searcher(weighting=scoring.BM25F()) as s:
+        sx = _scores(s, query.Term("x", "alpha"))
+        sy = _scores(s, query.Term("y", "alpha", boost=2.0))
+        q = query.DisjunctionMax([query.Term("x", "alpha"), query.Term("y", "alpha", boost=2.0)],
+                                 tiebreak=FIELD_TIEBREAK)
+        got = _scores(s, q, optimize=False)
+        assert set(got) == set(sx) | set(sy)
+        for n, score in got.items():
+            a, b = sx.get(n, 0.0), sy.get(n, 0.0)
+            assert score == pytest.approx(max(a, b) + FIELD_TIEBREAK * min(a, b)), n
+        assert _scores(s, q, optimize=True) == pytest.approx(got), "pruning changes no score"
+        top = s.search(q, limit=5)
+        assert [h.score for h in top] == pytest.approx(sorted(got.values(), reverse=True)[:5])
+
+
+def test_dismax_replace_keeps_both_sides_while_either_can_count() -> None:
+    """Pruning (replace) must not change a document's score: Whoosh dropped a side whose
+    best score was below the threshold, losing its tiebreak share of shared documents."""
+    a = ListMatcher([2], weights=[0.4])
+    b = ListMatcher([2, 3], weights=[1.0, 1.0])
+    m = DisjunctionMaxMatcher(a, b, tiebreak=0.3).replace(0.5)
+    assert m.id() == 2 and m.score() == pytest.approx(1.0 + 0.3 * 0.4)
+    m.next()
+    assert m.id() == 3 and m.score() == pytest.approx(1.0)
+    low = DisjunctionMaxMatcher(ListMatcher([1], weights=[0.1]), ListMatcher([2], weights=[0.1]), tiebreak=0.3)
+    assert not low.replace(1.0).is_active(), "neither side can reach the threshold"
+
+
+def test_parallel_build_ranks_exactly_as_a_serial_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parallel build (one segment per worker) gives the same scores as one segment."""
+    root = tmp_path / "ws"
+    mem = root / "memory"
+    rng = random.Random(5)
+    words = "parcel depot route courier label invoice refund quota cache пратка куриер".split()
+    lines = ["# Memory", ""]
+    for i in range(40):
+        body = " ".join(rng.choice(words) for _ in range(rng.randint(5, 60)))
+        (mem).mkdir(parents=True, exist_ok=True)
+        (mem / f"a{i:02d}.md").write_text(f"---\ntitle: {rng.choice(words)} {i}\n---\n{body}\n", "utf-8")
+        lines.append(f"- [a{i:02d}](a{i:02d}.md) — {rng.choice(words)} {rng.choice(words)}")
+    (mem / "AGENTS.md").write_text("\n".join(lines) + "\n", "utf-8")
+    queries = ["parcel", "route AND depot", "courier invoice quota", '"parcel depot"', "пратка"]
+
+    def ranked() -> list[list[tuple[str, float]]]:
+        idx = SearchIndex(Workspace.open(root))
+        idx.update(rebuild=True)
+        return [[(h.path, round(h.score, 6)) for h in search(idx, q, limit=100, snippets=False).hits]
+                for q in queries]
+
+    monkeypatch.setattr(index_mod, "PARALLEL_SOURCES", 10**9)
+    serial = ranked()
+    monkeypatch.setattr(index_mod, "PARALLEL_SOURCES", 5)
+    monkeypatch.setattr(index_mod, "worker_count", lambda: 2)
+    parallel = ranked()
+    segments = [p for p in (root / ".memtui" / "index").iterdir() if p.name.endswith(".pst")]
+    assert len(segments) == 2, "one segment per worker"
+    for s, p in zip(serial, parallel):
+        assert [score for _, score in s] == [score for _, score in p]
+        assert sorted(s) == sorted(p)

@@ -102,3 +102,29 @@ def test_parallel_build_ranks_exactly_as_a_serial_one(tmp_path: Path, monkeypatc
     for s, p in zip(serial, parallel):
         assert [score for _, score in s] == [score for _, score in p]
         assert sorted(s) == sorted(p)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pruned_top_n_equals_the_exhaustive_ranking(seed: int) -> None:
+    """Block-quality pruning over DisMax trees of four fields (two words, OR) returns exactly
+    the top scores of an exhaustive search."""
+    rng = random.Random(seed)
+    schema = fields.Schema(n=fields.ID(stored=True), a=fields.TEXT, b=fields.TEXT, c=fields.TEXT, d=fields.TEXT)
+    ix = RamStorage().create_index(schema)
+    vocab = ["red", "blue", "green", "grey", "pink"]
+    with ix.writer() as w:
+        for i in range(900):
+            doc = {f: " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40 if f == "d" else 5)))
+                   for f in "abcd"}
+            w.add_document(n=str(i), **{f: v for f, v in doc.items() if v})
+    weights = {"a": 3.0, "b": 2.0, "c": 1.2, "d": 1.0}
+
+    def word(t: str) -> query.Query:
+        return query.DisjunctionMax([query.Term(f, t, boost=wt) for f, wt in weights.items()],
+                                    tiebreak=FIELD_TIEBREAK)
+
+    q = query.Or([word("red"), word("pink")])
+    with ix.searcher(weighting=scoring.BM25F()) as s:
+        exhaustive = sorted(_scores(s, q, optimize=False).values(), reverse=True)[:10]
+        pruned = [h.score for h in s.search(q, limit=10, optimize=True)]
+    assert pruned == pytest.approx(exhaustive)

@@ -66,7 +66,7 @@ SMALL_UPDATE = 50
 PARALLEL_SOURCES = 1000
 #: Most postings (Whoosh's estimate, MB) a build worker holds before closing its segment and
 #: starting another (see :func:`_index_part`); about as much resident memory per worker.
-SEGMENT_BUDGET_MB = 512
+SEGMENT_BUDGET_MB = 256
 MANIFEST = "manifest.json"
 PIDFILE = "writer.pid"
 

@@ -17,9 +17,9 @@ Applied once, on import of :mod:`memtui.core.search.index`; each is idempotent a
    - the ``tiebreak`` was ignored (``make_weighted_tree``, which builds the matcher tree of
      a ``DisjunctionMax``, drops its keyword arguments). Now a document's score is ``best + tiebreak × other`` for
      the fields at that document (applied pair by pair down Whoosh's binary matcher tree), the
-     quality bounds say the same, and with a tiebreak pruning uses the additive union's bounds
-     (``best + t·other ≤ best + other`` for ``t ≤ 1``), which never skip a document that could
-     reach the top N.
+     quality bounds say the same (``(1 − t)·max + t·sum`` of the sides' bounds is a bound),
+     and pruning gives a side up only where even the other side's best cannot lift a
+     document to the threshold, so pruning never changes a kept document's score.
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ def _patch_disjunction_max() -> None:
     cls = binary.DisjunctionMaxMatcher
     if getattr(cls, "_memtui_patched", False):
         return
-    union = binary.UnionMatcher
 
     def combine(self, x: float, y: float) -> float:
         return x + self.tiebreak * y if x >= y else y + self.tiebreak * x
@@ -86,6 +85,16 @@ def _patch_disjunction_max() -> None:
             return a.block_quality()
         return combine(self, a.block_quality(), b.block_quality())
 
+    def room(self, minquality: float, other: float) -> float:
+        """The score one side needs so that, with the other side at most ``other``, a
+        document can still reach ``minquality``: below it, ``combine`` stays under."""
+        if other >= minquality:
+            return 0.0
+        if not self.tiebreak:
+            return minquality
+        below = (minquality - other) / self.tiebreak  # this side the lesser one
+        return below if below <= other else minquality - self.tiebreak * other
+
     def replace(self, minquality=0):  # noqa: ANN001, ANN202
         a, b = self.a, self.b
         a_active, b_active = a.is_active(), b.is_active()
@@ -97,12 +106,13 @@ def _patch_disjunction_max() -> None:
             return a.replace(minquality)
         if minquality and max_quality(self) < minquality:
             return mcore.NullMatcher()
-        if self.tiebreak:
-            # a document's score is at most a + b: the additive union's thresholds are safe
-            na = a.replace(minquality - b.max_quality() if minquality else 0)
-            nb = b.replace(minquality - a.max_quality() if minquality else 0)
+        if minquality:
+            # a side may drop what scores below room(): such documents cannot reach
+            # minquality even with the other side's best, so no kept score changes
+            na = a.replace(room(self, minquality, b.max_quality()))
+            nb = b.replace(room(self, minquality, a.max_quality()))
         else:
-            na, nb = a.replace(minquality), b.replace(minquality)
+            na, nb = a.replace(0), b.replace(0)
         if not na.is_active():
             return nb
         if not nb.is_active():
@@ -112,14 +122,25 @@ def _patch_disjunction_max() -> None:
         return self
 
     def skip_to_quality(self, minquality):  # noqa: ANN001, ANN202
-        if self.tiebreak:
-            return union.skip_to_quality(self, minquality)
-        return original_skip(self, minquality)
+        a, b = self.a, self.b
+        if not a.is_active():
+            return b.skip_to_quality(minquality)
+        if not b.is_active():
+            return a.skip_to_quality(minquality)
+        skipped = 0
+        aq, bq = a.block_quality(), b.block_quality()
+        while a.is_active() and b.is_active() and combine(self, aq, bq) < minquality:
+            if aq <= bq:
+                skipped += a.skip_to_quality(room(self, minquality, bq))
+                aq = a.block_quality() if a.is_active() else 0.0
+            else:
+                skipped += b.skip_to_quality(room(self, minquality, aq))
+                bq = b.block_quality() if b.is_active() else 0.0
+        return skipped
 
     def copy(self):  # noqa: ANN001, ANN202
         return cls(self.a.copy(), self.b.copy(), tiebreak=self.tiebreak)
 
-    original_skip = cls.skip_to_quality
     cls.score = score
     cls.max_quality = max_quality
     cls.block_quality = block_quality

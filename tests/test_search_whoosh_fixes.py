@@ -128,3 +128,21 @@ def test_pruned_top_n_equals_the_exhaustive_ranking(seed: int) -> None:
         exhaustive = sorted(_scores(s, q, optimize=False).values(), reverse=True)[:10]
         pruned = [h.score for h in s.search(q, limit=10, optimize=True)]
     assert pruned == pytest.approx(exhaustive)
+
+
+def test_a_zero_weight_filter_clause_does_not_break_pruning() -> None:
+    """search() adds filters as zero-boost AND clauses; Whoosh divided by the zero boost when
+    pruning asked that side for quality (ZeroDivisionError at 100k articles, tag: filter)."""
+    rng = random.Random(1)
+    schema = fields.Schema(n=fields.ID(stored=True), x=fields.TEXT, tag=fields.KEYWORD)
+    ix = RamStorage().create_index(schema)
+    with ix.writer() as w:
+        for i in range(2000):
+            w.add_document(n=str(i), x=" ".join(rng.choice(["alpha", "beta"]) for _ in range(rng.randint(1, 30))),
+                           tag=rng.choice(["t", "u"]))
+    q = query.And([query.Term("x", "alpha"), query.Term("tag", "t").with_boost(0.0)])
+    with ix.searcher(weighting=scoring.BM25F()) as s:
+        m = q.matcher(s)
+        m.skip_to_quality(m.max_quality() + 1.0)  # raised ZeroDivisionError
+        exhaustive = sorted(_scores(s, q, optimize=False).values(), reverse=True)[:10]
+        assert [h.score for h in s.search(q, limit=10)] == pytest.approx(exhaustive)

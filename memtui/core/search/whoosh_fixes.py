@@ -20,6 +20,10 @@ Applied once, on import of :mod:`memtui.core.search.index`; each is idempotent a
      quality bounds say the same (``(1 − t)·max + t·sum`` of the sides' bounds is a bound),
      and pruning gives a side up only where even the other side's best cannot lift a
      document to the threshold, so pruning never changes a kept document's score.
+3. A filter is an AND clause of zero weight (see :mod:`memtui.core.search.query`): pruning
+   asked it for quality and ``WrappingMatcher`` divided by its zero boost
+   (``ZeroDivisionError`` at 100k articles). Now the scored side alone is skipped by
+   quality and the filter follows it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ def _patch_filter_matcher() -> None:
     from whoosh.matching import wrappers
 
     cls = wrappers.FilterMatcher
-    if getattr(cls, "_memtui_patched", False):
+    if cls.__dict__.get("_memtui_patched"):
         return
 
     def next_(self):  # noqa: ANN001, ANN202
@@ -50,7 +54,7 @@ def _patch_disjunction_max() -> None:
     from whoosh.matching import binary, mcore
 
     cls = binary.DisjunctionMaxMatcher
-    if getattr(cls, "_memtui_patched", False):
+    if cls.__dict__.get("_memtui_patched"):
         return
 
     def combine(self, x: float, y: float) -> float:
@@ -175,8 +179,41 @@ def _patch_weighted_tree() -> None:
     compound.make_weighted_tree = make_weighted_tree
 
 
+def _patch_zero_boost() -> None:
+    from whoosh.matching import binary, wrappers
+
+    wrap = wrappers.WrappingMatcher
+    if wrap.__dict__.get("_memtui_zero_boost"):
+        return
+    wrap_skip = wrap.skip_to_quality
+
+    def wrapped_skip_to_quality(self, minquality):  # noqa: ANN001, ANN202
+        if not self.boost:
+            return 0  # a zero-weight side has no quality to skip by
+        return wrap_skip(self, minquality)
+
+    inter = binary.IntersectionMatcher
+    inter_skip = inter.skip_to_quality
+
+    def intersection_skip_to_quality(self, minquality):  # noqa: ANN001, ANN202
+        a, b = self.a, self.b
+        if a.is_active() and b.is_active():
+            for lead, other in ((a, b), (b, a)):
+                if other.max_quality() == 0:  # a filter: the scored side must reach it alone
+                    skipped = lead.skip_to_quality(minquality)
+                    if lead.is_active() and other.is_active() and lead.id() != other.id():
+                        self._find_next()
+                    return skipped
+        return inter_skip(self, minquality)
+
+    wrap.skip_to_quality = wrapped_skip_to_quality
+    wrap._memtui_zero_boost = True
+    inter.skip_to_quality = intersection_skip_to_quality
+
+
 def apply() -> None:
     """Apply every fix (idempotent)."""
+    _patch_zero_boost()
     _patch_filter_matcher()
     _patch_disjunction_max()
     _patch_weighted_tree()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 from multiprocessing.context import BaseContext
 
@@ -23,8 +24,31 @@ def worker_count() -> int:
     return max(1, min(MAX_WORKERS, cores))
 
 
+_tracker_lock = threading.Lock()
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with the process's real stderr.
+
+    The tracker is started on first use and hands it ``sys.stderr.fileno()``; inside the TUI
+    Textual has replaced ``sys.stderr`` with an object whose ``fileno()`` is -1, and creating
+    a worker pool or queue failed with "ValueError: bad value(s) in fds_to_keep" (the app
+    crashed when a large workspace was audited or indexed).
+    """
+    from multiprocessing import resource_tracker
+
+    with _tracker_lock:
+        saved = sys.stderr
+        try:
+            if sys.__stderr__ is not None:
+                sys.stderr = sys.__stderr__
+            resource_tracker.ensure_running()
+        finally:
+            sys.stderr = saved
+
+
 def process_context() -> BaseContext:
-    """The ``multiprocessing`` context to start workers with.
+    """The ``multiprocessing`` context to start workers with (its resource tracker running).
 
     ``fork`` is cheapest, but forking a process that runs other threads (the TUI works in
     worker threads) can copy a lock held by another thread and hang the child; then
@@ -32,4 +56,5 @@ def process_context() -> BaseContext:
     """
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "spawn"
+    _start_resource_tracker()
     return multiprocessing.get_context(method)

@@ -68,7 +68,7 @@ def queries(rng: random.Random, n: int, ws: Workspace) -> list[tuple[str, str]]:
         kind = kinds[len(out) % len(kinds)]
         fm = split(rng.choice(articles).read_text("utf-8", errors="replace"))
         meta = fm.meta if isinstance(fm.meta, dict) else {}
-        running = [t for t in _TOKEN.findall(fm.body.split("\n", 1)[-1])]
+        running = _TOKEN.findall(fm.body.split("\n", 1)[-1])
         content = [t.lower() for t in running if t.lower() not in stop and len(t) > 2 and t.isalpha()]
         cyrillic = [t for t in content if re.search("[а-я]", t)]
         if kind == "bulgarian":
@@ -82,11 +82,11 @@ def queries(rng: random.Random, n: int, ws: Workspace) -> list[tuple[str, str]]:
             t = rng.choice(content)
             if t not in w:
                 w.append(t)
-        if kind in ("term",):
+        if kind == "term":
             q = w[0]
         elif kind == "and":
             q = f"{w[0]} AND {w[1]}"
-        elif kind in ("or",):
+        elif kind == "or":
             q = f"{w[0]} {w[1]} {w[2]}"
         elif kind == "phrase":
             pairs = [(a.lower(), b.lower()) for a, b in zip(running, running[1:])

@@ -40,7 +40,7 @@ def test_workers_start_when_stderr_is_replaced_as_in_the_tui(tmp_path: Path) -> 
     mem.mkdir(parents=True)
     lines = ["# Memory", ""]
     for i in range(4):
-        (mem / f"a{i}.md").write_text(f"---\\ntitle: a{i}\\n---\\nparcel {i}\\n".replace("\\\\n", "\\n"), "utf-8")
+        (mem / f"a{i}.md").write_text(f"---\ntitle: a{i}\n---\nparcel {i}\n", "utf-8")
         lines.append(f"- [a{i}](a{i}.md) — parcel {i}")
     (mem / "AGENTS.md").write_text("\n".join(lines) + "\n", "utf-8")
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "ws")], capture_output=True, text=True,

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         _common.emit_json(result.to_json())
     else:
         for finding in result.findings:
-            print(f"{finding.severity.value}: {finding.place}: {finding.message}")
+            print(finding.summary())
         counts = result.counts
         what = f"{counts['files']} files, {counts['records']} store records"
         if result.commit:

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         _common.emit_json(result.to_json())
     else:
         for finding in result.findings:
-            print(f"{finding.severity.value}: {finding.place}: {finding.message}")
+            print(finding.summary())
         print(f"restored commit {result.commit[:10]} into {result.target}: {result.files} files, "
               f"{result.records} store records; the search index is rebuilt on first use")
     return ExitCode.OK if result.ok else ExitCode.PROBLEM

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         _common.emit_json(result.to_json())
     else:
         for finding in result.findings:
-            print(f"{finding.severity.value}: {finding.place}: {finding.message}")
+            print(finding.summary())
         for diff in result.differences:
             print(f"differs ({diff.kind}): {diff.path}")
             sys.stdout.write(diff.diff)

@@ -139,6 +139,10 @@ class Finding:
             return f"{self.path}:{self.line}"
         return f"{self.path}:{self.line}:{self.column}"
 
+    def summary(self) -> str:
+        """One line for people: ``severity: place: message``."""
+        return f"{self.severity.value}: {self.place}: {self.message}"
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict: ``{"severity", "code", "path", "line", "column", "message", "fix"}``."""
         data = asdict(self)

@@ -255,7 +255,7 @@ class BackupScreen(Screen):
         self._progress(1.0)
         lines = []
         for finding in result.findings:
-            lines.append(f"{finding.severity.value}: {finding.place}: {finding.message}\n")
+            lines.append(finding.summary() + "\n")
         for diff in result.differences:
             lines.append(f"differs ({diff.kind}): {diff.path}\n{diff.diff}\n")
         verdict = ("zero differences" if result.ok else
@@ -305,7 +305,7 @@ class BackupScreen(Screen):
                       if result.findings else ""))
         if result.findings:
             self.query_one("#diff", TextArea).load_text(
-                "".join(f"{f.severity.value}: {f.place}: {f.message}\n" for f in result.findings))
+                "".join(f.summary() + "\n" for f in result.findings))
         self.last_message = message
         self._say(safe(message, "green" if result.ok else "yellow"))
         self.app.notify(message, title="Restore", severity="information" if result.ok else "warning", markup=False)

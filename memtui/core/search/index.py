@@ -29,6 +29,7 @@ import shutil
 import types
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -104,6 +105,20 @@ class FastPositions(wformats.Positions):
                 yield term, len(poslist), len(poslist) * fb, encode(poslist)
 
 
+class FastFrequency(wformats.Frequency):
+    """Whoosh's ``Frequency`` format with the one-pass ``word_values`` of
+    :class:`FastPositions`."""
+
+    def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
+        if not isinstance(value, str) or not isinstance(analyzer, MemtuiAnalyzer):
+            yield from super().word_values(value, analyzer, **kwargs)
+            return
+        fb = self.field_boost
+        for term, poslist in term_positions(value, analyzer.keys, analyzer.plain)[0].items():
+            freq = len(poslist)
+            yield term, freq, freq * fb, pack_uint(freq)
+
+
 @lru_cache(maxsize=65536)
 def _encode_one(pos: int) -> bytes:
     return wformats.Positions().encode([pos])
@@ -141,20 +156,6 @@ def _fast_flush(writer):  # noqa: ANN001, ANN202 - a Whoosh SegmentWriter
     """``writer`` with :func:`_flush_with_cached_lengths` as its flush (this writer only)."""
     writer._flush_segment = types.MethodType(_flush_with_cached_lengths, writer)
     return writer
-
-
-class FastFrequency(wformats.Frequency):
-    """Whoosh's ``Frequency`` format with the one-pass ``word_values`` of
-    :class:`FastPositions`."""
-
-    def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
-        if not isinstance(value, str) or not isinstance(analyzer, MemtuiAnalyzer):
-            yield from super().word_values(value, analyzer, **kwargs)
-            return
-        fb = self.field_boost
-        for term, poslist in term_positions(value, analyzer.keys, analyzer.plain)[0].items():
-            freq = len(poslist)
-            yield term, freq, freq * fb, pack_uint(freq)
 
 
 def build_schema() -> wf.Schema:
@@ -255,9 +256,12 @@ class SearchIndex:
         return data if isinstance(data, dict) else {}
 
     def _write_manifest(self, sources: dict[str, Any]) -> None:
-        write_text(self.dir / MANIFEST, json.dumps(
-            {"schema": SCHEMA_VERSION, "updated": time.time(), "sources": sources},
-            ensure_ascii=False, separators=(",", ":")))
+        try:
+            write_text(self.dir / MANIFEST, json.dumps(
+                {"schema": SCHEMA_VERSION, "updated": time.time(), "sources": sources},
+                ensure_ascii=False, separators=(",", ":")))
+        except OSError as exc:
+            raise IndexWriteError(f"the search index manifest could not be written ({exc})") from exc
 
     def _toc_present(self) -> bool:
         """True when Whoosh finds a table of contents (readable or not) in the folder."""
@@ -382,7 +386,17 @@ class SearchIndex:
         return report
 
     # -- writing ---------------------------------------------------------------------------
-    def _writer(self, ix: windex.Index):
+    @contextmanager
+    def _writing(self, ix: windex.Index):
+        """Whoosh's writer (with :func:`_fast_flush`), its holder's pid in :data:`PIDFILE`.
+
+        Yields the writer; the caller commits it inside the block. On any exception the
+        writer is cancelled (the lock released, the index unchanged) and an ``OSError``
+        becomes :class:`IndexWriteError`.
+
+        Raises:
+            IndexBusyError: another process holds the write lock past :data:`LOCK_WAIT_SECONDS`.
+        """
         pidfile = self.dir / PIDFILE
         try:
             writer = _fast_flush(ix.writer(timeout=LOCK_WAIT_SECONDS, delay=0.1, compound=False))
@@ -401,7 +415,23 @@ class SearchIndex:
             pidfile.write_text(str(os.getpid()))
         except OSError:
             pass
-        return writer
+        try:
+            yield writer
+        except BaseException as exc:
+            try:
+                writer.cancel()
+            except Exception:  # noqa: BLE001 - best effort: the lock must be released
+                pass
+            if isinstance(exc, OSError):
+                raise IndexWriteError(
+                    f"the search index could not be written ({exc.strerror or exc}); "
+                    "the index is unchanged and catches up at the next update") from exc
+            raise
+        finally:
+            try:
+                pidfile.unlink()
+            except OSError:
+                pass
 
     def update(self, progress: ProgressFn | None = None, rebuild: bool = False,
                only: list[str] | None = None) -> IndexReport:
@@ -458,11 +488,7 @@ class SearchIndex:
         if progress:
             progress(0, total)
         if not old and only is None and total >= PARALLEL_SOURCES and worker_count() > 1:
-            new_manifest = self._build_parallel(ix, list(current.values()), report, progress)
-            try:
-                self._write_manifest(new_manifest)
-            except OSError as exc:
-                raise IndexWriteError(f"the search index manifest could not be written ({exc})") from exc
+            self._write_manifest(self._build_parallel(ix, list(current.values()), report, progress))
             return self._finish_report(ix, report, progress, total, started)
         checked = 0
         for rel_path, src in current.items():
@@ -485,9 +511,8 @@ class SearchIndex:
                 continue
             if finding:
                 report.findings.append(finding)
-            sha = fingerprint(data)
-            entry = {"mtime": st.st_mtime_ns, "size": st.st_size, "sha": sha}
-            if prev and prev.get("sha") == sha:
+            entry = _entry(st, data)
+            if prev and prev.get("sha") == entry["sha"]:
                 new_manifest[rel_path] = entry
                 report.unchanged += 1
                 continue
@@ -495,47 +520,25 @@ class SearchIndex:
         owners = iter_owner_map(self.ws) if todo else {}
         node_cache: dict[Path, str] = {}
         if todo or gone:
-            writer = self._writer(ix)
-            try:
+            with self._writing(ix) as writer:
                 for path in gone:
                     writer.delete_by_term("source", path)
                     new_manifest.pop(path, None)
                     report.removed += 1
                 for i, (src, data, entry) in enumerate(todo, start=1):
-                    parsed = parse(self.ws, src, data.decode("utf-8"), node_cache, owners)
-                    report.findings.extend(parsed.findings)
                     if src.rel in old:
                         writer.delete_by_term("source", src.rel)
                         report.updated += 1
                     else:
                         report.added += 1
-                    for doc in parsed.docs:
-                        writer.add_document(**_whoosh_doc(doc))
+                    report.findings.extend(_add_source(writer, self.ws, src, data, node_cache, owners))
                     new_manifest[src.rel] = entry
                     if progress and (i % 25 == 0):
                         progress(checked - len(todo) + i, total)
                 small = len(todo) + len(gone) <= SMALL_UPDATE and not report.rebuilt
                 writer.commit(merge=not small)
-            except BaseException as exc:
-                try:
-                    writer.cancel()
-                except Exception:  # noqa: BLE001 - best effort: the lock must be released
-                    pass
-                if isinstance(exc, OSError):
-                    raise IndexWriteError(
-                        f"the search index could not be written ({exc.strerror or exc}); "
-                        "the index is unchanged and catches up at the next update") from exc
-                raise
-            finally:
-                try:
-                    (self.dir / PIDFILE).unlink()
-                except OSError:
-                    pass
         if todo or gone or new_manifest != old or not had_index:
-            try:
-                self._write_manifest(new_manifest)
-            except OSError as exc:
-                raise IndexWriteError(f"the search index manifest could not be written ({exc})") from exc
+            self._write_manifest(new_manifest)
         return self._finish_report(ix, report, progress, total, started)
 
     def _finish_report(self, ix, report: IndexReport, progress: ProgressFn | None, total: int,
@@ -572,12 +575,12 @@ class SearchIndex:
         parts = [[(s.rel, os.fspath(s.path), s.kind) for s in sources[i::workers]] for i in range(workers)]
         context = process_context()
         messages = context.Queue()
-        writer = self._writer(ix)
         manifest: dict[str, Any] = {}
         done_by_part = [0] * workers
         try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                     initializer=_set_progress_queue, initargs=(messages,)) as pool:
+            with self._writing(ix) as writer, \
+                    ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                        initializer=_set_progress_queue, initargs=(messages,)) as pool:
                 budget = _segment_budget(workers)
                 pending = {pool.submit(_index_part, os.fspath(self.ws.root), str(self.dir), k, part, budget)
                            for k, part in enumerate(parts)}
@@ -598,26 +601,13 @@ class SearchIndex:
                         pass
                     if progress:
                         progress(sum(done_by_part), len(sources))
-            # the commit of Whoosh's MultiSegmentWriter: the workers' segments, one new TOC
-            writer._close_segment()
-            writer._commit_toc(list(writer.segments) + segments)
-            writer._finish()
-        except BaseException as exc:
-            try:
-                writer.cancel()
-            except Exception:  # noqa: BLE001 - best effort: the lock must be released
-                pass
-            if isinstance(exc, OSError):
-                raise IndexWriteError(
-                    f"the search index could not be written ({exc.strerror or exc}); "
-                    "the index is unchanged and catches up at the next update") from exc
-            raise
+                pool.shutdown()
+                # the commit of Whoosh's MultiSegmentWriter: the workers' segments, one new TOC
+                writer._close_segment()
+                writer._commit_toc(list(writer.segments) + segments)
+                writer._finish()
         finally:
             messages.close()
-            try:
-                (self.dir / PIDFILE).unlink()
-            except OSError:
-                pass
         return manifest
 
     # -- reading ---------------------------------------------------------------------------
@@ -701,6 +691,21 @@ def _whoosh_doc(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _add_source(writer, ws: Workspace, src: Source, data: bytes, node_cache: dict[Path, str],
+                owners: dict[str, str]) -> list[Finding]:  # noqa: ANN001 - a Whoosh writer
+    """Parse ``data`` (the bytes of ``src``) and add its documents to ``writer``; returns the
+    parsing findings."""
+    parsed = parse(ws, src, data.decode("utf-8"), node_cache, owners)
+    for doc in parsed.docs:
+        writer.add_document(**_whoosh_doc(doc))
+    return parsed.findings
+
+
+def _entry(st: os.stat_result, data: bytes) -> dict[str, Any]:
+    """The manifest entry of a source file: ``{"mtime" (ns), "size" (bytes), "sha"}``."""
+    return {"mtime": st.st_mtime_ns, "size": st.st_size, "sha": fingerprint(data)}
+
+
 _progress_queue = None
 
 
@@ -759,11 +764,8 @@ def _index_part(root: str, index_dir: str, part: int, sources: list[tuple[str, s
                 findings.append(finding)
             if data is None:
                 continue
-            parsed = parse(ws, src, data.decode("utf-8"), node_cache, owners)
-            findings.extend(parsed.findings)
-            for doc in parsed.docs:
-                writer.add_document(**_whoosh_doc(doc))
-            entries[rel_path] = {"mtime": st.st_mtime_ns, "size": st.st_size, "sha": fingerprint(data)}
+            findings.extend(_add_source(writer, ws, src, data, node_cache, owners))
+            entries[rel_path] = _entry(st, data)
             added += 1
             if writer.pool.currentsize >= budget:
                 segments.append(writer._finalize_segment())

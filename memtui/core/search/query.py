@@ -33,7 +33,7 @@ import itertools
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from rapidfuzz.distance import OSA
 from whoosh import query as wq
@@ -571,6 +571,20 @@ class _ConstantPrefix(wq.Query):
         return ListMatcher(ids, weights=[best[d] for d in ids])
 
 
+def _prefix_postings(reader, prefix: str) -> Iterator[tuple[int, float]]:  # noqa: ANN001
+    """``(document, field weight)`` for every posting of the expansions of ``prefix``
+    (:data:`PREFIX_SCAN` per field, and :func:`_stems_of`), the heaviest fields first."""
+    for weight in sorted(set(TEXT_FIELDS.values()), reverse=True):
+        for f in [f for f, w in TEXT_FIELDS.items() if w == weight]:
+            try:
+                expansions = list(itertools.islice(reader.expand_prefix(f, prefix), PREFIX_SCAN))
+            except KeyError:
+                continue
+            for term in expansions + _stems_of(reader, f, prefix):
+                for d in reader.postings(f, term).all_ids():
+                    yield d, weight
+
+
 def _prefix_alone(searcher, prefix: str, limit: int, mask: set[int] | None,
                   filter_query) -> tuple[list[tuple[int, float]], int, bool]:  # noqa: ANN001
     """The top ``limit`` documents of a query that is one ``prefix*`` (and filters), scored as
@@ -583,27 +597,13 @@ def _prefix_alone(searcher, prefix: str, limit: int, mask: set[int] | None,
     allowed = set(searcher.docs_for_query(filter_query)) if filter_query is not None else None
     best: dict[int, float] = {}
     complete = True
-    for weight in sorted(set(TEXT_FIELDS.values()), reverse=True):
-        for f in [f for f, w in TEXT_FIELDS.items() if w == weight]:
-            try:
-                expansions = list(itertools.islice(reader.expand_prefix(f, prefix), PREFIX_SCAN))
-            except KeyError:
-                continue
-            expansions += _stems_of(reader, f, prefix)
-            for term in expansions:
-                for d in reader.postings(f, term).all_ids():
-                    if d in best or (mask is not None and d in mask) or (allowed is not None and d not in allowed):
-                        continue
-                    if len(best) >= limit:  # the rest can only tie with or trail what is found
-                        complete = False
-                        break
-                    best[d] = weight
-                if not complete:
-                    break
-            if not complete:
-                break
-        if not complete:
+    for d, weight in _prefix_postings(reader, prefix):
+        if d in best or (mask is not None and d in mask) or (allowed is not None and d not in allowed):
+            continue
+        if len(best) >= limit:  # the rest can only tie with or trail what is found
+            complete = False
             break
+        best[d] = weight
     ranked = sorted(best.items(), key=lambda x: (-x[1], x[0]))[:limit]
     return ranked, len(best), complete
 
@@ -703,7 +703,7 @@ def _hit(stored: dict[str, Any], score: float, count: int, highlight: set[str], 
               node=stored.get("node", ""), state=stored.get("state", ""),
               score=score, title=stored.get("title", ""),
               entry_id=stored.get("entry_id", ""), target=stored.get("target", ""),
-              line=stored.get("line"), confidence=confidence(score, max(1, count)))
+              line=stored.get("line"), confidence=confidence(score, count))
     if snippets:
         hit.snippet = snippet_for(stored, highlight)
     return hit

@@ -73,21 +73,20 @@ def _patch_disjunction_max() -> None:
             return b.score()
         return combine(self, a.score(), b.score())
 
-    def max_quality(self):  # noqa: ANN001, ANN202
+    def bound(self, quality: str) -> float:
+        """``combine`` of the sides' ``max_quality``/``block_quality`` (an upper bound)."""
         a, b = self.a, self.b
         if not a.is_active():
-            return b.max_quality()
+            return getattr(b, quality)()
         if not b.is_active():
-            return a.max_quality()
-        return combine(self, a.max_quality(), b.max_quality())
+            return getattr(a, quality)()
+        return combine(self, getattr(a, quality)(), getattr(b, quality)())
+
+    def max_quality(self):  # noqa: ANN001, ANN202
+        return bound(self, "max_quality")
 
     def block_quality(self):  # noqa: ANN001, ANN202
-        a, b = self.a, self.b
-        if not a.is_active():
-            return b.block_quality()
-        if not b.is_active():
-            return a.block_quality()
-        return combine(self, a.block_quality(), b.block_quality())
+        return bound(self, "block_quality")
 
     def room(self, minquality: float, other: float) -> float:
         """The score one side needs so that, with the other side at most ``other``, a

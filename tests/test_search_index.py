@@ -351,7 +351,8 @@ def test_ticket_candidates_keep_the_ranking_of_the_full_search(ws: Workspace,
     mem = ws.memory / "payments"
     common = "customer says order payment problem today please help".split()
     for i in range(8):
-        _article(mem, f"filler{i}", body=" ".join(common[i % 2:]))  # common: in 8 documents
+        # every common word in all 8 documents, in varied order and length
+        _article(mem, f"filler{i}", body=" ".join((common[i % 3:] + common[:i % 3]) * (1 + i % 2)))
     idx = SearchIndex(ws)
     idx.update(only=None)
     ticket = " ".join(common + ["refund", "card", "gateway"] + common)
@@ -424,12 +425,13 @@ def test_proposals_and_retired_versions_are_searchable_only_on_request(sample_co
 
 
 def test_prefix_scores_the_best_field_and_stops_when_a_page_is_full(ws: Workspace) -> None:
-    """A lone ``prefix*`` ranks title matches above body matches (constant score per field,
-    as Lucene's prefix query), finds words by their unstemmed start, and says when its
-    count is only a lower bound (issue 8: it stops reading once the page is full)."""
+    """A lone ``prefix*`` ranks title matches above body matches (a constant score per
+    document, as Lucene's prefix query: its field-weighted frequency, capped), finds words by
+    their unstemmed start, and says when its count is only a lower bound (issue 8: it stops
+    reading once the page is full at a score nothing unread can beat)."""
     mem = ws.memory / "routes"
     _write(mem / "AGENTS.md", "# Routes\n")
-    _article(mem, "rules", title="Routing rules", body="nothing else here")
+    _article(mem, "rules", title="Routing rules", body="routing again")
     _article(mem, "body", title="Depot notes", body="the routing of parcels at night")
     _article(mem, "other", title="Router", body="a router in the depot")
     _article(mem, "draft", title="Routing draft", state="proposed", body="draft")
@@ -441,7 +443,28 @@ def test_prefix_scores_the_best_field_and_stops_when_a_page_is_full(ws: Workspac
     first = res.hits[0].snippet
     assert first is not None and [first.text[a:b] for a, b in first.spans] == ["Routing"]
     one = search(idx, "routi* kind:article", limit=1)
-    assert _paths(one) == ["memory/routes/rules.md"] and one.at_least
+    assert _paths(one) == ["memory/routes/rules.md"] and one.total == 2 and not one.at_least
+    # "rout*": the page is full at the top score (title + body) before "router" is read
+    early = search(idx, "rout* kind:article", limit=1)
+    assert _paths(early) == ["memory/routes/rules.md"] and early.at_least
+    assert len(search(idx, "rout* kind:article", limit=10).hits) == 3
     assert "memory/routes/draft.md" in _paths(search(idx, "routi*", include_proposed=True, limit=20))
     assert _paths(search(idx, "routi* AND parcels")) == ["memory/routes/body.md"]
     assert "memory/routes/other.md" in _paths(search(idx, "route* kind:article", limit=10))
+
+
+def test_prefix_and_fuzzy_skip_the_deleted_versions_of_edited_documents(ws: Workspace) -> None:
+    """``prefix*`` and ``word~`` read posting blocks directly (issue 8 speed); an edited
+    article's old document is deleted in its segment and must not come back."""
+    mem = ws.memory / "payments"
+    paths = [_article(mem, f"quokka{i}", title=f"Quokka {i}", body="quokkaquartz") for i in range(3)]
+    idx = SearchIndex(ws)
+    idx.update()
+    everyone = {f"memory/payments/quokka{i}.md" for i in range(3)}
+    assert set(_paths(search(idx, "quokkaq*"))) == everyone
+    _article(mem, "quokka1", title="Wallabies", body="nothing about it now")
+    idx.update(only=[ws.shown(paths[1])])
+    for query in ("quokkaq*", "quokkaqartz~", "quok*"):
+        got = _paths(search(idx, query))
+        assert sorted(got) == sorted(everyone - {"memory/payments/quokka1.md"}), query
+    assert _paths(search(idx, "walla*")) == ["memory/payments/quokka1.md"]

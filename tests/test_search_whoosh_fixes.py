@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+import tempfile
 from pathlib import Path
 
 import pytest
 from whoosh import fields, query, scoring
-from whoosh.filedb.filestore import RamStorage
+from whoosh.filedb.filestore import FileStorage
 from whoosh.matching import ListMatcher
 from whoosh.matching.binary import DisjunctionMaxMatcher
 
@@ -17,9 +18,26 @@ from memtui.core.search.query import FIELD_TIEBREAK, search
 from memtui.core.workspace import Workspace
 
 
+_FOLDERS: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _index_folder(tmp_path: Path) -> None:
+    _FOLDERS[:] = [tmp_path]
+
+
+def _storage() -> FileStorage:
+    """A Whoosh storage in a fresh folder under this test's tmp_path."""
+    folder = Path(tempfile.mkdtemp(prefix="ix-", dir=_FOLDERS[0]))
+    return FileStorage(str(folder))
+
+
 def _ram_index(docs: list[dict[str, str]]):  # noqa: ANN202
+    """An index of ``docs`` in its own temporary folder: Whoosh's in-memory storage writes
+    its segments through one shared ``/tmp/MAIN.tmp``, which two test workers building at
+    once remove from under each other."""
     schema = fields.Schema(n=fields.ID(stored=True), x=fields.TEXT, y=fields.TEXT)
-    ix = RamStorage().create_index(schema)
+    ix = _storage().create_index(schema)
     with ix.writer() as w:
         for i, d in enumerate(docs):
             w.add_document(n=str(i), **d)
@@ -110,7 +128,7 @@ def test_pruned_top_n_equals_the_exhaustive_ranking(seed: int) -> None:
     the top scores of an exhaustive search."""
     rng = random.Random(seed)
     schema = fields.Schema(n=fields.ID(stored=True), a=fields.TEXT, b=fields.TEXT, c=fields.TEXT, d=fields.TEXT)
-    ix = RamStorage().create_index(schema)
+    ix = _storage().create_index(schema)
     vocab = ["red", "blue", "green", "grey", "pink"]
     with ix.writer() as w:
         for i in range(900):
@@ -135,7 +153,7 @@ def test_a_zero_weight_filter_clause_does_not_break_pruning() -> None:
     pruning asked that side for quality (ZeroDivisionError at 100k articles, tag: filter)."""
     rng = random.Random(1)
     schema = fields.Schema(n=fields.ID(stored=True), x=fields.TEXT, tag=fields.KEYWORD)
-    ix = RamStorage().create_index(schema)
+    ix = _storage().create_index(schema)
     with ix.writer() as w:
         for i in range(2000):
             w.add_document(n=str(i), x=" ".join(rng.choice(["alpha", "beta"]) for _ in range(rng.randint(1, 30))),
@@ -146,3 +164,56 @@ def test_a_zero_weight_filter_clause_does_not_break_pruning() -> None:
         m.skip_to_quality(m.max_quality() + 1.0)  # raised ZeroDivisionError
         exhaustive = sorted(_scores(s, q, optimize=False).values(), reverse=True)[:10]
         assert [h.score for h in s.search(q, limit=10)] == pytest.approx(exhaustive)
+
+
+def _phrase_docs() -> list[str]:
+    """Texts where every document holds both words, laid out across Whoosh's posting blocks
+    (128 postings): a strong phrase match first, a block of weak documents with one weak
+    phrase match in it, then a block opening with a strong document where the words are
+    apart (never "red fox")."""
+    weak = "red " + "cat dog owl elk " * 10 + "fox"
+    texts = ["red fox red fox"]  # 0: the phrase, strong
+    texts += [weak] * 130  # 1..130: words apart, weak
+    texts.append("red fox " + "cat dog owl elk " * 10)  # 131: the phrase, weak
+    texts += [weak] * (256 - len(texts))  # to the end of the second block
+    texts.append("fox fox fox fox red red red red")  # 256: apart, the strongest of all
+    texts += [weak] * 40
+    return texts
+
+
+def _holds_phrase(text: str) -> bool:
+    return "red fox" in text
+
+
+def test_pruned_phrase_search_returns_only_phrase_matches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whoosh's phrase matcher never let the top-N collector skip by quality (its ``next()``
+    returned nothing), so every document holding the words had its positions checked (a
+    phrase of two common words: 100 ms at 10k articles). Pruned, it must still return only
+    phrase matches, with the scores of the unpruned search, and skip the weak block."""
+    from whoosh.query.spans import SpanNear2
+
+    texts = _phrase_docs()
+    ix = _ram_index([{"x": t} for t in texts])
+    expected = {str(i) for i, t in enumerate(texts) if _holds_phrase(t)}
+    q = query.Phrase("x", ["red", "fox"])
+    with ix.searcher(weighting=scoring.BM25F()) as s:
+        full = _scores(s, q, optimize=False)
+        assert set(full) == expected
+        checked: list[int] = []
+        spans = SpanNear2.SpanNear2Matcher._get_spans
+
+        def spy(self):  # noqa: ANN001, ANN202
+            checked.append(self.id())
+            return spans(self)
+
+        monkeypatch.setattr(SpanNear2.SpanNear2Matcher, "_get_spans", spy)
+        for limit in (1, 2, 3):
+            checked.clear()
+            top = s.search(q, limit=limit, optimize=True)
+            assert {h["n"] for h in top} <= expected, "a pruned phrase search returned a non-phrase document"
+            assert [h.score for h in top] == pytest.approx(sorted(full.values(), reverse=True)[:limit])
+            if limit == 1:
+                assert not any(140 <= d < 256 for d in checked), "the weak block was not skipped"
+        checked.clear()
+        s.search(q, limit=1, optimize=False)
+        assert any(140 <= d < 256 for d in checked), "without pruning every candidate is checked"

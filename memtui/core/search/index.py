@@ -48,7 +48,7 @@ from memtui.core.findings import Finding
 from memtui.core.procs import process_context, worker_count
 from memtui.core.search import whoosh_fixes
 from memtui.core.search.analysis import MemtuiAnalyzer, term_positions
-from memtui.core.search.sources import (STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT_BODY_CHARS,
+from memtui.core.search.sources import (CONTENT_FIELD, STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT_BODY_CHARS,
                                         TRANSLIT_FIELD, TRANSLIT_SOURCES, Source, fingerprint,
                                         iter_owner_map, parse, read_source, scan,
                                         source_for)
@@ -57,7 +57,10 @@ from memtui.core.workspace import Workspace
 whoosh_fixes.apply()  # matcher fixes the ranking relies on (see the module)
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
+#: Positions left empty between two fields in :data:`CONTENT_FIELD`, so that no phrase (nor
+#: its slop) spans two fields.
+FIELD_GAP = 100
 #: How long a writer waits for another process's write lock before giving up (seconds).
 LOCK_WAIT_SECONDS = 5.0
 #: Updates touching at most this many sources commit without merging segments.
@@ -87,27 +90,52 @@ class IndexWriteError(MemtuiError):
     """The index could not be written (disk full, read-only folder); the files are untouched."""
 
 
-class FastPositions(wformats.Positions):
-    """Whoosh's ``Positions`` format (same postings, same decoding) whose ``word_values``
-    takes the terms from :func:`~memtui.core.search.analysis.term_positions` in one pass
-    instead of Whoosh's token stream (index build 20–25 % faster, issue 8)."""
+class WeightedPositions(wformats.Positions):
+    """Positions of a term in the one combined text field (:data:`CONTENT_FIELD`), each
+    occurrence weighted by the field it came from: BM25F as Lucene's ``CombinedFieldQuery``
+    computes it (Robertson, Zaragoza & Taylor, "Simple BM25 extension to multiple weighted
+    fields", CIKM 2004): a document's term frequency is ``sum(w_f * tf_f)`` and its length
+    ``sum(w_f * len_f)`` over the fields of :data:`TEXT_FIELDS`, so one posting list per
+    term carries every field (issue 8: a query word cost one posting list per field, eleven
+    in all, and Whoosh's block-max pruning could not work across them).
+
+    ``value`` is a list of ``(weight, text)`` pairs, one per field (``str`` is weight 1).
+    Each field's positions start :data:`FIELD_GAP` after the previous field's last, so a
+    phrase never spans two fields. The posting's weight (``Matcher.weight()``) is the
+    weighted frequency; its value decodes as Whoosh's ``Positions``.
+    """
 
     def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
-        if not isinstance(value, str) or not isinstance(analyzer, MemtuiAnalyzer):
-            yield from super().word_values(value, analyzer, **kwargs)
-            return
+        if isinstance(value, str):
+            value = [(1.0, value)]
+        if not isinstance(analyzer, MemtuiAnalyzer):
+            raise TypeError("WeightedPositions needs the MemtuiAnalyzer")
         fb = self.field_boost
+        positions: dict[str, list[int]] = {}
+        weights: dict[str, float] = {}
+        base = 0
+        for weight, text in value:
+            found, used = term_positions(text, analyzer.keys, analyzer.plain)
+            for term, poslist in found.items():
+                got = positions.get(term)
+                if got is None:
+                    positions[term] = [p + base for p in poslist] if base else poslist
+                    weights[term] = weight * len(poslist)
+                else:
+                    got.extend(p + base for p in poslist)
+                    weights[term] += weight * len(poslist)
+            base += used + FIELD_GAP
         encode = self.encode
-        for term, poslist in term_positions(value, analyzer.keys, analyzer.plain)[0].items():
-            if len(poslist) == 1:  # most postings: the same bytes for the same position
-                yield term, 1, fb, _encode_one(poslist[0])
-            else:
-                yield term, len(poslist), len(poslist) * fb, encode(poslist)
+        for term, poslist in positions.items():
+            w = weights[term]
+            # freq is only summed into the field length by Whoosh: the weighted length
+            yield term, w, w * fb, _encode_one(poslist[0]) if len(poslist) == 1 else encode(poslist)
 
 
 class FastFrequency(wformats.Frequency):
-    """Whoosh's ``Frequency`` format with the one-pass ``word_values`` of
-    :class:`FastPositions`."""
+    """Whoosh's ``Frequency`` format whose ``word_values`` takes the terms from
+    :func:`~memtui.core.search.analysis.term_positions` in one pass instead of Whoosh's
+    token stream (index build 20–25 % faster, issue 8)."""
 
     def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
         if not isinstance(value, str) or not isinstance(analyzer, MemtuiAnalyzer):
@@ -159,16 +187,16 @@ def _fast_flush(writer):  # noqa: ANN001, ANN202 - a Whoosh SegmentWriter
 
 
 def build_schema() -> wf.Schema:
-    """The Whoosh schema: id fields for filters and the weighted text fields.
+    """The Whoosh schema: id fields for filters, one weighted text field, stored fields.
 
     Fields: ``id`` (unique: ``kind:path``), ``source`` (the file the document came from),
     ``kind``, ``path``, ``node``, ``state``, ``owner``, ``entry_id``, ``target`` (stored IDs);
-    ``tag`` (comma keyword); ``line`` (stored number); every key of
-    :data:`TEXT_FIELDS` as a stored, positioned text field analysed by
-    :class:`MemtuiAnalyzer` (plain terms); ``translit``: the sound keys of the short fields and
-    the body's head (not stored).
+    ``tag`` (comma keyword); ``line`` (stored number); every key of :data:`TEXT_FIELDS`
+    stored only (the body's first :data:`STORED_BODY_CHARS` characters);
+    :data:`CONTENT_FIELD`: all of them indexed as one positioned field, weighted per field
+    (:class:`WeightedPositions`, plain terms of :class:`MemtuiAnalyzer`); ``translit``: the
+    sound keys of the short fields and the body's head (not stored).
     """
-    analyzer = MemtuiAnalyzer(keys=False)
     spec: dict[str, Any] = {
         "id": wf.ID(unique=True, stored=True),
         "source": wf.ID(stored=True),
@@ -183,8 +211,9 @@ def build_schema() -> wf.Schema:
         "line": wf.STORED(),
     }
     for name in TEXT_FIELDS:
-        spec[name] = wf.TEXT(analyzer=analyzer, stored=True, phrase=True)
-        spec[name].format = FastPositions()
+        spec[name] = wf.STORED()
+    spec[CONTENT_FIELD] = wf.TEXT(analyzer=MemtuiAnalyzer(keys=False), phrase=True)
+    spec[CONTENT_FIELD].format = WeightedPositions()
     spec[TRANSLIT_FIELD] = wf.TEXT(analyzer=MemtuiAnalyzer(keys=True, plain=False), phrase=False)
     spec[TRANSLIT_FIELD].format = FastFrequency()
     return wf.Schema(**spec)
@@ -651,7 +680,7 @@ def _load_lengths(reader) -> None:  # noqa: ANN001 - a Whoosh reader
         cache = getattr(perdoc, "_readers", None)
         if cache is None:
             continue
-        for name in (*TEXT_FIELDS, TRANSLIT_FIELD):
+        for name in (CONTENT_FIELD, TRANSLIT_FIELD):
             lenfield = f"_{name}_len"
             if isinstance(cache.get(lenfield), bytearray):
                 continue
@@ -677,17 +706,17 @@ def _whoosh_doc(doc: dict[str, Any]) -> dict[str, Any]:
     out["owner"] = out["owner"].lower()
     if doc.get("line") is not None:
         out["line"] = doc["line"]
-    for name in TEXT_FIELDS:
-        value = doc.get(name) or ""
+    content: list[tuple[float, str]] = []
+    for name, weight in TEXT_FIELDS.items():
+        value = str(doc.get(name) or "")
         if value:
-            out[name] = value
+            content.append((weight, value))
+            out[name] = value[:STORED_BODY_CHARS]
+    if content:
+        out[CONTENT_FIELD] = content
     keyed = [str(doc.get(name) or "") for name in TRANSLIT_SOURCES]
     keyed.append(str(doc.get("body") or "")[:TRANSLIT_BODY_CHARS])
     out[TRANSLIT_FIELD] = "\n".join(k for k in keyed if k)
-    body = out.get("body")
-    if body and len(body) > STORED_BODY_CHARS:
-        # Whoosh's `_stored_<field>`: index all of the body, store its head for snippets
-        out["_stored_body"] = body[:STORED_BODY_CHARS]
     return out
 
 

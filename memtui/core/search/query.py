@@ -10,7 +10,8 @@ Query language (what a user types, and what a pasted ticket is read as):
   :data:`PREFIX_LIMIT` terms per field, the most frequent first — LIBRARY-NOTES: unbounded
   prefix expansion took 33 s at 100k articles);
 - ``word~``: words within edit distance 1 (2 for words of 6+ letters) whose first
-  :data:`FUZZY_PREFIX` letters are as typed, capped likewise;
+  :data:`FUZZY_PREFIX` letters are as typed (two edits only after the third letter),
+  capped likewise; closer spellings score more;
 - ``a AND b``: both required;
 - a query of more than :data:`MAX_QUERY_WORDS` plain words and no ``AND`` (a pasted ticket)
   searches only that many of them, those in the fewest documents (highest IDF); the
@@ -29,28 +30,31 @@ saying what is wrong.
 
 from __future__ import annotations
 
+import functools
+import heapq
 import itertools
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from rapidfuzz.distance import OSA
 from whoosh import query as wq
 from whoosh import scoring
+from whoosh.matching.wrappers import FilterMatcher
 
 from memtui.core.errors import MemtuiError
 from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, term_spans, terms, words
 from memtui.core.search.index import DAMAGE_ERRORS, SearchIndex
-from memtui.core.search.sources import KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
+from memtui.core.search.sources import CONTENT_FIELD, KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
 
 #: A query of more plain words than this (a pasted ticket) searches only this many of them:
 #: those occurring in the fewest documents (highest IDF). Common words add little to BM25F
 #: but each costs a pass over a long posting list (issue 8: ticket p95 6.3 s at 10k articles).
 MAX_QUERY_WORDS = 16
 #: Letters of a ``word~`` taken as typed (the edit distance applies to the rest). With 1,
-#: ``adress~`` walked the 199,450 body terms starting with ``a`` at 100k articles (2.3 s);
-#: with 2 it takes under 1 ms.
+#: ``adress~`` walked the 199,450 body terms starting with ``a`` at 100k articles (2.3 s).
+#: The lexicon is read from the third letter on (see :func:`_fuzzy`).
 FUZZY_PREFIX = 2
 #: A pasted ticket is scored in full only on the first TICKET_CANDIDATES documents that its
 #: TICKET_RARE rarest words find (issue 8: ticket p95 32 s at 100k articles otherwise).
@@ -63,6 +67,9 @@ KEY_GAIN = 1.5
 PREFIX_MIN = 3
 #: Most terms a prefix or fuzzy word expands to, per field.
 PREFIX_LIMIT = 50
+#: Highest score of a ``prefix*`` or ``word~`` (:func:`expansion_score`): the weight of the
+#: heaviest field.
+PREFIX_CAP = max(TEXT_FIELDS.values())
 #: Terms looked at when choosing the most frequent expansions of a prefix.
 PREFIX_SCAN = 2000
 #: Terms sharing a fuzzy word's first letters looked at (per field).
@@ -223,9 +230,10 @@ def parse(text: str) -> tuple[list[_Item], dict[str, list[str]]]:
 
 
 # -- building ---------------------------------------------------------------------------------
-def _word_query(term_variants: list[str], boost_fields: dict[str, float], reader=None) -> wq.Query:
-    """One query word: its plain term in every weighted field and its sound key in the
-    ``translit`` field; the best match counts, the others add :data:`FIELD_TIEBREAK` of theirs.
+def _word_query(term_variants: list[str], reader=None) -> wq.Query:
+    """One query word: its plain term in :data:`CONTENT_FIELD` (BM25F over the weighted
+    fields) and its sound key in the ``translit`` field; the best match counts, the others
+    add :data:`FIELD_TIEBREAK` of theirs.
 
     With a ``reader``, the sound key of a word typed in ASCII is left out when it finds at
     most :data:`KEY_GAIN` times the documents its plain term finds: then it is the same word
@@ -241,9 +249,9 @@ def _word_query(term_variants: list[str], boost_fields: dict[str, float], reader
         if t.startswith(KEY_MARK):
             keys.append(t)
             continue
-        subs.extend(wq.Term(f, t, boost=w) for f, w in boost_fields.items())
+        subs.append(wq.Term(CONTENT_FIELD, t))
         if reader is not None and ascii_word:
-            plain_df = max([plain_df, *(reader.doc_frequency(f, t) for f in boost_fields)])
+            plain_df = max(plain_df, reader.doc_frequency(CONTENT_FIELD, t))
     for t in keys:
         if plain_df and reader.doc_frequency(TRANSLIT_FIELD, t) <= KEY_GAIN * plain_df:
             continue
@@ -277,26 +285,64 @@ def _expand(reader, fieldname: str, prefix: str) -> list[str]:
     return [t for _, t in found[:PREFIX_LIMIT]] + _stems_of(reader, fieldname, prefix)
 
 
-def _fuzzy(reader, fieldname: str, word: str) -> list[str]:
+def _third_letter_edits(word: str) -> set[str]:
+    """Spellings one edit from ``word`` at its third letter (:data:`FUZZY_PREFIX` kept):
+    that letter deleted, changed or swapped with the fourth, or a letter inserted before
+    it, over the alphabet of the word's script."""
+    head, rest = word[:FUZZY_PREFIX], word[FUZZY_PREFIX:]
+    alphabet = _CYRILLIC_LETTERS if any("\u0400" <= c <= "\u04ff" for c in word) else _LATIN_LETTERS
+    out = {head + c + rest for c in alphabet}  # inserted
+    if rest:
+        out.update(head + c + rest[1:] for c in alphabet)  # changed
+        out.add(head + rest[1:])  # deleted
+    if len(rest) > 1:
+        out.add(head + rest[1] + rest[0] + rest[2:])  # swapped
+    out.discard(word)
+    return out
+
+
+_LATIN_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+_CYRILLIC_LETTERS = "абвгдежзийклмнопрстуфхцчшщъьюя"
+
+
+def _fuzzy(reader, fieldname: str, word: str) -> list[tuple[str, float]]:
     """Terms of ``fieldname`` within edit distance 1 (2 for words of 6+ letters) of ``word``
-    that share its first :data:`FUZZY_PREFIX` letters, the most frequent first, at most
-    :data:`PREFIX_LIMIT`. The distance counts a swap of two neighbours as one edit (optimal
-    string alignment, as Whoosh's ``terms_within``), computed by rapidfuzz: Whoosh's own
-    pure-Python distance over every term with those first letters took 0.1 s a field at
-    10k articles."""
+    after its first :data:`FUZZY_PREFIX` letters, with their similarity (Lucene's fuzzy
+    boost: ``1 - distance / min(len(term), len(word))``), the closest and then the most
+    frequent first, at most :data:`PREFIX_LIMIT`.
+
+    Terms sharing the first three letters are read from the lexicon (at most
+    :data:`FUZZY_SCAN`) and compared by rapidfuzz's optimal string alignment distance (a
+    swap of two neighbours is one edit, as Whoosh's ``terms_within``); a typo in the third
+    letter is found by looking up its :func:`_third_letter_edits` (so two edits there count
+    only after the third letter). Reading every term with the first two letters took
+    60 ms at 10k articles (issue 8); Whoosh's own pure-Python distance over them 0.1 s a
+    field.
+    """
     maxdist = 2 if len(word) >= 6 else 1
-    found: list[tuple[int, str]] = []
+    found: dict[str, tuple[float, int]] = {}
+
+    def consider(term: str) -> None:
+        if abs(len(term) - len(word)) > maxdist or term in found:
+            return
+        dist = OSA.distance(word, term, score_cutoff=maxdist)
+        if dist <= maxdist:
+            similarity = 1.0 - dist / max(1, min(len(term), len(word)))
+            found[term] = (similarity, reader.doc_frequency(fieldname, term))
+
+    scan = word[:FUZZY_PREFIX + 1]
     try:
-        for i, term in enumerate(reader.expand_prefix(fieldname, word[:FUZZY_PREFIX])):
+        for i, term in enumerate(reader.expand_prefix(fieldname, scan)):
             if i >= FUZZY_SCAN:
                 break
-            term = term.decode("utf-8") if isinstance(term, bytes) else term
-            if abs(len(term) - len(word)) <= maxdist and OSA.distance(word, term, score_cutoff=maxdist) <= maxdist:
-                found.append((reader.doc_frequency(fieldname, term), term))
+            consider(term.decode("utf-8") if isinstance(term, bytes) else term)
     except KeyError:
         return []
-    found.sort(key=lambda x: (-x[0], x[1]))
-    return [t for _, t in found[:PREFIX_LIMIT]]
+    for term in _third_letter_edits(word):
+        if not term.startswith(scan) and (fieldname, term) in reader:
+            consider(term)
+    ranked = sorted(found.items(), key=lambda x: (-x[1][0], -x[1][1], x[0]))
+    return [(t, sim) for t, (sim, _) in ranked[:PREFIX_LIMIT]]
 
 
 def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tuple[str, ...]]:
@@ -306,8 +352,7 @@ def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tu
     for i, vs in enumerate(pool):
         df = 0
         for t in vs:
-            fields = (TRANSLIT_FIELD,) if t.startswith(KEY_MARK) else TEXT_FIELDS
-            df = max([df, *(reader.doc_frequency(f, t) for f in fields)])
+            df = max(df, reader.doc_frequency(TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD, t))
         if df:
             ranked.append((df, i))
     ranked.sort()
@@ -353,7 +398,7 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
                     pool.append(vs)
                     continue
                 highlight.update(vs)
-                subs.append(_word_query(list(vs), TEXT_FIELDS, reader))
+                subs.append(_word_query(list(vs), reader))
             count += len(subs)
             if subs:
                 q = subs[0] if len(subs) == 1 else wq.Or(subs)
@@ -364,21 +409,18 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
             slop = max([b - a for (_, a), (_, b) in zip(kept, kept[1:])] or [1])
             highlight.update(t for t, _ in terms(item.text))
             if len(parts) == 1:
-                q = _word_query(parts, TEXT_FIELDS)
+                q = _word_query(parts)
             elif parts:
-                q = wq.Or([wq.Phrase(f, parts, slop=max(1, slop), boost=w) for f, w in TEXT_FIELDS.items()])
+                q = wq.Phrase(CONTENT_FIELD, parts, slop=max(1, slop))
             count += 1
         elif item.kind == "prefix":
             highlight.add(PREFIX_MARK + item.text)
-            q = _ConstantPrefix({f: _expand(reader, f, item.text) for f in TEXT_FIELDS})
+            q = _Expansions([(t, 1.0) for t in _expand(reader, CONTENT_FIELD, item.text)])
             count += 1
         elif item.kind == "fuzzy":
-            subs = []
-            for f, w in TEXT_FIELDS.items():
-                expanded = _fuzzy(reader, f, stem_word(item.text))
-                highlight.update(expanded)
-                subs.extend(wq.Term(f, t, boost=w) for t in expanded)
-            q = wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK) if subs else wq.NullQuery
+            expanded = _fuzzy(reader, CONTENT_FIELD, stem_word(item.text))
+            highlight.update(t for t, _ in expanded)
+            q = _Expansions(expanded) if expanded else wq.NullQuery
             count += 1
         if q is None:
             continue
@@ -392,12 +434,12 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
         kept = _most_informative(reader, pool, MAX_QUERY_WORDS)
         for vs in kept:
             highlight.update(vs)
-            groups[-1].append(_word_query(list(vs), TEXT_FIELDS, reader))
+            groups[-1].append(_word_query(list(vs), reader))
         count += len(pool)
         if extra is not None:
             rarest = _most_informative(reader, pool, TICKET_RARE)
             if rarest:
-                extra["rare"] = wq.Or([_word_query(list(vs), TEXT_FIELDS, reader) for vs in rarest])
+                extra["rare"] = wq.Or([_word_query(list(vs), reader) for vs in rarest])
     clauses = [c for g in groups for c in g]
     query = None if not clauses else (clauses[0] if len(clauses) == 1 else wq.Or(clauses))
     fq: list[wq.Query] = []
@@ -436,7 +478,7 @@ def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPE
         text = str(text)[:SNIPPET_SCAN]
         spans: list[tuple[int, int]] = []
         for term, start, end in term_spans(text):
-            if term in highlight or (prefixes and normalize(text[start:end]).startswith(prefixes)):
+            if term in highlight or (prefixes and _folded(text[start:end]).startswith(prefixes)):
                 spans.append((start, end))
         spans = _merge(spans)
         if best is None or len(spans) > best[0]:
@@ -464,6 +506,13 @@ def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPE
     excerpt = text[lo:hi]
     local = [(s - lo, e - lo) for s, e in spans if s >= lo and e <= hi]
     return Snippet(excerpt, local, name)
+
+
+@functools.lru_cache(maxsize=65536)
+def _folded(word: str) -> str:
+    """:func:`~memtui.core.search.analysis.normalize`, cached: a prefix's snippet folds
+    every word of a field (a third of a ``prefix*`` query at 10k articles)."""
+    return normalize(word)
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -523,89 +572,184 @@ class _DocSet(wq.Query):
         return ListMatcher(ids, weights=[0.0] * len(ids)) if ids else NullMatcher()  # adds no score
 
 
-class _ConstantPrefix(wq.Query):
-    """``prefix*`` scored as Lucene scores prefix queries, with a constant score: a document
-    counts the weight of the best field (:data:`TEXT_FIELDS`) holding a word with the prefix.
+def _posting_blocks(matcher, skip: Callable[[float], bool] | None = None
+                    ) -> Iterator[tuple[Any, Any] | None]:  # noqa: ANN001 - a Whoosh leaf matcher
+    """``(document numbers, weights)`` of each block of a segment's posting list, read as
+    arrays (whoosh 2.7's ``W3LeafMatcher``: Whoosh keeps 128 postings a block with their
+    highest weight in its header; the deleted documents of a segment, which Whoosh's
+    ``FilterMatcher`` hides, are left out); ``None`` for a block whose highest weight
+    ``skip`` rejects, left unread. Any other matcher is one block, read posting by posting."""
+    deleted: Any = ()
+    if isinstance(matcher, FilterMatcher) and matcher._exclude:
+        deleted, matcher = matcher._ids, matcher.child
+    if not all(hasattr(matcher, a) for a in ("_read_ids", "_read_weights", "_next_block", "block_max_weight")):
+        ids, weights = [], []
+        while matcher.is_active():
+            if matcher.id() not in deleted:
+                ids.append(matcher.id())
+                weights.append(matcher.weight())
+            matcher.next()
+        yield ids, weights
+        return
+    while matcher.is_active():
+        if skip is not None and skip(matcher.block_max_weight()):
+            yield None
+        else:
+            matcher._read_ids()
+            matcher._read_weights()
+            if deleted:
+                kept = [(d, w) for d, w in zip(matcher._ids, matcher._weights) if d not in deleted]
+                yield [d for d, _ in kept], [w for _, w in kept]
+            else:
+                yield matcher._ids, matcher._weights
+        matcher._next_block()
 
-    ``terms`` maps a field to its expansions (:func:`_expand`: the most frequent
-    :data:`PREFIX_LIMIT`). BM25 over every expansion scored each posting in Python (issue 8:
-    a 3-letter prefix took 1.8 s at 10k articles); this reads the postings' document numbers
-    only.
+
+def expansion_score(weight: float, boost: float = 1.0) -> float:
+    """A document's score for one expansion of ``prefix*`` or ``word~``: the posting's
+    weighted frequency (BM25F's ``sum(w_f * tf_f)``, see
+    :class:`~memtui.core.search.index.WeightedPositions`) capped at :data:`PREFIX_CAP`,
+    times the expansion's ``boost`` (1 for a prefix; the similarity for a fuzzy word). So
+    a title word (2) ranks above a body word (1), and no expansion outweighs much of a
+    whole-word match. Constant per document, as Lucene's rewrite of prefix and fuzzy
+    queries (no IDF, no length), so reading postings suffices: a document scores its
+    best expansion."""
+    return min(weight, PREFIX_CAP) * boost
+
+
+class _Expansions(wq.Query):
+    """``prefix*`` or ``word~`` in a longer query: a document scores
+    :func:`expansion_score` of its best expansion.
+
+    ``terms`` are ``(term, boost)`` pairs (:func:`_expand`: the most frequent
+    :data:`PREFIX_LIMIT`; :func:`_fuzzy`). BM25 over every expansion scored each posting in
+    Python through a matcher per expansion (issue 8: a 3-letter prefix took 1.8 s at 10k
+    articles, a fuzzy word 130 ms); this reads the postings' arrays only.
     """
 
-    def __init__(self, terms: dict[str, list[str]]) -> None:
-        self.terms = {f: list(ts) for f, ts in terms.items() if ts}
+    def __init__(self, terms: list[tuple[str, float]]) -> None:
+        self.terms = list(terms)
         self.boost = 1.0
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ConstantPrefix) and other.terms == self.terms
+        return isinstance(other, _Expansions) and other.terms == self.terms
 
     def __hash__(self) -> int:
-        return hash(tuple((f, tuple(ts)) for f, ts in sorted(self.terms.items())))
+        return hash(tuple(self.terms))
 
     def __repr__(self) -> str:
-        return f"_ConstantPrefix({sum(map(len, self.terms.values()))} terms)"
+        return f"_Expansions({len(self.terms)} terms)"
 
     def is_leaf(self) -> bool:
         return True
 
     def estimate_size(self, ixreader) -> int:  # noqa: ANN001
-        return sum(ixreader.doc_frequency(f, t) for f, ts in self.terms.items() for t in ts)
+        return sum(ixreader.doc_frequency(CONTENT_FIELD, t) for t, _ in self.terms)
 
     def matcher(self, searcher, context=None):  # noqa: ANN001, ANN201
         from whoosh.matching import ListMatcher, NullMatcher
 
         reader = searcher.reader()
         best: dict[int, float] = {}
-        for f, ts in self.terms.items():
-            weight = TEXT_FIELDS.get(f, 1.0)
-            for t in ts:
-                if (f, t) not in reader:
-                    continue
-                for d in reader.postings(f, t).all_ids():
-                    if best.get(d, 0.0) < weight:
-                        best[d] = weight
+        for t, boost in self.terms:
+            if (CONTENT_FIELD, t) not in reader:
+                continue
+            for ids, weights in _posting_blocks(reader.postings(CONTENT_FIELD, t)):
+                for d, w in zip(ids, weights):
+                    score = expansion_score(w, boost)
+                    if best.get(d, 0.0) < score:
+                        best[d] = score
         if not best:
             return NullMatcher()
         ids = sorted(best)
         return ListMatcher(ids, weights=[best[d] for d in ids])
 
 
-def _prefix_postings(reader, prefix: str) -> Iterator[tuple[int, float]]:  # noqa: ANN001
-    """``(document, field weight)`` for every posting of the expansions of ``prefix``
-    (:data:`PREFIX_SCAN` per field, and :func:`_stems_of`), the heaviest fields first."""
-    for weight in sorted(set(TEXT_FIELDS.values()), reverse=True):
-        for f in [f for f, w in TEXT_FIELDS.items() if w == weight]:
-            try:
-                expansions = list(itertools.islice(reader.expand_prefix(f, prefix), PREFIX_SCAN))
-            except KeyError:
-                continue
-            for term in expansions + _stems_of(reader, f, prefix):
-                for d in reader.postings(f, term).all_ids():
-                    yield d, weight
+def _prefix_expansions(reader, prefix: str) -> Callable[[Any], Iterator[tuple[bytes, Any, float]]]:  # noqa: ANN001
+    """The expansions of ``prefix*`` in one segment, for :func:`_expansions_alone`: its
+    first :data:`PREFIX_SCAN` terms with the prefix, in lexicon order (one walk of the
+    lexicon, no lookups), then the stems the prefix starts with (:func:`_stems_of`)."""
+    stems = [t.encode("utf-8") for t in _stems_of(reader, CONTENT_FIELD, prefix)]
+
+    def of(leaf) -> Iterator[tuple[bytes, Any, float]]:  # noqa: ANN001
+        for term, info in itertools.islice(leaf.iter_prefix(CONTENT_FIELD, prefix), PREFIX_SCAN):
+            yield term, info, 1.0
+        for term in stems:
+            if (CONTENT_FIELD, term) in leaf:
+                yield term, leaf.term_info(CONTENT_FIELD, term), 1.0
+    return of
 
 
-def _prefix_alone(searcher, prefix: str, limit: int, mask: set[int] | None,
-                  filter_query) -> tuple[list[tuple[int, float]], int, bool]:  # noqa: ANN001
-    """The top ``limit`` documents of a query that is one ``prefix*`` (and filters), scored as
-    :class:`_ConstantPrefix` but reading fields from the heaviest down and stopping as soon as
-    ``limit`` documents are found: any document not yet seen scores at most as much (issue 8:
-    ``dre*`` at 100k articles matches most documents; a few of its title expansions fill a
-    page). Equal scores keep the order found. Returns ``(docnum, score)`` best first, how
-    many documents were found, and whether that count is complete (else a lower bound)."""
+def _listed_expansions(terms: list[tuple[str, float]]) -> Callable[[Any], Iterator[tuple[bytes, Any, float]]]:
+    """The expansions ``terms`` (``(term, boost)``, highest boost first: :func:`_fuzzy`)
+    present in one segment, for :func:`_expansions_alone`."""
+    encoded = [(t.encode("utf-8"), boost) for t, boost in terms]
+
+    def of(leaf) -> Iterator[tuple[bytes, Any, float]]:  # noqa: ANN001
+        for term, boost in encoded:
+            if (CONTENT_FIELD, term) in leaf:
+                yield term, leaf.term_info(CONTENT_FIELD, term), boost
+    return of
+
+
+def _expansions_alone(searcher, expansions: Callable[[Any], Iterator[tuple[bytes, Any, float]]], limit: int,
+                      mask: set[int] | None, filter_query) -> tuple[list[tuple[int, float]], int, bool]:  # noqa: ANN001
+    """The top ``limit`` documents of a query that is one ``prefix*`` or ``word~`` (and
+    filters), scored by :func:`expansion_score` of their best expansion.
+
+    ``expansions(segment reader)`` yields a segment's ``(term, term info, boost)``, boosts
+    never rising. An expansion or a posting block (128 postings, with its highest weight
+    in its header) that cannot beat the page's worst score is skipped unread, and a
+    segment's walk stops once the page is full at the highest score the remaining
+    expansions can give (issue 8: ``dre*`` at 100k articles matches most documents; a page
+    fills from a few blocks). Of equal scores, the documents read first stay.
+
+    Returns:
+        ``(docnum, score)`` best first, how many documents were found, and whether that
+        count is complete (else a lower bound).
+    """
     reader = searcher.reader()
     allowed = set(searcher.docs_for_query(filter_query)) if filter_query is not None else None
     best: dict[int, float] = {}
-    complete = True
-    for d, weight in _prefix_postings(reader, prefix):
-        if d in best or (mask is not None and d in mask) or (allowed is not None and d not in allowed):
-            continue
-        if len(best) >= limit:  # the rest can only tie with or trail what is found
-            complete = False
-            break
-        best[d] = weight
-    ranked = sorted(best.items(), key=lambda x: (-x[1], x[0]))[:limit]
-    return ranked, len(best), complete
+    page: list[tuple[float, int]] = []  # min-heap of (score, -docnum), stale entries skipped
+    found: set[int] = set()
+    skipped = False
+
+    def floor() -> float:
+        """The page's worst score once it is full (a document must beat it), else -1."""
+        while page and best.get(-page[0][1]) != page[0][0]:
+            heapq.heappop(page)
+        return page[0][0] if len(best) >= limit and page else -1.0
+
+    for leaf, offset in reader.leaf_readers():
+        for term, info, boost in expansions(leaf):
+            if floor() >= PREFIX_CAP * boost:
+                skipped = True  # a full page nothing unread in this segment can enter
+                break
+            if expansion_score(info.max_weight(), boost) <= floor():
+                skipped = True
+                continue
+            blocks = _posting_blocks(leaf.postings(CONTENT_FIELD, term),
+                                     skip=lambda w: expansion_score(w, boost) <= floor())
+            for block in blocks:
+                if block is None:
+                    skipped = True
+                    continue
+                for d, w in zip(*block):
+                    d += offset
+                    if (mask is not None and d in mask) or (allowed is not None and d not in allowed):
+                        continue
+                    found.add(d)
+                    score = expansion_score(w, boost)
+                    if score <= best.get(d, 0.0) or score <= floor():
+                        continue
+                    if len(best) >= limit and d not in best:
+                        worst = heapq.heappop(page)  # floor() left a live entry on top
+                        del best[-worst[1]]
+                    best[d] = score
+                    heapq.heappush(page, (score, -d))
+    ranked = sorted(best.items(), key=lambda x: (-x[1], x[0]))
+    return ranked, len(found), not skipped
 
 
 # -- searching --------------------------------------------------------------------------------
@@ -667,10 +811,16 @@ def _run(index, items, filters, limit, include_proposed, snippets, started, find
         # a set of document numbers: a query as mask is re-checked per document (slow)
         hidden = wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])
         mask = set(searcher.docs_for_query(hidden)) or None
-    if len(items) == 1 and items[0].kind == "prefix":
+    if len(items) == 1 and items[0].kind in ("prefix", "fuzzy"):
         _, _, filter_query, count = build([], filters, reader)
-        ranked, total, complete = _prefix_alone(searcher, items[0].text, limit, mask, filter_query)
-        highlight = {PREFIX_MARK + items[0].text}
+        if items[0].kind == "prefix":
+            expansions = _prefix_expansions(reader, items[0].text)
+            highlight = {PREFIX_MARK + items[0].text}
+        else:
+            terms = _fuzzy(reader, CONTENT_FIELD, stem_word(items[0].text))
+            expansions = _listed_expansions(terms)
+            highlight = {t for t, _ in terms}
+        ranked, total, complete = _expansions_alone(searcher, expansions, limit, mask, filter_query)
         hits = [_hit(searcher.stored_fields(d), score, count, highlight, snippets) for d, score in ranked]
         return Results(hits=hits, total=max(len(hits), total), ms=(time.perf_counter() - started) * 1000,
                        query_words=count or 1, findings=findings, at_least=not complete)

@@ -44,11 +44,16 @@ TEXT_FIELDS: dict[str, float] = {
     "body": 1.0,
 }
 
+#: The one indexed text field: every field of :data:`TEXT_FIELDS`, each occurrence weighted
+#: by its field's weight (BM25F; see :class:`memtui.core.search.index.WeightedPositions`).
+#: The fields themselves are stored only (snippets, titles).
+CONTENT_FIELD = "text"
+
 #: The field of sound keys (Latin-letter Bulgarian, analysis step 4) and its weight: one field
 #: fed from :data:`TRANSLIT_SOURCES` (and the head of the body), so a query word costs one
 #: key lookup instead of one per field.
 TRANSLIT_FIELD = "translit"
-TRANSLIT_WEIGHT = 2.0
+TRANSLIT_WEIGHT = 1.0
 TRANSLIT_SOURCES = ("symptom", "aliases", "title", "summary", "mechanism", "systems", "tagtext")
 #: Characters of the body that go into the sound-key field.
 TRANSLIT_BODY_CHARS = 1000

@@ -35,11 +35,12 @@ from memtui.core.tree import parse_index
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 #: Default confidence threshold (``[search] precedent_threshold``). Calibrated once on the
-#: dev cases and fixed: tickets without a precedent topped at 1.79 (one English ticket at
-#: 3.76 that no threshold can drop without losing true precedents), the first true
-#: precedent started at 2.36; 2.0 lies between. It is a property of the scoring (score per
-#: query word), not of any corpus's words.
-DEFAULT_THRESHOLD = 2.0
+#: dev cases and fixed: tickets without a precedent topped at 1.35, the first true
+#: precedents started at 1.52 (one at 0.78 that no threshold can keep without letting every
+#: no-precedent ticket through); 1.4 lies between. It is a property of the scoring (BM25F
+#: score per query word), not of any corpus's words; it was 2.0 while each field's weight
+#: multiplied its score instead of its term frequency (schema 5).
+DEFAULT_THRESHOLD = 1.4
 #: Candidates fetched per ticket before mapping to entries and cutting at the threshold.
 CANDIDATES = 30
 

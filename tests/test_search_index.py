@@ -468,3 +468,41 @@ def test_prefix_and_fuzzy_skip_the_deleted_versions_of_edited_documents(ws: Work
         got = _paths(search(idx, query))
         assert sorted(got) == sorted(everyone - {"memory/payments/quokka1.md"}), query
     assert _paths(search(idx, "walla*")) == ["memory/payments/quokka1.md"]
+
+
+@pytest.mark.parametrize("words, slop", [(["red", "fox"], 1), (["red", "fox", "den"], 1), (["red", "den"], 3)])
+def test_phrase_matches_and_scores_as_whoosh_phrase(ws: Workspace, words: list[str], slop: int) -> None:
+    """The array-based phrase (issue 8 speed: Whoosh's span matcher took 13 µs a document)
+    finds the same documents with the same scores as Whoosh's ``Phrase``, across fields
+    never, and not in deleted documents."""
+    import random
+
+    from whoosh import query as wq
+
+    from memtui.core.search.query import _Phrase
+    from memtui.core.search.sources import CONTENT_FIELD
+
+    rng = random.Random(4)
+    mem = ws.memory / "foxes"
+    vocab = ["red", "fox", "den", "owl", "cat"]
+    paths = []
+    for i in range(300):
+        body = " ".join(rng.choice(vocab) for _ in range(rng.randint(2, 30)))
+        paths.append(_article(mem, f"f{i}", title=rng.choice(["Red", "Fox den", "Owl"]), body=body))
+    idx = SearchIndex(ws)
+    idx.update()
+    for p in paths[:40:3]:  # edited: their old documents are deleted in their segment
+        _article(mem, p.stem, title="Owl", body="red fox den " * (1 + len(p.stem) % 3))
+    idx.update(only=[ws.shown(p) for p in paths[:40:3]])
+    searcher = idx.searcher()
+
+    def scores(q) -> dict[str, float]:  # noqa: ANN001
+        return {h["id"]: h.score for h in searcher.search(q, limit=None)}
+
+    ours = scores(_Phrase(words, slop=slop))
+    theirs = scores(wq.Phrase(CONTENT_FIELD, words, slop=slop))
+    assert ours.keys() == theirs.keys() and len(ours) > 5
+    assert all(ours[k] == pytest.approx(theirs[k]) for k in ours)
+    title_then_body = _article(mem, "split", title="Red", body="fox only")
+    idx.update(only=[ws.shown(title_then_body)])
+    assert "memory/foxes/split.md" not in _paths(search(idx, '"red fox"', limit=500)), "a phrase spans no fields"

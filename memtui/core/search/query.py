@@ -33,10 +33,11 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
+import pickle
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from rapidfuzz.distance import OSA
 from whoosh import query as wq
@@ -411,7 +412,7 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
             if len(parts) == 1:
                 q = _word_query(parts)
             elif parts:
-                q = wq.Phrase(CONTENT_FIELD, parts, slop=max(1, slop))
+                q = _Phrase(parts, slop=max(1, slop))
             count += 1
         elif item.kind == "prefix":
             highlight.add(PREFIX_MARK + item.text)
@@ -536,6 +537,122 @@ def confidence(score: float, query_words: int) -> float:
     return score / max(1, query_words)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _positions(value: bytes) -> frozenset[int]:
+    """The positions in a posting value of Whoosh's ``Positions`` format (a count, then a
+    pickled list of deltas; see :class:`~memtui.core.search.index.WeightedPositions`).
+    Cached: most values are one position, and the same bytes recur across documents."""
+    return frozenset(itertools.accumulate(pickle.loads(value[4:])))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _next_positions(value: bytes) -> frozenset[int]:
+    """:func:`_positions` plus one: where the next word of a phrase must be."""
+    return frozenset(p + 1 for p in _positions(value))
+
+
+class _Phrase(wq.Query):
+    """``"a phrase"``: documents with ``words`` in this order, each within ``slop``
+    positions of the one before (Whoosh's ``Phrase`` semantics), scored as the sum of the
+    words' BM25F scores (as Whoosh scores a phrase).
+
+    Whoosh's phrase matcher checks each document holding every word through span objects,
+    about 13 µs a document (issue 8: two common words with a rare phrase, 100 ms at 10k
+    articles). Here the posting lists are read as arrays, the rarest first: a rare word's
+    few documents are looked up in a common word's list by skipping blocks, and a
+    document's positions are compared as sets.
+    """
+
+    def __init__(self, words: list[str], slop: int = 1) -> None:
+        self.words = list(words)
+        self.slop = slop
+        self.boost = 1.0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Phrase) and (other.words, other.slop) == (self.words, self.slop)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self.words), self.slop))
+
+    def __repr__(self) -> str:
+        return f"_Phrase({self.words!r}, slop={self.slop})"
+
+    def is_leaf(self) -> bool:
+        return True
+
+    def terms(self, phrases: bool = True) -> Iterator[tuple[str, str]]:
+        for w in self.words:
+            yield CONTENT_FIELD, w
+
+    def estimate_size(self, ixreader) -> int:  # noqa: ANN001
+        return min((ixreader.doc_frequency(CONTENT_FIELD, w) for w in self.words), default=0)
+
+    def matcher(self, searcher, context=None):  # noqa: ANN001, ANN201
+        from whoosh.matching import ListMatcher, NullMatcher
+
+        reader = searcher.reader()
+        words = self.words
+        if any((CONTENT_FIELD, w) not in reader for w in words):
+            return NullMatcher()
+        order = sorted(set(words), key=lambda w: reader.doc_frequency(CONTENT_FIELD, w))
+        postings: dict[str, dict[int, tuple[float, bytes]]] = {}
+        candidates: list[int] | None = None
+        for w in order:
+            postings[w] = got = _postings_of(reader.postings(CONTENT_FIELD, w), candidates,
+                                             reader.doc_frequency(CONTENT_FIELD, w))
+            candidates = sorted(got) if candidates is None else [d for d in candidates if d in got]
+            if not candidates:
+                return NullMatcher()
+        slop = self.slop
+        ids: list[int] = []
+        if len(words) == 2 and slop == 1:  # the common case, at about 1 µs a document
+            first, second = postings[words[0]], postings[words[1]]
+            ids = [d for d in candidates if not _next_positions(first[d][1]).isdisjoint(_positions(second[d][1]))]
+        else:
+            for d in candidates:
+                starts: Iterable[int] = _positions(postings[words[0]][d][1])
+                for w in words[1:]:
+                    here = _positions(postings[w][d][1])
+                    if slop == 1:
+                        starts = here.intersection(p + 1 for p in starts)
+                    else:
+                        starts = {q for q in here if any(1 <= q - p <= slop for p in starts)}
+                    if not starts:
+                        break
+                if starts:
+                    ids.append(d)
+        if not ids:
+            return NullMatcher()
+        scorers = {w: searcher.weighting.scorer(searcher, CONTENT_FIELD, w) for w in set(words)}
+        scores = [sum(scorers[w]._score(postings[w][d][0], scorers[w].dfl(d)) for w in words) for d in ids]
+        return ListMatcher(ids, weights=[s * self.boost for s in scores])
+
+
+def _postings_of(matcher, only: list[int] | None, size: int) -> dict[int, tuple[float, bytes]]:  # noqa: ANN001
+    """``{document: (weight, value)}`` of a segment's posting list of ``size`` postings;
+    with ``only`` (sorted document numbers), just those: found by skipping (the blocks
+    between them unread) when they are few against the list, else by reading it all."""
+    out: dict[int, tuple[float, bytes]] = {}
+    if only is not None and len(only) * 8 < size:
+        for d in only:
+            if not matcher.is_active():
+                break
+            if matcher.id() < d:
+                matcher.skip_to(d)
+                if not matcher.is_active():
+                    break
+            if matcher.id() == d:
+                out[d] = (matcher.weight(), matcher.value())
+        return out
+    wanted = set(only) if only is not None else None
+    for ids, weights, values in _posting_blocks(matcher, values=True):
+        if wanted is None:
+            out.update(zip(ids, zip(weights, values)))
+        else:
+            out.update((d, (w, v)) for d, w, v in zip(ids, weights, values) if d in wanted)
+    return out
+
+
 class _DocSet(wq.Query):
     """Matches the given documents (top-level numbers), scoring nothing: a candidate set
     to intersect a query with, so the query's long posting lists are skipped through."""
@@ -572,24 +689,27 @@ class _DocSet(wq.Query):
         return ListMatcher(ids, weights=[0.0] * len(ids)) if ids else NullMatcher()  # adds no score
 
 
-def _posting_blocks(matcher, skip: Callable[[float], bool] | None = None
-                    ) -> Iterator[tuple[Any, Any] | None]:  # noqa: ANN001 - a Whoosh leaf matcher
-    """``(document numbers, weights)`` of each block of a segment's posting list, read as
-    arrays (whoosh 2.7's ``W3LeafMatcher``: Whoosh keeps 128 postings a block with their
-    highest weight in its header; the deleted documents of a segment, which Whoosh's
-    ``FilterMatcher`` hides, are left out); ``None`` for a block whose highest weight
-    ``skip`` rejects, left unread. Any other matcher is one block, read posting by posting."""
+def _posting_blocks(matcher, skip: Callable[[float], bool] | None = None,
+                    values: bool = False) -> Iterator[tuple[Any, ...] | None]:  # noqa: ANN001 - a Whoosh leaf matcher
+    """``(document numbers, weights)`` (and ``values`` if asked) of each block of a
+    segment's posting list, read as arrays (whoosh 2.7's ``W3LeafMatcher``: Whoosh keeps
+    128 postings a block with their highest weight in its header; the deleted documents of
+    a segment, which Whoosh's ``FilterMatcher`` hides, are left out); ``None`` for a block
+    whose highest weight ``skip`` rejects, left unread. Any other matcher is one block,
+    read posting by posting."""
     deleted: Any = ()
     if isinstance(matcher, FilterMatcher) and matcher._exclude:
         deleted, matcher = matcher._ids, matcher.child
-    if not all(hasattr(matcher, a) for a in ("_read_ids", "_read_weights", "_next_block", "block_max_weight")):
-        ids, weights = [], []
+    fast = ("_read_ids", "_read_weights", "_read_values", "_next_block", "block_max_weight")
+    if not all(hasattr(matcher, a) for a in fast):
+        block: tuple[list[Any], ...] = ([], [], [])
         while matcher.is_active():
             if matcher.id() not in deleted:
-                ids.append(matcher.id())
-                weights.append(matcher.weight())
+                block[0].append(matcher.id())
+                block[1].append(matcher.weight())
+                block[2].append(matcher.value() if values else None)
             matcher.next()
-        yield ids, weights
+        yield block if values else block[:2]
         return
     while matcher.is_active():
         if skip is not None and skip(matcher.block_max_weight()):
@@ -597,11 +717,14 @@ def _posting_blocks(matcher, skip: Callable[[float], bool] | None = None
         else:
             matcher._read_ids()
             matcher._read_weights()
+            arrays: tuple[Any, ...] = (matcher._ids, matcher._weights)
+            if values:
+                matcher._read_values()
+                arrays += (matcher._values,)
             if deleted:
-                kept = [(d, w) for d, w in zip(matcher._ids, matcher._weights) if d not in deleted]
-                yield [d for d, _ in kept], [w for _, w in kept]
-            else:
-                yield matcher._ids, matcher._weights
+                kept = [row for row in zip(*arrays) if row[0] not in deleted]
+                arrays = tuple([row[i] for row in kept] for i in range(len(arrays)))
+            yield arrays
         matcher._next_block()
 
 

@@ -3,15 +3,17 @@
 Query language (what a user types, and what a pasted ticket is read as):
 
 - plain words: ranked by BM25F over the weighted fields of
-  :data:`memtui.core.search.sources.TEXT_FIELDS` (a symptom or alias match counts more than
-  a title or summary match, which counts more than a body match); any word may match;
-- ``"quoted phrase"``: the words in this order (straight double quotes);
-- ``prefix*``: words starting so (at least :data:`PREFIX_MIN` letters; expanded to at most
-  :data:`PREFIX_LIMIT` terms per field, the most frequent first — LIBRARY-NOTES: unbounded
-  prefix expansion took 33 s at 100k articles);
+  :data:`memtui.core.search.sources.TEXT_FIELDS`, indexed as one field whose term
+  frequencies are weighted per field (a symptom or alias match counts more than a title or
+  summary match, which counts more than a body match); any word may match;
+- ``"quoted phrase"``: the words in this order (straight double quotes), within one field;
+- ``prefix*``: words starting so (at least :data:`PREFIX_MIN` letters; in a longer query
+  expanded to at most :data:`PREFIX_LIMIT` terms, the most frequent first — LIBRARY-NOTES:
+  unbounded prefix expansion took 33 s at 100k articles); scored by
+  :func:`expansion_score`;
 - ``word~``: words within edit distance 1 (2 for words of 6+ letters) whose first
   :data:`FUZZY_PREFIX` letters are as typed (two edits only after the third letter),
-  capped likewise; closer spellings score more;
+  capped likewise; scored by :func:`expansion_score`, so closer spellings score more;
 - ``a AND b``: both required;
 - a query of more than :data:`MAX_QUERY_WORDS` plain words and no ``AND`` (a pasted ticket)
   searches only that many of them, those in the fewest documents (highest IDF); the
@@ -75,6 +77,8 @@ PREFIX_CAP = max(TEXT_FIELDS.values())
 PREFIX_SCAN = 2000
 #: Terms sharing a fuzzy word's first letters looked at (per field).
 FUZZY_SCAN = 50_000
+#: Most document frequencies remembered per index reader (:func:`_df`).
+DF_CACHE = 100_000
 #: Marks a prefix (not a term) in the highlight set of :func:`build`.
 PREFIX_MARK = "\x01"
 #: States hidden unless asked for.
@@ -231,6 +235,27 @@ def parse(text: str) -> tuple[list[_Item], dict[str, list[str]]]:
 
 
 # -- building ---------------------------------------------------------------------------------
+def _df(reader, fieldname: str, term: str) -> int:  # noqa: ANN001 - a Whoosh reader
+    """``reader.doc_frequency(fieldname, term)``, remembered on the reader (immutable; the
+    index's searcher and its reader are kept between searches): over 26 segments each
+    lookup reads 26 term tables, and a pasted ticket asks for its words' frequencies
+    several times (issue 8: a fifth of a ticket's time at 100k articles)."""
+    cache = getattr(reader, "_memtui_df", None)
+    if cache is None:
+        cache = {}
+        try:
+            reader._memtui_df = cache
+        except AttributeError:
+            return reader.doc_frequency(fieldname, term)
+    key = (fieldname, term)
+    got = cache.get(key)
+    if got is None:
+        if len(cache) > DF_CACHE:
+            cache.clear()
+        got = cache[key] = reader.doc_frequency(fieldname, term)
+    return got
+
+
 def _word_query(term_variants: list[str], reader=None) -> wq.Query:
     """One query word: its plain term in :data:`CONTENT_FIELD` (BM25F over the weighted
     fields) and its sound key in the ``translit`` field; the best match counts, the others
@@ -252,9 +277,9 @@ def _word_query(term_variants: list[str], reader=None) -> wq.Query:
             continue
         subs.append(wq.Term(CONTENT_FIELD, t))
         if reader is not None and ascii_word:
-            plain_df = max(plain_df, reader.doc_frequency(CONTENT_FIELD, t))
+            plain_df = max(plain_df, _df(reader, CONTENT_FIELD, t))
     for t in keys:
-        if plain_df and reader.doc_frequency(TRANSLIT_FIELD, t) <= KEY_GAIN * plain_df:
+        if plain_df and _df(reader, TRANSLIT_FIELD, t) <= KEY_GAIN * plain_df:
             continue
         subs.append(wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT))
     if len(subs) == 1:
@@ -353,7 +378,7 @@ def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tu
     for i, vs in enumerate(pool):
         df = 0
         for t in vs:
-            df = max(df, reader.doc_frequency(TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD, t))
+            df = max(df, _df(reader, TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD, t))
         if df:
             ranked.append((df, i))
     ranked.sort()
@@ -875,6 +900,81 @@ def _expansions_alone(searcher, expansions: Callable[[Any], Iterator[tuple[bytes
     return ranked, len(found), not skipped
 
 
+def _length_bytes(leaf, fieldname: str) -> Any:  # noqa: ANN001
+    """A segment's per-document length bytes of ``fieldname`` as loaded into memory by
+    :func:`memtui.core.search.index._load_lengths`, else ``None``."""
+    cache = getattr(getattr(leaf, "_perdoc", None), "_readers", None)
+    column = cache.get(f"_{fieldname}_len") if isinstance(cache, dict) else None
+    return column if isinstance(column, bytearray) else None
+
+
+def _term_alone(searcher, term: str, boost: float, limit: int,
+                mask: set[int] | None) -> tuple[list[tuple[int, float]], int]:  # noqa: ANN001
+    """The top ``limit`` documents of a query that is one word of :data:`CONTENT_FIELD`,
+    scored exactly as Whoosh's BM25F scores a ``Term`` (same formula, same order of
+    operations, same tie order: lower document number first).
+
+    Whoosh scores a common word posting by posting through its collector, about 2 µs each,
+    and cannot skip its blocks: every block holds some short document (an index line)
+    whose bound reaches the page (issue 8: ``route`` at 100k articles, 96,252 documents,
+    200 ms). Here each block's scores are computed in one comprehension from the weights
+    and the segment's length bytes, and a block whose bound (its highest weight at its
+    shortest length) cannot beat the page's worst score is skipped unread.
+
+    Returns:
+        ``(docnum, score)`` best first, and the number of matching documents (the
+        postings of skipped blocks counted without the mask, as Whoosh's estimate).
+    """
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    reader = searcher.reader()
+    scorer = searcher.weighting.scorer(searcher, CONTENT_FIELD, term)
+    idf, avgfl, B, K1 = scorer.idf, scorer.avgfl, scorer.B, scorer.K1
+    # whoosh.scoring.bm25: idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / avgfl)))
+    norms = [K1 * ((1 - B) + B * byte_to_length(b) / avgfl) for b in range(256)]
+    page: list[tuple[float, int]] = []  # min-heap of (score, -docnum)
+    total = 0
+
+    def bound(max_weight: float, min_length: float) -> float:
+        return idf * ((max_weight * (K1 + 1)) / (max_weight + K1 * ((1 - B) + B * min_length / avgfl))) * boost
+
+    for leaf, offset in reader.leaf_readers():
+        if (CONTENT_FIELD, term) not in leaf:
+            continue
+        lengths = _length_bytes(leaf, CONTENT_FIELD)
+        matcher = leaf.postings(CONTENT_FIELD, term)
+        leaf_matcher = matcher.child if isinstance(matcher, FilterMatcher) else matcher
+        if lengths is None or not hasattr(leaf_matcher, "block_min_length"):
+            get = leaf.doc_field_length
+            lengths = bytearray(length_to_byte(get(d, CONTENT_FIELD, 1)) for d in range(leaf.doc_count_all()))
+
+        def skip(max_weight: float, m=leaf_matcher) -> bool:  # noqa: ANN001
+            if len(page) < limit:
+                return False
+            if bound(max_weight, m.block_min_length()) <= page[0][0]:
+                nonlocal total
+                total += m._blocklength
+                return True
+            return False
+
+        for block in _posting_blocks(matcher, skip=skip):
+            if block is None:
+                continue
+            ids, weights = block
+            scores = [idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) * boost for d, w in zip(ids, weights)]
+            for d, score in zip(ids, scores):
+                d += offset
+                if mask is not None and d in mask:
+                    continue
+                total += 1
+                if len(page) < limit:
+                    heapq.heappush(page, (score, -d))
+                elif score > page[0][0]:
+                    heapq.heapreplace(page, (score, -d))
+    ranked = sorted(((-d, score) for score, d in page), key=lambda x: (-x[1], x[0]))
+    return ranked, total
+
+
 # -- searching --------------------------------------------------------------------------------
 def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: bool = False,
            kinds: list[str] | None = None, snippets: bool = True) -> Results:
@@ -956,6 +1056,11 @@ def _run(index, items, filters, limit, include_proposed, snippets, started, find
         candidates = [h.docnum for h in searcher.search(rare, limit=TICKET_CANDIDATES, mask=mask)]
         if candidates:
             query = wq.And([query, _DocSet(candidates, reader)])
+    if isinstance(query, wq.Term) and query.fieldname == CONTENT_FIELD and filter_query is None:
+        ranked, total = _term_alone(searcher, query.text, query.boost, limit, mask)
+        hits = [_hit(searcher.stored_fields(d), score, count, highlight, snippets) for d, score in ranked]
+        return Results(hits=hits, total=max(len(hits), total), ms=(time.perf_counter() - started) * 1000,
+                       query_words=count, findings=findings)
     if query is None:
         query = filter_query if filter_query is not None else wq.NullQuery
         filter_query = None

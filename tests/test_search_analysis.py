@@ -118,3 +118,19 @@ def test_term_spans_match_terms() -> None:
 
     text = "Не мога да издам полица: ORA-00001 on /api/claims/submit — ne moga da izdam polica, naïve"
     assert list(term_spans(text)) == [(t, w.start, w.end) for t, w in terms(text)]
+
+
+def test_english_stems_are_snowball_porter2_and_thread_safe() -> None:
+    """PyStemmer's stemmer objects are not thread-safe; the TUI stems in worker threads
+    (search as you type while the index catches up). Each thread gets its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from memtui.core.search.analysis import _stem_en
+
+    words = ["routing", "invoices", "added", "generously", "customs", "depots", "scanning"] * 300
+    expected = {"routing": "rout", "invoices": "invoic", "added": "add", "generously": "generous"}
+    assert {w: _stem_en(w) for w in expected} == expected
+    alone = [_stem_en(w) for w in words]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(_stem_en, words))
+    assert together == alone

@@ -16,7 +16,7 @@ Steps, per word:
    (combining acute/grave), ``ё`` → ``е`` and ``ѝ`` → ``и``, diacritics of Latin letters
    removed (``café`` → ``cafe``). Whoosh splits NFD words and stems nothing in Bulgarian
    (LIBRARY-NOTES, Whoosh/Cyrillic), hence this module.
-3. **Stemming**: Latin words by the English Porter2 (Snowball) stemmer shipped with Whoosh;
+3. **Stemming**: Latin words by the English Porter2 (Snowball) stemmer, through PyStemmer;
    Cyrillic words by :func:`stem_bg`, the light stemmer for Bulgarian of J. Savoy,
    "Searching strategies for the Bulgarian language", *Information Retrieval* 10(6), 2007
    (as implemented in Lucene's ``BulgarianStemmer``).
@@ -35,13 +35,14 @@ Nothing here knows any corpus: the rules are those of the two languages.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
 
+import Stemmer
 from whoosh.analysis import Token, Tokenizer
-from whoosh.lang.porter2 import stem as _stem_en
 from whoosh.lang.stopwords import stoplists
 
 #: Prefix of a sound-key term (step 4); a user's words never start with it.
@@ -234,6 +235,19 @@ def translit_key(word: str) -> str:
     """
     cyr = word if _CYR.search(word) else to_cyrillic(word)
     return KEY_MARK + _fold(to_latin(stem_bg(_bg_plural_iya(cyr))))
+
+
+_STEMMERS = threading.local()
+
+
+def _stem_en(word: str) -> str:
+    """Snowball's English (Porter2) stem of a lower-case word, by PyStemmer (the Snowball
+    project's libstemmer binding). A stemmer object is not thread-safe, so each thread
+    keeps its own."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = Stemmer.Stemmer("english")
+    return stemmer.stemWord(word)
 
 
 @lru_cache(maxsize=65536)

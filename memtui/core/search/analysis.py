@@ -133,61 +133,60 @@ def stem_bg(word: str) -> str:
     Returns:
         The stem (``str``), possibly the word itself.
     """
-    s = list(word)
-    n = len(s)
+    n = len(word)
     if n < 4:
         return word
+    w = word  # the letters; the stem is w[:n]
+    ends = w.endswith  # ends(suffix, 0, n): does w[:n] end so
 
-    def ends(suffix: str) -> bool:
-        return n >= len(suffix) and "".join(s[n - len(suffix):n]) == suffix
-
-    if n > 5 and ends("ища"):
-        return "".join(s[: n - 3])
+    if n > 5 and ends("ища", 0, n):
+        return w[: n - 3]
     # article
-    if n > 6 and ends("ият"):
+    if n > 6 and ends("ият", 0, n):
         n -= 3
-    elif n > 5 and (ends("ът") or ends("то") or ends("те") or ends("та") or ends("ия")):
+    elif n > 5 and ends(("ът", "то", "те", "та", "ия"), 0, n):
         n -= 2
-    elif n > 4 and ends("ят"):
+    elif n > 4 and ends("ят", 0, n):
         n -= 2
     # plural
-    if n > 6 and ends("овци"):
+    if n > 6 and ends("овци", 0, n):
         n -= 3
-    elif n > 6 and ends("ове"):
+    elif n > 6 and ends("ове", 0, n):
         n -= 3
-    elif n > 6 and ends("еве"):
-        s[n - 3] = "й"
+    elif n > 6 and ends("еве", 0, n):
+        w = w[: n - 3] + "й" + w[n - 2:]
         n -= 2
-    elif n > 5 and ends("ища"):
+    elif n > 5 and ends("ища", 0, n):
         n -= 3
-    elif n > 5 and ends("та"):
+    elif n > 5 and ends("та", 0, n):
         n -= 2
-    elif n > 5 and ends("ци"):
-        s[n - 2] = "к"
+    elif n > 5 and ends("ци", 0, n):
+        w = w[: n - 2] + "к" + w[n - 1:]
         n -= 1
-    elif n > 5 and ends("зи"):
-        s[n - 2] = "г"
+    elif n > 5 and ends("зи", 0, n):
+        w = w[: n - 2] + "г" + w[n - 1:]
         n -= 1
-    elif n > 5 and s[n - 3] == "е" and s[n - 1] == "и":
-        s[n - 3] = "я"
+    elif n > 5 and w[n - 3] == "е" and w[n - 1] == "и":
+        w = w[: n - 3] + "я" + w[n - 2:]
         n -= 1
-    elif n > 4 and ends("си"):
-        s[n - 2] = "х"
+    elif n > 4 and ends("си", 0, n):
+        w = w[: n - 2] + "х" + w[n - 1:]
         n -= 1
-    elif n > 4 and ends("и"):
+    elif n > 4 and ends("и", 0, n):
         n -= 1
+    ends = w.endswith
     if n > 3:
-        if ends("я"):
+        if ends("я", 0, n):
             n -= 1
-        if ends("а") or ends("о") or ends("е"):
+        if ends(("а", "о", "е"), 0, n):
             n -= 1
-    if n > 4 and ends("ен"):
-        s[n - 2] = "н"
+    if n > 4 and ends("ен", 0, n):
+        w = w[: n - 2] + "н" + w[n - 1:]
         n -= 1
-    if n > 5 and s[n - 2] == "ъ":
-        s[n - 2] = s[n - 1]
+    if n > 5 and w[n - 2] == "ъ":
+        w = w[: n - 2] + w[n - 1] + w[n:]
         n -= 1
-    return "".join(s[:n])
+    return w[:n]
 
 
 def to_latin(word: str) -> str:
@@ -364,29 +363,48 @@ def _word_terms(text: str, whole: bool) -> tuple[str | None, str | None]:
     return stem_word(norm), good_key
 
 
-def term_spans(text: str) -> Iterator[tuple[str, int, int]]:
-    """``(term, start, end)`` for every term :func:`terms` gives (plain terms and sound keys),
-    with the code-point offsets of its word; the fast path snippets use (no Word objects)."""
+def term_spans(text: str, keys: bool = True, plain: bool = True) -> Iterator[tuple[str, int, int]]:
+    """``(term, start, end)`` for every term :func:`terms` gives (plain terms and, with
+    ``keys``, sound keys), with the code-point offsets of its word; the fast path snippets
+    use (no Word objects). With neither ``plain`` nor ``keys``, every word's span with an
+    empty term (a prefix's snippet needs only the words)."""
     for m in _COMPOUND.finditer(text):
         base = m.start()
-        for term, s, e in _chunk_spans(m.group(0)):
-            yield term, base + s, base + e
+        spans = _chunk_spans(m.group(0), keys) if plain or keys else _chunk_words(m.group(0))
+        for term, s, e in spans:
+            if plain or not keys or term.startswith(KEY_MARK):
+                yield term, base + s, base + e
 
 
 @lru_cache(maxsize=ANALYSIS_CACHE)
-def _chunk_spans(chunk: str) -> tuple[tuple[str, int, int], ...]:
+def _chunk_spans(chunk: str, keys: bool = True) -> tuple[tuple[str, int, int], ...]:
     """``(term, start, end)`` of one compound chunk, offsets relative to it (cached: words
     recur, and a snippet analyses every word of a field; a fifth of a pasted ticket's time
-    at 100k articles, issue 8)."""
+    at 100k articles, issue 8). Sound keys only with ``keys`` (the costly part)."""
     out: list[tuple[str, int, int]] = []
     for piece, s, e, whole in _split_chunk(chunk):
-        plain_term, key = _word_terms(piece, whole)
+        plain_term, key = _word_terms(piece, whole) if keys else (_plain_term(piece, whole), None)
         if plain_term is None:
             continue
         out.append((plain_term, s, e))
         if key:
             out.append((key, s, e))
     return tuple(out)
+
+
+def _chunk_words(chunk: str) -> tuple[tuple[str, int, int], ...]:
+    """``("", start, end)`` of every word of one compound chunk (no analysis)."""
+    return tuple(("", s, e) for _piece, s, e, _whole in _split_chunk(chunk))
+
+
+def _plain_term(text: str, whole: bool) -> str | None:
+    """The plain term of one word as :func:`_word_terms` gives it, without computing its
+    sound key (so a Bulgarian function word typed in Latin letters is not dropped: no
+    query holds it, so a snippet never highlights it)."""
+    norm = normalize(text)
+    if not norm or not _keep_plain(norm):
+        return None
+    return stem_word(norm)
 
 
 @lru_cache(maxsize=ANALYSIS_CACHE)

@@ -433,7 +433,7 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
             parts = [t for t, _ in kept]
             # stop words leave gaps in the positions (in the query as in the text): allow them
             slop = max([b - a for (_, a), (_, b) in zip(kept, kept[1:])] or [1])
-            highlight.update(t for t, _ in terms(item.text))
+            highlight.update(parts)  # the phrase matches plain terms only
             if len(parts) == 1:
                 q = _word_query(parts)
             elif parts:
@@ -497,13 +497,15 @@ def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPE
     """
     best: tuple[int, str, str, list[tuple[int, int]]] | None = None
     prefixes = tuple(h[len(PREFIX_MARK):] for h in highlight if h.startswith(PREFIX_MARK))
+    keys = any(h.startswith(KEY_MARK) for h in highlight)
+    plain = any(not h.startswith((KEY_MARK, PREFIX_MARK)) for h in highlight)
     for name in _SNIPPET_FIELDS:
         text = fields.get(name)
         if not text:
             continue
         text = str(text)[:SNIPPET_SCAN]
         spans: list[tuple[int, int]] = []
-        for term, start, end in term_spans(text):
+        for term, start, end in term_spans(text, keys=keys, plain=plain):
             if term in highlight or (prefixes and _folded(text[start:end]).startswith(prefixes)):
                 spans.append((start, end))
         spans = _merge(spans)

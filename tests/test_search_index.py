@@ -508,16 +508,10 @@ def test_phrase_matches_and_scores_as_whoosh_phrase(ws: Workspace, words: list[s
     assert "memory/foxes/split.md" not in _paths(search(idx, '"red fox"', limit=500)), "a phrase spans no fields"
 
 
-def test_a_lone_word_ranks_exactly_as_whoosh(ws: Workspace) -> None:
-    """The array-based top-N of a one-word query (issue 8 speed: Whoosh scored a common
-    word posting by posting, 200 ms at 100k articles) gives Whoosh's documents, scores
-    and tie order, over several segments, with deleted documents and hidden states."""
+def _birds(ws: Workspace) -> SearchIndex:
+    """400 articles of four bird words, some proposed (hidden), a seventh edited into a
+    second segment (their first versions deleted, many ties)."""
     import random
-
-    from whoosh import query as wq
-
-    from memtui.core.search.query import HIDDEN_STATES, _term_alone
-    from memtui.core.search.sources import CONTENT_FIELD
 
     rng = random.Random(9)
     mem = ws.memory / "birds"
@@ -529,11 +523,32 @@ def test_a_lone_word_ranks_exactly_as_whoosh(ws: Workspace) -> None:
     idx = SearchIndex(ws)
     idx.update()
     for p in paths[::7]:
-        _article(mem, p.stem, title="Heron heron", body="heron")  # ties, in a second segment
+        _article(mem, p.stem, title="Heron heron", body="heron owl")  # ties, in a second segment
     idx.update(only=[ws.shown(p) for p in paths[::7]])
+    assert len(list(idx.searcher().reader().leaf_readers())) > 1
+    return idx
+
+
+def _hidden(searcher) -> set[int]:  # noqa: ANN001
+    from whoosh import query as wq
+
+    from memtui.core.search.query import HIDDEN_STATES
+
+    return set(searcher.docs_for_query(wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])))
+
+
+def test_a_lone_word_ranks_exactly_as_whoosh(ws: Workspace) -> None:
+    """The array-based top-N of a one-word query (issue 8 speed: Whoosh scored a common
+    word posting by posting, 200 ms at 100k articles) gives Whoosh's documents, scores
+    and tie order, over several segments, with deleted documents and hidden states."""
+    from whoosh import query as wq
+
+    from memtui.core.search.query import _term_alone
+    from memtui.core.search.sources import CONTENT_FIELD
+
+    idx = _birds(ws)
     searcher = idx.searcher()
-    assert len(list(searcher.reader().leaf_readers())) > 1
-    mask = set(searcher.docs_for_query(wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])))
+    mask = _hidden(searcher)
     for word, boost in (("heron", 1.0), ("owl", 2.5), ("kite", 1.0)):
         for limit in (1, 10, 60):
             ours, total = _term_alone(searcher, word, boost, limit, mask)

@@ -45,6 +45,7 @@ from rapidfuzz.distance import OSA
 from whoosh import query as wq
 from whoosh import scoring
 from whoosh.matching.wrappers import FilterMatcher
+from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from memtui.core.errors import MemtuiError
 from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, term_spans, terms, words
@@ -927,13 +928,11 @@ def _term_alone(searcher, term: str, boost: float, limit: int,
         ``(docnum, score)`` best first, and the number of matching documents (the
         postings of skipped blocks counted without the mask, as Whoosh's estimate).
     """
-    from whoosh.util.numeric import byte_to_length, length_to_byte
-
     reader = searcher.reader()
     scorer = searcher.weighting.scorer(searcher, CONTENT_FIELD, term)
     idf, avgfl, B, K1 = scorer.idf, scorer.avgfl, scorer.B, scorer.K1
     # whoosh.scoring.bm25: idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / avgfl)))
-    norms = [K1 * ((1 - B) + B * byte_to_length(b) / avgfl) for b in range(256)]
+    norms = _norms(B, K1, avgfl)
     page: list[tuple[float, int]] = []  # min-heap of (score, -docnum)
     total = 0
 
@@ -975,6 +974,13 @@ def _term_alone(searcher, term: str, boost: float, limit: int,
                     heapq.heapreplace(page, (score, -d))
     ranked = sorted(((-d, score) for score, d in page), key=lambda x: (-x[1], x[0]))
     return ranked, total
+
+
+@functools.lru_cache(maxsize=64)
+def _norms(B: float, K1: float, avgfl: float) -> list[float]:
+    """BM25's length part ``K1 * ((1 - B) + B * fl / avgfl)`` for each of the 256 length
+    bytes (``fl`` as Whoosh decodes it), computed as Whoosh computes it."""
+    return [K1 * ((1 - B) + B * byte_to_length(b) / avgfl) for b in range(256)]
 
 
 # -- searching --------------------------------------------------------------------------------

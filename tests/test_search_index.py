@@ -557,3 +557,17 @@ def test_a_lone_word_ranks_exactly_as_whoosh(ws: Workspace) -> None:
             assert [s for _, s in ours] == pytest.approx([h.score for h in theirs])
             assert total >= len(ours)
     assert _paths(search(idx, "heron", limit=3)) == _paths(search(idx, "heron kind:article", limit=3))
+
+
+def test_prefix_ties_show_the_shorter_document_first(ws: Workspace) -> None:
+    """Equal prefix scores (both at the cap) list the shorter document first, not the one
+    indexed first: a title match beats a long body that repeats the word."""
+    mem = ws.memory / "zebras"
+    filler = " ".join(["stripes and grass"] * 60)
+    _article(mem, "a-long", title="Savanna notes", body=f"zebraflux {filler} zebraflux {filler} zebraflux")
+    _article(mem, "b-short", title="Zebraflux", summary="zebraflux")
+    idx = SearchIndex(ws)
+    idx.update()
+    res = search(idx, "zebraf* kind:article")
+    assert _paths(res) == ["memory/zebras/b-short.md", "memory/zebras/a-long.md"]
+    assert res.hits[0].score == res.hits[1].score

@@ -853,7 +853,8 @@ def _expansions_alone(searcher, expansions: Callable[[Any], Iterator[tuple[bytes
     in its header) that cannot beat the page's worst score is skipped unread, and a
     segment's walk stops once the page is full at the highest score the remaining
     expansions can give (issue 8: ``dre*`` at 100k articles matches most documents; a page
-    fills from a few blocks). Of equal scores, the documents read first stay.
+    fills from a few blocks). Of equal scores, the documents read first stay on the page,
+    and the page shows the shorter (weighted length) first.
 
     Returns:
         ``(docnum, score)`` best first, how many documents were found, and whether that
@@ -899,7 +900,8 @@ def _expansions_alone(searcher, expansions: Callable[[Any], Iterator[tuple[bytes
                         del best[-worst[1]]
                     best[d] = score
                     heapq.heappush(page, (score, -d))
-    ranked = sorted(best.items(), key=lambda x: (-x[1], x[0]))
+    # equal scores: the shorter document first (its match is more of it, as BM25 weighs)
+    ranked = sorted(best.items(), key=lambda x: (-x[1], reader.doc_field_length(x[0], CONTENT_FIELD, 0), x[0]))
     return ranked, len(found), not skipped
 
 

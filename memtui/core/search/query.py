@@ -565,18 +565,33 @@ def confidence(score: float, query_words: int) -> float:
     return score / max(1, query_words)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+_POSITIONS: dict[bytes, frozenset[int]] = {}
+_NEXT_POSITIONS: dict[bytes, frozenset[int]] = {}
+#: Posting values whose positions are remembered (most values are one position, and the
+#: same bytes recur across documents).
+POSITIONS_CACHE = 1 << 16
+
+
 def _positions(value: bytes) -> frozenset[int]:
     """The positions in a posting value of Whoosh's ``Positions`` format (a count, then a
-    pickled list of deltas; see :class:`~memtui.core.search.index.WeightedPositions`).
-    Cached: most values are one position, and the same bytes recur across documents."""
-    return frozenset(itertools.accumulate(pickle.loads(value[4:])))
+    pickled list of deltas; see :class:`~memtui.core.search.index.WeightedPositions`),
+    remembered in :data:`_POSITIONS` (a plain dict: the phrase loop looks it up inline)."""
+    got = _POSITIONS.get(value)
+    if got is None:
+        if len(_POSITIONS) >= POSITIONS_CACHE:
+            _POSITIONS.clear()
+        got = _POSITIONS[value] = frozenset(itertools.accumulate(pickle.loads(value[4:])))
+    return got
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _next_positions(value: bytes) -> frozenset[int]:
     """:func:`_positions` plus one: where the next word of a phrase must be."""
-    return frozenset(p + 1 for p in _positions(value))
+    got = _NEXT_POSITIONS.get(value)
+    if got is None:
+        if len(_NEXT_POSITIONS) >= POSITIONS_CACHE:
+            _NEXT_POSITIONS.clear()
+        got = _NEXT_POSITIONS[value] = frozenset(p + 1 for p in _positions(value))
+    return got
 
 
 class _Phrase(wq.Query):
@@ -623,6 +638,16 @@ class _Phrase(wq.Query):
         if any((CONTENT_FIELD, w) not in reader for w in words):
             return NullMatcher()
         order = sorted(set(words), key=lambda w: reader.doc_frequency(CONTENT_FIELD, w))
+        if len(order) == 2 and len(words) == 2 and self.slop == 1 and \
+                reader.doc_frequency(CONTENT_FIELD, order[0]) * 8 >= reader.doc_frequency(CONTENT_FIELD, order[1]):
+            found = _adjacent(reader, words[0], words[1])
+            if not found:
+                return NullMatcher()
+            scorers = [searcher.weighting.scorer(searcher, CONTENT_FIELD, w) for w in words]
+            ids = sorted(found)
+            return ListMatcher(ids, weights=[(scorers[0]._score(found[d][0], scorers[0].dfl(d))
+                                              + scorers[1]._score(found[d][1], scorers[1].dfl(d))) * self.boost
+                                             for d in ids])
         postings: dict[str, dict[int, tuple[float, bytes]]] = {}
         candidates: list[int] | None = None
         for w in order:
@@ -654,6 +679,34 @@ class _Phrase(wq.Query):
         scorers = {w: searcher.weighting.scorer(searcher, CONTENT_FIELD, w) for w in set(words)}
         scores = [sum(scorers[w]._score(postings[w][d][0], scorers[w].dfl(d)) for w in words) for d in ids]
         return ListMatcher(ids, weights=[s * self.boost for s in scores])
+
+
+def _adjacent(reader, first: str, second: str) -> dict[int, tuple[float, float]]:  # noqa: ANN001
+    """``{document: (weight of first, weight of second)}`` for the documents of a segment
+    where ``second`` directly follows ``first``, when both posting lists are long: the
+    rarer list is read into a dictionary, and the other streamed against it block by block
+    (issue 8: two common words at 100k articles, 55,000 documents holding both)."""
+    rare, common = sorted((first, second), key=lambda w: reader.doc_frequency(CONTENT_FIELD, w))
+    values: dict[int, bytes] = {}
+    weights: dict[int, float] = {}
+    for ids, ws, vs in _posting_blocks(reader.postings(CONTENT_FIELD, rare), values=True):
+        values.update(zip(ids, vs))
+        weights.update(zip(ids, ws))
+    found: dict[int, tuple[float, float]] = {}
+    rare_first = rare == first
+    at, after = _POSITIONS.get, _NEXT_POSITIONS.get  # inline cache lookups: ~1 µs a document
+    for ids, ws, vs in _posting_blocks(reader.postings(CONTENT_FIELD, common), values=True):
+        if rare_first:
+            hits = [(d, w) for d, w, v in zip(ids, ws, vs)
+                    if d in values and not (after(values[d]) or _next_positions(values[d])).isdisjoint(
+                        at(v) or _positions(v))]
+            found.update((d, (weights[d], w)) for d, w in hits)
+        else:
+            hits = [(d, w) for d, w, v in zip(ids, ws, vs)
+                    if d in values and not (after(v) or _next_positions(v)).isdisjoint(
+                        at(values[d]) or _positions(values[d]))]
+            found.update((d, (w, weights[d])) for d, w in hits)
+    return found
 
 
 def _postings_of(matcher, only: list[int] | None, size: int) -> dict[int, tuple[float, bytes]]:  # noqa: ANN001

@@ -586,3 +586,21 @@ def test_manifest_is_parsed_once_until_the_file_changes(ws: Workspace) -> None:
     again = idx._manifest()
     assert again is not first and "memory/payments/late.md" in again["sources"]
     assert idx.update().unchanged == len(again["sources"])
+
+
+def test_compressed_and_plain_posting_blocks_are_read_alike(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Posting blocks are written uncompressed (build speed); an index written with zlib
+    blocks (before) keeps working beside new segments."""
+    mem = ws.memory / "payments"
+    monkeypatch.setattr(index_mod, "BLOCK_COMPRESSION", 3)
+    idx = SearchIndex(ws)
+    idx.update()
+    before = _paths(search(idx, "refund", limit=20))
+    assert before
+    monkeypatch.setattr(index_mod, "BLOCK_COMPRESSION", 0)
+    path = _article(mem, "fresh", title="Fresh refund notes", body="refund refund")
+    idx.update(only=[ws.shown(path)])
+    after = search(idx, "refund", limit=20)
+    assert "memory/payments/fresh.md" in _paths(after)
+    assert set(before) | {"memory/payments/fresh.md"} == set(_paths(after)), "old and new segments both read"
+    assert set(_paths(after)) <= set(_paths(search(idx, "refu*", limit=50)))

@@ -604,3 +604,50 @@ def test_compressed_and_plain_posting_blocks_are_read_alike(ws: Workspace, monke
     assert "memory/payments/fresh.md" in _paths(after)
     assert set(before) | {"memory/payments/fresh.md"} == set(_paths(after)), "old and new segments both read"
     assert set(_paths(after)) <= set(_paths(search(idx, "refu*", limit=50)))
+
+
+def test_b06_a_cut_posting_file_is_repaired_not_a_traceback(ws: Workspace, shared: Path) -> None:
+    """B06 ``half-segment`` on an index whose largest file is its postings: Whoosh raises a
+    bare ``Exception("Block tag error b''")`` while reading a cut block (it closed the
+    TUI); the search rebuilds the index with a finding and answers as before."""
+    words = ["parcel", "depot", "route", "label", "invoice", "refund"]
+    for i in range(400):
+        body = " ".join(words[(i + k) % 6] for k in range(60))
+        _article(ws.memory / "bulk", f"n{i:03d}", title=f"Note {i}", body=body)
+    idx = SearchIndex(ws)
+    idx.update()
+    before = {w: sorted(_paths(search(idx, w, limit=500))) for w in words}
+    assert max(idx.dir.glob("*"), key=lambda p: p.stat().st_size).suffix == ".pst"
+    done = subprocess.run(["sh", str(shared / "bug-inputs" / "B06" / "damage_index.sh"),
+                           str(idx.dir), "half-segment"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    fresh = SearchIndex(ws)
+    findings = []
+    for w in words:
+        res = search(fresh, w, limit=500)
+        findings.extend(f for f in res.findings if f.code == "search-index-damaged")
+        assert sorted(_paths(res)) == before[w], w
+    assert len(findings) == 1 and "rebuilding" in findings[0].message
+
+
+def test_b05_a_search_during_another_process_rebuild_leaves_it_alone(ws: Workspace,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """B05: while another process rebuilds (it holds the write lock; its new index has no
+    manifest yet), a search says the index is busy and who holds it, and removes nothing:
+    it used to wipe the folder, killing the rebuild (FileNotFoundError on MAIN.tmp)."""
+    idx = SearchIndex(ws)
+    idx.update()
+    (idx.dir / index_mod.MANIFEST).unlink()  # mid-rebuild: the manifest comes last
+    monkeypatch.setattr(index_mod, "LOCK_WAIT_SECONDS", 0.2)
+    holder = idx.open().writer()  # the rebuilding process
+    (idx.dir / index_mod.PIDFILE).write_text(str(os.getpid()))
+    (idx.dir / "MAIN.tmp").mkdir(exist_ok=True)
+    files = sorted(p.name for p in idx.dir.iterdir())
+    try:
+        with pytest.raises(IndexBusyError, match=rf"another memtui process \(pid {os.getpid()}\)"):
+            search(SearchIndex(ws), "refund")
+        assert sorted(p.name for p in idx.dir.iterdir()) == files, "nothing removed under the builder"
+    finally:
+        holder.cancel()
+    res = search(SearchIndex(ws), "refund")  # once it is free: rebuilt, and found
+    assert "memory/payments/refunds.md" in _paths(res)

@@ -270,6 +270,12 @@ class SearchScreen(Screen):
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._problem, str(exc), seq)
             return
+        except Exception as exc:  # noqa: BLE001 - a failed search must not close the app
+            if not worker.is_cancelled:
+                self.app.call_from_thread(
+                    self._problem, f"the search failed ({type(exc).__name__}: {exc}); "
+                    "try again, or rebuild the index with: memtui index --rebuild", seq)
+            return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show, results, seq)
 

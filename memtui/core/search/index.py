@@ -77,6 +77,8 @@ SEGMENT_BUDGET_MB = 256
 #: articles: 156 → 210 MB). Blocks written either way stay readable.
 BLOCK_COMPRESSION = 0
 MANIFEST = "manifest.json"
+#: Whoosh's write lock file (``<index name>_WRITELOCK``).
+LOCK_NAME = "MAIN_WRITELOCK"
 PIDFILE = "writer.pid"
 
 #: Exceptions Whoosh raises on a damaged index (B06: it never says "damaged").
@@ -85,6 +87,14 @@ DAMAGE_ERRORS = (OSError, EOFError, TypeError, ValueError, KeyError, IndexError,
                  __import__("struct").error, __import__("pickle").UnpicklingError)
 
 ProgressFn = Callable[[int, int], None]
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True when ``exc``, raised while reading the index, means the index is damaged:
+    one of :data:`DAMAGE_ERRORS`, or the bare ``Exception("Block tag error ...")`` that
+    Whoosh raises on a cut posting file (B06 ``half-segment``: it crashed the TUI)."""
+    return isinstance(exc, DAMAGE_ERRORS) or (
+        type(exc) is Exception and str(exc).startswith("Block tag error"))
 
 
 class IndexBusyError(MemtuiError):
@@ -374,20 +384,63 @@ class SearchIndex:
             self._searcher = current
         return current
 
-    def _wipe(self) -> None:
-        """Remove the index folder's contents (only inside it) and start an empty index."""
-        self._drop_searcher()
-        if self.dir.is_dir() and not self.dir.is_symlink():
-            for child in self.dir.iterdir():
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child, ignore_errors=True)
-                else:
-                    try:
-                        child.unlink()
-                    except FileNotFoundError:
-                        pass
+    def _busy(self) -> IndexBusyError:
+        """The error for a write lock held by another writer, naming its process."""
+        holder = ""
+        try:
+            pid = int((self.dir / PIDFILE).read_text().strip())
+            if _pid_alive(pid):
+                holder = f" (pid {pid})"
+        except (OSError, ValueError):
+            pass
+        return IndexBusyError(f"the search index is being updated by another memtui process{holder}; "
+                              "try again when it has finished")
+
+    @contextmanager
+    def _locked(self):
+        """Hold Whoosh's write lock (``MAIN_WRITELOCK``, an ``flock``: a crashed holder frees
+        it) for a change of the index *and* its manifest, which readers take together
+        (B05: a search that saw another process's new index before its manifest took it
+        for a foreign one and wiped it mid-build).
+
+        Raises:
+            IndexBusyError: another writer holds it past :data:`LOCK_WAIT_SECONDS`.
+        """
+        from whoosh.filedb.filestore import FileStorage
+        from whoosh.util.filelock import try_for
+
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._ix = windex.create_in(str(self.dir), build_schema())
+        lock = FileStorage(str(self.dir)).lock(LOCK_NAME)
+        if not try_for(lock.acquire, LOCK_WAIT_SECONDS, 0.1):
+            raise self._busy()
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _wipe(self) -> None:
+        """Remove the index folder's contents (only inside it) and start an empty index,
+        holding Whoosh's write lock (B05: a search that found no manifest while another
+        process rebuilt the index wiped that build's files from under it).
+
+        Raises:
+            IndexBusyError: another writer holds the lock past :data:`LOCK_WAIT_SECONDS`;
+                nothing is removed.
+        """
+        self._drop_searcher()
+        with self._locked():
+            if not self.dir.is_symlink():
+                for child in self.dir.iterdir():
+                    if child.name == LOCK_NAME:
+                        continue  # the locked file itself: removing it would void the lock
+                    if child.is_dir() and not child.is_symlink():
+                        shutil.rmtree(child, ignore_errors=True)
+                    else:
+                        try:
+                            child.unlink()
+                        except FileNotFoundError:
+                            pass
+            self._ix = windex.create_in(str(self.dir), build_schema())
 
     def _damaged(self, exc: BaseException) -> Finding:
         return Finding.make(
@@ -423,7 +476,9 @@ class SearchIndex:
                         for fname in ("kind",):
                             list(reader.lexicon(fname))
                     self._ix = ix
-                except DAMAGE_ERRORS as exc:
+                except Exception as exc:  # noqa: BLE001 - only damage is handled here
+                    if not is_damage(exc):
+                        raise
                     self.findings.append(self._damaged(exc))
                     self._wipe()
                     self.needs_update = True
@@ -459,19 +514,13 @@ class SearchIndex:
             IndexBusyError: another process holds the write lock past :data:`LOCK_WAIT_SECONDS`.
         """
         pidfile = self.dir / PIDFILE
-        try:
-            writer = _fast_flush(ix.writer(timeout=LOCK_WAIT_SECONDS, delay=0.1, compound=False, codec=_codec()))
-        except LockError:
-            holder = ""
-            try:
-                pid = int(pidfile.read_text().strip())
-                if _pid_alive(pid):
-                    holder = f" (pid {pid})"
-            except (OSError, ValueError):
-                pass
-            raise IndexBusyError(
-                f"the search index is being updated by another memtui process{holder}; "
-                "try again when it has finished") from None
+        with self._locked():
+            yield from self._write_with(ix, pidfile)
+
+    def _write_with(self, ix: windex.Index, pidfile: Path):  # noqa: ANN202 - a generator
+        """The body of :meth:`_writing`, run while the write lock is held."""
+        # _lk=False: the lock is ours (see _locked), held until the manifest is written too
+        writer = _fast_flush(ix.writer(_lk=False, compound=False, codec=_codec()))
         try:
             pidfile.write_text(str(os.getpid()))
         except OSError:
@@ -549,7 +598,7 @@ class SearchIndex:
         if progress:
             progress(0, total)
         if not old and only is None and total >= PARALLEL_SOURCES and worker_count() > 1:
-            self._write_manifest(self._build_parallel(ix, list(current.values()), report, progress))
+            self._build_parallel(ix, list(current.values()), report, progress)
             return self._finish_report(ix, report, progress, total, started)
         checked = 0
         for rel_path, src in current.items():
@@ -598,8 +647,10 @@ class SearchIndex:
                         progress(checked - len(todo) + i, total)
                 small = len(todo) + len(gone) <= SMALL_UPDATE and not report.rebuilt
                 writer.commit(merge=not small)
-        if todo or gone or new_manifest != old or not had_index:
-            self._write_manifest(new_manifest)
+                self._write_manifest(new_manifest)  # under the same lock as the commit
+        elif new_manifest != old or not had_index:
+            with self._locked():
+                self._write_manifest(new_manifest)
         return self._finish_report(ix, report, progress, total, started)
 
     def _finish_report(self, ix, report: IndexReport, progress: ProgressFn | None, total: int,
@@ -667,6 +718,7 @@ class SearchIndex:
                 writer._close_segment()
                 writer._commit_toc(list(writer.segments) + segments)
                 writer._finish()
+                self._write_manifest(manifest)  # under the same lock as the commit
         finally:
             messages.close()
         return manifest

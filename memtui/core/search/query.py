@@ -49,7 +49,7 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from memtui.core.errors import MemtuiError
 from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, term_spans, terms, words
-from memtui.core.search.index import DAMAGE_ERRORS, SearchIndex
+from memtui.core.search.index import SearchIndex, is_damage
 from memtui.core.search.sources import CONTENT_FIELD, KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
 
 #: A query of more plain words than this (a pasted ticket) searches only this many of them:
@@ -1081,8 +1081,8 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
         try:
             with index.search_lock:
                 return _run(index, items, filters, limit, include_proposed, snippets, started, findings)
-        except DAMAGE_ERRORS as exc:
-            if attempt:
+        except Exception as exc:  # noqa: BLE001 - only damage is handled here
+            if attempt or not is_damage(exc):
                 raise
             report = index.repair(exc)
             findings.extend(report.findings)

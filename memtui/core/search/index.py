@@ -48,7 +48,7 @@ from memtui.core.findings import Finding
 from memtui.core.procs import process_context, worker_count
 from memtui.core.search import whoosh_fixes
 from memtui.core.search.analysis import MemtuiAnalyzer, term_positions
-from memtui.core.search.sources import (CONTENT_FIELD, STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT_BODY_CHARS,
+from memtui.core.search.sources import (CONTENT_FIELD, ID_WEIGHT, STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT_BODY_CHARS,
                                         TRANSLIT_FIELD, TRANSLIT_SOURCES, Source, fingerprint,
                                         iter_owner_map, parse, read_source, scan,
                                         source_for)
@@ -57,7 +57,7 @@ from memtui.core.workspace import Workspace
 whoosh_fixes.apply()  # matcher fixes the ranking relies on (see the module)
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: Positions left empty between two fields in :data:`CONTENT_FIELD`, so that no phrase (nor
 #: its slop) spans two fields.
 FIELD_GAP = 100
@@ -791,6 +791,8 @@ def _whoosh_doc(doc: dict[str, Any]) -> dict[str, Any]:
     if doc.get("line") is not None:
         out["line"] = doc["line"]
     content: list[tuple[float, str]] = []
+    if doc.get("entry_id"):
+        content.append((ID_WEIGHT, str(doc["entry_id"])))
     for name, weight in TEXT_FIELDS.items():
         value = str(doc.get(name) or "")
         if value:

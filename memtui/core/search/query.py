@@ -288,12 +288,31 @@ def _word_query(term_variants: list[str], reader=None) -> wq.Query:
     return wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK)
 
 
+#: Inflectional endings the stemmers strip (English Porter2, Savoy's Bulgarian): a prefix
+#: that ends in the start of one of them may be a stem plus that start (``routi`` = stem
+#: ``rout`` + the ``i`` of ``ing``), see :func:`_stems_of`.
+_ENDINGS = (
+    "s", "es", "ed", "ing", "ings", "ingly", "edly", "ly", "er", "ers", "est", "ation", "ations",
+    "ational", "ion", "ions", "ness", "ment", "ments", "ful", "ive", "ize", "ized", "izes", "izing",
+    "ise", "able", "ible", "al", "ally", "ism", "ist", "ists", "ity", "ities", "ous", "ance", "ence",
+    "ant", "ent", "y", "ies", "ied", "e", "en",
+    "ът", "ят", "та", "то", "те", "ия", "ият", "ите", "ата", "ото", "ове", "еве", "овци", "ища",
+    "ци", "зи", "си", "и", "а", "о", "е", "я", "ен",
+)
+
+
 def _stems_of(reader, fieldname: str, prefix: str) -> list[str]:
-    """Index terms that ``prefix`` itself starts with, down to 4 letters shorter (at least
-    :data:`PREFIX_MIN`): terms are stems, so ``routi*`` must also look at ``rout`` (the stem
-    of "routing"), which no expansion of ``routi`` reaches."""
-    return [prefix[:k] for k in range(max(PREFIX_MIN, len(prefix) - 4), len(prefix))
-            if (fieldname, prefix[:k]) in reader]
+    """Index terms (stems) that words starting with ``prefix`` can have but no expansion of
+    ``prefix`` reaches: the stem of ``prefix`` itself (``наложен`` → ``наложн``), and each
+    shorter start of it (down to 4 letters shorter, at least :data:`PREFIX_MIN`) whose rest
+    begins an ending the stemmers strip (``routi`` → ``rout``, as in "routing"; but not
+    ``quokkaq`` → ``quokka``: no ending starts with ``q``)."""
+    found = [prefix[:k] for k in range(max(PREFIX_MIN, len(prefix) - 4), len(prefix))
+             if any(e.startswith(prefix[k:]) for e in _ENDINGS) and (fieldname, prefix[:k]) in reader]
+    own = stem_word(prefix)
+    if own != prefix and own not in found and len(own) >= PREFIX_MIN and (fieldname, own) in reader:
+        found.append(own)
+    return found
 
 
 def _expand(reader, fieldname: str, prefix: str) -> list[str]:
@@ -442,6 +461,7 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
             count += 1
         elif item.kind == "prefix":
             highlight.add(PREFIX_MARK + item.text)
+            highlight.update(_stems_of(reader, CONTENT_FIELD, item.text))  # words found by their stem
             q = _Expansions([(t, 1.0) for t in _expand(reader, CONTENT_FIELD, item.text)])
             count += 1
         elif item.kind == "fuzzy":
@@ -1101,7 +1121,7 @@ def _run(index, items, filters, limit, include_proposed, snippets, started, find
         _, _, filter_query, count = build([], filters, reader)
         if items[0].kind == "prefix":
             expansions = _prefix_expansions(reader, items[0].text)
-            highlight = {PREFIX_MARK + items[0].text}
+            highlight = {PREFIX_MARK + items[0].text, *_stems_of(reader, CONTENT_FIELD, items[0].text)}
         else:
             terms = _fuzzy(reader, CONTENT_FIELD, stem_word(items[0].text))
             expansions = _listed_expansions(terms)

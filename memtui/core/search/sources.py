@@ -44,6 +44,11 @@ TEXT_FIELDS: dict[str, float] = {
     "body": 1.0,
 }
 
+#: Weight of an item's own id (front matter ``id``: ``exp-002``, ``art-012``) in the text: above
+#: any field, so quoting an entry's id finds that entry first (new-user test: ``exp-002``
+#: ranked the entry below the files that mention it).
+ID_WEIGHT = 5.0
+
 #: The one indexed text field: every field of :data:`TEXT_FIELDS`, each occurrence weighted
 #: by its field's weight (BM25F; see :class:`memtui.core.search.index.WeightedPositions`).
 #: The fields themselves are stored only (snippets, titles).
@@ -251,7 +256,7 @@ def parse(ws: Workspace, src: Source, text: str, node_cache: dict[Path, str] | N
         file is still indexed as plain text; a bad graph line is skipped with a finding.
     """
     node_cache = {} if node_cache is None else node_cache
-    owners = owners or {}
+    owners = owners if owners is not None else {}  # an empty lazy map is falsy, yet full
     out = Parsed()
     if src.kind == "graph":
         _parse_graph(src, text, out)
@@ -405,6 +410,9 @@ def iter_owner_map(ws: Workspace) -> dict[str, str]:
             value = tree.owner(node)[0] or ""
             self[node] = value
             return value
+
+        def get(self, node: str, default: str = "") -> str:  # noqa: ARG002 - every node has one
+            return self[node]
 
     return _Owners()
 

@@ -134,3 +134,17 @@ def test_english_stems_are_snowball_porter2_and_thread_safe() -> None:
     with ThreadPoolExecutor(8) as pool:
         together = list(pool.map(_stem_en, words))
     assert together == alone
+
+
+def test_snippet_never_starts_or_ends_inside_a_word() -> None:
+    """New-user test: snippets began "срочване за днес…" (inside "пренасрочване") where the
+    words before the match were joined by table bars, not spaces."""
+    from memtui.core.search.query import snippet_for
+
+    body = "Въведение " * 10 + "пренасрочване|днес|отказ|заявка|клиент|куриер|маршрут|заключен" + " край" * 40
+    snip = snippet_for({"body": body}, {"маршрут"}, width=60)
+    assert snip is not None and snip.spans
+    start = body.index(snip.text)
+    assert start == 0 or not body[start - 1].isalnum(), snip.text
+    end = start + len(snip.text)
+    assert end == len(body) or not body[end].isalnum() or not body[end - 1].isalnum(), snip.text

@@ -701,3 +701,27 @@ def test_bulgarian_prefix_finds_words_by_their_stem_and_highlights_them(ws: Work
     hit = next(h for h in res.hits if h.path == "memory/cod/parcels.md")
     assert hit.snippet is not None and hit.snippet.spans, "the word found by its stem is marked"
     assert _paths(search(idx, "quokkaq*")) == []
+
+
+def test_counts_are_exact_when_the_page_is_not_full(ws: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    """Fewer hits than the limit means every match was collected: the count is that, not
+    Whoosh's estimate (new-user test: "2 hits, 22 result(s)" with a filter; "20 of 38" for
+    a word whose parts overlap). A full page says "about"."""
+    from memtui.cli import main
+
+    mem = ws.memory / "errors"
+    for i in range(6):
+        _article(mem, f"e{i}", title=f"Error {i}", body="ORA-00001 unique constraint" if i % 2 else "ora rows")
+    idx = SearchIndex(ws)
+    idx.update()
+    res = search(idx, "ORA-00001", limit=50)
+    assert res.total == len(res.hits) and not res.estimated
+    filtered = search(idx, "refund kind:skill", limit=50)
+    assert filtered.total == len(filtered.hits) == 1
+    full = search(idx, "ora", limit=2)
+    assert len(full.hits) == 2 and full.estimated and full.total >= 2
+    assert main(["search", "-w", str(ws.root), "ora", "--limit", "2"]) == 0
+    assert "about " in capsys.readouterr().err
+    assert main(["search", "-w", str(ws.root), "ORA-00001", "--limit", "50"]) == 0
+    err = capsys.readouterr().err
+    assert f"{res.total} result(s)" in err and "about" not in err

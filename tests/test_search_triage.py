@@ -120,3 +120,13 @@ def test_threshold_setting_comes_from_memtui_toml(tmp_path: Path) -> None:
     assert triage.threshold_setting(Workspace.open(root)) == triage.DEFAULT_THRESHOLD
     (root / "memtui.toml").write_text("[search]\nprecedent_threshold = 3.5\n", "utf-8")
     assert triage.threshold_setting(Workspace.open(root)) == 3.5
+
+
+def test_cli_eval_triage_with_k_1_prints_hit_at_1_once(triage_ws: Path, shared: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """New-user test: ``--k 1`` printed the hit@1 row twice (hit@1 and hit@k)."""
+    main(["eval", "triage", "-w", str(triage_ws), "--cases", str(shared / "triage" / "dev-cases.jsonl"),
+          "--k", "1"])
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("hit@")]
+    assert sum(1 for ln in rows if ln.split()[0] == "hit@1" and "%" in ln.split()[1]) == 1
+    assert all(ln.startswith("hit@1") for ln in rows)

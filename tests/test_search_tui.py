@@ -63,7 +63,8 @@ async def test_app_indexes_on_open_and_results_come_as_you_type(sample_copy: Pat
         table = screen.query_one("#search-results", DataTable)
         assert table.row_count == len(paths)
         row = paths.index(ARTICLE)
-        table.focus()
+        await pilot.press("down")  # from the query box into the results (new-user test)
+        assert app.focused is table
         table.move_cursor(row=row)
         await pilot.pause()
         snippet = screen.query_one("#search-snippet", Static).render()

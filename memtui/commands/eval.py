@@ -98,6 +98,8 @@ def run_triage(args: argparse.Namespace) -> int:
               f"k={args.k}, confidence threshold {report.threshold}")
         print(f"{'metric':<30}{'memtui':>10}{'grep baseline':>16}")
         for label, name, how in _ROWS:
+            if name == "hit@{k}" and args.k == 1:
+                continue  # hit@1 has its own row
             name = name.format(k=args.k)
             label = label.replace("hit@k", key)
             print(f"{label:<30}{_fmt(ours.get(name), how):>10}{_fmt(base.get(name), how):>16}")

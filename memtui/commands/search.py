@@ -82,7 +82,7 @@ def run_search(args: argparse.Namespace) -> int:
         raise AssertionError("unreachable")  # pragma: no cover
     findings = [f for f in report.findings if f.code == "search-index-damaged"] + list(res.findings)
     if args.json:
-        _common.emit_json({"query": text, "total": res.total, "total_at_least": res.at_least, "ms": round(res.ms, 2),
+        _common.emit_json({"query": text, "total": res.total, "total_at_least": res.at_least, "total_estimated": res.estimated, "ms": round(res.ms, 2),
                            "hits": [h.to_json() for h in res.hits],
                            "findings": [f.to_json() for f in findings]})
     else:
@@ -94,7 +94,8 @@ def run_search(args: argparse.Namespace) -> int:
             print(f"{h.score:7.2f}  {h.kind:<10} {where}  {label}{state}")
             if h.snippet and h.snippet.text:
                 print("           " + _marked(h.snippet.text, h.snippet.spans))
-        print(f"{'at least ' if res.at_least else ''}{res.total} result(s) in {res.ms:.0f} ms", file=sys.stderr)
+        about = "at least " if res.at_least else "about " if res.estimated else ""
+        print(f"{about}{res.total} result(s) in {res.ms:.0f} ms", file=sys.stderr)
     return int(ExitCode.OK if res.total else ExitCode.PROBLEM)
 
 

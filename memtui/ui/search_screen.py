@@ -165,6 +165,7 @@ class SearchScreen(Screen):
 
     BINDINGS = [
         Binding("slash", "focus_query", "Query"),
+        Binding("down", "focus_results", "Results", key_display="↓"),
         Binding("escape", "clear_query", "Clear", show=False),
     ]
 
@@ -296,8 +297,8 @@ class SearchScreen(Screen):
                           safe(hit.title or hit.path, "bold"), safe(_where(hit)),
                           Text(f"{hit.confidence:.2f}"), key=str(i))
         if self.query_one("#search-query", Input).value.strip() or self._hits:
-            about = "at least" if results.at_least else "about"
-            status = Text(f"{len(self._hits):,} shown of {about} {results.total:,} · {results.ms:.0f} ms")
+            about = "at least " if results.at_least else "about " if results.estimated else ""
+            status = Text(f"{len(self._hits):,} shown of {about}{results.total:,} · {results.ms:.0f} ms")
             if self._indexing():
                 status.append(Text(" · still indexing: more may come", style="yellow"))
             for finding in results.findings:
@@ -339,6 +340,12 @@ class SearchScreen(Screen):
 
     def action_focus_query(self) -> None:
         self.query_one("#search-query").focus()
+
+    def action_focus_results(self) -> None:
+        """Down from the query box: into the results (the table keeps Down for itself)."""
+        table = self.query_one("#search-results", DataTable)
+        if table.row_count:
+            table.focus()
 
     def action_clear_query(self) -> None:
         self.query_one("#search-query", Input).value = ""

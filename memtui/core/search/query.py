@@ -161,10 +161,12 @@ class Hit:
 
 @dataclass(slots=True)
 class Results:
-    """The answer to :func:`search`: hits best first, ``total`` (an estimate of how many
-    items matched, at least ``len(hits)``; counting exactly would walk every match), the
-    time in ms, findings (an index repaired on the way), and ``at_least``: ``total`` is only
-    a lower bound (a lone ``prefix*`` stops reading once a page is full)."""
+    """The answer to :func:`search`: hits best first, ``total`` (how many items matched, at
+    least ``len(hits)``), the time in ms, findings (an index repaired on the way), and how
+    far ``total`` is to be trusted: exact when fewer hits than the limit came back (every
+    match was collected); else ``estimated`` (Whoosh's estimate: counting exactly would walk
+    every match) or ``at_least`` (a lone ``prefix*`` or ``word~`` stops reading once a page
+    is full)."""
 
     hits: list[Hit] = field(default_factory=list)
     total: int = 0
@@ -172,6 +174,7 @@ class Results:
     query_words: int = 0
     findings: list[Any] = field(default_factory=list)
     at_least: bool = False
+    estimated: bool = False
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -540,14 +543,19 @@ def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPE
         return Snippet(cut, [], name)
     # window starting a little before the densest cluster (first span with most spans within width)
     start_idx = max(range(len(spans)), key=lambda i: sum(1 for s in spans[i:] if s[1] - spans[i][0] <= width))
-    lo = max(0, spans[start_idx][0] - width // 4)
-    if lo > 0:
-        space = text.rfind(" ", 0, lo)
-        lo = space + 1 if space >= 0 and lo - space < 20 else lo
+    first = spans[start_idx][0]
+    lo = max(0, first - width // 4)
+    if lo > 0 and not text[lo - 1].isspace():  # never start inside a word
+        back = _last_space(text, lo)
+        if back >= 0 and lo - back < 20:
+            lo = back + 1
+        else:
+            ahead = _SPACE.search(text, lo, first)
+            lo = ahead.end() if ahead else first
     hi = min(len(text), lo + width)
-    if hi < len(text):
-        space = text.find(" ", hi)
-        hi = space if 0 <= space - hi < 20 else hi
+    if hi < len(text) and not text[hi].isspace():
+        ahead = _SPACE.search(text, hi, hi + 20)
+        hi = ahead.start() if ahead else hi
     # never cut a highlighted word
     for s, e in spans:
         if s < hi < e:
@@ -562,6 +570,17 @@ def _folded(word: str) -> str:
     """:func:`~memtui.core.search.analysis.normalize`, cached: a prefix's snippet folds
     every word of a field (a third of a ``prefix*`` query at 10k articles)."""
     return normalize(word)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _last_space(text: str, end: int) -> int:
+    """Index of the last whitespace character of ``text[:end]`` (-1 when none)."""
+    for i in range(end - 1, max(-1, end - 200), -1):
+        if text[i].isspace():
+            return i
+    return -1
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -1142,8 +1161,10 @@ def _run(index, items, filters, limit, include_proposed, snippets, started, find
     if isinstance(query, wq.Term) and query.fieldname == CONTENT_FIELD and filter_query is None:
         ranked, total = _term_alone(searcher, query.text, query.boost, limit, mask)
         hits = [_hit(searcher.stored_fields(d), score, count, highlight, snippets) for d, score in ranked]
-        return Results(hits=hits, total=max(len(hits), total), ms=(time.perf_counter() - started) * 1000,
-                       query_words=count, findings=findings)
+        full = len(hits) >= limit
+        return Results(hits=hits, total=max(len(hits), total) if full else len(hits),
+                       ms=(time.perf_counter() - started) * 1000, query_words=count, findings=findings,
+                       estimated=full)
     if query is None:
         query = filter_query if filter_query is not None else wq.NullQuery
         filter_query = None
@@ -1155,8 +1176,12 @@ def _run(index, items, filters, limit, include_proposed, snippets, started, find
     # no terms=True and no len(res): both walk every matching document (LIBRARY-NOTES)
     res = searcher.search(query, limit=limit, filter=filter_query, mask=mask)
     hits = [_hit(r.fields(), float(r.score or 0.0), count, highlight, snippets) for r in res]
-    return Results(hits=hits, total=max(len(hits), res.estimated_length()), ms=(time.perf_counter() - started) * 1000,
-                   query_words=count, findings=findings)
+    # fewer hits than the limit: every match was collected, so the count is exact (Whoosh's
+    # estimate adds up its clauses' sizes and ignores filters and hidden states)
+    full = len(hits) >= limit
+    return Results(hits=hits, total=max(len(hits), res.estimated_length()) if full else len(hits),
+                   ms=(time.perf_counter() - started) * 1000, query_words=count, findings=findings,
+                   estimated=full)
 
 
 def _hit(stored: dict[str, Any], score: float, count: int, highlight: set[str], snippets: bool) -> Hit:

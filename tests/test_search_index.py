@@ -725,3 +725,17 @@ def test_counts_are_exact_when_the_page_is_not_full(ws: Workspace, capsys: pytes
     assert main(["search", "-w", str(ws.root), "ORA-00001", "--limit", "50"]) == 0
     err = capsys.readouterr().err
     assert f"{res.total} result(s)" in err and "about" not in err
+
+
+def test_latin_typed_full_article_finds_the_cyrillic_word(ws: Workspace) -> None:
+    """``skenerat`` (official transliteration: ъ → a) and ``kurierut`` (ъ → u) find
+    ``скенерът`` / ``куриерът`` (new-user test: nothing found); ``advokat`` still finds
+    ``адвокат``, whose ``-ат`` is no article."""
+    mem = ws.memory / "depot"
+    _article(mem, "scan", title="Скенерът не чете", body="Куриерът вижда грешка на скенера.")
+    _article(mem, "law", title="Адвокат", body="Договор с адвокат.")
+    idx = SearchIndex(ws)
+    idx.update()
+    for query in ("skenerat", "kurierut", "skenerut"):
+        assert "memory/depot/scan.md" in _paths(search(idx, query)), query
+    assert _paths(search(idx, "advokat kind:article")) == ["memory/depot/law.md"]

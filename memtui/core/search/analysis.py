@@ -349,6 +349,19 @@ def terms(text: str, keys: bool = True, plain: bool = True) -> Iterator[tuple[st
             yield key, w
 
 
+def article_key(text: str) -> str | None:
+    """A second sound key for a Latin-typed Bulgarian word ending in ``-at``/``-ut``: the
+    full article ``-ът``, which the official transliteration writes ``-a`` (``skenerat`` =
+    ``скенерът``) and older habits ``-u``, while the reading back to Cyrillic gives ``-ат``
+    (new-user test: ``skenerat``, ``kurierut`` found nothing). For query words only: an
+    ``-ат`` word (``адвокат``) keeps its own key too. ``None`` when it does not apply."""
+    norm = normalize(text)
+    if len(norm) < 5 or not norm.isascii() or not norm.isalpha() or norm[-2:] not in ("at", "ut"):
+        return None
+    key = translit_key(to_cyrillic(norm[:-2]) + "ът")
+    return key if len(key) > 3 and key != translit_key(norm) else None
+
+
 @lru_cache(maxsize=ANALYSIS_CACHE)
 def _word_terms(text: str, whole: bool) -> tuple[str | None, str | None]:
     """``(plain term, sound key)`` of one word; ``(None, None)`` drops the word (stop word,

@@ -48,7 +48,7 @@ from whoosh.matching.wrappers import FilterMatcher
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from memtui.core.errors import MemtuiError
-from memtui.core.search.analysis import KEY_MARK, normalize, stem_word, term_spans, terms, words
+from memtui.core.search.analysis import KEY_MARK, article_key, normalize, stem_word, term_spans, terms, words
 from memtui.core.search.index import SearchIndex, is_damage
 from memtui.core.search.sources import CONTENT_FIELD, KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
 
@@ -436,7 +436,11 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
         if item.kind == "word":
             variants: dict[int, list[str]] = {}
             for term, w in terms(item.text):
-                variants.setdefault(w.pos * 2 + (0 if w.whole else 1), []).append(term)
+                group = variants.setdefault(w.pos * 2 + (0 if w.whole else 1), [])
+                group.append(term)
+                extra_key = article_key(w.text) if term.startswith(KEY_MARK) else None
+                if extra_key and extra_key not in group:
+                    group.append(extra_key)
             subs = []
             for key in sorted(variants):
                 vs = tuple(variants[key])

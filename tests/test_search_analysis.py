@@ -148,3 +148,16 @@ def test_snippet_never_starts_or_ends_inside_a_word() -> None:
     assert start == 0 or not body[start - 1].isalnum(), snip.text
     end = start + len(snip.text)
     assert end == len(body) or not body[end].isalnum() or not body[end - 1].isalnum(), snip.text
+
+
+def test_snippet_reads_a_long_field_only_near_its_first_match() -> None:
+    """Issue 8 speed: a field is analysed up to SNIPPET_LOOKAHEAD widths past its first
+    match, so the excerpt comes from there even if a denser cluster lies much later."""
+    from memtui.core.search.query import SNIPPET_LOOKAHEAD, snippet_for
+
+    width = 60
+    far = " filler" * (SNIPPET_LOOKAHEAD * width)
+    body = "Depot opens late." + far + " depot depot depot at the end"
+    snip = snippet_for({"body": body}, {"depot"}, width=width)
+    assert snip is not None and snip.text.startswith("Depot opens late")
+    assert [snip.text[a:b] for a, b in snip.spans] == ["Depot"]

@@ -182,3 +182,34 @@ async def test_index_busy_on_open_is_a_notice_not_a_crash(sample_copy: Path, mon
         assert app.index_report is not None, "the Search area does not wait for ever"
         assert any("another memtui process" in str(n.message) for n in app._notifications)
     app.session.close()
+
+
+async def test_query_box_keeps_its_width_in_a_narrow_terminal(sample_copy: Path) -> None:
+    """At 40 columns the query box had no width (new-user test); the bar now stacks."""
+    ws = Workspace.open(sample_copy)
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(40, 40)) as pilot:
+        screen = await _search_area(pilot, app)
+        await pilot.pause()
+        box = screen.query_one("#search-query")
+        assert box.size.width >= 30
+        assert screen.query_one("#search-kind").size.width >= 30
+    app.session.close()
+
+
+async def test_coming_back_to_search_puts_the_cursor_in_the_query_box(sample_copy: Path) -> None:
+    """New-user test: back on the Search area, typing opened the kind list that had focus."""
+    ws = Workspace.open(sample_copy)
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _search_area(pilot, app)
+        screen.query_one("#search-kind").focus()
+        await pilot.pause()
+        tree_key = next(a.key for a in AREAS if a.mode == "tree")
+        search_key = next(a.key for a in AREAS if a.mode == "search")
+        await pilot.press(tree_key)
+        await pilot.pause()
+        await pilot.press(search_key)
+        await pilot.pause()
+        assert app.focused is screen.query_one("#search-query")
+    app.session.close()

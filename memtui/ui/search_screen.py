@@ -152,8 +152,14 @@ def _searchable(app) -> bool:  # noqa: ANN001
 class SearchScreen(Screen):
     """Search the whole workspace (see the module docstring)."""
 
+    #: Under 80 columns the query box, kind list and checkbox stack (at 40 columns the query
+    #: box had no width left: new-user test).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (80, "-wide")]
+
     DEFAULT_CSS = """
     #search-bar { height: 3; }
+    SearchScreen.-narrow #search-bar { layout: vertical; height: auto; }
+    SearchScreen.-narrow #search-bar > * { width: 100%; }
     #search-query { width: 1fr; }
     #search-kind { width: 22; }
     #search-proposed { width: auto; }
@@ -200,6 +206,13 @@ class SearchScreen(Screen):
             app.index_progress.subscribe(self, self._on_progress)
         self._status_idle()
         self.query_one("#search-query").focus()
+
+    def on_screen_resume(self) -> None:
+        """Back on the Search area: typing goes to the query box, not to whatever widget had
+        focus (new-user test: keys opened the kind list)."""
+        focused = self.focused
+        if focused is None or focused.id in ("search-kind", "search-proposed"):
+            self.query_one("#search-query").focus()
 
     # -- index state -----------------------------------------------------------------------
     def _indexing(self) -> bool:

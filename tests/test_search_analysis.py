@@ -161,3 +161,14 @@ def test_snippet_reads_a_long_field_only_near_its_first_match() -> None:
     snip = snippet_for({"body": body}, {"depot"}, width=width)
     assert snip is not None and snip.text.startswith("Depot opens late")
     assert [snip.text[a:b] for a, b in snip.spans] == ["Depot"]
+
+
+def test_fullwidth_and_ligature_letters_fold_to_plain_letters() -> None:
+    """New-user test: ``ｒｏｕｔｅ`` found nothing. Compatibility forms fold (NFKD) before
+    matching; Cyrillic й keeps its breve."""
+    from memtui.core.search.analysis import normalize, terms
+
+    assert normalize("ｒｏｕｔｅ") == "route"
+    assert normalize("ﬁle") == "file"
+    assert normalize("Й") == "й"
+    assert [t for t, _ in terms("ｒｏｕｔｅｓ") if not t.startswith("§")] == [t for t, _ in terms("routes") if not t.startswith("§")]

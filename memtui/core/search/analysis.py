@@ -99,12 +99,13 @@ _FOLDS = [("sht", "st"), ("tz", "c"), ("ts", "c"), ("ch", "c"), ("sh", "s"), ("z
 
 
 def normalize(word: str) -> str:
-    """Fold one word for matching: NFC, case fold, no stress marks, ``ё``→``е``, ``ѝ``→``и``.
+    """Fold one word for matching: compatibility forms (fullwidth ``ｒｏｕｔｅ``, ligatures
+    ``ﬁ``) to plain letters (NFKD), case fold, no stress marks, ``ё``→``е``, ``ѝ``→``и``.
 
     Latin letters lose their diacritics (``é`` → ``e``); Cyrillic ``й`` is kept (it is a
-    letter, not an accented ``и``). Input and output are ``str``; never raises.
+    letter, not an accented ``и``). Input and output are ``str`` (NFC); never raises.
     """
-    text = unicodedata.normalize("NFD", word.casefold())
+    text = unicodedata.normalize("NFKD", word.casefold())
     out: list[str] = []
     for ch in text:
         if unicodedata.combining(ch):

@@ -57,7 +57,7 @@ from memtui.core.workspace import Workspace
 whoosh_fixes.apply()  # matcher fixes the ranking relies on (see the module)
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 #: Positions left empty between two fields in :data:`CONTENT_FIELD`, so that no phrase (nor
 #: its slop) spans two fields.
 FIELD_GAP = 100

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rich.text import Text
 from textual.widgets import DataTable, Input, Select, Static, TextArea, Tree
 
 from memtui.core.frontmatter import split

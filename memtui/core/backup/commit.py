@@ -23,7 +23,7 @@ from typing import Any, Callable
 from memtui.core.textutil import visible
 from memtui.core import secrets
 from memtui.core.backup import render as rd
-from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir,
+from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir, first_missing,
                                     find_identity)
 from memtui.core.findings import Finding
 from memtui.core.workspace import Workspace
@@ -156,16 +156,6 @@ def prepare(repo_path: str | os.PathLike[str], subdir: str, git_table: dict[str,
     return repo, subdir, head.branch or "main", identity
 
 
-def _first_missing(path: Path) -> Path | None:
-    """The topmost folder of ``path`` (itself or an ancestor) that does not exist yet."""
-    missing = None
-    for candidate in (path, *path.parents):
-        if os.path.lexists(candidate):
-            break
-        missing = candidate
-    return missing
-
-
 def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAULT_PATH, *,
            message: str | None = None, push: bool = False, remote: str | None = None,
            git_table: dict[str, Any] | None = None, progress: Progress | None = None) -> BackupResult:
@@ -201,7 +191,7 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             progress(what, fraction)
 
     step("checking the backup repository", 0.0)
-    created = _first_missing(Path(repo_path).expanduser())
+    created = first_missing(Path(repo_path).expanduser())
     repo, subdir, branch, identity = prepare(repo_path, subdir, git_table)
     dest = repo.root / subdir
     if Path(os.path.realpath(ws.root)).is_relative_to(os.path.realpath(dest)):

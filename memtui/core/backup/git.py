@@ -131,6 +131,17 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
+def first_missing(path: Path) -> Path | None:
+    """The topmost folder of ``path`` (itself or an ancestor) that does not exist yet, so a
+    failed backup or restore removes only what it created; ``None`` when ``path`` exists."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            break
+        missing = candidate
+    return missing
+
+
 def check_subdir(subdir: str) -> str:
     """The backup path as a clean relative path with ``/``.
 

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 from memtui.core import atomic
 from memtui.core.backup import render as rd
-from memtui.core.backup.git import BackupRefused, BackupRepo, check_subdir
+from memtui.core.backup.git import BackupRefused, BackupRepo, check_subdir, first_missing
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME
 
@@ -171,7 +171,7 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
         raise rd.BackupFormatError("the backup has no MANIFEST: it is not a memtui backup tree "
                                    "(check --path)")
     manifest = rd.parse_manifest(files[rd.MANIFEST].data)
-    created = _first_missing(Path(target).expanduser())
+    created = first_missing(Path(target).expanduser())
     root = check_target(target, force)
     was_empty = created is None and not any(root.iterdir())
     try:
@@ -184,16 +184,6 @@ def restore_tree(files: dict[bytes, rd.Entry], target: str | os.PathLike[str], *
         elif was_empty:
             _empty(root)
         raise
-
-
-def _first_missing(path: Path) -> Path | None:
-    """The topmost folder of ``path`` (itself or an ancestor) that does not exist yet."""
-    missing = None
-    for candidate in (path, *path.parents):
-        if os.path.lexists(candidate):
-            break
-        missing = candidate
-    return missing
 
 
 def _empty(root: Path) -> None:

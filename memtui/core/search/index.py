@@ -39,7 +39,6 @@ from whoosh import fields as wf
 from whoosh import formats as wformats
 from whoosh import index as windex
 from whoosh import scoring
-from whoosh.index import LockError
 from whoosh.system import pack_uint
 
 from memtui.core.atomic import write_text
@@ -515,33 +514,29 @@ class SearchIndex:
         """
         pidfile = self.dir / PIDFILE
         with self._locked():
-            yield from self._write_with(ix, pidfile)
-
-    def _write_with(self, ix: windex.Index, pidfile: Path):  # noqa: ANN202 - a generator
-        """The body of :meth:`_writing`, run while the write lock is held."""
-        # _lk=False: the lock is ours (see _locked), held until the manifest is written too
-        writer = _fast_flush(ix.writer(_lk=False, compound=False, codec=_codec()))
-        try:
-            pidfile.write_text(str(os.getpid()))
-        except OSError:
-            pass
-        try:
-            yield writer
-        except BaseException as exc:
+            # _lk=False: the lock is ours (see _locked), held until the manifest is written too
+            writer = _fast_flush(ix.writer(_lk=False, compound=False, codec=_codec()))
             try:
-                writer.cancel()
-            except Exception:  # noqa: BLE001 - best effort: the lock must be released
-                pass
-            if isinstance(exc, OSError):
-                raise IndexWriteError(
-                    f"the search index could not be written ({exc.strerror or exc}); "
-                    "the index is unchanged and catches up at the next update") from exc
-            raise
-        finally:
-            try:
-                pidfile.unlink()
+                pidfile.write_text(str(os.getpid()))
             except OSError:
                 pass
+            try:
+                yield writer
+            except BaseException as exc:
+                try:
+                    writer.cancel()
+                except Exception:  # noqa: BLE001 - best effort: the index must stay as it was
+                    pass
+                if isinstance(exc, OSError):
+                    raise IndexWriteError(
+                        f"the search index could not be written ({exc.strerror or exc}); "
+                        "the index is unchanged and catches up at the next update") from exc
+                raise
+            finally:
+                try:
+                    pidfile.unlink()
+                except OSError:
+                    pass
 
     def update(self, progress: ProgressFn | None = None, rebuild: bool = False,
                only: list[str] | None = None) -> IndexReport:

@@ -43,12 +43,11 @@ from typing import Any, Callable, Iterable, Iterator
 
 from rapidfuzz.distance import OSA
 from whoosh import query as wq
-from whoosh import scoring
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from memtui.core.errors import MemtuiError
-from memtui.core.search.analysis import KEY_MARK, article_key, normalize, stem_word, term_spans, terms, words
+from memtui.core.search.analysis import KEY_MARK, article_key, normalize, stem_word, term_spans, terms
 from memtui.core.search.index import SearchIndex, is_damage
 from memtui.core.search.sources import CONTENT_FIELD, KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
 
@@ -331,9 +330,9 @@ def _stems_of(reader, fieldname: str, prefix: str) -> list[str]:
     return found
 
 
-def _expand(reader, fieldname: str, prefix: str) -> list[str]:
+def _expand(reader, fieldname: str, prefix: str, stems: list[str]) -> list[str]:
     """The :data:`PREFIX_LIMIT` most frequent terms of ``fieldname`` starting with ``prefix``
-    (of the first :data:`PREFIX_SCAN`), and the stems it starts with (:func:`_stems_of`)."""
+    (of the first :data:`PREFIX_SCAN`), and ``stems`` (:func:`_stems_of` the prefix)."""
     found: list[tuple[int, str]] = []
     try:
         for i, term in enumerate(reader.expand_prefix(fieldname, prefix)):
@@ -344,7 +343,7 @@ def _expand(reader, fieldname: str, prefix: str) -> list[str]:
     except KeyError:
         return []
     found.sort(key=lambda x: (-x[0], x[1]))
-    return [t for _, t in found[:PREFIX_LIMIT]] + _stems_of(reader, fieldname, prefix)
+    return [t for _, t in found[:PREFIX_LIMIT]] + stems
 
 
 def _third_letter_edits(word: str) -> set[str]:
@@ -481,8 +480,9 @@ def build(items: list[_Item], filters: dict[str, list[str]], reader,
             count += 1
         elif item.kind == "prefix":
             highlight.add(PREFIX_MARK + item.text)
-            highlight.update(_stems_of(reader, CONTENT_FIELD, item.text))  # words found by their stem
-            q = _Expansions([(t, 1.0) for t in _expand(reader, CONTENT_FIELD, item.text)])
+            stems = _stems_of(reader, CONTENT_FIELD, item.text)
+            highlight.update(stems)  # words found by their stem
+            q = _Expansions([(t, 1.0) for t in _expand(reader, CONTENT_FIELD, item.text, stems)])
             count += 1
         elif item.kind == "fuzzy":
             expanded = _fuzzy(reader, CONTENT_FIELD, stem_word(item.text))
@@ -928,16 +928,16 @@ class _Expansions(wq.Query):
         return ListMatcher(ids, weights=[best[d] for d in ids])
 
 
-def _prefix_expansions(reader, prefix: str) -> Callable[[Any], Iterator[tuple[bytes, Any, float]]]:  # noqa: ANN001
+def _prefix_expansions(prefix: str, stems: list[str]) -> Callable[[Any], Iterator[tuple[bytes, Any, float]]]:
     """The expansions of ``prefix*`` in one segment, for :func:`_expansions_alone`: its
     first :data:`PREFIX_SCAN` terms with the prefix, in lexicon order (one walk of the
-    lexicon, no lookups), then the stems the prefix starts with (:func:`_stems_of`)."""
-    stems = [t.encode("utf-8") for t in _stems_of(reader, CONTENT_FIELD, prefix)]
+    lexicon, no lookups), then ``stems`` (:func:`_stems_of` the prefix)."""
+    encoded = [t.encode("utf-8") for t in stems]
 
     def of(leaf) -> Iterator[tuple[bytes, Any, float]]:  # noqa: ANN001
         for term, info in itertools.islice(leaf.iter_prefix(CONTENT_FIELD, prefix), PREFIX_SCAN):
             yield term, info, 1.0
-        for term in stems:
+        for term in encoded:
             if (CONTENT_FIELD, term) in leaf:
                 yield term, leaf.term_info(CONTENT_FIELD, term), 1.0
     return of
@@ -1059,7 +1059,7 @@ def _term_alone(searcher, term: str, boost: float, limit: int,
         lengths = _length_bytes(leaf, CONTENT_FIELD)
         matcher = leaf.postings(CONTENT_FIELD, term)
         leaf_matcher = matcher.child if isinstance(matcher, FilterMatcher) else matcher
-        if lengths is None or not hasattr(leaf_matcher, "block_min_length"):
+        if lengths is None:
             get = leaf.doc_field_length
             lengths = bytearray(length_to_byte(get(d, CONTENT_FIELD, 1)) for d in range(leaf.doc_count_all()))
 
@@ -1130,11 +1130,11 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
         raise QueryError("the query is empty; type a word, a \"phrase\", a prefix* or a filter")
     findings: list[Any] = []
     for attempt in (0, 1):
-        ix = index.open()
+        index.open()
         if index.needs_update:  # emptied because damaged or outdated: fill it before searching
             report = index.update()
             findings.extend(report.findings)
-            ix = index.open()
+            index.open()
         findings.extend(index.findings)
         index.findings = []
         try:
@@ -1159,8 +1159,9 @@ def _run(index, items, filters, limit, include_proposed, snippets, started, find
     if len(items) == 1 and items[0].kind in ("prefix", "fuzzy"):
         _, _, filter_query, count = build([], filters, reader)
         if items[0].kind == "prefix":
-            expansions = _prefix_expansions(reader, items[0].text)
-            highlight = {PREFIX_MARK + items[0].text, *_stems_of(reader, CONTENT_FIELD, items[0].text)}
+            stems = _stems_of(reader, CONTENT_FIELD, items[0].text)
+            expansions = _prefix_expansions(items[0].text, stems)
+            highlight = {PREFIX_MARK + items[0].text, *stems}
         else:
             terms = _fuzzy(reader, CONTENT_FIELD, stem_word(items[0].text))
             expansions = _listed_expansions(terms)

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memtui.core import graph as g  # noqa: E402
-from memtui.core.graph_audit import audit  # noqa: E402
+from memtui.core.graph.audit import audit  # noqa: E402
 from memtui.core.session import Session  # noqa: E402
 
 WORDS = ["service", "database", "cluster", "ticket", "customer", "invoice", "report", "pipeline",

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Input, Static, TextArea
 from backup_helpers import git, isolate_git, tree_bytes
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.backup_screen import BackupScreen
+from memtui.ui.screens.backup import BackupScreen
 
 
 @pytest.fixture(autouse=True)

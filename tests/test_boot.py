@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.core.boot import NodeNotFoundError, build_boot
+from memtui.core.tree.boot import NodeNotFoundError, build_boot
 from memtui.core.errors import ConfinementError
 from memtui.core.workspace import Workspace
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core import audit
-from memtui.core.tree import MemoryTree
+from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 
 TREES = ["PrefectHQ__prefect", "microsoft__agent-framework"]

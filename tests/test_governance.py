@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from memtui.core import atomic, governance as gov
+from memtui.core.governance.intents import _transition
+from memtui.core.tree.index import index_with_line, index_without_line
 from memtui.core.auditlog import AuditLog
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.session import Session
-from memtui.core.tree import MemoryTree
+from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 
 CURATOR = "support.curator"
@@ -253,7 +255,7 @@ def test_retire_removes_file_and_index_line_and_keeps_the_record(ws):
         assert r.state == "retired" and r.retirement["why"] == "superseded by the SSO article"
         assert r.content == LOCKOUT_V1
         with pytest.raises(gov.GovernanceError, match="never edited"):
-            gov._transition(s.store, gov.Ledger(s.store).get(r.id), "active", "decision", {})
+            _transition(s.store, gov.Ledger(s.store).get(r.id), "active", "decision", {})
     assert not (ws / "memory/support/lockout.md").exists()
     assert "lockout.md" not in (ws / "memory/support/AGENTS.md").read_text()
 
@@ -455,8 +457,8 @@ def test_ingest_files_each_inbox_file_once_even_when_interrupted(ws, monkeypatch
 
 def test_index_line_edits_keep_crlf_bom_and_bullets():
     text = "\ufeff# N\r\n\r\n+ [Old](a.md) — old\r\n+ [B](b.md) — b\r\n"
-    out = gov.index_with_line(text, "n", "a.md", "New", "new line")
+    out = index_with_line(text, "n", "a.md", "New", "new line")
     assert out == "\ufeff# N\r\n\r\n+ [New](a.md) — new line\r\n+ [B](b.md) — b\r\n"
-    added = gov.index_with_line(text, "n", "c.md", "C [x]", "c")
-    assert added.endswith("+ [B](b.md) — b\r\n- [C (x)](c.md) — c\r\n")
-    assert gov.index_without_line(text, "n", "a.md") == "\ufeff# N\r\n\r\n+ [B](b.md) — b\r\n"
+    added = index_with_line(text, "n", "c.md", "C [x]", "c")
+    assert added.endswith("+ [B](b.md) — b\r\n- [C [x]](c.md) — c\r\n")
+    assert index_without_line(text, "n", "a.md") == "\ufeff# N\r\n\r\n+ [B](b.md) — b\r\n"

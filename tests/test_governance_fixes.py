@@ -10,6 +10,7 @@ import pytest
 from memtui.cli import main
 from tests.test_governance_cli import _no_tty, _run  # noqa: F401 - _no_tty is an autouse fixture
 from memtui.core import governance as gov
+from memtui.core.tree.index import index_with_line
 from memtui.core.session import Session
 
 from tests.test_governance import CURATOR, LEAD, LOCKOUT_V1, LOCKOUT_V2, ws  # noqa: F401 - the fixture
@@ -144,7 +145,7 @@ def test_a_new_node_index_has_one_articles_section_holding_the_line(ws):
 
 def test_index_with_line_fills_an_existing_empty_section():
     text = "# N\n\n## Articles\n\n## Child nodes\n\n- [C](c/AGENTS.md) — c\n"
-    out = gov.index_with_line(text, "n", "a.md", "A", "a line")
+    out = index_with_line(text, "n", "a.md", "A", "a line")
     assert out == "# N\n\n## Articles\n\n- [A](a.md) — a line\n\n## Child nodes\n\n- [C](c/AGENTS.md) — c\n"
 
 

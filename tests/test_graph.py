@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memtui.core import atomic
 from memtui.core import graph as g
 
 CORPUS_COUNTS = {  # from ../shared/corpus/README.md and MANIFEST.tsv notes
@@ -352,7 +353,7 @@ def test_failed_write_leaves_the_file_untouched(tmp_path: Path, monkeypatch: pyt
     def broken(*_a, **_k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(g.atomic, "write_bytes", broken)
+    monkeypatch.setattr(atomic, "write_bytes", broken)
     with pytest.raises(OSError):
         g.commit(target, g.load(target), g.AddObservation("a", "x"), session=graph_session)
     assert target.read_bytes() == data

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from memtui.core import graph as g
 from memtui.core.findings import CODES
-from memtui.core.graph_audit import audit, near_duplicates, visible
+from memtui.core.graph.audit import audit, near_duplicates
+from memtui.core.text import visible
 
 
 def _load(*records: dict) -> g.Graph:

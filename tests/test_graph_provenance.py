@@ -9,8 +9,7 @@ import pytest
 
 from memtui.core import graph as g
 from memtui.core.errors import MemtuiError
-from memtui.core.graph_provenance import (Provenance, ProvenanceBook, find_in_sessions,
-                                          session_file, session_position)
+from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_file, session_position
 
 
 class _Doc(dict):

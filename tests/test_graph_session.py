@@ -21,7 +21,7 @@ from memtui.core import audit as audit_mod
 from memtui.core import graph as g
 from memtui.core.auditlog import AuditLog, ClientIdConflict
 from memtui.core.errors import ConfinementError, ReadOnlyError
-from memtui.core.graph_provenance import Provenance, ProvenanceBook, session_position
+from memtui.core.graph.provenance import Provenance, ProvenanceBook, session_position
 from memtui.core.session import Session
 from memtui.core.store import Store
 from memtui.core.workspace import Workspace
@@ -167,7 +167,7 @@ def test_undo_puts_provenance_back(ws: Path) -> None:
 
 
 def test_memtui_audit_includes_graph_findings(ws: Path, tmp_path: Path) -> None:
-    from memtui.core.graph_audit import audit
+    from memtui.core.graph.audit import audit
 
     report = audit_mod.run(Workspace.open(ws), parallel=False)
     expected = audit(g.load(_graph(ws), "memory/graph.jsonl"))
@@ -183,7 +183,7 @@ def test_audit_does_not_follow_a_graph_link_outside(ws: Path, tmp_path: Path) ->
     outside = tmp_path / "outside.jsonl"
     shutil.move(_graph(ws), outside)
     _graph(ws).symlink_to(outside)
-    from memtui.core.graph_audit import workspace_findings
+    from memtui.core.graph.audit import workspace_findings
 
     [finding] = workspace_findings(Workspace.open(ws))
     assert finding.code == "symlink-outside"

@@ -13,7 +13,8 @@ from textual.widgets import DataTable, OptionList, Static
 from memtui.core import graph as g
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.graph_screen import PAGE, Confirm, GraphScreen
+from memtui.ui.screens.graph import PAGE, GraphScreen
+from memtui.ui.widgets import Confirm
 
 
 async def wait_for(pilot, condition, timeout: float = 15.0) -> None:
@@ -107,9 +108,10 @@ async def test_big_graph_is_paged(tmp_path: Path) -> None:
 # -- curating through the app's session (issue 4, write discipline) ------------------------------
 
 from memtui.core.auditlog import AuditLog  # noqa: E402
-from memtui.core.graph_provenance import Provenance, ProvenanceBook  # noqa: E402
+from memtui.core.graph.provenance import Provenance, ProvenanceBook  # noqa: E402
 from memtui.core.session import Session  # noqa: E402
-from memtui.ui.graph_screen import AskText, SessionHistory  # noqa: E402
+from memtui.ui.screens.graph import SessionHistory
+from memtui.ui.widgets import AskText  # noqa: E402
 
 
 async def _answer(pilot, app, text: str) -> None:

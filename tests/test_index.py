@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtui.core.tree import parse_index
+from memtui.core.tree.index import parse_index
 
 
 def test_entries_with_every_tolerated_separator_and_bullet() -> None:
@@ -64,7 +64,7 @@ def test_titles_with_brackets_and_link_leaving_the_tree() -> None:
 
 def test_suggested_index_line_for_awkward_file_names_parses_back() -> None:
     """The audit's suggested line for `name with spaces [x].md` once did not list the file."""
-    from memtui.core.tree import index_line
+    from memtui.core.tree.index import index_line
 
     for name in ("name with spaces [x].md", "a(b).md", "plain.md", "ünï cödé.md"):
         line = index_line("Title [x]\nsecond", name, "one")

@@ -15,7 +15,7 @@ from textual.widgets import Select, Static, TextArea
 from memtui.core import atomic
 from memtui.core.session import Session
 from memtui.core.workspace import Workspace
-from memtui.ui.notes_screen import PREVIEW_CAP, LeaveQuestion, NotesScreen
+from memtui.ui.screens.notes import PREVIEW_CAP, LeaveQuestion, NotesScreen
 
 
 class NotesApp(App):

@@ -12,11 +12,11 @@ from memtui.core.auditlog import AuditLog
 from memtui.core.search.index import SearchIndex
 from memtui.core.search.query import search
 from memtui.core.session import Session
-from memtui.core.tree import MemoryTree
+from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.graph_screen import AskText, Confirm
-from memtui.ui.proposals_screen import ProposalsScreen
+from memtui.ui.widgets import AskText, Confirm
+from memtui.ui.screens.proposals import ProposalsScreen
 
 EXP13 = "support/experience/exp-013-label-printer-blank.md@1"
 

@@ -12,7 +12,7 @@ from memtui.core.search.query import Snippet, search
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.areas import AREAS
-from memtui.ui.search_screen import DEBOUNCE_SECONDS, MATCH_STYLE, SearchCommands, SearchScreen, open_hit, snippet_text
+from memtui.ui.screens.search import DEBOUNCE_SECONDS, MATCH_STYLE, SearchCommands, SearchScreen, open_hit, snippet_text
 
 ARTICLE = "memory/support/cod-payments/cod-mismatch.md"
 
@@ -155,7 +155,7 @@ def test_no_search_while_the_first_build_creates_the_index(sample_copy: Path) ->
     from types import SimpleNamespace
 
     from memtui.core.search.index import SearchIndex
-    from memtui.ui.search_screen import _searchable
+    from memtui.ui.screens.search import _searchable
 
     index = SearchIndex(Workspace.open(sample_copy))
     building = SimpleNamespace(index_report=None, search_index=index, index_existed=None)

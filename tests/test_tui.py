@@ -11,10 +11,10 @@ import pytest
 from textual.widgets import DataTable, Markdown, Static, TextArea, Tree
 
 from memtui import userconfig
-from memtui.core.tree import MemoryTree
+from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.tree_screen import PREVIEW_LIMIT
+from memtui.ui.screens.tree import PREVIEW_LIMIT
 
 
 async def wait_for(pilot, condition, timeout: float = 10.0) -> None:

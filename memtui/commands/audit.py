@@ -9,7 +9,7 @@ from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core import audit
 from memtui.core.findings import CODES, Severity
-from memtui.core.textutil import visible
+from memtui.core.text import visible
 
 
 def register(sub: argparse._SubParsersAction) -> None:

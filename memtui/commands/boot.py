@@ -12,7 +12,7 @@ import sys
 
 from memtui.commands import _common
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, fail, open_workspace
-from memtui.core.boot import DEFAULT_BOOT_BUDGET, NodeNotFoundError, build_boot
+from memtui.core.tree.boot import DEFAULT_BOOT_BUDGET, NodeNotFoundError, build_boot
 from memtui.core.errors import ConfinementError
 from memtui.core.skills import DEFAULT_INDEX_BUDGET
 

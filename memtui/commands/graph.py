@@ -17,7 +17,8 @@ from memtui.commands._common import ExitCode
 from memtui.core import graph as g
 from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.findings import Severity, sort_key
-from memtui.core.graph_audit import audit, visible
+from memtui.core.graph.audit import audit
+from memtui.core.text import visible
 from memtui.core.session import Session
 
 #: Seconds a write waits for another memtui command holding the writer lock (never for a TUI).
@@ -192,7 +193,7 @@ def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:
     """Provenance records for ``--session KEY`` on create / add-observation (else none)."""
     import datetime as _dt
 
-    from memtui.core.graph_provenance import Provenance, session_file
+    from memtui.core.graph.provenance import Provenance, session_file
 
     key = getattr(args, "session_key", None)
     if not key:
@@ -337,7 +338,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _provenance_of(ws, name: str) -> dict:
     """``{observation: [Provenance, ...]}`` of entity ``name`` from the store, read-only
     (an unreadable store gives none: showing the graph never needs it)."""
-    from memtui.core.graph_provenance import ProvenanceBook
+    from memtui.core.graph.provenance import ProvenanceBook
     from memtui.core.store import Store
 
     store = Store.open(ws, read_only=True)
@@ -395,7 +396,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from memtui.core import graph_export
+    from memtui.core.graph import export as graph_export
 
     _ws, _path, graph, _data = _load(args)
     if args.format == "jsonl":

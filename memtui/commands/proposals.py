@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 
+from memtui.core import text
 from memtui.commands import _common, _gov
 from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
@@ -120,7 +121,7 @@ def run_show(args: argparse.Namespace) -> int:
         uses = ledger.uses(v.id)
         cases = ledger.assignments(v.id)
         owner = gov.owner_of(s.ws, v.node)[0]
-        patch = gov.diff(active.content if active else "", v.content,
+        patch = text.unified_diff(active.content if active else "", v.content,
                          f"{v.article}@{active.number}" if active else "(none)", v.id)
         if args.json:
             _common.emit_json({**v.to_json(), "owner": owner, "eligibility": e.to_json(),

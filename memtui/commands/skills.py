@@ -16,22 +16,13 @@ from __future__ import annotations
 import argparse
 
 from memtui.commands import _common
-from memtui.core.textutil import visible
+from memtui.core.text import clip as _clip, visible
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.skills import (
     DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue, save_skill_field,
 )
-
-
-def _clip(text: str, width: int) -> str:
-    text = visible(" ".join(text.split()))
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-
-
 
 
 def _format_finding(f: Finding) -> str:

@@ -17,7 +17,7 @@ from memtui.commands.backup import add_repo_args
 from memtui.commands.restore import repo_and_path
 from memtui.core.backup.git import BackupRefused, GitError
 from memtui.core.backup.render import BackupFormatError
-from memtui.core.audit import plural
+from memtui.core.text import plural
 from memtui.core.backup.verify import verify
 
 

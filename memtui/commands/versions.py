@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from memtui.core import text
 from memtui.commands import _common, _gov
 from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
             if missing:
                 _common.fail(f"{article} has no version {missing[0]}", ExitCode.PROBLEM)
             a, b = by[args.diff[0]], by[args.diff[1]]
-            patch = gov.diff(a.content, b.content, a.id, b.id)
+            patch = text.unified_diff(a.content, b.content, a.id, b.id)
             if args.json:
                 _common.emit_json({"from": a.id, "to": b.id, "diff": patch})
             else:

@@ -27,10 +27,10 @@ from memtui.core.audit import AuditReport
 from memtui.core.errors import MemtuiError
 from memtui.core.search.index import IndexReport, SearchIndex
 from memtui.core.session import Session
-from memtui.core.tree import MemoryTree
+from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.areas import AREAS
-from memtui.ui.search_screen import SearchCommands
+from memtui.ui.screens.search import SearchCommands
 from memtui.ui.themes import DEFAULT_THEME, load_themes
 
 

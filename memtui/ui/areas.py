@@ -26,20 +26,20 @@ class Area:
 
 
 AREAS: list[Area] = [
-    Area("tree", "Tree", "1", "memtui.ui.tree_screen:TreeScreen",
+    Area("tree", "Tree", "1", "memtui.ui.screens.tree:TreeScreen",
          "browse nodes, node indexes and articles of the memory tree"),
-    Area("audit", "Audit", "2", "memtui.ui.audit_screen:AuditScreen",
+    Area("audit", "Audit", "2", "memtui.ui.screens.audit:AuditScreen",
          "every finding in a sortable, filterable table"),
-    Area("skills", "Skills", "3", "memtui.ui.skills_screen:SkillsScreen",
+    Area("skills", "Skills", "3", "memtui.ui.screens.skills:SkillsScreen",
          "the skills catalogue, each skill's findings and the skill index budget"),
-    Area("notes", "Notes", "4", "memtui.ui.notes_screen:NotesScreen",
+    Area("notes", "Notes", "4", "memtui.ui.screens.notes:NotesScreen",
          "edit the member notes (MEMORY_CUSTOM.md) safely; read the notebook and operator files"),
-    Area("graph", "Graph", "5", "memtui.ui.graph_screen:GraphScreen",
+    Area("graph", "Graph", "5", "memtui.ui.screens.graph:GraphScreen",
          "entities, relations and findings of the knowledge graph; curate it"),
-    Area("search", "Search", "6", "memtui.ui.search_screen:SearchScreen",
+    Area("search", "Search", "6", "memtui.ui.screens.search:SearchScreen",
          "search every article, note, skill and entity; Enter opens the result in its area"),
-    Area("proposals", "Proposals", "7", "memtui.ui.proposals_screen:ProposalsScreen",
+    Area("proposals", "Proposals", "7", "memtui.ui.screens.proposals:ProposalsScreen",
          "review proposals (diff, provenance, uses), approve or reject; version history, rollback, retire"),
-    Area("backup", "Backup", "8", "memtui.ui.backup_screen:BackupScreen",
+    Area("backup", "Backup", "8", "memtui.ui.screens.backup:BackupScreen",
          "back the workspace up to git, list the backups, restore one into a folder, verify the round trip"),
 ]

@@ -8,28 +8,15 @@ so two different names never look the same.
 
 from __future__ import annotations
 
-import unicodedata
-
 from rich.text import Text
 
-_VISIBLE = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
+from memtui.core.text import visible as _visible
 
 
 def visible(value: object) -> str:
-    """``str(value)`` with control and format characters replaced by visible stand-ins
-    (``⏎`` ``⇥`` ``␍``, or ``⟨U+200B⟩`` for zero-width and direction marks)."""
-    text = "" if value is None else str(value)
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        if ch in _VISIBLE:
-            out.append(_VISIBLE[ch])
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") :
-            out.append(f"⟨U+{ord(ch):04X}⟩")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """``value`` as the TUI shows user text: :func:`memtui.core.text.visible` with symbols
+    (``⏎`` ``⇥`` ``␍``, ``⟨U+200B⟩``)."""
+    return _visible(value, symbols=True)
 
 
 def safe(value: object, style: str = "") -> Text:

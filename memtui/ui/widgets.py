@@ -1,11 +1,17 @@
-"""Small widgets shared by every area."""
+"""Small widgets shared by every area: the area bar, and the modal questions (one line of text, yes/no)."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
 
 from memtui.ui.areas import AREAS
+from memtui.ui.text import safe
 
 
 class AreaBar(Static):
@@ -36,3 +42,64 @@ class AreaBar(Static):
             bar.append(" ")
         bar.append("  ctrl+p: commands", style="dim")
         self.update(bar)
+
+
+_MODAL_CSS = """
+{name} {{ align: center middle; }}
+{name} #ask-box {{ width: 70%; height: auto; border: thick $primary; padding: 1 2; background: $surface; }}
+{name} Horizontal {{ height: auto; }}
+"""
+
+
+class AskText(ModalScreen[str | None]):
+    """Ask for one line of text; dismisses with the text, or ``None`` on Escape."""
+
+    DEFAULT_CSS = _MODAL_CSS.format(name="AskText")
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, prompt: str, value: str = "") -> None:
+        super().__init__()
+        self._prompt = prompt
+        self._value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask-box"):
+            yield Static(safe(self._prompt))
+            yield Input(value=self._value, id="ask-input")
+
+    @on(Input.Submitted, "#ask-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class Confirm(ModalScreen[bool]):
+    """Ask yes/no before a change; ``y``/Enter on Yes confirms, ``n``/Escape cancels."""
+
+    DEFAULT_CSS = _MODAL_CSS.format(name="Confirm")
+
+    BINDINGS = [Binding("escape,n", "no", "No"), Binding("y", "yes", "Yes")]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self._question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask-box"):
+            yield Static(safe(self._question))
+            with Horizontal():
+                yield Button(Text("Yes (y)"), id="yes", variant="warning")
+                yield Button(Text("No (n)"), id="no")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from memtui.core.textutil import visible
+from memtui.core.text import visible
 from memtui.core import secrets
 from memtui.core.backup import render as rd
 from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir, first_missing,

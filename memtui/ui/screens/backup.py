@@ -40,8 +40,8 @@ from memtui.core.backup.verify import verify
 from memtui.core.errors import MemtuiError
 from memtui.core.store import StoreDamagedError
 from memtui.ui.widgets import AreaBar
-from memtui.ui.graph_screen import AskText
-from memtui.ui.text import visible, safe
+from memtui.ui.widgets import AskText
+from memtui.ui.text import safe
 
 #: Backups listed in the history table (newest first).
 HISTORY_ROWS = 200

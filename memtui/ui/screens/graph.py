@@ -5,7 +5,7 @@ The graph loads and is audited in a worker thread. The entity table shows one pa
 a DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES; B23). The neighbourhood tree is
 built lazily on expand, children capped at :data:`MAX_CHILDREN`; an entity with findings is
 marked there (``⚠ n``) as in the table. Observations are a list showing each one's
-provenance (which session, when; :mod:`memtui.core.graph_provenance`); ``h`` opens that
+provenance (which session, when; :mod:`memtui.core.graph.provenance`); ``h`` opens that
 session history read-only at the line. Every user string goes through
 :func:`memtui.ui.text.safe` (B17: never markup).
 
@@ -27,16 +27,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, OptionList, Static, TextArea, Tree
+from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static, TextArea, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
 from memtui.core import graph as g
 from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
-from memtui.core.graph_audit import audit
-from memtui.core.graph_provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
-from memtui.ui.widgets import AreaBar
+from memtui.core.graph.audit import audit
+from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
+from memtui.ui.widgets import AreaBar, AskText, Confirm
 from memtui.ui.text import join, safe, severity_text
 
 #: Rows of the entity table drawn at once.
@@ -50,7 +50,6 @@ MAX_HISTORY_BYTES = 8 * 1024 * 1024
 #: Graphs with more entities skip the fuzzy near-duplicate search when re-audited after an edit.
 NEAR_AFTER_EDIT = 20_000
 
-_RANK = {Severity.ERROR: 3, Severity.WARNING: 2, Severity.INFO: 1}
 _MARK_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 
 _SORTS = {
@@ -59,67 +58,6 @@ _SORTS = {
     "observations": lambda r: (-len(r[0].observations), r[0].name.casefold()),
     "relations": lambda r: (-r[1], r[0].name.casefold()),
 }
-
-
-_MODAL_CSS = """
-{name} {{ align: center middle; }}
-{name} #ask-box {{ width: 70%; height: auto; border: thick $primary; padding: 1 2; background: $surface; }}
-{name} Horizontal {{ height: auto; }}
-"""
-
-
-class AskText(ModalScreen[str | None]):
-    """Ask for one line of text; dismisses with the text, or ``None`` on Escape."""
-
-    DEFAULT_CSS = _MODAL_CSS.format(name="AskText")
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def __init__(self, prompt: str, value: str = "") -> None:
-        super().__init__()
-        self._prompt = prompt
-        self._value = value
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="ask-box"):
-            yield Static(safe(self._prompt))
-            yield Input(value=self._value, id="ask-input")
-
-    @on(Input.Submitted, "#ask-input")
-    def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class Confirm(ModalScreen[bool]):
-    """Ask yes/no before a change; ``y``/Enter on Yes confirms, ``n``/Escape cancels."""
-
-    DEFAULT_CSS = _MODAL_CSS.format(name="Confirm")
-
-    BINDINGS = [Binding("escape,n", "no", "No"), Binding("y", "yes", "Yes")]
-
-    def __init__(self, question: str) -> None:
-        super().__init__()
-        self._question = question
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="ask-box"):
-            yield Static(safe(self._question))
-            with Horizontal():
-                yield Button(Text("Yes (y)"), id="yes", variant="warning")
-                yield Button(Text("No (n)"), id="no")
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
-
-    def action_yes(self) -> None:
-        self.dismiss(True)
-
-    def action_no(self) -> None:
-        self.dismiss(False)
 
 
 class SessionHistory(ModalScreen[None]):
@@ -293,7 +231,7 @@ class GraphScreen(Screen):
                     record = graph.lines[finding.line - 1].record
                     if isinstance(record, g.Entity):
                         worst, count = self._flags.get(record.name, (finding.severity, 0))
-                        if _RANK[finding.severity] > _RANK[worst]:
+                        if finding.severity.rank < worst.rank:
                             worst = finding.severity
                         self._flags[record.name] = (worst, count + 1)
         self._out, self._in, self._degree = defaultdict(list), defaultdict(list), {}

@@ -27,10 +27,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
+from memtui.core import text
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui.widgets import AreaBar
-from memtui.ui.graph_screen import AskText, Confirm
+from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.text import join, safe
 
 
@@ -214,8 +215,8 @@ class ProposalsScreen(Screen):
         self.query_one("#prop-head", Static).update(head)
         base = active.content if active else ""
         label = f"{v.article}@{active.number} (active)" if active else "(no active version)"
-        self.query_one("#prop-diff", Static).update(unified_text(gov.diff(base, v.content, label, v.id)))
-        self.query_one("#prop-side", Static).update(side_text(gov.side_by_side(base, v.content)))
+        self.query_one("#prop-diff", Static).update(unified_text(text.unified_diff(base, v.content, label, v.id)))
+        self.query_one("#prop-side", Static).update(side_text(text.side_by_side(base, v.content)))
         self.query_one("#prop-prov", Static).update(self._provenance(v, how))
         self.query_one("#prop-uses", Static).update(self._uses(ledger, v, e))
         self._fill_history(ledger.versions(v.article))
@@ -286,7 +287,7 @@ class ProposalsScreen(Screen):
         base = next((h for h in self._history if h.number == self._mark), None)
         if base is None:
             base = self._history[row - 1] if row > 0 else None
-        patch = gov.diff(base.content if base else "", new.content, base.id if base else "(none)", new.id)
+        patch = text.unified_diff(base.content if base else "", new.content, base.id if base else "(none)", new.id)
         target.update(unified_text(patch))
 
     def history_diff_text(self) -> str:
@@ -408,7 +409,7 @@ class ProposalsScreen(Screen):
 
     def _after(self, what: str, select: str | None) -> None:
         self.notify(f"{what}: done", timeout=3, markup=False)
-        from memtui.core.tree import MemoryTree
+        from memtui.core.tree.model import MemoryTree
 
         self.app.tree_model = MemoryTree(self.app.ws)
         self.load(select)

@@ -24,7 +24,7 @@ from typing import Any
 
 from memtui.core.errors import MemtuiError
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, SkillIndex, build_index, load_catalogue
-from memtui.core.tree import MemoryTree
+from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 #: Default boot budget in bytes. No seed gives one; 16 KiB holds a node index plus a

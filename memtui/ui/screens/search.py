@@ -39,7 +39,7 @@ from memtui.core.search.query import Hit, QueryError, Results, Snippet, search
 from memtui.core.search.sources import KINDS
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
 from memtui.ui.widgets import AreaBar
-from memtui.ui.audit_screen import place_in_tree
+from memtui.ui.screens.audit import place_in_tree
 from memtui.ui.text import join, safe
 
 #: Quiet time after the last key before the query runs (seconds).

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from memtui.core.errors import MemtuiError
-from memtui.core.graph import EditObservation, MergeEntities, Operation, RenameEntity
+from memtui.core.graph.operations import EditObservation, MergeEntities, Operation, RenameEntity
 
 TABLE = "provenance"
 _SESSION_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")

@@ -24,7 +24,8 @@ from memtui.core import governance
 from memtui.core.audit import AuditReport
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
-from memtui.core.tree import Article, is_local_link
+from memtui.core.tree.model import Article
+from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
 from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
@@ -343,7 +344,7 @@ class TreeScreen(Screen):
 
     @work(thread=True, exclusive=True, group="article")
     def _load_boot(self, node: str) -> None:
-        from memtui.core.boot import build_boot
+        from memtui.core.tree.boot import build_boot
 
         boot = build_boot(self.app.ws, node, with_skills=True)
         if not get_current_worker().is_cancelled:

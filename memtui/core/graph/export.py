@@ -7,8 +7,8 @@ syntax; node identifiers are generated (``n0``, ``n1``...), never made from name
 
 from __future__ import annotations
 
-from memtui.core.graph import Graph, entity_line, relation_line
-from memtui.core.graph_audit import visible
+from memtui.core.graph.format import Graph, entity_line, relation_line
+from memtui.core.text import visible
 
 
 def to_jsonl(graph: Graph) -> bytes:

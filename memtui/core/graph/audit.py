@@ -21,8 +21,8 @@ from collections import Counter, defaultdict
 from rapidfuzz import fuzz
 
 from memtui.core.findings import Finding
-from memtui.core.textutil import visible  # noqa: F401 - re-exported for graph_export and the CLI
-from memtui.core.graph import Graph, fold_name, fold_type
+from memtui.core.text import visible  # noqa: F401 - re-exported for graph_export and the CLI
+from memtui.core.graph.format import Graph, fold_name, fold_type
 
 #: Score (0-100, rapidfuzz ``fuzz.ratio``) from which two names count as near-identical.
 NEAR_SCORE = 90.0
@@ -239,7 +239,7 @@ def workspace_findings(ws) -> list[Finding]:
         finding when it cannot be read. Never raises for the file's content.
     """
     from memtui.core.files import is_inside
-    from memtui.core.graph import GraphEditError, load
+    from memtui.core.graph.format import GraphEditError, load
 
     path = ws.graph_file
     if not os.path.lexists(path):

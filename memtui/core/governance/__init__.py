@@ -1,0 +1,69 @@
+"""Governed memory (seed 000 §2 rule 7, §7.4b): knowledge reaches the shared tree through proposals,
+only its owner activates it, active versions are immutable, and every change is recorded.
+
+Rooms of this package, lowest first:
+
+- :mod:`~memtui.core.governance.model`: versions, uses, pins and the ledger that reads them;
+- :mod:`~memtui.core.governance.rules`: ownership, eligibility (two independent uses), what blocks a publication;
+- :mod:`~memtui.core.governance.intents`: one change of article, node index and store, through the guarded write;
+- :mod:`~memtui.core.governance.actions`: propose, use, assign, approve, reject, retire, roll back, adopt, revert;
+- :mod:`~memtui.core.governance.inbox`: proposals dropped as files into ``proposals/inbox/``.
+
+This face re-exports the public names, so callers write ``from memtui.core import governance as gov``.
+"""
+
+from __future__ import annotations
+
+from memtui.core.governance.model import (  # noqa: F401 - the package's public face
+    Eligibility as Eligibility,
+    GovernanceError as GovernanceError,
+    Ledger as Ledger,
+    ORIGINS as ORIGINS,
+    RefusedError as RefusedError,
+    STATES as STATES,
+    T_ASSIGN as T_ASSIGN,
+    T_INTENTS as T_INTENTS,
+    T_PINS as T_PINS,
+    T_USES as T_USES,
+    T_VERSIONS as T_VERSIONS,
+    Use as Use,
+    VERDICTS as VERDICTS,
+    Version as Version,
+    node_of as node_of,
+    normalise_article as normalise_article,
+    now as now,
+    retired_how as retired_how,
+    title_and_line as title_and_line,
+)
+from memtui.core.governance.rules import (  # noqa: F401 - the package's public face
+    audit_findings as audit_findings,
+    eligibility as eligibility,
+    entry_states as entry_states,
+    owner_of as owner_of,
+    require_owner as require_owner,
+    stale_base as stale_base,
+    untracked as untracked,
+)
+from memtui.core.governance.intents import (  # noqa: F401 - the package's public face
+    recover as recover,
+)
+from memtui.core.governance.actions import (  # noqa: F401 - the package's public face
+    adopt as adopt,
+    approve as approve,
+    assign as assign,
+    pin as pin,
+    propose as propose,
+    refresh_search as refresh_search,
+    reject as reject,
+    retire as retire,
+    revert as revert,
+    rollback as rollback,
+    touched_paths as touched_paths,
+    use as use,
+)
+from memtui.core.governance.inbox import (  # noqa: F401 - the package's public face
+    INBOX as INBOX,
+    INBOX_FIELDS as INBOX_FIELDS,
+    article_from_inbox as article_from_inbox,
+    ingest as ingest,
+)

@@ -1,0 +1,424 @@
+"""The governance actions: propose, use, assign, approve, reject, retire, roll back, adopt and revert (seed 000 §2 rule 7, §7.4b).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any, Iterable
+
+
+from memtui.core import atomic
+from memtui.core.errors import ConflictError, MemtuiError
+from memtui.core.tree.model import MemoryTree
+from memtui.core.workspace import NODE_INDEX, Workspace
+from memtui.core.governance.intents import _activation, _begin, _commit, _decision, _insert_version, _plan_files, _transition, _version_record
+from memtui.core.governance.model import GovernanceError, Ledger, ORIGINS, RefusedError, T_ASSIGN, T_PINS, T_USES, Use, VERDICTS, Version, _mem_path, _read, _sha, _shown, node_of, normalise_article, now
+from memtui.core.governance.rules import _check_disk, _edited, eligibility, require_owner, stale_base, untracked
+
+
+def propose(session, node: str, article: str, content: str, *, case: str, source_request: str,  # noqa: ANN001
+            profile: str, profile_version: str | None = None, sources: Iterable[str] = (),
+            untrusted: bool = False, title: str | None = None, one_liner: str | None = None,
+            new_node_owner: str | None = None, new_node_title: str | None = None,
+                new_node_line: str | None = None, intake_key: str | None = None,
+            client_id: str | None = None) -> Version:
+    """File a proposal: a candidate version of ``node/article`` (seed 000 §2 rule 7).
+
+    Anyone may propose into any node. The proposal is stored (state ``proposed``) and absent
+    from the tree and from search; nothing under ``memory/`` is written.
+
+    Args:
+        node: the node folder relative to ``memory/`` (``support/experience``).
+        article: the file name (``exp-013.md``) or a path inside the node.
+        content: the complete text of the article.
+        case, source_request: the proposing case and its source-request id (required).
+        profile, profile_version: the authoring agent profile and its version.
+        sources: URLs or paths the content was derived from.
+        untrusted: the content derives from untrusted input (propagates to later versions).
+        title, one_liner: the node index line (default: from the content's front matter).
+        client_id: the request's id; a retry with the same id returns the version filed the
+            first time instead of filing it twice (seed 004).
+        new_node_owner: when ``node`` has no ``AGENTS.md`` yet, the owner of the new node
+            (seed 000 §2 rule 4); ``new_node_title``/``new_node_line`` its parent index line.
+
+    Returns:
+        The stored :class:`Version`.
+
+    Raises:
+        ReadOnlyError: the session is read-only. GovernanceError: bad path, empty content,
+        missing case or source request, or a new node without an owner.
+    """
+    ledger = _begin(session)
+    earlier = session.audit.find(client_id) if client_id else None
+    if earlier is not None and earlier.action == "governance.propose" and earlier.detail.get("version"):
+        return ledger.get(earlier.detail["version"])  # a retry (seed 004): filed once already
+    node = node.strip().strip("/")
+    if node.startswith("memory/"):
+        node = node[len("memory/"):]
+    name = article.strip()
+    path = normalise_article(name if "/" in name and name.startswith(node + "/") else f"{node}/{name}" if node else name)
+    if not content.strip():
+        raise GovernanceError("the proposed article is empty; nothing was filed.")
+    if not case.strip() or not source_request.strip():
+        raise GovernanceError("a proposal needs its case id and source-request id (provenance, seed 000 §7.4b).")
+    if not profile.strip():
+        raise GovernanceError("a proposal needs the authoring --profile.")
+    new_node = None
+    if not MemoryTree(session.ws).is_node(node_of(path)):
+        if not new_node_owner:
+            raise GovernanceError(
+                f"{node_of(path) or 'the root'} is not a node (no AGENTS.md); a new node is created "
+                "only with an owner (seed 000 §2 rule 4): give --new-node-owner PROFILE")
+        new_node = {"owner": new_node_owner, "title": new_node_title or PurePosixPath(node).name,
+                    "one_liner": new_node_line or ""}
+    prov = {"kind": "proposal", "case": case.strip(), "source_request": source_request.strip(),
+            "sources": [str(s) for s in ([sources] if isinstance(sources, str) else sources) if s],
+            "human_reviewed": False, "untrusted": bool(untrusted)}
+    data = _version_record(session.ws, ledger, path, content, author=profile.strip(),
+                           profile_version=profile_version, provenance=prov, state="proposed",
+                           title=title, one_liner=one_liner, new_node=new_node, intake_key=intake_key)
+    version = _insert_version(session.store, data)
+    session.audit.record("governance.propose", _shown(session.ws, path), None, version.sha256,
+                         client_id=client_id, detail={"version": version.id, "case": case,
+                                                      "untrusted": version.untrusted})
+    return version
+
+
+def use(session, version_id: str, *, case: str, source_request: str, verdict: str, check: str,  # noqa: ANN001
+        origin: str = "independent", origin_of: str | None = None, hash: str | None = None) -> Use:
+    """Record that ``case`` used ``version_id`` (seed 000 §7.4b MEMORY_USES), and pin it.
+
+    Args:
+        verdict: ``pass`` or ``contradiction``.
+        check: the independent check performed against current evidence (required: mere
+            retrieval is not a use).
+        origin: ``independent``, ``mirror``, ``subcase`` or ``fork``; ``origin_of`` names the
+            case it derives from (required unless independent).
+        hash: the article hash the case saw (default: the version's).
+
+    Returns:
+        The stored :class:`Use`.
+
+    Raises:
+        GovernanceError: unknown version, bad verdict/origin, missing check or ids.
+        ReadOnlyError: the session is read-only.
+    """
+    ledger = _begin(session)
+    version = ledger.get(version_id)
+    if verdict not in VERDICTS:
+        raise GovernanceError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}.")
+    if origin not in ORIGINS:
+        raise GovernanceError(f"origin must be one of {', '.join(ORIGINS)}, not {origin!r}.")
+    if origin != "independent" and not (origin_of or "").strip():
+        raise GovernanceError(f"a {origin} must name the case it derives from (--origin-of CASE).")
+    if not (check or "").strip():
+        raise GovernanceError("a use needs the independent check performed (--check); mere retrieval "
+                              "is not a use (seed 000 §7.4b).")
+    if not case.strip() or not source_request.strip():
+        raise GovernanceError("a use needs its case id and source-request id.")
+    record = Use(version.id, hash or version.sha256, case.strip(), source_request.strip(), origin,
+                 (origin_of or "").strip() or None, check.strip(), verdict, now(), session.profile)
+    session.store.table(T_USES).insert(record.to_json())
+    session.store.table(T_PINS).insert({"case": record.case, "version": version.id, "hash": record.hash,
+                                        "time": record.time})
+    session.audit.record("governance.use", _shown(session.ws, version.article), None, record.hash,
+                         detail={"version": version.id, "case": record.case, "verdict": verdict,
+                                 "origin": origin})
+    return record
+
+
+def pin(session, case: str, version_id: str) -> dict[str, Any]:  # noqa: ANN001 - Session
+    """Record that ``case`` relied on ``version_id`` (seed 000 §7.4b version pinning)."""
+    ledger = _begin(session)
+    version = ledger.get(version_id)
+    record = {"case": case, "version": version.id, "hash": version.sha256, "time": now()}
+    session.store.table(T_PINS).insert(record)
+    session.audit.record("governance.pin", _shown(session.ws, version.article), None, version.sha256,
+                         detail={"version": version.id, "case": case})
+    return record
+
+
+def assign(session, version_id: str, cases: Iterable[str]) -> list[str]:  # noqa: ANN001
+    """Assign validation cases to a proposal (seed 000 §7.4b); owner only.
+
+    Returns:
+        The cases newly assigned.
+
+    Raises:
+        RefusedError: not the owner. GovernanceError: not a proposal, no case, the proposing
+        case itself, or a case assigned already.
+    """
+    ledger = _begin(session)
+    version = ledger.get(version_id)
+    require_owner(session, version.node, "assign validation cases")
+    if version.state != "proposed":
+        raise GovernanceError(f"{version.id} is {version.state}; validation cases are assigned to proposals.")
+    wanted = [c.strip() for c in cases if c and c.strip()]
+    if not wanted:
+        raise GovernanceError("name at least one validation case.")
+    have = {a["case"] for a in ledger.assignments(version.id)}
+    for c in wanted:
+        if c == version.provenance.get("case"):
+            raise GovernanceError(f"{c} is the proposing case; a validation case must be another case.")
+        if c in have or wanted.count(c) > 1:
+            raise GovernanceError(f"{c} is already assigned to {version.id}.")
+    for c in wanted:
+        session.store.table(T_ASSIGN).insert({"version": version.id, "case": c, "by": session.profile,
+                                              "time": now()})
+    session.audit.record("governance.assign", _shown(session.ws, version.article), None, version.sha256,
+                         detail={"version": version.id, "cases": wanted})
+    return wanted
+
+
+def approve(session, version_id: str, *, reviewed: bool = False, why: str = "",  # noqa: ANN001
+            replace_newer: bool = False) -> Version:
+    """Activate a proposal: the owner's write into the shared tree (seed 000 §2 rule 7).
+
+    Args:
+        reviewed: a human reviewed it (required unless :func:`eligibility` says eligible by
+            uses); recorded as ``human_reviewed`` in the decision.
+        why: the decision's note.
+        replace_newer: activate it even though it was filed on an older version than the one
+            active now, knowingly dropping the newer change; recorded in the decision as
+            ``replaced_newer`` (the id of the version it replaces). Without it such an
+            approval is refused (seed 000 §7.4b: a change is a new version based on the
+            active one).
+
+    Returns:
+        The now active :class:`Version`; the previous active version is retired, the article
+        and its node index line (and a new node's parent line) written in one change
+        (module docstring), and ``governance.activate`` recorded.
+
+    Raises:
+        RefusedError: not the owner; neither eligible by uses nor reviewed; or filed on an
+            older version than the active one (or on a version since retired) without
+            ``replace_newer`` (``based on @1, but @2 is active now: file the change again on @2``).
+        ConflictError: the article on disk differs from its active version.
+        GovernanceError: not a proposal. ReadOnlyError: read-only session.
+    """
+    ledger = _begin(session)
+    version = ledger.get(version_id)
+    require_owner(session, version.node, "activate")
+    if version.state != "proposed":
+        raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
+    _check_disk(session, ledger, version)  # an edit on disk is the first thing to settle
+    active = ledger.active(version.article)
+    stale = stale_base(ledger, version)
+    if stale and not replace_newer:
+        raise RefusedError(f"{version.id} is {stale}; approving it would silently undo that change "
+                           "(or pass --replace-newer to replace it knowingly)")
+    verdict = eligibility(ledger, version)
+    if not verdict.by_uses and not reviewed:
+        raise RefusedError(f"{version.id} is not eligible by uses ({'; '.join(verdict.reasons)}); only "
+                           "human review promotes it: review the diff and approve as reviewed")
+    how = "uses" if verdict.by_uses and not reviewed else "human review"
+    note = why or f"promoted by {how}"
+    if reviewed and why:
+        note += " (human reviewed)"
+    extra: dict[str, Any] = {}
+    if stale:
+        replaced = active.id if active else f"{version.article} (retired)"
+        note += f"; replaces the newer {replaced} (it was based on @{version.based_on}, --replace-newer)"
+        extra["replaced_newer"] = replaced
+    return _activation(session, ledger, version, "activate", note,
+                       {"promoted_by": how, "human_reviewed": bool(reviewed),
+                        "uses": [u.case for u in verdict.counted], **extra},
+                       decision_extra={**extra, "human_reviewed": bool(reviewed)},
+                       provenance={"human_reviewed": True} if reviewed else None)
+
+
+def reject(session, version_id: str, reason: str) -> Version:  # noqa: ANN001 - Session
+    """Reject a proposal with a reason (required); owner only. The record stays, decided."""
+    ledger = _begin(session)
+    version = ledger.get(version_id)
+    require_owner(session, version.node, "reject proposals")
+    if not (reason or "").strip():
+        raise GovernanceError("rejecting needs a reason; nothing was recorded.")
+    if version.state != "proposed":
+        raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
+    _transition(session.store, version, "rejected", "decision", _decision(session, "reject", reason.strip()))
+    session.audit.record("governance.reject", _shown(session.ws, version.article), None, version.sha256,
+                         detail={"version": version.id, "reason": reason.strip()})
+    return ledger.get(version.id)
+
+
+def retire(session, article: str, reason: str = "") -> Version:  # noqa: ANN001 - Session
+    """Retire the active version of ``article``: its file and index line leave the tree; the
+    record stays (seed 000 §7.4b). Owner only.
+
+    Raises:
+        RefusedError: not the owner. GovernanceError: nothing active.
+        ConflictError: the file differs from the active version (adopt or revert first).
+    """
+    ledger = _begin(session)
+    article = normalise_article(article)
+    active = ledger.active(article)
+    if active is None:
+        raise GovernanceError(f"{article} has no active version to retire.")
+    require_owner(session, active.node, "retire articles")
+    if _sha(_read(_mem_path(session.ws, article))) not in (active.sha256, None):
+        raise ConflictError(f"{_shown(session.ws, article)} differs from its active version "
+                            f"{active.number}; adopt or revert the unrecorded edit first.")
+    files = _plan_files(session.ws, active, None)
+    changes = [{"id": active.id, "state": "retired", "field": "retirement",
+                "decision": _decision(session, "retire", reason or "retired")}]
+    _commit(session, "governance.retire", _shown(session.ws, article), files, changes,
+            {"version": active.id, "reason": reason})
+    return ledger.get(active.id)
+
+
+def rollback(session, article: str, to: int, reason: str = "") -> Version:  # noqa: ANN001
+    """Publish a new version holding version ``to``'s content (seed 000 §7.4b); owner only.
+
+    ``to`` must have been accepted once (active or retired, not a proposal or a rejection).
+    The new version's provenance names the rollback (``kind: rollback``, ``rollback_of``) and
+    keeps ``to``'s untrusted mark; nothing earlier is edited.
+
+    Raises:
+        RefusedError: not the owner. GovernanceError: no such accepted version, or it is the
+        active content already. ConflictError: unrecorded edit on disk.
+    """
+    ledger = _begin(session)
+    article = normalise_article(article)
+    target = next((v for v in ledger.versions(article) if v.number == to), None)
+    if target is None or target.decision is None or target.state not in ("active", "retired"):
+        raise GovernanceError(f"{article} has no accepted version {to} to roll back to; "
+                              f"`memtui versions {article}` lists them.")
+    require_owner(session, target.node, "roll back")
+    active = ledger.active(article)
+    if active is not None and active.sha256 == target.sha256:
+        raise GovernanceError(f"version {active.number} already holds the content of version {to}.")
+    prov = {"kind": "rollback", "rollback_of": to, "case": None, "source_request": None,
+            "sources": list(target.provenance.get("sources") or []),
+            "human_reviewed": True, "untrusted": target.untrusted}
+    data = _version_record(session.ws, ledger, article, target.content, author=session.profile,
+                           profile_version=None, provenance=prov, state="proposed",
+                           title=target.title, one_liner=target.one_liner)
+    data["provenance"]["untrusted"] = target.untrusted  # the restored content's own chain
+    version = _insert_version(session.store, data)
+    return _activation(session, ledger, version, "rollback", reason or f"rollback to version {to}",
+                       {"rollback_of": to})
+
+
+def adopt(session, path: str | None = None, reason: str = "") -> list[Version]:  # noqa: ANN001
+    """Record articles explicitly (never done by opening a workspace).
+
+    An untracked article becomes version 1 (``active``, provenance ``baseline``); anyone may
+    adopt a baseline, since it publishes nothing new. An article with an unrecorded edit
+    becomes a new active version (provenance ``external edit``, untrusted when the chain is);
+    that is an activation, so only the owner may do it. ``path`` is an article or a node
+    folder (memory-relative); ``None`` means the whole tree.
+
+    Returns:
+        The versions recorded (empty when nothing needed adopting).
+
+    Raises:
+        RefusedError: an external edit in a node the acting profile does not own.
+        GovernanceError: ``path`` is neither an article nor a folder of the tree.
+    """
+    ledger = _begin(session)
+    ws = session.ws
+    target = (path or "").strip().strip("/")
+    if target.startswith("memory/"):
+        target = target[len("memory/"):]
+    if target.endswith(".md"):
+        target = normalise_article(target)
+        if not _mem_path(ws, target).is_file():
+            raise GovernanceError(f"{_shown(ws, target)} is not a file of the tree.")
+        candidates = [target]
+    else:
+        if target and not _mem_path(ws, target).is_dir():
+            raise GovernanceError(f"{target!r} is neither an article nor a folder of the memory tree.")
+        candidates = untracked(ws, session.store, target or None)
+        candidates += [a for a, vs in ledger.tracked().items()
+                       if (not target or a.startswith(target + "/")) and _edited(ws, ledger, a)]
+    out: list[Version] = []
+    for article in candidates:
+        data = _read(_mem_path(ws, article))
+        if data is None:
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        active = ledger.active(article)
+        if active is None:
+            record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
+                                     provenance={"kind": "baseline", "human_reviewed": False},
+                                     state="active", decision=_decision(session, "adopt", reason or "baseline"))
+            version = _insert_version(session.store, record)
+            session.audit.record("governance.adopt", _shown(ws, article), None, version.sha256,
+                                 detail={"version": version.id, "provenance": "baseline"})
+            out.append(version)
+        elif active.sha256 != atomic.sha256(data):
+            require_owner(session, active.node, "adopt an external edit")
+            record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
+                                     provenance={"kind": "external edit", "human_reviewed": False},
+                                     state="proposed")
+            version = _insert_version(session.store, record)
+            # the file already holds the bytes: the activation writes only the index line if needed
+            _adopt_activation(session, ledger, version, active, data, reason)
+            out.append(ledger.get(version.id))
+    return out
+
+
+def _adopt_activation(session, ledger: Ledger, version: Version, active: Version,  # noqa: ANN001
+                      data: bytes, reason: str) -> None:
+    files = [f for f in _plan_files(session.ws, version, version.content)]
+    changes = [{"id": active.id, "state": "retired", "field": "retirement",
+                "decision": {**_decision(session, "retire", f"superseded by external edit, version {version.number}"),
+                             "superseded_by": version.id}},
+               {"id": version.id, "state": "active", "field": "decision",
+                "decision": _decision(session, "adopt", reason or "external edit")}]
+    files[0]["old"] = _sha(data)
+    _commit(session, "governance.adopt", _shown(session.ws, version.article), files, changes,
+            {"version": version.id, "provenance": "external edit", "retired": active.id})
+
+
+def revert(session, article: str) -> Version:  # noqa: ANN001 - Session
+    """Put the active version's bytes back over an unrecorded edit (owner only).
+
+    Raises:
+        RefusedError: not the owner. GovernanceError: no active version or nothing to revert.
+    """
+    ledger = _begin(session)
+    article = normalise_article(article)
+    active = ledger.active(article)
+    if active is None:
+        raise GovernanceError(f"{article} has no active version to revert to.")
+    require_owner(session, active.node, "revert articles")
+    path = _mem_path(session.ws, article)
+    current = _sha(_read(path))
+    if current == active.sha256:
+        raise GovernanceError(f"{_shown(session.ws, article)} already holds its active version {active.number}.")
+    files = [{"path": _shown(session.ws, article), "old": current, "new": active.content}]
+    _commit(session, "governance.revert", _shown(session.ws, article), files, [],
+            {"version": active.id})
+    return active
+
+
+def touched_paths(ws: Workspace, article: str) -> list[str]:
+    """Workspace-relative files an action on ``article`` may have written: the article, its
+    node index and the parent node's index (for :func:`refresh_search`)."""
+    tree = MemoryTree(ws)
+    node = node_of(article)
+    out = [_shown(ws, article), _shown(ws, f"{node}/{NODE_INDEX}" if node else NODE_INDEX)]
+    parent = tree.parent_node(node) if node else None
+    if parent is not None:
+        out.append(_shown(ws, f"{parent}/{NODE_INDEX}" if parent else NODE_INDEX))
+    return out
+
+
+def refresh_search(ws: Workspace, paths: list[str]) -> str | None:
+    """Make saved files searchable (``SearchIndex.update(only=paths)``) when a search index
+    exists; the index is derived data, so a failure is returned as a sentence, not raised."""
+    from memtui.core.search.index import SearchIndex
+
+    index = SearchIndex(ws)
+    if not index.exists():
+        return None
+    try:
+        index.update(only=paths)
+    except MemtuiError as exc:
+        return f"the search index was not updated ({exc}); run `memtui index`"
+    return None

@@ -1,0 +1,242 @@
+"""Governance changes as intents: an activation, retirement, rollback or revert is one change of article, node index and store that survives a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import PurePosixPath
+from typing import Any
+
+from tinydb import Query
+
+from memtui.core import atomic, frontmatter
+from memtui.core.errors import ConflictError
+from memtui.core.files import confine
+from memtui.core.store import Store
+from memtui.core.tree.model import MemoryTree
+from memtui.core.workspace import NODE_INDEX, Workspace
+from memtui.core.governance.model import GovernanceError, Ledger, RefusedError, T_INTENTS, T_VERSIONS, Version, _mem_path, _read, _sha, _shown, node_of, now, title_and_line
+from memtui.core.governance.rules import _chain_untrusted, _check_disk, _next_number
+from memtui.core.tree.index import index_with_line, index_without_line, new_node_index
+
+
+_FROZEN = ("content", "sha256", "provenance", "article", "number", "created", "author", "id")
+
+
+_ALLOWED = {("proposed", "active"), ("proposed", "rejected"), ("active", "retired")}
+
+
+def _transition(store: Store, version: Version, state: str, field_name: str, decision: dict[str, Any],
+                provenance: dict[str, Any] | None = None) -> None:
+    """Move ``version`` to ``state`` recording ``decision`` in ``field_name``; the only edit
+    ever made to a version record. Decided records (retired, rejected) are never edited.
+    ``provenance`` (only on proposed→active, the decision itself) adds provenance facts that
+    the decision establishes, such as ``human_reviewed``.
+
+    Raises:
+        GovernanceError: the transition is not one of proposed→active/rejected, active→retired.
+    """
+    if (version.state, state) not in _ALLOWED:
+        raise GovernanceError(f"version {version.id} is {version.state}; it cannot become {state} "
+                              "(decided records are never edited).")
+    update: dict[str, Any] = {"state": state, field_name: decision}
+    if provenance and (version.state, state) == ("proposed", "active"):
+        update["provenance"] = {**version.provenance, **provenance}
+    store.table(T_VERSIONS).update(update, doc_ids=[version.doc_id])
+
+
+def _insert_version(store: Store, data: dict[str, Any]) -> Version:
+    doc_id = store.table(T_VERSIONS).insert(data)
+    return Version.from_doc(_Doc(data, doc_id))
+
+
+class _Doc(dict):
+    def __init__(self, data: dict[str, Any], doc_id: int):
+        super().__init__(data)
+        self.doc_id = doc_id
+
+
+def _version_record(ws: Workspace, ledger: Ledger, article: str, content: str, *, author: str | None,
+                    profile_version: str | None, provenance: dict[str, Any], state: str,
+                    title: str | None = None, one_liner: str | None = None,
+                    new_node: dict[str, Any] | None = None, intake_key: str | None = None,
+                    decision: dict[str, Any] | None = None) -> dict[str, Any]:
+    active = ledger.active(article)
+    number = _next_number(ledger, article)
+    listed = _listed_line(ws, article)
+    auto_title, auto_line = title_and_line(content, PurePosixPath(article).stem,
+                                           listed[1] if listed else "")
+    based_on = active.number if active else None
+    prov = {"kind": "proposal", "case": None, "source_request": None, "sources": [],
+            "human_reviewed": False, "untrusted": False, **provenance}
+    if _chain_untrusted(ledger, based_on, article) and prov.get("kind") != "baseline":
+        prov["untrusted"] = True
+    return {
+        "id": f"{article}@{number}", "article": article, "node": node_of(article), "number": number,
+        "state": state, "content": content, "sha256": atomic.sha256(content.encode("utf-8")),
+        "created": now(), "author": author, "profile_version": profile_version, "provenance": prov,
+        "based_on": based_on, "base_hash": active.sha256 if active else None,
+        "title": title or (listed[0] if listed and not _has_meta_title(content) else auto_title),
+        "one_liner": one_liner or auto_line, "new_node": new_node, "decision": decision,
+        "retirement": None, "intake_key": intake_key,
+    }
+
+
+def _has_meta_title(content: str) -> bool:
+    meta = frontmatter.split(content).meta
+    return isinstance(meta, dict) and isinstance(meta.get("title"), str)
+
+
+def _listed_line(ws: Workspace, article: str) -> tuple[str, str] | None:
+    node = node_of(article)
+    index = MemoryTree(ws).index(node)
+    for e in index.entries:
+        if e.path == article:
+            return e.title, e.one_liner or ""
+    return None
+
+
+def _plan_files(ws: Workspace, version: Version, content: str | None) -> list[dict[str, Any]]:
+    """File writes that put ``content`` (``None``: remove) in place with its index lines."""
+    files: list[dict[str, Any]] = []
+    node = version.node
+    article_path = _mem_path(ws, version.article)
+    files.append({"path": _shown(ws, version.article), "old": _sha(_read(article_path)),
+                  "new": content})
+    index_rel = f"{node}/{NODE_INDEX}" if node else NODE_INDEX
+    index_path = _mem_path(ws, index_rel)
+    index_bytes = _read(index_path)
+    target = PurePosixPath(version.article).name
+    if index_bytes is None:
+        if content is None:
+            return files
+        spec = version.new_node or {}
+        if not spec.get("owner"):
+            raise RefusedError(f"{node or 'the root'} is not a node yet (no AGENTS.md); a new node is "
+                               "created only with an owner (seed 000 §2 rule 4): propose with --new-node-owner")
+        index_text = new_node_index(spec.get("title") or PurePosixPath(node).name, spec["owner"],
+                                    spec.get("one_liner") or "")
+        tree = MemoryTree(ws)
+        parent = tree.parent_node(node)
+        if parent is None:
+            raise GovernanceError("the root node cannot be created by a proposal")
+        parent_rel = f"{parent}/{NODE_INDEX}" if parent else NODE_INDEX
+        parent_path = _mem_path(ws, parent_rel)
+        parent_bytes = _read(parent_path)
+        if parent_bytes is None:
+            raise GovernanceError(f"the parent node {parent or 'root'} has no AGENTS.md to list the new node in")
+        child_target = os.path.relpath(f"{node}/{NODE_INDEX}", parent or ".").replace(os.sep, "/")
+        parent_text = index_with_line(parent_bytes.decode("utf-8"), parent, child_target,
+                                      spec.get("title") or PurePosixPath(node).name,
+                                      spec.get("one_liner") or "", child=True)
+        files.append({"path": _shown(ws, parent_rel), "old": _sha(parent_bytes), "new": parent_text})
+        old_index = None
+    else:
+        try:
+            index_text = index_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise GovernanceError(f"{index_rel} is not UTF-8 text; fix it before publishing here") from exc
+        old_index = _sha(index_bytes)
+    if content is None:
+        new_index = index_without_line(index_text, node, target)
+    else:
+        new_index = index_with_line(index_text, node, target, version.title, version.one_liner)
+    if old_index is None or new_index != index_text:
+        files.append({"path": _shown(ws, index_rel), "old": old_index, "new": new_index})
+    return files
+
+
+def _run_intent(session, intent: dict[str, Any]) -> None:  # noqa: ANN001 - Session
+    ws: Workspace = session.ws
+    store: Store = session.store
+    for f in intent["files"]:
+        path = confine(ws.root, f["path"])
+        current = _sha(_read(path))
+        new_bytes = None if f["new"] is None else f["new"].encode("utf-8")
+        want = _sha(new_bytes)
+        if current == want:
+            continue
+        if current != f["old"]:
+            raise ConflictError(
+                f"{f['path']} changed on disk while a governance change was pending (expected "
+                f"{(f['old'] or 'absent')[:12]}, found {(current or 'absent')[:12]}); nothing more was "
+                "written. Look at the file, then run the command again.", path=path)
+        if new_bytes is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic.write_bytes(path, new_bytes)
+    table = store.table(T_VERSIONS)
+    for change in intent["changes"]:
+        docs = table.search(Query().id == change["id"])
+        if not docs:
+            continue
+        v = Version.from_doc(docs[0])
+        if v.state == change["state"]:
+            continue
+        _transition(store, v, change["state"], change["field"], change["decision"], change.get("provenance"))
+    first = intent["files"][0] if intent["files"] else {"path": intent["target"], "old": None, "new": None}
+    session.audit.record(intent["action"], intent["target"], first["old"],
+                         _sha(None if first["new"] is None else first["new"].encode("utf-8")),
+                         client_id=intent["id"], detail=intent.get("detail") or {})
+    store.table(T_INTENTS).remove(Query().id == intent["id"])
+
+
+def _commit(session, action: str, target: str, files: list[dict[str, Any]],  # noqa: ANN001
+            changes: list[dict[str, Any]], detail: dict[str, Any]) -> str:
+    intent = {"id": uuid.uuid4().hex, "time": now(), "action": action, "target": target,
+              "files": files, "changes": changes, "detail": detail}
+    session.store.table(T_INTENTS).insert(intent)
+    _run_intent(session, intent)
+    return intent["id"]
+
+
+def recover(session) -> list[str]:  # noqa: ANN001 - Session
+    """Complete every pending intent (an activation, retirement, rollback or revert cut short).
+
+    Returns:
+        The audit targets completed. Does nothing on a read-only session.
+
+    Raises:
+        ConflictError: a file of an intent was changed by someone else meanwhile (the intent
+            stays; nothing of it is overwritten).
+    """
+    if session.read_only:
+        return []
+    done = []
+    for intent in Ledger(session.store).intents():
+        _run_intent(session, intent)
+        done.append(intent["target"])
+    return done
+
+
+def _begin(session) -> Ledger:  # noqa: ANN001 - Session
+    session.require_writable()
+    recover(session)
+    return Ledger(session.store)
+
+
+def _decision(session, action: str, why: str = "") -> dict[str, Any]:  # noqa: ANN001
+    return {"action": action, "by": session.profile, "at": now(), "why": why}
+
+
+def _activation(session, ledger: Ledger, version: Version, action: str, why: str,  # noqa: ANN001
+                extra_detail: dict[str, Any] | None = None,
+                decision_extra: dict[str, Any] | None = None,
+                provenance: dict[str, Any] | None = None) -> Version:
+    """Publish ``version`` (already stored, proposed): files, state changes, audit record."""
+    _check_disk(session, ledger, version)
+    active = ledger.active(version.article)
+    files = _plan_files(session.ws, version, version.content)
+    changes = []
+    if active is not None:
+        changes.append({"id": active.id, "state": "retired", "field": "retirement",
+                        "decision": {**_decision(session, "retire", f"superseded by version {version.number}"),
+                                     "superseded_by": version.id}})
+    changes.append({"id": version.id, "state": "active", "field": "decision",
+                    "decision": {**_decision(session, action, why), **(decision_extra or {})},
+                    "provenance": provenance or None})
+    _commit(session, f"governance.{action}", _shown(session.ws, version.article), files, changes,
+            {"version": version.id, "retired": active.id if active else None, **(extra_detail or {})})
+    return ledger.get(version.id)

@@ -1,0 +1,291 @@
+"""Governed knowledge: versions, uses and the ledger that reads them (seed 000 §7.4b).
+
+An article's **versions** are immutable records in the store (``versions`` table): id
+``<article>@<number>``, state (``proposed``, ``active``, ``retired``, ``rejected``), content
+and its hash, provenance, and the decision that moved it. **Uses** record that a case relied
+on a version with an independent check and a verdict; **pins** that a case relied on it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from tinydb import Query
+
+from memtui.core import atomic, frontmatter
+from memtui.core.errors import MemtuiError
+from memtui.core.files import confine
+from memtui.core.store import Store
+from memtui.core.workspace import NODE_INDEX, SPECIAL_FILES, Workspace
+
+
+STATES = ("proposed", "active", "retired", "rejected")
+
+
+VERDICTS = ("pass", "contradiction")
+
+
+ORIGINS = ("independent", "mirror", "subcase", "fork")
+
+
+T_VERSIONS, T_USES, T_PINS, T_ASSIGN, T_INTENTS = "versions", "uses", "pins", "assignments", "intents"
+
+
+class GovernanceError(MemtuiError):
+    """A governance request cannot be done as given (unknown version, bad state, bad input)."""
+
+
+class RefusedError(GovernanceError):
+    """The acting profile may not do this (not the owner, no profile, no owner, no review).
+
+    ``str(exc)`` says why, naming the owner and the acting profile.
+    """
+
+
+def now() -> str:
+    """The current time, ISO 8601 UTC with seconds (``2026-09-02T10:00:00+00:00``)."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass(slots=True)
+class Version:
+    """A read-only view of one ``versions`` record (see the module docstring for fields)."""
+
+    id: str
+    article: str
+    node: str
+    number: int
+    state: str
+    content: str
+    sha256: str
+    created: str
+    author: str | None
+    profile_version: str | None
+    provenance: dict[str, Any]
+    based_on: int | None
+    base_hash: str | None
+    title: str
+    one_liner: str
+    new_node: dict[str, Any] | None = None
+    decision: dict[str, Any] | None = None
+    retirement: dict[str, Any] | None = None
+    intake_key: str | None = None
+    doc_id: int = 0
+
+    @classmethod
+    def from_doc(cls, doc: Any) -> "Version":
+        names = cls.__slots__  # type: ignore[attr-defined]
+        data = {k: doc.get(k) for k in names if k != "doc_id"}
+        data["provenance"] = dict(data.get("provenance") or {})
+        return cls(**data, doc_id=int(getattr(doc, "doc_id", 0)))
+
+    @property
+    def untrusted(self) -> bool:
+        """The provenance chain reaches untrusted content (seed 000 §7.4b)."""
+        return bool(self.provenance.get("untrusted"))
+
+    def to_json(self, content: bool = True) -> dict[str, Any]:
+        """The record as a JSON-ready dict (``content`` left out when ``content=False``)."""
+        data = {k: getattr(self, k) for k in self.__slots__ if k != "doc_id"}  # type: ignore[attr-defined]
+        if not content:
+            data.pop("content")
+        return data
+
+
+@dataclass(slots=True)
+class Use:
+    """A ``uses`` record (seed 000 MEMORY_USES): a case that relied on a version."""
+
+    version: str
+    hash: str
+    case: str
+    source_request: str
+    origin: str
+    origin_of: str | None
+    check: str
+    verdict: str
+    time: str
+    by: str | None
+
+    @classmethod
+    def from_doc(cls, doc: Any) -> "Use":
+        return cls(**{k: doc.get(k) for k in cls.__slots__})  # type: ignore[attr-defined]
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class Eligibility:
+    """Whether a proposal may be promoted by uses, and why not yet.
+
+    Attributes:
+        by_uses: two independent passing uses exist (seed 000 §7.4b).
+        counted: the uses that count, at most two shown.
+        reasons: plain sentences, why it is not (yet) eligible; empty when it is.
+    """
+
+    by_uses: bool
+    counted: list[Use] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        """``"eligible by uses"`` or ``"human review only: <first reason>"``."""
+        if self.by_uses:
+            return "eligible by uses"
+        return "human review only: " + (self.reasons[0] if self.reasons else "no uses yet")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"by_uses": self.by_uses, "summary": self.summary, "reasons": list(self.reasons),
+                "counted": [u.to_json() for u in self.counted]}
+
+
+class Ledger:
+    """Reads of the governance tables of one store (no writes; safe on a read-only store)."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def versions(self, article: str | None = None) -> list[Version]:
+        """Versions of ``article`` (all articles when ``None``), by article then number."""
+        table = self.store.table(T_VERSIONS)
+        docs = table.search(Query().article == article) if article else table.all()
+        return sorted((Version.from_doc(d) for d in docs), key=lambda v: (v.article, v.number))
+
+    def get(self, version_id: str) -> Version:
+        """The version ``version_id`` (``article@N``).
+
+        Raises:
+            GovernanceError: no such version.
+        """
+        docs = self.store.table(T_VERSIONS).search(Query().id == version_id)
+        if not docs:
+            raise GovernanceError(f"there is no version {version_id!r}; `memtui proposals list` and "
+                                  "`memtui versions ARTICLE` show the ids (article@number).")
+        return Version.from_doc(docs[0])
+
+    def active(self, article: str) -> Version | None:
+        """The active version of ``article``, or ``None``."""
+        docs = self.store.table(T_VERSIONS).search((Query().article == article) & (Query().state == "active"))
+        return Version.from_doc(docs[0]) if docs else None
+
+    def proposals(self, state: str | None = "proposed") -> list[Version]:
+        """Versions filed as proposals, in ``state`` (any when ``None``), oldest first."""
+        out = [v for v in self.versions() if v.provenance.get("kind") == "proposal"
+               and (state is None or v.state == state)]
+        return sorted(out, key=lambda v: (v.created, v.id))
+
+    def uses(self, version_id: str) -> list[Use]:
+        """Uses recorded for ``version_id``, oldest first."""
+        return [Use.from_doc(d) for d in self.store.table(T_USES).search(Query().version == version_id)]
+
+    def assignments(self, version_id: str) -> list[dict[str, Any]]:
+        """Validation cases assigned to ``version_id``: ``[{"case", "by", "time"}]``."""
+        return [dict(d) for d in self.store.table(T_ASSIGN).search(Query().version == version_id)]
+
+    def pins(self, case: str | None = None) -> list[dict[str, Any]]:
+        """Pins (``{"case", "version", "hash", "time"}``), of ``case`` when given."""
+        table = self.store.table(T_PINS)
+        return [dict(d) for d in (table.search(Query().case == case) if case else table.all())]
+
+    def tracked(self) -> dict[str, list[Version]]:
+        """``{article: [versions]}`` for every article with a record."""
+        out: dict[str, list[Version]] = {}
+        for v in self.versions():
+            out.setdefault(v.article, []).append(v)
+        return out
+
+    def intents(self) -> list[dict[str, Any]]:
+        """Pending intents (interrupted changes), oldest first."""
+        return sorted((dict(d) for d in self.store.table(T_INTENTS).all()), key=lambda d: d.get("time", ""))
+
+
+def normalise_article(article: str) -> str:
+    """``article`` as a clean memory-relative path (``support/x.md``).
+
+    Raises:
+        GovernanceError: absolute, leads out (``..``), not ``.md``, or a node index/notes file.
+    """
+    raw = article.strip().replace("\\", "/")
+    if raw.startswith("memory/"):
+        raw = raw[len("memory/"):]
+    path = PurePosixPath(raw)
+    if not raw or path.is_absolute() or ".." in path.parts:
+        raise GovernanceError(f"{article!r} is not an article path inside memory/ (like support/lockout.md).")
+    if path.suffix.lower() != ".md":
+        raise GovernanceError(f"{article!r} is not a Markdown article (it must end in .md).")
+    if path.name == NODE_INDEX or (len(path.parts) == 1 and path.name in SPECIAL_FILES):
+        raise GovernanceError(f"{article!r} is a node index or a notes file, not an article.")
+    return str(path)
+
+
+def node_of(article: str) -> str:
+    """The node folder of a memory-relative article path (``""`` for the root)."""
+    return article.rsplit("/", 1)[0] if "/" in article else ""
+
+
+def _mem_path(ws: Workspace, article: str) -> Path:
+    prefix = f"{ws.memory_rel}/" if ws.memory_rel else ""
+    return confine(ws.root, prefix + article)
+
+
+def _shown(ws: Workspace, article: str) -> str:
+    return f"{ws.memory_rel}/{article}" if ws.memory_rel else article
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else atomic.sha256(data)
+
+
+def title_and_line(content: str, fallback_title: str, fallback_line: str = "") -> tuple[str, str]:
+    """The index title and one-liner of an article's text: front matter ``title``/``summary``,
+    else its first heading / first sentence of the body, else the fallbacks."""
+    fm = frontmatter.split(content)
+    meta = fm.meta if isinstance(fm.meta, dict) else {}
+    title = meta.get("title") if isinstance(meta.get("title"), str) else None
+    summary = meta.get("summary") if isinstance(meta.get("summary"), str) else None
+    body_lines = [ln.strip() for ln in fm.body.splitlines() if ln.strip()]
+    if not title:
+        for ln in body_lines[:40]:
+            if ln.startswith("#"):
+                title = ln.lstrip("#").strip()
+                break
+    if not summary:
+        summary = fallback_line or next((ln for ln in body_lines if not ln.startswith("#")), "")
+    one = " ".join((summary or "").split())
+    return " ".join((title or fallback_title).split()), (one[:157] + "…") if len(one) > 160 else one
+
+
+def retired_how(version: Version) -> str | None:
+    """How a retired version was retired, from its own record (no record is edited for it).
+
+    Returns ``"retired_by: activation of @N"`` when a newer version's activation (or adopted
+    external edit) replaced it, ``"retired: by <profile>"`` when its owner retired it
+    explicitly, ``None`` when it is not retired. Records written before ``superseded_by``
+    existed are read from the retirement's sentence (``superseded by version N``).
+    """
+    if version.state != "retired":
+        return None
+    r = version.retirement or {}
+    number = None
+    if r.get("superseded_by"):
+        number = str(r["superseded_by"]).rsplit("@", 1)[-1]
+    else:
+        why = str(r.get("why") or "")
+        for prefix in ("superseded by version ", "superseded by external edit, version "):
+            if why.startswith(prefix) and why[len(prefix):].isdigit():
+                number = why[len(prefix):]
+    if number is not None:
+        return f"retired_by: activation of @{number}"
+    return f"retired: by {r.get('by') or 'unknown'}"

@@ -1,0 +1,152 @@
+"""Editing a ``SKILL.md``: minimal edits that keep BOM and line ends (B18, B19), through the guarded write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import yaml
+
+from memtui.core import atomic
+from memtui.core.errors import ConflictError, ReadOnlyError
+from memtui.core.skills.model import Skill
+from memtui.core.skills.rules import parse_skill
+
+
+_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9(][^\n\r]*$")
+
+
+def yaml_scalar(value: str) -> str:
+    """``value`` as a YAML scalar: plain when it reads back unchanged as text, else quoted.
+
+    A value that YAML would read as a number, boolean, date or null, or that holds ``: ``,
+    `` #`` or starts with a symbol, is written in double quotes (JSON escaping, which YAML
+    reads) — so ``yes`` stays the text ``yes`` (B03) and ``a: b`` stays valid (B19).
+    """
+    import json
+
+    if _PLAIN_SAFE.match(value) and value == value.strip() and ": " not in value \
+            and " #" not in value and not value.endswith(":"):
+        try:
+            loaded = yaml.safe_load(f"k: {value}\n")
+        except yaml.YAMLError:
+            loaded = None
+        if isinstance(loaded, dict) and loaded.get("k") == value:
+            return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _line_end(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def set_front_matter_field(text: str, key: str, value: str) -> str:
+    """Return ``text`` with the top-level front matter ``key`` set to ``value``.
+
+    Only the line(s) of that key change: a one-line value, or a block/indented value with
+    its continuation lines, is replaced by one ``key: value`` line; a missing key is added
+    before the closing fence. The BOM (if any) and the file's line end (CRLF or LF) are
+    kept, and the new line uses that same line end (B18: no mixed line ends).
+
+    Args:
+        text: the whole file as decoded text, BOM included if it had one.
+        key: a top-level key (``description``, ``name`` …).
+        value: the new text (single line; line breaks are written as ``\\n`` escapes).
+
+    Raises:
+        ValueError: the file has no closed front matter block, or ``key`` appears more than
+            once (the user must choose which line to keep).
+    """
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    body_text = text[len(bom):]
+    eol = _line_end(body_text)
+    lines = body_text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
+        raise ValueError("the file has no front matter to edit; add a `---` block first")
+    end = next((i for i in range(1, len(lines)) if re.match(r"^(?:---|\.\.\.)[ \t]*$", lines[i].rstrip("\r\n"))), None)
+    if end is None:
+        raise ValueError("the front matter is never closed (no second `---` line); close it first")
+    key_re = re.compile(rf"^{re.escape(key)}[ \t]*:(?:[ \t]|$)")
+    starts = [i for i in range(1, end) if key_re.match(lines[i])]
+    if len(starts) > 1:
+        raise ValueError(f"{key} is given {len(starts)} times; delete the extra lines first")
+    new_line = f"{key}: {yaml_scalar(value)}{eol}"
+    if not starts:
+        lines.insert(end, new_line)
+    else:
+        first = starts[0]
+        last = first
+        for j in range(first + 1, end):
+            stripped = lines[j].rstrip("\r\n")
+            if stripped == "" or stripped[0] in " \t":
+                last = j
+            else:
+                break
+        # trailing blank lines belong to the block after it, not to this value
+        while last > first and lines[last].strip() == "":
+            last -= 1
+        lines[first:last + 1] = [new_line]
+    return bom + "".join(lines)
+
+
+def save_skill_field(skill: Skill, key: str, value: str) -> Skill:
+    """Set one front matter field of a skill and save it atomically.
+
+    Args:
+        skill: a skill from the catalogue (its :attr:`Skill.sha256` is the bytes it was
+            loaded from).
+        key: the top-level key to set (for example ``description``).
+        value: the new text.
+
+    Returns:
+        The skill re-read from disk after the save.
+
+    Raises:
+        ReadOnlyError: the skill is the administrator's (``shared-skills`` or a scope; seed 002).
+        ConflictError: the file changed on disk since it was loaded (invariant 3).
+        ValueError: see :func:`set_front_matter_field`.
+        OSError: the write failed; the file is then unchanged (invariant 1).
+    """
+    data = _check_writable(skill)
+    text = data.decode("utf-8")
+    new_text = set_front_matter_field(text, key, value)
+    atomic.write_bytes(skill.skill_md, new_text.encode("utf-8"))
+    return parse_skill(skill.folder, skill.path, skill.root, key=skill.key)
+
+
+def save_skill_text(skill: Skill, text: str) -> Skill:
+    """Save an edited whole ``SKILL.md`` (the editor's text) atomically.
+
+    The file's BOM is kept (or not added), and every line end is written as the file's own
+    (CRLF stays CRLF, LF stays LF), whatever line ends ``text`` uses (B18). The text is
+    otherwise written as given.
+
+    Raises:
+        ReadOnlyError, ConflictError, OSError: as for :func:`save_skill_field`.
+    """
+    data = _check_writable(skill)
+    old = data.decode("utf-8", "replace")
+    bom = "\ufeff" if old.startswith("\ufeff") else ""
+    eol = _line_end(old)
+    plain = text.lstrip("\ufeff").replace("\r\n", "\n")
+    if eol == "\r\n":
+        plain = plain.replace("\n", "\r\n")
+    atomic.write_bytes(skill.skill_md, (bom + plain).encode("utf-8"))
+    return parse_skill(skill.folder, skill.path, skill.root, key=skill.key)
+
+
+def _check_writable(skill: Skill) -> bytes:
+    if skill.read_only:
+        raise ReadOnlyError(
+            f"{skill.path} is the administrator's copy and read-only (seed 002); "
+            f"copy it into skills/ under another name to change it.")
+    try:
+        data = skill.skill_md.read_bytes()
+    except OSError as exc:
+        raise ConflictError(f"{skill.path} cannot be read any more ({exc.strerror}); reload the list.") from exc
+    if skill.sha256 and hashlib.sha256(data).hexdigest() != skill.sha256:
+        raise ConflictError(
+            f"{skill.path} changed on disk since it was loaded; reload it (or compare) before saving, "
+            "so nobody's edit is lost.")
+    return data

@@ -1,0 +1,119 @@
+"""Plain text shared by every layer: showing user text safely, and diffs (no Textual, no Rich).
+
+One place for each rule (DESIGN.md §3):
+
+- :func:`visible` makes control, zero-width, direction and surrogate characters visible, so a
+  name never breaks a one-line output and two different names never look the same (B17);
+- :func:`unified_diff` is the one unified diff (notes, graph, articles, backup verify) and
+  :func:`side_by_side` the one two-column diff;
+- :data:`BOM` is the UTF-8 byte order mark every reader and writer keeps as it found it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from typing import Iterable
+
+#: The UTF-8 byte order mark (kept on save wherever a file had it).
+BOM = b"\xef\xbb\xbf"
+
+#: How :func:`visible` shows the commonest invisible characters, per style.
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_SYMBOLS = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
+
+
+def visible(value: object, *, symbols: bool = False) -> str:
+    """``str(value)`` with invisible characters shown (``None`` gives ``""``).
+
+    Args:
+        value: any value; its ``str()`` is shown.
+        symbols: ``False`` (the CLI's style): ``\\n``, ``\\t``, ``\\r`` and ``\\u200b``-style
+            escapes; ``True`` (the TUI's style): ``⏎``, ``⇥``, ``␍`` and ``⟨U+200B⟩``.
+
+    Returns:
+        The text with every character of the Unicode categories Cc, Cf, Zl, Zp and Cs (control,
+        format such as zero-width and direction marks, line/paragraph separators, and the lone
+        surrogates of a non-UTF-8 file name) replaced; printable text is returned unchanged.
+    """
+    text = "" if value is None else str(value)
+    if text.isprintable():
+        return text
+    table = _SYMBOLS if symbols else _ESCAPES
+    out = []
+    for char in text:
+        if char in table:
+            out.append(table[char])
+        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            out.append(f"⟨U+{ord(char):04X}⟩" if symbols else f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _lines(value: str | bytes, normalise_eol: bool) -> list[str]:
+    text = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if normalise_eol:
+        text = text.replace("\r\n", "\n")
+    return text.splitlines(keepends=True)
+
+
+def unified_diff(old: str | bytes, new: str | bytes, old_label: str = "before",
+                 new_label: str = "after", *, context: int = 3, limit: int | None = None,
+                 normalise_eol: bool = True) -> str:
+    """The unified diff of two texts (``difflib``); ``""`` when they are equal.
+
+    Args:
+        old, new: the texts, or bytes (decoded as UTF-8, bad bytes shown as ``\\xNN``); a
+            leading BOM is not part of the comparison.
+        old_label, new_label: the ``---``/``+++`` file labels.
+        context: lines of context around each change.
+        limit: at most this many diff lines, then one ``… N more diff lines`` line.
+        normalise_eol: compare with CRLF line ends read as LF (a file's line ends are kept
+            by its writer, so they are rarely the change a user wants to see). When it is
+            ``False`` and only the line ends differ, one line says so.
+
+    Returns:
+        Diff text in which every line ends with ``\\n``; a last line without one is followed
+        by ``\\ No newline at end of file`` as ``diff`` prints it.
+    """
+    a, b = _lines(old, normalise_eol), _lines(new, normalise_eol)
+    out: list[str] = []
+    for line in difflib.unified_diff(a, b, old_label, new_label, n=context):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    if not out and a != b:  # the same lines but for their ends
+        out = [f"--- {old_label}\n", f"+++ {new_label}\n", "line ends differ (CRLF/LF)\n"]
+    if limit is not None and len(out) > limit:
+        out = out[:limit] + [f"… {len(out) - limit} more diff lines\n"]
+    return "".join(out)
+
+
+def side_by_side(old: str, new: str) -> list[tuple[str, str, str]]:
+    """Aligned rows ``(tag, left, right)`` for a two-column diff of two texts.
+
+    ``tag`` is ``equal``, ``replace``, ``delete`` or ``insert`` (``difflib.SequenceMatcher``
+    opcodes, no autojunk); a missing side of a row is ``""``. CRLF is read as LF.
+    """
+    a = old.replace("\r\n", "\n").splitlines()
+    b = new.replace("\r\n", "\n").splitlines()
+    rows: list[tuple[str, str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        left, right = a[i1:i2], b[j1:j2]
+        for k in range(max(len(left), len(right))):
+            rows.append((tag, left[k] if k < len(left) else "", right[k] if k < len(right) else ""))
+    return rows
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` on one line (runs of white space made one space, made :func:`visible`), cut to
+    ``width`` characters with a final ``…`` when longer."""
+    text = visible(" ".join(text.split()))
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``"1 article"``, ``"2 articles"`` (``many`` for irregular plurals), with thousands
+    separators."""
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"

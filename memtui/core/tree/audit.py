@@ -1,0 +1,263 @@
+"""What is wrong in one node of the memory tree: its index, its articles, its links, its symbolic links and its owner.
+
+Per-article results are cached between audits in the user cache folder
+(:class:`ArticleCache`), keyed by size and modification time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from memtui.core.files import is_inside
+from memtui.core.findings import Finding, Severity
+from memtui.core.tree.model import MemoryTree
+from memtui.core.tree.index import index_line, iter_links
+from memtui.core.workspace import NODE_INDEX, Workspace
+
+
+def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: int) -> Iterable[Finding]:
+    """Links in ``text`` whose target leaves the workspace. The check is lexical (``..`` and
+    absolute paths); symbolic links on the way are reported by the symlink checks."""
+    if "](" not in text:
+        return
+    folder = os.path.dirname(os.fspath(file))
+    root = os.fspath(ws.root)
+    for offset, target in iter_links(text):
+        candidate = os.path.normpath(os.path.join(folder, target))
+        if target.startswith("/") or not (candidate == root or candidate.startswith(root + os.sep)):
+            yield Finding.make(
+                "link-outside", shown,
+                f"the link {target!r} leads outside the workspace",
+                "link only to files inside the workspace (relative links, no leading /)",
+                line=first_line + offset)
+
+
+def _check_symlink(ws: Workspace, path: Path, shown: str) -> Finding | None:
+    """A finding for a symbolic link leaving the workspace or pointing at nothing, else None."""
+    target = os.readlink(path)
+    if not os.path.exists(path):
+        return Finding.make("symlink-broken", shown, f"is a symbolic link to {target!r}, which does not exist",
+                            "remove the link or restore its target")
+    if not is_inside(ws.root, path):
+        return Finding.make("symlink-outside", shown,
+                            f"is a symbolic link to {os.path.realpath(path)}, outside the workspace; not followed",
+                            "replace the link with a copy of the file inside the workspace")
+    return None
+
+
+@dataclass(slots=True)
+class ArticleFacts:
+    """What the audit keeps of one article: its own findings (reading, front matter, links),
+    its ``summary`` and its title."""
+
+    findings: list[Finding]
+    summary: str | None
+    title: str
+
+
+#: Bump when what the audit finds in an article changes, so old cache entries are dropped.
+CACHE_FORMAT = 1
+
+
+class ArticleCache:
+    """Per-article audit results keyed by (size, mtime_ns), kept between audits in the user
+    cache folder (never in the workspace: opening one writes nothing there, DESIGN.md §2).
+
+    A file whose size or modification time changed is read again; a changed memtui version,
+    cache format or ``max_file_bytes`` drops the whole cache.
+    """
+
+    def __init__(self, entries: dict[str, list] | None = None) -> None:
+        self.entries: dict[str, list] = entries or {}
+        self.new: dict[str, list] = {}
+        self.hits: list[str] = []
+        self._by_folder: dict[str, dict[str, list]] | None = None  # built on the first subset()
+
+    def get(self, path: str, stamp: tuple[int, int]) -> ArticleFacts | None:
+        entry = self.entries.get(path)
+        if entry is None or entry[0] != stamp[0] or entry[1] != stamp[1]:
+            return None
+        self.hits.append(path)  # still live: kept in the next save
+        return ArticleFacts([_finding_from(d) for d in entry[2]], entry[3], entry[4])
+
+    def put(self, path: str, stamp: tuple[int, int], facts: ArticleFacts) -> None:
+        self.new[path] = [stamp[0], stamp[1], [f.to_json() for f in facts.findings], facts.summary, facts.title]
+
+    def subset(self, nodes: list[str]) -> "ArticleCache":
+        """The entries of the articles of ``nodes`` (what one worker needs)."""
+        if self._by_folder is None:
+            by_folder: dict[str, dict[str, list]] = {}
+            for path, entry in self.entries.items():
+                by_folder.setdefault(path.rsplit("/", 1)[0] if "/" in path else "", {})[path] = entry
+            self._by_folder = by_folder
+        keep: dict[str, list] = {}
+        for node in nodes:
+            keep.update(self._by_folder.get(node, {}))
+        return ArticleCache(keep)
+
+    @staticmethod
+    def _file(ws: Workspace) -> Path:
+        import hashlib
+
+        from memtui.paths import cache_dir
+
+        key = hashlib.sha256(os.fsencode(ws.root)).hexdigest()[:24]
+        return cache_dir() / "audit" / f"{key}.json"
+
+    @classmethod
+    def load(cls, ws: Workspace) -> "ArticleCache":
+        """The cache of ``ws`` (empty when absent, unreadable or made by another version)."""
+        import json
+
+        from memtui import __version__
+
+        try:
+            data = json.loads(cls._file(ws).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        head = [CACHE_FORMAT, __version__, ws.config.max_file_bytes, os.fspath(ws.root)]
+        if not isinstance(data, dict) or data.get("head") != head or not isinstance(data.get("entries"), dict):
+            return cls()
+        return cls(data["entries"])
+
+    def save(self, ws: Workspace) -> None:
+        """Write the entries of the articles this audit met (reused or read; the rest are gone),
+        atomically; a failure to write is ignored (the cache only saves time)."""
+        import json
+
+        from memtui import __version__
+        from memtui.core.atomic import write_text
+
+        merged = {path: self.entries[path] for path in self.hits if path in self.entries}
+        merged.update(self.new)
+        file = self._file(ws)
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            write_text(file, json.dumps({"head": [CACHE_FORMAT, __version__, ws.config.max_file_bytes,
+                                                  os.fspath(ws.root)], "entries": merged},
+                                        ensure_ascii=False, separators=(",", ":")))
+        except (OSError, ValueError):
+            pass
+
+
+def _finding_from(data: dict) -> Finding:
+    return Finding(Severity(data["severity"]), data["code"], data["path"], data["line"], data["message"],
+                   data["fix"], data.get("column"))
+
+
+def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache | None" = None
+               ) -> tuple[list[Finding], int]:
+    """Audit one node: its index, its articles, its links, its symlinks and its owner.
+
+    Args:
+        cache: per-article results of an earlier audit, reused for files whose size and
+            modification time are unchanged (and filled with the ones read now).
+
+    Returns:
+        ``(findings, number of articles read)``.
+    """
+    findings: list[Finding] = []
+    folder = tree.abs(node)
+    index = tree.index(node)
+    index_shown = tree.shown(f"{node}/{NODE_INDEX}" if node else NODE_INDEX)
+    findings.extend(index.findings)
+    if not index.exists:
+        if not node:
+            findings.append(Finding.make(
+                "no-root-index", tree.shown(""), "the memory tree has no root AGENTS.md (the protocol and top index)",
+                "write memory/AGENTS.md with the protocol and one line per top branch"))
+    else:
+        findings.extend(_check_links(ws, index.body, folder / NODE_INDEX, index_shown, index.body_line))
+    # symbolic links directly in the node folder
+    try:
+        with os.scandir(folder) as it:
+            links = [e for e in it if e.is_symlink()]
+    except OSError:
+        links = []
+    for entry in links:
+        problem = _check_symlink(ws, Path(entry.path), tree.shown(f"{node}/{entry.name}" if node else entry.name))
+        if problem:
+            findings.append(problem)
+    files = tree.article_files(node)
+    listed: dict[str, int] = {}
+    for entry in index.entries + index.children:
+        if entry.path is None:
+            target = os.path.normpath(os.path.join(folder, entry.target))
+            if not is_inside(ws.root, Path(target)):
+                continue  # reported by the link check
+            # inside the workspace but outside the memory tree
+            if not os.path.exists(target):
+                findings.append(Finding.make(
+                    "index-missing-file", index_shown, f"links to {entry.target!r}, which does not exist",
+                    "fix the link or delete the line", line=entry.line))
+            continue
+        listed.setdefault(entry.path, entry.line)
+        if not os.path.lexists(tree.abs(entry.path)):
+            what = "child node index" if entry.is_child_node else "file"
+            findings.append(Finding.make(
+                "index-missing-file", index_shown,
+                f"links to {entry.target!r}, but that {what} does not exist",
+                "create the file, fix the link, or delete the line", line=entry.line))
+    articles = 0
+    read: dict[str, ArticleFacts] = {}
+    for path in files:
+        file = tree.abs(path)
+        shown = tree.shown(path)
+        try:
+            stat = os.lstat(file)
+        except OSError:
+            continue
+        if os.path.islink(file):
+            problem = _check_symlink(ws, file, shown)
+            if problem:
+                continue  # already reported above, never followed
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        facts = cache.get(path, stamp) if cache is not None and not os.path.islink(file) else None
+        if facts is None:
+            article = tree.read_article(path)
+            found = list(article.findings)
+            if article.ok:
+                found.extend(_check_links(ws, article.body, file, shown, article.body_line))
+            facts = ArticleFacts(found, article.summary, article.title)
+            if cache is not None and not os.path.islink(file):
+                cache.put(path, stamp, facts)
+        read[path] = facts
+        articles += 1
+        findings.extend(facts.findings)
+        if index.exists and path not in listed:
+            findings.append(Finding.make(
+                "article-unlisted", shown, f"is not listed in {index_shown}",
+                f"add a line '{index_line(facts.title, Path(path).name, '<one-liner>')}' to {index_shown}"))
+    if index.exists:
+        summaries = {}
+        for entry in index.entries:
+            if entry.path is None or entry.one_liner is None or entry.path in summaries:
+                continue
+            facts = read.get(entry.path)
+            if facts is None:
+                if not os.path.isfile(tree.abs(entry.path)):
+                    continue
+                article = tree.read_article(entry.path)
+                facts = ArticleFacts([], article.summary, article.title)
+            summary = facts.summary
+            summaries[entry.path] = summary
+            if summary and " ".join(summary.split()) != " ".join(entry.one_liner.split()):
+                findings.append(Finding.make(
+                    "one-liner-mismatch", index_shown,
+                    f"the one-liner for {entry.target!r} is {entry.one_liner!r} but the article's summary is "
+                    f"{summary!r}",
+                    "make the index line and the article's `summary` say the same", line=entry.line))
+    # owner: report the top-most node of every chain without an owner
+    owner, _ = tree.owner(node)
+    if owner is None and (index.exists or not node):
+        parent = tree.parent_node(node)
+        if parent is None or tree.owner(parent)[0] is not None:
+            findings.append(Finding.make(
+                "node-no-owner", index_shown if index.exists else tree.shown(node),
+                f"node {node or '(root)'!s} has no owner, and neither has any node above it, so nobody may "
+                "activate writes here (seed 000 §7.4b)",
+                "add 'owner: <profile>' to the front matter of its AGENTS.md, or an [owners] line in memtui.toml"))
+    return findings, articles

@@ -1,0 +1,296 @@
+"""Node indexes: reading and writing the one-line entries of a node's ``AGENTS.md`` (seed 000 §1).
+
+A node's ``AGENTS.md`` is its **index**: one list line per article, ``- [Title](file.md) —
+one-liner``. Lines linking to a child's ``AGENTS.md`` are child-node lines, not article
+entries. Parsing (:func:`parse_index`) and writing (:func:`index_line`, :func:`index_with_line`,
+:func:`index_without_line`) live in this one module, so every line memtui writes is one its
+own parser reads back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from memtui.core import frontmatter
+from memtui.core.findings import Finding
+from memtui.core.workspace import NODE_INDEX
+
+
+# A list item: bullet (-, *, +, –, •) or number, then a link at the start of the item.
+_ITEM = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+\u2013\u2022]|\d+[.)])[ \t]+(?P<rest>.*)$")
+
+
+# [Title](target "optional title") at the start of the item text; the title may hold brackets.
+_LINK_AT_START = re.compile(
+    r"^\[(?P<title>(?:[^\[\]]|\[[^\[\]]*\])*)\]\((?P<target><[^>]*>|[^)\s]+)(?:[ \t]+\"[^\"]*\")?\)"
+)
+
+
+# What separates the link from the one-liner: em dash, en dash, hyphen(s) or a colon.
+_SEP = re.compile(r"^[ \t]*(?:\u2014|\u2013|--?|:)[ \t]*")
+
+
+# Markdown links anywhere in a text (for the link-outside check).
+_ANY_LINK = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]\((<[^>]*>|[^)\s]+)(?:[ \t]+\"[^\"]*\")?\)")
+
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+
+
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$")
+
+
+def _clean_target(target: str) -> str:
+    if target.startswith("<") and target.endswith(">"):
+        target = target[1:-1]
+    return target.split("#", 1)[0].split("?", 1)[0]
+
+
+def is_local_link(target: str) -> bool:
+    """True for a relative or absolute file link (not ``http:``, ``mailto:``, ``#anchor``)."""
+    target = _clean_target(target)
+    return bool(target) and not _SCHEME.match(target)
+
+
+@dataclass(slots=True)
+class IndexEntry:
+    """One list line of a node index that links to a local Markdown file.
+
+    Attributes:
+        title: the link text as written.
+        target: the link target as written (``file.md``, ``child/AGENTS.md``).
+        one_liner: the text after the separator, or ``None`` when missing.
+        line: 1-based line in ``AGENTS.md``.
+        path: the target's path relative to the memory root (normalised, ``/``), or ``None``
+            when it leads outside the memory tree.
+        is_child_node: the target is another node's ``AGENTS.md``.
+    """
+
+    title: str
+    target: str
+    one_liner: str | None
+    line: int
+    path: str | None
+    is_child_node: bool
+
+
+@dataclass(slots=True)
+class NodeIndex:
+    """A parsed ``AGENTS.md``.
+
+    Attributes:
+        node: the node's path relative to the memory root (``""`` for the root).
+        exists: the node has an ``AGENTS.md``.
+        meta: its front matter (``owner``, …), ``{}`` when none.
+        title: its first heading, or the folder name.
+        entries: article entries (links to local ``.md`` files other than ``AGENTS.md``).
+        children: child-node lines (links to ``*/AGENTS.md``).
+        text: the whole text (BOM removed), for display.
+        body: the text after the front matter.
+        body_line: file line where ``body`` starts.
+        findings: problems met while reading and parsing.
+    """
+
+    node: str
+    exists: bool
+    meta: dict[str, Any] = field(default_factory=dict)
+    title: str = ""
+    entries: list[IndexEntry] = field(default_factory=list)
+    children: list[IndexEntry] = field(default_factory=list)
+    text: str = ""
+    body: str = ""
+    body_line: int = 1
+    findings: list[Finding] = field(default_factory=list)
+
+
+def index_line(title: str, target: str, one_liner: str | None) -> str:
+    """The node index line ``- [Title](target) — one-liner`` for a file: the one writer of
+    index lines, so that :func:`parse_index` always reads back what memtui wrote.
+
+    Args:
+        title: the link text; runs of white space (line breaks included) become one space.
+            Square brackets are kept when :func:`parse_index` reads them back (balanced, one
+            level deep: ``[x] fix``), else written as parentheses.
+        target: the link target relative to the node; one holding spaces, parentheses or
+            angle brackets is written in ``<…>`` (CommonMark), with ``<``/``>`` escaped.
+        one_liner: the entry's one-liner; ``None`` or ``""`` writes the line without one.
+
+    Returns:
+        The line, without a line end.
+    """
+    title = " ".join(title.split())
+    link = _LINK_AT_START.match(f"[{title}](x)")
+    if link is None or link.group("title") != title:
+        title = title.replace("[", "(").replace("]", ")")
+    if any(ch in target for ch in " ()<>") or not target:
+        target = "<" + target.replace("<", "%3C").replace(">", "%3E") + ">"
+    line = f"- [{title}]({target})"
+    return f"{line} — {one_liner}" if one_liner else line
+
+
+def parse_index(text: str, node: str, shown: str) -> NodeIndex:
+    """Parse the text of a node's ``AGENTS.md``.
+
+    Args:
+        text: the file's text (BOM allowed).
+        node: the node's path relative to the memory root (``""`` for the root).
+        shown: the file's workspace-relative path, for findings.
+
+    Returns:
+        A :class:`NodeIndex`. Tolerated: ``*``/``-``/``+``/``–`` bullets and numbered items;
+        ``—``, ``–``, ``-``, ``--`` and ``:`` separators; a missing one-liner; link titles in
+        quotes; list lines inside fenced code blocks are ignored. Findings: unparsable front
+        matter, duplicate entries, a list line with an unclosed link.
+    """
+    fm = frontmatter.split(text)
+    index = NodeIndex(node=node, exists=True, meta=fm.meta, text=text.lstrip("\ufeff"),
+                      body=fm.body, body_line=fm.body_line)
+    if fm.error:
+        index.findings.append(Finding.make(
+            "front-matter-unclosed" if fm.present and not fm.closed else "front-matter-invalid",
+            shown, fm.error, "fix the YAML between the two `---` lines",
+            line=fm.error_line, column=fm.error_column))
+    seen: dict[str, int] = {}
+    in_fence = False
+    for offset, line in enumerate(fm.body.splitlines()):
+        number = fm.body_line + offset
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        if not index.title:
+            heading = _HEADING.match(line)
+            if heading:
+                index.title = heading.group(1)
+        item = _ITEM.match(line)
+        if not item:
+            continue
+        rest = item.group("rest")
+        link = _LINK_AT_START.match(rest)
+        if not link:
+            if rest.startswith("[") and "](" in rest and ")" not in rest.split("](", 1)[1]:
+                index.findings.append(Finding.make(
+                    "index-line-malformed", shown, "the link on this list line is never closed",
+                    "write it as - [Title](file.md) — one-liner", line=number))
+            continue
+        target = link.group("target")
+        if not is_local_link(target):
+            continue
+        clean = _clean_target(target)
+        if not clean.lower().endswith(".md"):
+            continue
+        after = rest[link.end():]
+        sep = _SEP.match(after)
+        one_liner = after[sep.end():].strip() if sep else after.strip()
+        joined = os.path.normpath(os.path.join(node, clean)) if not clean.startswith("/") else None
+        path = None if joined is None or joined == ".." or joined.startswith("../") else joined.replace(os.sep, "/")
+        entry = IndexEntry(
+            title=link.group("title"), target=target, one_liner=one_liner or None, line=number,
+            path=path, is_child_node=os.path.basename(clean) == NODE_INDEX)
+        if entry.is_child_node:
+            index.children.append(entry)
+            continue
+        key = path or clean
+        if key in seen:
+            index.findings.append(Finding.make(
+                "index-duplicate", shown,
+                f"{clean!r} is listed again (first on line {seen[key]})",
+                "delete one of the two lines", line=number))
+        else:
+            seen[key] = number
+        index.entries.append(entry)
+    if not index.title:
+        index.title = Path(node).name or "memory"
+    return index
+
+
+def iter_links(text: str) -> Iterator[tuple[int, str]]:
+    """Yield ``(line offset, target)`` for every local Markdown link in ``text`` outside code
+    fences and inline code (0-based line offsets)."""
+    in_fence = False
+    for offset, line in enumerate(text.splitlines()):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or "](" not in line:
+            continue
+        stripped = re.sub(r"`[^`]*`", "", line)
+        for match in _ANY_LINK.finditer(stripped):
+            target = match.group(1)
+            if is_local_link(target):
+                yield offset, _clean_target(target)
+
+
+# -- editing a node index ------------------------------------------------------------------------
+
+def _eol(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def index_with_line(text: str, node: str, target: str, title: str, one_liner: str,
+                    child: bool = False) -> str:
+    """``text`` (a node's ``AGENTS.md``) with the line for ``target`` set to
+    ``- [title](target) — one_liner``: replaced in place when listed (bullet kept), else added
+    after the last line of its kind (article or child-node lines), else under an empty
+    ``## Articles`` / ``## Child nodes`` heading (a new node's index has one), else in a new
+    section at the end. BOM and line ends are kept."""
+    index = parse_index(text, node, NODE_INDEX)
+    entries = index.children if child else index.entries
+    want = os.path.normpath(os.path.join(node, target)).replace(os.sep, "/")
+    lines = text.splitlines(keepends=True)
+    eol = _eol(text)
+    new = index_line(title, target, one_liner)
+    for entry in entries:
+        if entry.path == want:
+            old = lines[entry.line - 1]
+            stripped = old.rstrip("\r\n")
+            ending = old[len(stripped):]
+            indent = stripped[: len(stripped) - len(stripped.lstrip())]
+            bullet = stripped.lstrip().split(" ", 1)[0]
+            lines[entry.line - 1] = indent + bullet + new[1:] + ending
+            return "".join(lines)
+    if entries:
+        at = max(e.line for e in entries)
+        if not lines[at - 1].endswith(("\n", "\r")):
+            lines[at - 1] += eol
+        lines.insert(at, new + eol)
+        return "".join(lines)
+    heading = "## Child nodes" if child else "## Articles"
+    for h, ln in enumerate(lines):  # an empty section of its kind: fill it (no second heading)
+        if ln.strip().lower() == heading.lower():
+            if not ln.endswith(("\n", "\r")):
+                lines[h] += eol
+            j = h + 1
+            if j < len(lines) and not lines[j].strip():
+                j += 1
+            lines.insert(j, new + eol)
+            if j + 1 < len(lines) and lines[j + 1].strip():
+                lines.insert(j + 1, eol)
+            return "".join(lines)
+    out = text
+    if out and not out.endswith(("\n", "\r")):
+        out += eol
+    if out.strip("\ufeff"):
+        out += eol
+    return out + heading + eol + eol + new + eol
+
+
+def index_without_line(text: str, node: str, target: str) -> str:
+    """``text`` without the article line(s) for ``target`` (unchanged when not listed)."""
+    index = parse_index(text, node, NODE_INDEX)
+    want = os.path.normpath(os.path.join(node, target)).replace(os.sep, "/")
+    drop = {e.line for e in index.entries if e.path == want}
+    return "".join(ln for i, ln in enumerate(text.splitlines(keepends=True), 1) if i not in drop)
+
+
+def new_node_index(title: str, owner: str, one_liner: str) -> str:
+    """The ``AGENTS.md`` of a new node: front matter ``owner:``, heading, description."""
+    return f"---\nowner: {owner}\n---\n# {title}\n\n{one_liner}\n\n## Articles\n\n"

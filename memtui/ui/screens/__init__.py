@@ -1,0 +1,1 @@
+"""The areas of the TUI, one screen each (see :mod:`memtui.ui.areas`)."""

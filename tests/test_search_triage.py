@@ -12,7 +12,8 @@ from memtui.cli import main
 from memtui.core.search import triage
 from memtui.core.workspace import Workspace
 
-#: Floors a regression must not cross (measured: hit@5 97.2 %, false-precedent 5 %).
+#: Floors a regression must not cross (measured: hit@5 100 %, false-precedent 7.5 %, k-fold
+#: the same).
 HIT5_FLOOR = 0.88
 FALSE_PRECEDENT_CEILING = 0.10
 
@@ -51,13 +52,49 @@ def test_baseline_reproduces_the_readme(report: triage.TriageReport) -> None:
     assert round(base["hit@5_by_language"]["bg"], 3) == 0.105
 
 
-def test_threshold_empties_answers_without_precedent(report: triage.TriageReport, shared: Path) -> None:
+def test_the_cut_empties_answers_without_precedent(report: triage.TriageReport, shared: Path) -> None:
     cases = {c.id: c for c in triage.load_cases(shared / "triage" / "dev-cases.jsonl")}
     for r in report.results:
-        assert all(s >= report.threshold for s in r.scores)
-        assert len(set(r.ranked)) == len(r.ranked)  # each entry once
+        assert all(s >= report.likely for s in r.scores)
+        assert len(set(r.ranked + r.possible)) == len(r.ranked) + len(r.possible)  # each entry once
+        assert not (r.ranked and r.possible), "an answer is either likely or only possible"
     empty = [r for r in report.results if not r.ranked]
     assert any(not cases[r.id].relevant for r in empty)
+    # an uncertain answer still names its best candidates, labelled possible
+    assert all(r.possible for r in empty)
+    # the cut does its work: without it, every no-precedent ticket would get an answer
+    assert report.no_cut["false_no_precedent_rate"] > report.memtui["false_no_precedent_rate"]
+
+
+def test_cross_validation_never_fits_on_the_fold_it_measures(triage_ws: Path, shared: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    cases = triage.load_cases(shared / "triage" / "dev-cases.jsonl")
+    seen: list[set[str]] = []
+    real_fit = triage.fit
+
+    def spy(train, cands):  # noqa: ANN001, ANN202
+        seen.append({c.id for c in train})
+        return real_fit(train, cands)
+
+    monkeypatch.setattr(triage, "fit", spy)
+    report = triage.run(Workspace.open(triage_ws), cases, folds=5)
+    parts = triage.folds(cases, 5)
+    assert len(seen) == 5
+    for trained, part in zip(seen, parts):
+        assert trained.isdisjoint(c.id for c in part) and len(trained) == len(cases) - len(part)
+    assert report.kfold is not None and report.kfold["hit@5"] >= HIT5_FLOOR
+    assert report.kfold["false_precedent_rate"] <= FALSE_PRECEDENT_CEILING
+
+
+def test_folds_share_out_the_no_precedent_tickets(shared: Path) -> None:
+    cases = triage.load_cases(shared / "triage" / "dev-cases.jsonl")
+    for k in (2, 4, 5, 10):
+        parts = triage.folds(cases, k)
+        assert sorted(c.id for p in parts for c in p) == sorted(c.id for c in cases)
+        empty = [sum(1 for c in p if not c.relevant) for p in parts]
+        assert max(empty) - min(empty) <= 1, empty
+    with pytest.raises(ValueError, match="--folds"):
+        triage.cross_validate(cases, [], 1)
 
 
 def test_metrics_follow_the_readme_definitions() -> None:
@@ -89,15 +126,29 @@ def test_cli_eval_triage_writes_results(triage_ws: Path, tmp_path: Path, shared:
                  str(shared / "triage" / "dev-cases.jsonl"), "--results", str(out), "--json"])
     assert code == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["memtui"]["hit@5"] >= HIT5_FLOOR and data["threshold"] == triage.DEFAULT_THRESHOLD
+    assert data["memtui"]["hit@5"] >= HIT5_FLOOR and data["likely"] == 0.5
+    assert data["calibration"]["fitted_here"] is False and data["kfold"] is None
     lines = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
-    assert len(lines) == 40 and set(lines[0]) == {"id", "ranked", "scores", "ms"}
+    assert len(lines) == 40 and set(lines[0]) == {"id", "ranked", "scores", "ms", "possible"}
+
+
+def test_cli_eval_triage_fit_and_folds(triage_ws: Path, shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["eval", "triage", "-w", str(triage_ws), "--cases", str(shared / "triage" / "dev-cases.jsonl"),
+                 "--fit", "--folds", "5"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "5-fold" in out.splitlines()[2] and "coefficients (strength, lead, spread)" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "triage", "-w", str(triage_ws), "--cases", str(shared / "triage" / "dev-cases.jsonl"),
+              "--folds", "1"])
+    assert exc.value.code == 2 and "--folds" in capsys.readouterr().err
 
 
 def test_cli_search_json_and_exit_codes(triage_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "-w", str(triage_ws), "--json", "--limit", "3", "ORA-00001 PK_POLICY"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert len(data["hits"]) == 3 and data["hits"][0]["snippet"]["spans"]
+    assert 0 <= data["likelihood"] <= 1 and data["hits"][0]["verdict"] in ("likely", "possible")
     assert main(["search", "-w", str(triage_ws), "zzzqqqxxyy"]) == 1
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
@@ -114,12 +165,19 @@ def test_cli_index_status_and_rebuild(triage_ws: Path, capsys: pytest.CaptureFix
     assert status["documents"] == rebuilt["documents"] and status["sources"] == rebuilt["added"]
 
 
-def test_threshold_setting_comes_from_memtui_toml(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    (root / "memory").mkdir(parents=True)
-    assert triage.threshold_setting(Workspace.open(root)) == triage.DEFAULT_THRESHOLD
-    (root / "memtui.toml").write_text("[search]\nprecedent_threshold = 3.5\n", "utf-8")
-    assert triage.threshold_setting(Workspace.open(root)) == 3.5
+def test_cli_search_labels_an_uncertain_answer_possible(triage_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ticket with no precedent (dev case c025) shows its best candidates as possible, not
+    nothing; one with a precedent (c014) shows likely ones."""
+    main(["search", "-w", str(triage_ws), "Teams calls with the Varna office keep dropping after two or "
+          "three minutes, the audio freezes and then the call ends. Started this week."])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("no confident precedent")
+    labels = [ln.split()[0] for ln in out[1:] if ln[:1] != " "]
+    assert labels[:3] == ["possible"] * 3
+    main(["search", "-w", str(triage_ws), "--json", "RENEWAL_BATCH aborted ORA-01555 snapshot too old"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["likelihood"] >= 0.5 and data["hits"][0]["verdict"] == "likely"
+    assert data["hits"][0]["entry_id"] == "exp-019"
 
 
 def test_cli_eval_triage_with_k_1_prints_hit_at_1_once(triage_ws: Path, shared: Path,

@@ -15,7 +15,7 @@ from pathlib import Path
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core.atomic import write_text
-from memtui.core.search import triage
+from memtui.core.search import confidence, triage
 from memtui.core.search.index import IndexBusyError, IndexWriteError
 
 
@@ -37,10 +37,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common.add_json_arg(t)
     t.add_argument("--cases", required=True, metavar="FILE", help="the cases file (JSON lines)")
     t.add_argument("--k", type=int, default=5, help="the cut-off of hit@k (default 5)")
-    t.add_argument("--threshold", type=float, default=None, metavar="X",
-                   help="confidence threshold (default: [search] precedent_threshold in "
-                   f"memtui.toml, else {triage.DEFAULT_THRESHOLD})")
-    t.add_argument("--results", metavar="OUT", help='write {"id", "ranked", "scores", "ms"} per case to OUT')
+    t.add_argument("--likely", type=float, default=confidence.LIKELY, metavar="P",
+                   help="probability from which an answer is shown as a precedent "
+                   f"(default {confidence.LIKELY}: more likely right than wrong)")
+    t.add_argument("--folds", type=int, default=0, metavar="K",
+                   help="also cross-validate the confidence calibration: fit it on K-1 folds "
+                   "of the cases, measure the fold left out, for each fold (a 'k-fold' column)")
+    t.add_argument("--fit", action="store_true",
+                   help="fit the calibration on these cases and use it (in-sample figures; "
+                   "prints the coefficients to ship in memtui/core/search/confidence.py)")
+    t.add_argument("--results", metavar="OUT",
+                   help='write {"id", "ranked", "scores", "ms", "possible"} per case to OUT')
     t.set_defaults(func=run_triage)
 
 
@@ -77,12 +84,16 @@ def run_triage(args: argparse.Namespace) -> int:
         _common.fail(str(exc), ExitCode.USAGE)
     if args.k < 1:
         _common.fail("--k must be 1 or more", ExitCode.USAGE)
+    if not 0.0 < args.likely < 1.0:
+        _common.fail("--likely must be a probability between 0 and 1", ExitCode.USAGE)
     try:
-        report = triage.run(ws, cases, k=args.k, threshold=args.threshold)
+        report = triage.run(ws, cases, k=args.k, likely=args.likely, folds=args.folds, refit=args.fit)
     except IndexBusyError as exc:
         _common.fail(str(exc), ExitCode.REFUSED)
     except IndexWriteError as exc:
         _common.fail(str(exc), ExitCode.PROBLEM)
+    except ValueError as exc:
+        _common.fail(str(exc), ExitCode.USAGE)
     if args.results:
         lines = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.results)
         try:
@@ -94,19 +105,29 @@ def run_triage(args: argparse.Namespace) -> int:
     if args.json:
         _common.emit_json(report.to_json())
     else:
+        cal = report.calibration
+        how = (f"calibration fitted on these {cal.cases} cases (in-sample)" if report.fitted
+               else f"shipped calibration (fitted on {cal.cases} cases)")
         print(f"triage test: {ours['cases']} cases ({ours['with_relevant']} with a precedent), "
-              f"k={args.k}, confidence threshold {report.threshold}")
-        print(f"{'metric':<30}{'memtui':>10}{'grep baseline':>16}")
-        for label, name, how in _ROWS:
+              f"k={args.k}; an answer is shown when its probability is at least {report.likely} ({how})")
+        if report.fitted:
+            coef = ", ".join(f"{c:.4f}" for c in cal.coef)
+            print(f"  coefficients ({', '.join(confidence.FEATURES)}): ({coef}), intercept {cal.intercept:.4f}")
+        columns = [("memtui", ours)]
+        if report.kfold is not None:
+            columns.append((f"{report.folds}-fold", report.kfold))
+        columns += [("no cut", report.no_cut or {}), ("grep baseline", base)]
+        print(f"{'metric':<30}" + "".join(f"{name:>15}" for name, _ in columns))
+        for label, name, how_ in _ROWS:
             if name == "hit@{k}" and args.k == 1:
                 continue  # hit@1 has its own row
             name = name.format(k=args.k)
             label = label.replace("hit@k", key)
-            print(f"{label:<30}{_fmt(ours.get(name), how):>10}{_fmt(base.get(name), how):>16}")
-        langs = sorted(set(ours[f"{key}_by_language"]) | set(base[f"{key}_by_language"]))
+            print(f"{label:<30}" + "".join(f"{_fmt(m.get(name), how_):>15}" for _, m in columns))
+        langs = sorted(set().union(*(m.get(f"{key}_by_language", {}) for _, m in columns)))
         for lang in langs:
-            print(f"{key + ' ' + (lang or '?'):<30}{_fmt(ours[f'{key}_by_language'].get(lang), 'pct'):>10}"
-                  f"{_fmt(base[f'{key}_by_language'].get(lang), 'pct'):>16}")
+            print(f"{key + ' ' + (lang or '?'):<30}"
+                  + "".join(f"{_fmt(m.get(f'{key}_by_language', {}).get(lang), 'pct'):>15}" for _, m in columns))
         for f in report.index.get("findings", []):
             print(f"memtui: {f['path']}: {f['message']}", file=sys.stderr)
     beat = (ours.get(key) or 0) > (base.get(key) or 0)

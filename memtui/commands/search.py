@@ -83,20 +83,31 @@ def run_search(args: argparse.Namespace) -> int:
     findings = [f for f in report.findings if f.code == "search-index-damaged"] + list(res.findings)
     if args.json:
         _common.emit_json({"query": text, "total": res.total, "total_at_least": res.at_least, "total_estimated": res.estimated, "ms": round(res.ms, 2),
+                           "likelihood": round(res.likelihood, 4),
                            "hits": [h.to_json() for h in res.hits],
                            "findings": [f.to_json() for f in findings]})
     else:
         _print_findings(findings)
+        if res.hits:
+            print(_answer_line(res.likelihood, res.hits[0].verdict))
         for h in res.hits:
             where = h.path + (f":{h.line}" if h.line else "")
             label = h.entry_id or h.title
             state = "" if h.state in ("active", "") else f" [{h.state}]"
-            print(f"{h.score:7.2f}  {h.kind:<10} {where}  {label}{state}")
+            print(f"{h.verdict:<8} {h.score:7.2f}  {h.kind:<10} {where}  {label}{state}")
             if h.snippet and h.snippet.text:
-                print("           " + _marked(h.snippet.text, h.snippet.spans))
+                print("                    " + _marked(h.snippet.text, h.snippet.spans))
         about = "at least " if res.at_least else "about " if res.estimated else ""
         print(f"{about}{res.total} result(s) in {res.ms:.0f} ms", file=sys.stderr)
     return int(ExitCode.OK if res.total else ExitCode.PROBLEM)
+
+
+def _answer_line(likelihood: float, first: str) -> str:
+    """What the answer as a whole is: likely or only possible precedents (issue 14)."""
+    if first == "likely":
+        return f"likely precedents (the first results hold one with probability {likelihood:.0%}):"
+    return (f"no confident precedent (probability {likelihood:.0%}); the best candidates are "
+            "marked possible:")
 
 
 def _marked(text: str, spans: list[tuple[int, int]]) -> str:

@@ -298,23 +298,72 @@ def words(text: str) -> Iterator[Word]:
 #: Distinct chunks and words whose analysis is remembered (about 300 bytes each); text is
 #: Zipfian, so the cache spares most of the per-word work of an index build.
 ANALYSIS_CACHE = 100_000
+#: Longest Cyrillic part after a Latin one in a word that is read as a Bulgarian ending of it
+#: (``-а``, ``-ът``, ``-ва``, ``-ите``, ``-нат``), not as a word: the articles, plural and
+#: verb endings of Bulgarian are at most three letters.
+ENDING_LETTERS = 3
+
+
+#: Letters that look alike in the two scripts (upper and lower case as they look), for
+#: :func:`_one_script`.
+_CYR_LOOKALIKES = dict(zip("АВЕКМНОРСТУХаеорсухіј", "ABEKMHOPCTYXaeopcyxij"))
+_LAT_LOOKALIKES = {v: k for k, v in _CYR_LOOKALIKES.items()}
+_SCRIPT_RUN = re.compile(r"[\u0400-\u04ff]+|[^\u0400-\u04ff]+")
+
+
+def _one_script(piece: str) -> list[tuple[str, int, int]]:
+    """A word mixing Latin and Cyrillic letters as one or more one-script words, offsets
+    relative to ``piece`` (issue 14, mixed-script tickets):
+
+    - when every letter of the smaller script has a look-alike in the larger one
+      (``PаyGate`` with a Cyrillic ``а``, ``пoлица`` with a Latin ``o``: a keyboard layout
+      slip or a copied homoglyph), the word in the larger script alone;
+    - otherwise, and always when the word is Latin letters then Cyrillic ones (``VPNа``,
+      ``SMSът``: an English word given a Bulgarian ending without a hyphen), the word split
+      where the script changes.
+
+    A short Cyrillic ending after a Latin word (``VPN-а``, ``crash-ва``, ``SMSът``) is then
+    no word of its own (see :func:`_split_chunk`).
+
+    A word in one script is returned as it is. Lengths never change, so offsets hold.
+    """
+    cyr = sum(1 for ch in piece if "\u0400" <= ch <= "\u04ff")
+    lat = sum(1 for ch in piece if ch.isascii() and ch.isalpha())
+    if not cyr or not lat:
+        return [(piece, 0, len(piece))]
+    to_major = _LAT_LOOKALIKES if cyr > lat else _CYR_LOOKALIKES
+    runs = [(m.group(0), m.start(), m.end()) for m in _SCRIPT_RUN.finditer(piece)]
+    ending = len(runs) == 2 and _CYR.search(runs[1][0]) is not None
+    minority = {ch for ch in piece if (ch.isascii() and ch.isalpha()) == (cyr > lat) and ch.isalpha()}
+    if not ending and all(ch in to_major for ch in minority):
+        return [("".join(to_major[ch] if ch in minority else ch for ch in piece), 0, len(piece))]
+    return runs
 
 
 @lru_cache(maxsize=ANALYSIS_CACHE)
 def _split_chunk(chunk: str) -> tuple[tuple[str, int, int, bool], ...]:
     """The words of one compound chunk: ``(text, start, end, whole)`` relative to it; the
-    whole compound and its sub-compounds first (``whole=True``), then each part."""
+    whole compound and its sub-compounds first (``whole=True``), then each part. A part
+    mixing scripts is made one-script first (:func:`_one_script`)."""
     out: list[tuple[str, int, int, bool]] = []
     parts: list[tuple[str, int, int]] = []
+    pieces: list[tuple[str, int, int]] = []
     for pm in re.finditer(_WORD, chunk):
-        piece = pm.group(0)
-        sub = list(_CAMEL.finditer(piece)) if not _CYR.search(piece) else []
+        pieces.extend((text, pm.start() + s, pm.start() + e) for text, s, e in _one_script(pm.group(0)))
+    prev_latin = False
+    for piece, start, end in pieces:
+        cyrillic = _CYR.search(piece) is not None
+        if cyrillic and prev_latin and len(piece) <= ENDING_LETTERS:
+            prev_latin = False
+            continue  # a Bulgarian ending given to a Latin word: "VPN-а", "app-ът", "crash-ва"
+        prev_latin = not cyrillic and any(ch.isalpha() for ch in piece)
+        sub = list(_CAMEL.finditer(piece)) if not cyrillic else []
         if len(sub) > 1:
-            parts.append((piece, pm.start(), pm.end()))  # the camel word whole
+            parts.append((piece, start, end))  # the camel word whole
             for sm in sub:
-                parts.append((sm.group(0), pm.start() + sm.start(), pm.start() + sm.end()))
+                parts.append((sm.group(0), start + sm.start(), start + sm.end()))
         else:
-            parts.append((piece, pm.start(), pm.end()))
+            parts.append((piece, start, end))
     if len(parts) > 1 and (_CONNECTOR.search(chunk)):
         out.append((chunk, 0, len(chunk), True))
         # "POL.PK_POLICY" is also "PK_POLICY"; "/api/claims/submit" also "claims/submit"

@@ -47,7 +47,7 @@ from memtui.core.findings import Finding
 from memtui.core.procs import process_context, worker_count
 from memtui.core.search import whoosh_fixes
 from memtui.core.search.analysis import MemtuiAnalyzer, term_positions
-from memtui.core.search.sources import (CONTENT_FIELD, ID_WEIGHT, STORED_BODY_CHARS, TEXT_FIELDS, TRANSLIT_BODY_CHARS,
+from memtui.core.search.sources import (CONTENT_FIELD, ID_WEIGHT, STORED_BODY_CHARS, TEXT_FIELDS,
                                         TRANSLIT_FIELD, TRANSLIT_SOURCES, Source, fingerprint,
                                         iter_owner_map, parse, read_source, scan,
                                         source_for)
@@ -56,7 +56,7 @@ from memtui.core.workspace import Workspace
 whoosh_fixes.apply()  # matcher fixes the ranking relies on (see the module)
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 #: Positions left empty between two fields in :data:`CONTENT_FIELD`, so that no phrase (nor
 #: its slop) spans two fields.
 FIELD_GAP = 100
@@ -147,18 +147,32 @@ class WeightedPositions(wformats.Positions):
 
 
 class FastFrequency(wformats.Frequency):
-    """Whoosh's ``Frequency`` format whose ``word_values`` takes the terms from
-    :func:`~memtui.core.search.analysis.term_positions` in one pass instead of Whoosh's
-    token stream (index build 20–25 % faster, issue 8)."""
+    """Whoosh's ``Frequency`` format for the sound-key field, weighted per field as
+    :class:`WeightedPositions` is: ``value`` is a list of ``(weight, text)`` pairs (``str`` is
+    weight 1), a document's term frequency is ``sum(w_f * tf_f)`` and its length
+    ``sum(w_f * len_f)`` (BM25F). The terms come from
+    :func:`~memtui.core.search.analysis.term_positions` in one pass instead of Whoosh's token
+    stream (index build 20–25 % faster, issue 8).
+
+    Why weighted: a Latin-typed Bulgarian word matches through its sound key only; with the
+    keys unweighted, its match in a symptom or an alias counted as a body match, a third of
+    what the same word typed in Cyrillic scores, so Latin-typed tickets fell under the
+    confidence cut (issue 14).
+    """
 
     def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
-        if not isinstance(value, str) or not isinstance(analyzer, MemtuiAnalyzer):
+        if not isinstance(analyzer, MemtuiAnalyzer):
             yield from super().word_values(value, analyzer, **kwargs)
             return
+        if isinstance(value, str):
+            value = [(1.0, value)]
         fb = self.field_boost
-        for term, poslist in term_positions(value, analyzer.keys, analyzer.plain)[0].items():
-            freq = len(poslist)
-            yield term, freq, freq * fb, pack_uint(freq)
+        weights: dict[str, float] = {}
+        for weight, text in value:
+            for term, poslist in term_positions(text, analyzer.keys, analyzer.plain)[0].items():
+                weights[term] = weights.get(term, 0.0) + weight * len(poslist)
+        for term, w in weights.items():
+            yield term, w, w * fb, pack_uint(max(1, round(w)))
 
 
 @lru_cache(maxsize=65536)
@@ -795,9 +809,8 @@ def _whoosh_doc(doc: dict[str, Any]) -> dict[str, Any]:
             out[name] = value[:STORED_BODY_CHARS]
     if content:
         out[CONTENT_FIELD] = content
-    keyed = [str(doc.get(name) or "") for name in TRANSLIT_SOURCES]
-    keyed.append(str(doc.get("body") or "")[:TRANSLIT_BODY_CHARS])
-    out[TRANSLIT_FIELD] = "\n".join(k for k in keyed if k)
+    keyed = [(TEXT_FIELDS[name], str(doc.get(name) or "")) for name in TRANSLIT_SOURCES]
+    out[TRANSLIT_FIELD] = [(w, k) for w, k in keyed if k]
     return out
 
 

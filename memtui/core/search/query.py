@@ -47,6 +47,7 @@ from whoosh.matching.wrappers import FilterMatcher
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from memtui.core.errors import MemtuiError
+from memtui.core.search import confidence as confidence_model
 from memtui.core.search.analysis import KEY_MARK, article_key, normalize, stem_word, term_spans, terms
 from memtui.core.search.index import SearchIndex, is_damage
 from memtui.core.search.sources import CONTENT_FIELD, KINDS, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
@@ -139,6 +140,9 @@ class Hit:
         snippet: the best excerpt with highlights, or ``None``.
         confidence: ``score`` per query word (see :func:`confidence`); comparable across
             queries, unlike ``score``.
+        verdict: ``"likely"`` (one of the first items of an answer that probably holds
+            the right precedent), ``"possible"`` (one of the best items of an answer that
+            probably does not), or ``""``; see :mod:`memtui.core.search.confidence`.
     """
 
     kind: str
@@ -152,13 +156,14 @@ class Hit:
     line: int | None = None
     snippet: Snippet | None = None
     confidence: float = 0.0
+    verdict: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`)."""
         return {"kind": self.kind, "path": self.path, "node": self.node, "state": self.state,
                 "score": round(self.score, 4), "title": self.title, "entry_id": self.entry_id,
                 "target": self.target, "line": self.line,
-                "confidence": round(self.confidence, 4),
+                "confidence": round(self.confidence, 4), "verdict": self.verdict,
                 "snippet": self.snippet.to_json() if self.snippet else None}
 
 
@@ -169,7 +174,9 @@ class Results:
     far ``total`` is to be trusted: exact when fewer hits than the limit came back (every
     match was collected); else ``estimated`` (Whoosh's estimate: counting exactly would walk
     every match) or ``at_least`` (a lone ``prefix*`` or ``word~`` stops reading once a page
-    is full)."""
+    is full). ``likelihood`` is the calibrated probability that the first hits hold the
+    right precedent (:func:`memtui.core.search.confidence.probability`; it sets each hit's
+    ``verdict``)."""
 
     hits: list[Hit] = field(default_factory=list)
     total: int = 0
@@ -178,6 +185,25 @@ class Results:
     findings: list[Any] = field(default_factory=list)
     at_least: bool = False
     estimated: bool = False
+    likelihood: float = 0.0
+
+    def assess(self) -> "Results":
+        """Set :attr:`likelihood` and every hit's ``verdict`` (an index line and the article
+        it lists are one item: the item's first hit carries its label, later ones the same);
+        returns ``self``."""
+        firsts: dict[str, int] = {}
+        scores: list[float] = []
+        for h in self.hits:
+            key = h.target or h.path
+            if key not in firsts:
+                firsts[key] = len(scores)
+                scores.append(h.score)
+        complete = not (self.at_least or self.estimated) or len(self.hits) < 1
+        self.likelihood = confidence_model.probability(scores, self.query_words, complete=complete)
+        labels = confidence_model.verdicts(self.likelihood, len(scores))
+        for h in self.hits:
+            h.verdict = labels[firsts[h.target or h.path]]
+        return self
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -1139,7 +1165,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
         index.findings = []
         try:
             with index.search_lock:
-                return _run(index, items, filters, limit, include_proposed, snippets, started, findings)
+                return _run(index, items, filters, limit, include_proposed, snippets, started, findings).assess()
         except Exception as exc:  # noqa: BLE001 - only damage is handled here
             if attempt or not is_damage(exc):
                 raise

@@ -55,13 +55,14 @@ ID_WEIGHT = 5.0
 CONTENT_FIELD = "text"
 
 #: The field of sound keys (Latin-letter Bulgarian, analysis step 4) and its weight: one field
-#: fed from :data:`TRANSLIT_SOURCES` (and the head of the body), so a query word costs one
-#: key lookup instead of one per field.
+#: fed from :data:`TRANSLIT_SOURCES` and the whole body, each weighted as in
+#: :data:`TEXT_FIELDS`, so a query word costs one key lookup instead of one per field. The
+#: whole body, not its head: a Latin-typed ticket word that names an English body word by
+#: its sound (``sistemata`` – "system") is found wherever the body says it (issue 14; the
+#: body's first 1,000 characters were keyed before).
 TRANSLIT_FIELD = "translit"
 TRANSLIT_WEIGHT = 1.0
-TRANSLIT_SOURCES = ("symptom", "aliases", "title", "summary", "mechanism", "systems", "tagtext")
-#: Characters of the body that go into the sound-key field.
-TRANSLIT_BODY_CHARS = 1000
+TRANSLIT_SOURCES = ("symptom", "aliases", "title", "summary", "mechanism", "systems", "tagtext", "body")
 
 #: Item kinds (the values of the ``kind:`` filter).
 KINDS = ("article", "experience", "index-line", "node", "notes", "notebook", "skill", "entity",

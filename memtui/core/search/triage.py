@@ -29,20 +29,16 @@ from typing import Any, Callable
 
 from memtui.core.files import read_text
 from memtui.core.frontmatter import split
+from memtui.core.search import confidence
 from memtui.core.search.index import SearchIndex
 from memtui.core.search.query import search
 from memtui.core.tree import parse_index
 from memtui.core.workspace import NODE_INDEX, Workspace
 
-#: Default confidence threshold (``[search] precedent_threshold``). Calibrated once on the
-#: dev cases and fixed: tickets without a precedent topped at 1.35, the first true
-#: precedents started at 1.52 (one at 0.78 that no threshold can keep without letting every
-#: no-precedent ticket through); 1.4 lies between. It is a property of the scoring (BM25F
-#: score per query word), not of any corpus's words; it was 2.0 while each field's weight
-#: multiplied its score instead of its term frequency (schema 5).
-DEFAULT_THRESHOLD = 1.4
-#: Candidates fetched per ticket before mapping to entries and cutting at the threshold.
+#: Candidates fetched per ticket before mapping to entries and assessing them.
 CANDIDATES = 30
+#: Folds of the cross-validation when none is asked for.
+DEFAULT_FOLDS = 5
 
 
 @dataclass(slots=True)
@@ -58,17 +54,40 @@ class Case:
 
 @dataclass(slots=True)
 class Ranked:
-    """The answer for one case: entry ids best first, their confidences, time in ms."""
+    """The answer for one case: the entry ids shown as precedents best first, their
+    probabilities (``scores``), time in ms, and the ``possible`` ones below the cut."""
 
     id: str
     ranked: list[str]
     scores: list[float]
     ms: float
+    possible: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"id", "ranked", "scores", "ms"}`` — one line of the ``--results`` file."""
+        """``{"id", "ranked", "scores", "ms", "possible"}`` — one line of the ``--results`` file."""
         return {"id": self.id, "ranked": self.ranked, "scores": [round(s, 4) for s in self.scores],
-                "ms": round(self.ms, 2)}
+                "ms": round(self.ms, 2), "possible": self.possible}
+
+
+@dataclass(slots=True)
+class Candidates:
+    """Every entry a ticket's search found, best first, before any cut: entry ids, their
+    BM25F scores, the query's word count and the search time (ms)."""
+
+    id: str
+    entries: list[str]
+    scores: list[float]
+    query_words: int
+    ms: float
+
+    def assess(self, calibration: confidence.Calibration, likely: float = confidence.LIKELY) -> Ranked:
+        """The answer ``calibration`` gives: the first entries when the answer is likely
+        (``scores`` holds its probability for each), else none, and ``possible`` ones."""
+        p = confidence.probability(self.scores, self.query_words, calibration)
+        kinds = confidence.verdicts(p, len(self.entries), likely)
+        ranked = [e for e, k in zip(self.entries, kinds) if k == "likely"]
+        return Ranked(self.id, ranked, [p] * len(ranked), self.ms,
+                      [e for e, k in zip(self.entries, kinds) if k == "possible"])
 
 
 class CasesError(ValueError):
@@ -102,13 +121,6 @@ def load_cases(path: Path) -> list[Case]:
     return cases
 
 
-def threshold_setting(ws: Workspace) -> float:
-    """``[search] precedent_threshold`` of ``memtui.toml``, else :data:`DEFAULT_THRESHOLD`."""
-    section = ws.config.raw.get("search", {})
-    value = section.get("precedent_threshold") if isinstance(section, dict) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else DEFAULT_THRESHOLD
-
-
 def entry_ids(ws: Workspace) -> dict[str, str]:
     """Workspace-relative article path → front matter ``id`` for every article with one."""
     out: dict[str, str] = {}
@@ -122,29 +134,86 @@ def entry_ids(ws: Workspace) -> dict[str, str]:
     return out
 
 
-def run_memtui(index: SearchIndex, cases: list[Case], threshold: float,
-               ids: dict[str, str]) -> list[Ranked]:
-    """Rank entries for every case with memtui's search; only results at or above
-    ``threshold`` are kept."""
+def candidates(index: SearchIndex, cases: list[Case], ids: dict[str, str]) -> list[Candidates]:
+    """Search every case's ticket with memtui's :func:`~memtui.core.search.query.search` (the
+    one a user gets) and map the hits to entry ids (an index line counts as the entry it
+    lists; each entry once, at its best hit)."""
     out = []
     for case in cases:
         started = time.perf_counter()
         res = search(index, case.ticket, limit=CANDIDATES, snippets=False)
-        ranked: list[str] = []
+        entries: list[str] = []
         scores: list[float] = []
         for hit in res.hits:
             eid = hit.entry_id or ids.get(hit.target or hit.path, "")
             if hit.kind == "index-line":
                 eid = ids.get(hit.target, "")
-            if not eid or eid in ranked:
+            if not eid or eid in entries:
                 continue
-            conf = hit.confidence
-            if conf < threshold:
-                continue
-            ranked.append(eid)
-            scores.append(conf)
-        out.append(Ranked(case.id, ranked, scores, (time.perf_counter() - started) * 1000))
+            entries.append(eid)
+            scores.append(hit.score)
+        out.append(Candidates(case.id, entries, scores, res.query_words, (time.perf_counter() - started) * 1000))
     return out
+
+
+def examples(cases: list[Case], cands: list[Candidates]) -> tuple[list[tuple[float, ...]], list[int]]:
+    """One feature vector per case (:func:`memtui.core.search.confidence.features`) and its
+    label: 1 when a relevant entry is among the first
+    :data:`~memtui.core.search.confidence.ANSWER_SIZE` candidates, else 0 (a ticket with no
+    precedent is always 0). Cases whose search found nothing are left out."""
+    by_id = {c.id: c for c in cases}
+    xs: list[tuple[float, ...]] = []
+    ys: list[int] = []
+    for cand in cands:
+        x = confidence.features(cand.scores, cand.query_words)
+        if x is None:
+            continue
+        xs.append(x)
+        ys.append(int(any(e in by_id[cand.id].relevant for e in cand.entries[:confidence.ANSWER_SIZE])))
+    return xs, ys
+
+
+def fit(cases: list[Case], cands: list[Candidates]) -> confidence.Calibration:
+    """The calibration fitted on ``cases`` (see :func:`examples`).
+
+    Raises:
+        ValueError: the cases hold no right or no wrong candidate.
+    """
+    xs, ys = examples(cases, cands)
+    return confidence.fit(xs, ys, cases=len(cases))
+
+
+def folds(cases: list[Case], k: int) -> list[list[Case]]:
+    """``cases`` split into ``k`` folds: the tickets with no precedent first, then each
+    language's, dealt round-robin in file order, so every fold holds about equal shares of
+    each."""
+    out: list[list[Case]] = [[] for _ in range(k)]
+    order = sorted(range(len(cases)), key=lambda i: (bool(cases[i].relevant), cases[i].language, i))
+    for n, i in enumerate(order):
+        out[n % k].append(cases[i])
+    return out
+
+
+def cross_validate(cases: list[Case], cands: list[Candidates], k: int,
+                   likely: float = confidence.LIKELY) -> list[Ranked]:
+    """k-fold cross-validation: each fold's answers come from a calibration fitted on the
+    other ``k - 1`` folds only (never on the fold's own cases).
+
+    Raises:
+        ValueError: ``k`` is under 2 or over the number of cases, or a training part holds
+            no right or no wrong candidate.
+    """
+    if not 2 <= k <= len(cases):
+        raise ValueError(f"--folds must be between 2 and the number of cases ({len(cases)})")
+    by_id = {c.id: c for c in cands}
+    out: dict[str, Ranked] = {}
+    parts = folds(cases, k)
+    for i, part in enumerate(parts):
+        train = [c for j, p in enumerate(parts) if j != i for c in p]
+        cal = fit(train, [by_id[c.id] for c in train])
+        for c in part:
+            out[c.id] = by_id[c.id].assess(cal, likely)
+    return [out[c.id] for c in cases]
 
 
 _BASE_WORD = re.compile(r"[^\W\d_]{3,}")
@@ -251,21 +320,47 @@ def metrics(cases: list[Case], results: list[Ranked], k: int = 5) -> dict[str, A
 
 @dataclass(slots=True)
 class TriageReport:
-    """Both systems' metrics on the same cases, the threshold, and memtui's ranked lists."""
+    """Both systems' metrics on the same cases, memtui's answers, and how its cut was made.
+
+    Attributes:
+        memtui: metrics of memtui's answers with ``calibration`` (the shipped one, or the
+            one ``fit`` made on these very cases: then these figures are in-sample).
+        baseline: the grep baseline's metrics.
+        likely: the probability cut.
+        results: memtui's answers per case.
+        index: the index update report.
+        calibration: the calibration used for ``memtui``.
+        fitted: ``calibration`` was fitted on these cases.
+        kfold: with ``folds``, the metrics of the cross-validated answers, else ``None``.
+        folds: the number of folds (0: none).
+        no_cut: metrics of the ranking with no cut at all (every candidate shown).
+    """
 
     memtui: dict[str, Any]
     baseline: dict[str, Any]
-    threshold: float
+    likely: float
     results: list[Ranked]
     index: dict[str, Any]
+    calibration: confidence.Calibration
+    fitted: bool = False
+    kfold: dict[str, Any] | None = None
+    folds: int = 0
+    no_cut: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"threshold", "memtui": metrics, "baseline": metrics, "index": update report}``."""
-        return {"threshold": self.threshold, "memtui": self.memtui, "baseline": self.baseline,
-                "index": self.index}
+        """``{"likely", "calibration": {"features", "coef", "intercept", "cases", "fitted_here"},
+        "memtui", "kfold" (or null), "folds", "no_cut", "baseline", "index"}``."""
+        cal = self.calibration
+        return {"likely": self.likely,
+                "calibration": {"features": list(confidence.FEATURES), "coef": [round(c, 4) for c in cal.coef],
+                                "intercept": round(cal.intercept, 4), "cases": cal.cases,
+                                "fitted_here": self.fitted},
+                "memtui": self.memtui, "kfold": self.kfold, "folds": self.folds, "no_cut": self.no_cut,
+                "baseline": self.baseline, "index": self.index}
 
 
-def run(ws: Workspace, cases: list[Case], k: int = 5, threshold: float | None = None,
+def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence.LIKELY,
+        folds: int = 0, refit: bool = False,
         progress: Callable[[int, int], None] | None = None) -> TriageReport:
     """Update the index, run every case through memtui's search and through the baseline.
 
@@ -273,16 +368,26 @@ def run(ws: Workspace, cases: list[Case], k: int = 5, threshold: float | None = 
         ws: the workspace whose memory is tested (its index is updated first).
         cases: from :func:`load_cases`.
         k: the cut-off of hit@k (the README uses 5).
-        threshold: the confidence threshold; ``None`` reads :func:`threshold_setting`.
+        likely: the probability from which a candidate is shown as a precedent.
+        folds: when 2 or more, also cross-validate the calibration over that many folds.
+        refit: fit the calibration on ``cases`` and use it (in-sample figures; its
+            coefficients are in the report) instead of the shipped
+            :data:`memtui.core.search.confidence.DEFAULT`.
         progress: passed to the index update.
 
     Raises:
         memtui.core.search.index.IndexBusyError / IndexWriteError: the index cannot be updated.
+        ValueError: ``folds`` out of range, or ``refit``/``folds`` on cases that hold no
+            right or no wrong candidate.
     """
     index = SearchIndex(ws)
     report = index.update(progress=progress)
-    thr = threshold_setting(ws) if threshold is None else threshold
     ids = entry_ids(ws)
-    ours = run_memtui(index, cases, thr, ids)
+    cands = candidates(index, cases, ids)
+    cal = fit(cases, cands) if refit else confidence.DEFAULT
+    ours = [c.assess(cal, likely) for c in cands]
+    kfold = metrics(cases, cross_validate(cases, cands, folds, likely), k) if folds else None
+    no_cut = metrics(cases, [Ranked(c.id, c.entries, c.scores, c.ms) for c in cands], k)
     base = grep_baseline(ws, cases, ids, k=k)
-    return TriageReport(metrics(cases, ours, k), metrics(cases, base, k), thr, ours, report.to_json())
+    return TriageReport(metrics(cases, ours, k), metrics(cases, base, k), likely, ours, report.to_json(),
+                        cal, refit, kfold, folds, no_cut)

@@ -149,6 +149,17 @@ def _searchable(app) -> bool:  # noqa: ANN001
     return getattr(app, "index_report", True) is not None or bool(getattr(app, "index_existed", False))
 
 
+#: How a hit's verdict looks (issue 14): a likely answer in green, a possible one dimmed.
+_VERDICT_STYLE = {"likely": "green", "possible": "yellow"}
+
+
+def _answer_summary(results: Results) -> str:
+    """One phrase for the whole answer: likely precedents, or only possible ones."""
+    if results.hits and results.hits[0].verdict == "likely":
+        return f"likely precedents first ({results.likelihood:.0%})"
+    return f"no confident precedent ({results.likelihood:.0%}): the best are marked possible"
+
+
 class SearchScreen(Screen):
     """Search the whole workspace (see the module docstring)."""
 
@@ -198,8 +209,8 @@ class SearchScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#search-results", DataTable)
-        for name in ("kind", "title", "where", "confidence"):
-            table.add_column(name, key=name)
+        for name in ("", "kind", "title", "where", "confidence"):
+            table.add_column(name or "answer", key=name or "verdict")
         app = self.app
         if hasattr(app, "index_ready"):
             app.index_ready.subscribe(self, self._on_index)
@@ -306,12 +317,15 @@ class SearchScreen(Screen):
         table = self.query_one("#search-results", DataTable)
         table.clear()
         for i, hit in enumerate(self._hits):
-            table.add_row(safe(hit.kind, "dim" if hit.state != "active" else ""),
+            table.add_row(Text(hit.verdict, style=_VERDICT_STYLE.get(hit.verdict, "")),
+                          safe(hit.kind, "dim" if hit.state != "active" else ""),
                           safe(hit.title or hit.path, "bold"), safe(_where(hit)),
                           Text(f"{hit.confidence:.2f}"), key=str(i))
         if self.query_one("#search-query", Input).value.strip() or self._hits:
             about = "at least " if results.at_least else "about " if results.estimated else ""
             status = Text(f"{len(self._hits):,} shown of {about}{results.total:,} · {results.ms:.0f} ms")
+            if self._hits:
+                status.append(Text(" · " + _answer_summary(results), style=_VERDICT_STYLE.get(self._hits[0].verdict, "")))
             if self._indexing():
                 status.append(Text(" · still indexing: more may come", style="yellow"))
             for finding in results.findings:

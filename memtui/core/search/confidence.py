@@ -1,0 +1,179 @@
+"""How likely a search's answer holds the right precedent: a calibrated probability (issue 14).
+
+A BM25F score is comparable within one query only. Whether a pasted ticket has a precedent
+among its best results shows less in the scores themselves than in their *shape*: a ticket
+with a precedent has a best result that stands out; a ticket with none gives a flat list of
+partial matches. So a ranked list gets three features, none of them a corpus's word or a
+score scale:
+
+- ``strength``: ``log`` of the best score per query word
+  (:func:`memtui.core.search.query.confidence`);
+- ``lead``: ``log`` of the best score over the second item's (capped at :data:`MAX_LEAD`):
+  how far the best stands out from the next;
+- ``spread``: ``log`` of the best score over the :data:`ANSWER_SIZE`-th item's (capped
+  likewise): how far it stands out from the tail.
+
+A logistic model turns them into the probability that the first :data:`ANSWER_SIZE` items
+hold a right precedent (:class:`Calibration`, Platt's method: J. Platt, "Probabilistic
+outputs for support vector machines", 1999). It is fitted by :func:`fit` — L2-regularised
+maximum likelihood with a fixed penalty, by Newton's method — on triage cases
+(``memtui eval triage --fit``) and checked by k-fold cross-validation (``--folds K``: fit
+on K−1 folds, measured on the one left out). When the probability is at least
+:data:`LIKELY` (more likely right than wrong: no tuned number), the first
+:data:`ANSWER_SIZE` items are the answer, labelled ``likely``; otherwise the best
+:data:`POSSIBLE_SHOWN` are labelled ``possible``, so an uncertain answer still shows its
+candidates instead of nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+#: Probability from which the answer is shown as likely: more likely right than wrong.
+LIKELY = 0.5
+#: Items of a likely answer (the triage test's hit@5 looks at five).
+ANSWER_SIZE = 5
+#: Items labelled ``possible`` when the answer is not likely.
+POSSIBLE_SHOWN = 3
+#: Cap of the best score's lead over a later item (or over none).
+MAX_LEAD = 10.0
+#: Names of the features, in the order of :attr:`Calibration.coef`.
+FEATURES = ("strength", "lead", "spread")
+#: L2 penalty on the (standardised) coefficients; fixed, not tuned: it only keeps the fit
+#: finite when the training cases are separable.
+RIDGE = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """A logistic model over :data:`FEATURES`: ``p = 1 / (1 + exp(-(intercept + coef·x)))``.
+
+    Attributes:
+        coef: one coefficient per feature (raw, not standardised, units).
+        intercept: the constant term.
+        cases: how many triage cases it was fitted on (0: not fitted).
+    """
+
+    coef: tuple[float, ...]
+    intercept: float
+    cases: int = 0
+
+    def probability(self, x: Sequence[float]) -> float:
+        """The probability (0…1) for one feature vector from :func:`features`."""
+        z = self.intercept + sum(c * v for c, v in zip(self.coef, x))
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+#: The shipped calibration: ``memtui eval triage --fit`` on ``../shared/triage/dev-cases.jsonl``
+#: (40 cases); its k-fold figures are in the changelog. Refit it when the scoring changes.
+DEFAULT = Calibration(coef=(4.0559, 0.2197, 1.1353), intercept=-1.7639, cases=40)
+
+
+def _lead(best: float, other: float | None) -> float:
+    return math.log(min(MAX_LEAD, best / other) if other and other > 0 else MAX_LEAD)
+
+
+def features(scores: Sequence[float], query_words: int, complete: bool = True) -> tuple[float, float, float] | None:
+    """The feature vector of a ranked list of distinct items (see the module docstring).
+
+    Args:
+        scores: BM25F scores, best first, one per distinct item (an index line and the
+            article it lists are one item).
+        query_words: the query's word count (as :class:`~memtui.core.search.query.Results`
+            gives it).
+        complete: ``scores`` holds every match; when false, a missing second or
+            :data:`ANSWER_SIZE`-th item means "not fetched", and counts as a tie.
+
+    Returns:
+        ``(strength, lead, spread)``, or ``None`` for an empty list.
+    """
+    if not scores or scores[0] <= 0:
+        return None
+    best = scores[0]
+
+    def nth(i: int) -> float | None:
+        if i < len(scores):
+            return scores[i]
+        return None if complete else best
+
+    return (math.log(best / max(1, query_words)), _lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)))
+
+
+def probability(scores: Sequence[float], query_words: int, calibration: Calibration | None = None,
+                complete: bool = True) -> float:
+    """``calibration``'s (default :data:`DEFAULT`) probability that the first
+    :data:`ANSWER_SIZE` of ``scores`` hold a right precedent; 0 for an empty list."""
+    x = features(scores, query_words, complete)
+    return 0.0 if x is None else (calibration or DEFAULT).probability(x)
+
+
+def verdicts(p: float, items: int, likely: float = LIKELY) -> list[str]:
+    """Labels for ``items`` ranked items of an answer of probability ``p``: ``"likely"``
+    for the first :data:`ANSWER_SIZE` when ``p >= likely``, else ``"possible"`` for the
+    first :data:`POSSIBLE_SHOWN`; ``""`` for the rest."""
+    shown, label = (ANSWER_SIZE, "likely") if p >= likely else (POSSIBLE_SHOWN, "possible")
+    return [label if i < shown else "" for i in range(items)]
+
+
+def fit(xs: Sequence[Sequence[float]], ys: Sequence[int], cases: int = 0,
+        ridge: float = RIDGE, iterations: int = 50) -> Calibration:
+    """Fit a :class:`Calibration` by L2-regularised maximum likelihood (Newton's method on
+    standardised features; the intercept is not penalised).
+
+    Args:
+        xs: feature vectors (:func:`features`).
+        ys: 1 where the item is a right precedent, else 0.
+        cases: recorded in the result (how many triage cases the examples came from).
+
+    Raises:
+        ValueError: no examples, or only one class among them (nothing to calibrate).
+    """
+    if not xs or len(xs) != len(ys):
+        raise ValueError("fit needs as many labels as feature vectors, and at least one")
+    if len(set(ys)) < 2:
+        raise ValueError("fit needs both right and wrong precedents among the examples")
+    d = len(xs[0])
+    mean = [sum(x[j] for x in xs) / len(xs) for j in range(d)]
+    sd = [max(1e-9, math.sqrt(sum((x[j] - mean[j]) ** 2 for x in xs) / len(xs))) for j in range(d)]
+    rows = [[1.0] + [(x[j] - mean[j]) / sd[j] for j in range(d)] for x in xs]
+    w = [0.0] * (d + 1)
+    for _ in range(iterations):
+        grad = [0.0] * (d + 1)
+        hess = [[0.0] * (d + 1) for _ in range(d + 1)]
+        for r, y in zip(rows, ys):
+            z = sum(a * b for a, b in zip(w, r))
+            p = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+            for a in range(d + 1):
+                grad[a] += (p - y) * r[a]
+                for b in range(d + 1):
+                    hess[a][b] += p * (1 - p) * r[a] * r[b]
+        for a in range(1, d + 1):
+            grad[a] += ridge * w[a]
+            hess[a][a] += ridge
+        step = _solve(hess, grad)
+        w = [a - b for a, b in zip(w, step)]
+        if max(abs(s) for s in step) < 1e-9:
+            break
+    coef = tuple(w[j + 1] / sd[j] for j in range(d))
+    intercept = w[0] - sum(w[j + 1] * mean[j] / sd[j] for j in range(d))
+    return Calibration(coef=coef, intercept=intercept, cases=cases)
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    """``a⁻¹ b`` by Gaussian elimination with partial pivoting (a is small and positive
+    definite here)."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        piv = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[piv] = m[piv], m[c]
+        if abs(m[c][c]) < 1e-12:
+            continue
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                for k in range(c, n + 1):
+                    m[r][k] -= f * m[c][k]
+    return [m[i][n] / m[i][i] if abs(m[i][i]) >= 1e-12 else 0.0 for i in range(n)]

@@ -1,0 +1,117 @@
+"""Issue 14: the calibrated confidence of an answer, Latin-typed Bulgarian through every field
+and the whole body, and words mixing the two alphabets."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from memtui.core.search import confidence
+from memtui.core.search.analysis import terms
+from memtui.core.search.index import SearchIndex
+from memtui.core.search.query import Results, Hit, search
+from memtui.core.workspace import Workspace
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _entry(mem: Path, name: str, symptom: str = "", body: str = "", aliases: str = "[]") -> None:
+    _write(mem / "exp" / f"{name}.md",
+           f"---\nid: {name}\ntitle: {name}\nsummary: ''\nsymptom: '{symptom}'\naliases: {aliases}\n---\n\n{body}\n")
+
+
+# -- the calibration --------------------------------------------------------------------------
+def test_fit_learns_the_direction_that_separates_the_classes() -> None:
+    xs = [(s, 0.1, 0.2) for s in (0.1, 0.2, 0.3, 0.35)] + [(s, 0.5, 1.0) for s in (0.45, 0.6, 0.8, 1.2)]
+    ys = [0, 0, 0, 0, 1, 1, 1, 1]
+    cal = confidence.fit(xs, ys, cases=8)
+    assert cal.cases == 8 and all(c > 0 for c in cal.coef)
+    assert cal.probability((1.0, 0.5, 1.0)) > 0.9 > 0.1 > cal.probability((0.1, 0.1, 0.2))
+    with pytest.raises(ValueError, match="both right and wrong"):
+        confidence.fit(xs[:3], ys[:3])
+
+
+def test_features_are_scale_free_and_a_flat_list_has_no_lead() -> None:
+    standing_out = confidence.features([9.0, 3.0, 2.0, 1.5, 1.0], 3)
+    scaled = confidence.features([90.0, 30.0, 20.0, 15.0, 10.0], 30)
+    assert standing_out == pytest.approx(scaled)
+    flat = confidence.features([3.0, 2.9, 2.9, 2.8, 2.8], 3)
+    assert flat[1] == pytest.approx(math.log(3 / 2.9)) and flat[1] < standing_out[1]
+    assert confidence.probability([3.0, 2.9, 2.9, 2.8, 2.8], 3) < confidence.probability([9.0, 3.0, 2.0, 1.5, 1.0], 3)
+    # a page cut short (more matches not fetched) gives no lead, a list that ends gives the cap
+    assert confidence.features([5.0], 1, complete=False)[1] == 0.0
+    assert confidence.features([5.0], 1)[1] == pytest.approx(math.log(confidence.MAX_LEAD))
+    assert confidence.features([], 3) is None and confidence.probability([], 3) == 0.0
+
+
+def test_verdicts_label_a_likely_answer_or_the_best_possible_ones() -> None:
+    assert confidence.verdicts(0.9, 7) == ["likely"] * 5 + ["", ""]
+    assert confidence.verdicts(0.2, 7) == ["possible"] * 3 + [""] * 4
+    assert confidence.verdicts(0.2, 2) == ["possible"] * 2
+
+
+def test_an_index_line_and_its_article_are_one_item() -> None:
+    hits = [Hit("index-line", "memory/AGENTS.md", "", "active", 9.0, "A", target="memory/a.md", line=3),
+            Hit("article", "memory/a.md", "", "active", 8.0, "A"),
+            Hit("article", "memory/b.md", "", "active", 2.0, "B")]
+    res = Results(hits=hits, total=3, query_words=2).assess()
+    assert res.likelihood == pytest.approx(confidence.probability([9.0, 2.0], 2))
+    assert hits[0].verdict == hits[1].verdict
+
+
+# -- analysis ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "expected", "absent"), [
+    ("VPNа", {"vpn"}, {"vpnа", "vpna", "а"}),          # English word, Bulgarian article, no hyphen
+    ("SMSът", {"sms"}, {"ът"}),
+    ("crash-ва", {"crash"}, {"ва"}),                    # verb ending after a hyphen
+    ("PаyGate", {"paygat", "pay", "gate"}, set()),      # a Cyrillic а inside a Latin word
+    ("пoлицата", {"полиц"}, set()),                     # a Latin o inside a Cyrillic word
+])
+def test_words_mixing_alphabets_are_read_in_one(text: str, expected: set[str], absent: set[str]) -> None:
+    got = {t for t, _ in terms(text)}
+    assert expected <= got and not (absent & got), got
+
+
+def test_one_script_words_are_untouched() -> None:
+    assert [t for t, _ in terms("СА0000ВХ")] == ["са0000вх"]  # a plate: digits and Cyrillic only
+    assert "полиц" in {t for t, _ in terms("полицата")}
+
+
+# -- Latin-typed Bulgarian through weighted fields and the whole body ---------------------------
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    mem = root / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n")
+    filler = " ".join(f"word{i}" for i in range(400))  # about 3,000 characters
+    _entry(mem, "in-symptom", symptom="касата не се затваря")
+    _entry(mem, "in-body", body="Отчет: касата не се затваря в края на деня.")
+    _entry(mem, "deep-body", body=f"{filler} Фискалното устройство не печата.")
+    return Workspace.open(root)
+
+
+def test_a_latin_typed_word_counts_by_its_field_weight(ws: Workspace) -> None:
+    """The same Cyrillic phrase in a symptom and in a body: typed in Latin letters, the
+    symptom match must outrank the body match as it does typed in Cyrillic (the sound keys
+    were unweighted: both scored as body matches)."""
+    idx = SearchIndex(ws)
+    idx.update()
+    cyr = search(idx, "касата не се затваря")
+    lat = search(idx, "kasata ne se zatvarya")
+    assert [h.entry_id for h in cyr.hits[:2]] == ["in-symptom", "in-body"]
+    assert [h.entry_id for h in lat.hits[:2]] == ["in-symptom", "in-body"]
+    assert lat.hits[0].score / lat.hits[1].score == pytest.approx(cyr.hits[0].score / cyr.hits[1].score, rel=0.1)
+
+
+def test_a_latin_typed_word_reaches_the_end_of_a_long_body(ws: Workspace) -> None:
+    """``fiskalnoto ustroystvo`` is the body's last words typed in Latin letters, past its
+    first 1,000 characters (where the sound keys used to stop)."""
+    idx = SearchIndex(ws)
+    idx.update()
+    res = search(idx, "fiskalnoto ustroystvo")
+    assert res.hits and res.hits[0].entry_id == "deep-body"

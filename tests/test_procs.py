@@ -10,7 +10,7 @@ from pathlib import Path
 SCRIPT = textwrap.dedent("""
     import sys, threading
     from pathlib import Path
-    import memtui.core.search.index as index_mod
+    import memtui.core.search.engine.index as index_mod
     from memtui.core.audit import run
     from memtui.core.workspace import Workspace
 

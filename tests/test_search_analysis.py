@@ -102,7 +102,8 @@ def test_b08_snippet_highlights_whole_cyrillic_words(shared: Path) -> None:
 
 def test_analyzer_fast_path_gives_the_terms_of_terms() -> None:
     """The index analyser skips Word objects for speed; its tokens must equal :func:`terms`."""
-    from memtui.core.search.analysis import MemtuiAnalyzer, terms
+    from memtui.core.search.analysis import terms
+    from memtui.core.search.engine.analyzer import MemtuiAnalyzer
 
     text = ("Не мога да издам полица: ORA-00001 on PK_POLICY at /api/claims/submit, "
             "NullPointerException in ClaimService — ne moga da izdam polica; café naïve ёлка")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.search import index as index_mod
+from memtui.core.search.engine import index as index_mod
 from memtui.core.search.index import IndexBusyError, SearchIndex
-from memtui.core.search.query import QueryError, search
+from memtui.core.search.query import QueryError, parse, search
 from memtui.core.workspace import Workspace
 
 ARTICLE = """---
@@ -290,7 +290,7 @@ def test_fast_path_after_save_adds_and_removes_single_files(ws: Workspace) -> No
 def test_long_pasted_ticket_searches_its_most_informative_words(ws: Workspace,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 8 speed: a ticket of more than MAX_QUERY_WORDS words keeps the rarest ones."""
-    from memtui.core.search import query as query_mod
+    from memtui.core.search.engine import matching as query_mod
 
     mem = ws.memory / "payments"
     common = "customer says order payment problem again today please help".split()
@@ -301,7 +301,7 @@ def test_long_pasted_ticket_searches_its_most_informative_words(ws: Workspace,
     monkeypatch.setattr(query_mod, "MAX_QUERY_WORDS", 2)
     ticket = " ".join(common[:4] + ["gateway"] + common[4:])
     with idx.open().searcher() as searcher:
-        items, filters = query_mod.parse(ticket)
+        items, filters = parse(ticket)
         _, highlight, _, count = query_mod.build(items, filters, searcher.reader())
     plain = {t for t in highlight if not t.startswith("§")}
     assert "gateway" in plain and len(plain) <= 2, "the rarest words are kept, the common dropped"
@@ -324,7 +324,7 @@ def test_filter_keeps_scores_and_only_lets_matching_items_through(ws: Workspace)
 def test_sound_key_searched_only_where_it_adds_documents(ws: Workspace) -> None:
     """Speed (issue 8): an English word's key finds the same documents, so it is left out;
     a Bulgarian word typed in Latin letters keeps its key and still meets the Cyrillic text."""
-    from memtui.core.search import query as query_mod
+    from memtui.core.search.engine import matching as query_mod
     from memtui.core.search.sources import TRANSLIT_FIELD
 
     idx = SearchIndex(ws)
@@ -332,7 +332,7 @@ def test_sound_key_searched_only_where_it_adds_documents(ws: Workspace) -> None:
 
     def fields(text: str) -> set[str]:
         with idx.open().searcher() as searcher:
-            items, filters = query_mod.parse(text)
+            items, filters = parse(text)
             q, _, _, _ = query_mod.build(items, filters, searcher.reader())
         return {t[0] for t in q.iter_all_terms()}
 
@@ -346,7 +346,7 @@ def test_ticket_candidates_keep_the_ranking_of_the_full_search(ws: Workspace,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 8 speed: a ticket is scored only on what its rarest words find; the best
     results are those of scoring every document."""
-    from memtui.core.search import query as query_mod
+    from memtui.core.search.engine import matching as query_mod
 
     mem = ws.memory / "payments"
     common = "customer says order payment problem today please help".split()
@@ -398,7 +398,7 @@ def test_deleted_documents_do_not_switch_off_pruning() -> None:
 
 def test_fuzzy_keeps_the_first_letters_as_typed(ws: Workspace) -> None:
     """``word~`` corrects typos after the first FUZZY_PREFIX letters (speed: issue 8)."""
-    from memtui.core.search.query import FUZZY_PREFIX
+    from memtui.core.search.engine.matching import FUZZY_PREFIX
 
     idx = SearchIndex(ws)
     idx.update()
@@ -481,7 +481,7 @@ def test_phrase_matches_and_scores_as_whoosh_phrase(ws: Workspace, words: list[s
 
     from whoosh import query as wq
 
-    from memtui.core.search.query import _Phrase
+    from memtui.core.search.engine.matching import _Phrase
     from memtui.core.search.sources import CONTENT_FIELD
 
     rng = random.Random(4)
@@ -534,7 +534,7 @@ def _birds(ws: Workspace) -> SearchIndex:
 def _hidden(searcher) -> set[int]:  # noqa: ANN001
     from whoosh import query as wq
 
-    from memtui.core.search.query import HIDDEN_STATES
+    from memtui.core.search.engine.matching import HIDDEN_STATES
 
     return set(searcher.docs_for_query(wq.Or([wq.Term("state", s) for s in HIDDEN_STATES])))
 
@@ -545,7 +545,7 @@ def test_a_lone_word_ranks_exactly_as_whoosh(ws: Workspace) -> None:
     and tie order, over several segments, with deleted documents and hidden states."""
     from whoosh import query as wq
 
-    from memtui.core.search.query import _term_alone
+    from memtui.core.search.engine.matching import _term_alone
     from memtui.core.search.sources import CONTENT_FIELD
 
     idx = _birds(ws)

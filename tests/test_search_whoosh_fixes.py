@@ -1,4 +1,4 @@
-"""The Whoosh matcher fixes ranking relies on (memtui/core/search/whoosh_fixes.py, issue 8)."""
+"""The Whoosh matcher fixes ranking relies on (memtui/core/search/engine/whoosh_fixes.py, issue 8)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.matching import ListMatcher
 from whoosh.matching.binary import DisjunctionMaxMatcher
 
-import memtui.core.search.index as index_mod  # noqa: F401 - applies the fixes
+import memtui.core.search.engine.index as index_mod  # noqa: F401 - applies the fixes
 from memtui.core.search.index import SearchIndex
-from memtui.core.search.query import FIELD_TIEBREAK, search
+from memtui.core.search.engine.matching import FIELD_TIEBREAK
+from memtui.core.search.query import search
 from memtui.core.workspace import Workspace
 
 

@@ -42,14 +42,22 @@ from functools import lru_cache
 from typing import Iterator
 
 import Stemmer
-from whoosh.analysis import Token, Tokenizer
-from whoosh.lang.stopwords import stoplists
 
 #: Prefix of a sound-key term (step 4); a user's words never start with it.
 KEY_MARK = "\u00a7"
 
-#: English stop words (Whoosh's list for ``en``).
-EN_STOP: frozenset[str] = frozenset(stoplists["en"])
+#: English stop words: Whoosh's list for ``en`` (``whoosh.lang.stopwords.stoplists["en"]``,
+#: the English list of the Snowball project), written out so that only the engine imports
+#: Whoosh (issue 14; a test checks the two agree).
+EN_STOP: frozenset[str] = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can did do does doing don down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its
+itself just me more most my myself no nor not now of off on once only or other our ours
+ourselves out over own s same she should so some such t than that the their theirs them
+themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with you your yours yourself yourselves
+""".split())
 
 #: Bulgarian function words: pronouns, prepositions, conjunctions, particles, auxiliaries.
 BG_STOP: frozenset[str] = frozenset("""
@@ -502,58 +510,3 @@ def term_positions(text: str, keys: bool = True, plain: bool = True) -> tuple[di
                         got.append(pos)
             pos += step
     return out, pos
-
-
-class MemtuiAnalyzer(Tokenizer):
-    """Whoosh analyzer wrapping :func:`terms` (tokeniser and filters in one step).
-
-    Used for every text field of the index (:mod:`memtui.core.search.index`); it is pickled
-    into the index's table of contents, so its module path is part of the schema version.
-    """
-
-    def __init__(self, keys: bool = True, plain: bool = True):
-        self.keys = keys
-        self.plain = plain
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, MemtuiAnalyzer) and other.keys == self.keys
-                and other.plain == self.plain)
-
-    def __call__(self, value, positions=False, chars=False, keeporiginal=False,
-                 removestops=True, start_pos=0, start_char=0, tokenize=True, mode="",
-                 **kwargs):  # noqa: ANN001 - Whoosh's analyzer protocol
-        token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        if not tokenize:
-            token.original = token.text = normalize(value)
-            token.boost = 1.0
-            if positions:
-                token.pos = start_pos
-            if chars:
-                token.startchar = start_char
-                token.endchar = start_char + len(value)
-            yield token
-            return
-        # the same terms as :func:`terms`, without a Word object per word (index build speed)
-        keys, plain = self.keys, self.plain
-        pos = start_pos
-        for m in _COMPOUND.finditer(value):
-            base = start_char + m.start()
-            for piece, s, e, whole in _split_chunk(m.group(0)):
-                plain_term, key = _word_terms(piece, whole)
-                if plain_term is not None:
-                    for term in ((plain_term if plain else None), (key if keys else None)):
-                        if term is None:
-                            continue
-                        token.text = term
-                        token.boost = 1.0
-                        token.stopped = False
-                        if keeporiginal:
-                            token.original = piece
-                        if positions:
-                            token.pos = pos
-                        if chars:
-                            token.startchar = base + s
-                            token.endchar = base + e
-                        yield token
-                if not whole:
-                    pos += 1

@@ -1,0 +1,908 @@
+"""The search index: one Whoosh index under ``.memtui/index/`` over the whole workspace.
+
+Derived data (DESIGN.md §2): it can always be rebuilt from the files, so every problem with
+it is repaired rather than shown as a traceback.
+
+- **Incremental** (:meth:`SearchIndex.update`): a manifest (``manifest.json``) records per
+  source file its mtime, size and SHA-1; a file whose mtime or size changed is re-read and
+  re-indexed only if its hash changed; removed files lose their documents.
+  ``only=[paths]`` re-indexes just the files a save touched (an edit is searchable at once).
+- **Schema version** (:data:`SCHEMA_VERSION`): a manifest with another version, or an index
+  Whoosh cannot open, is rebuilt from scratch.
+- **Writes** use ``writer(compound=False)`` and, for small updates, ``commit(merge=False)``
+  (LIBRARY-NOTES, Whoosh: compound segments copy the index into the heap; merges make
+  interactive commits slow).
+- **Locks** (``B05``): Whoosh's write lock is an ``flock``, so a crashed process frees it;
+  the lock *file* staying behind means nothing. A writer held by another live process is
+  waited for a bounded time (:data:`LOCK_WAIT_SECONDS`), then :class:`IndexBusyError` says
+  which process holds it (from ``writer.pid``).
+- **Damage** (``B06``): an unreadable table of contents, a missing or cut segment
+  (``FileNotFoundError``, ``EOFError``, ``TypeError: ord()`` …) is caught on open or on
+  search; the index folder is emptied and rebuilt with a ``search-index-damaged`` finding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import types
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from whoosh import fields as wf
+from whoosh import formats as wformats
+from whoosh import index as windex
+from whoosh import scoring
+from whoosh.system import pack_uint
+
+from memtui.core.atomic import write_text
+from memtui.core.errors import MemtuiError
+from memtui.core.findings import Finding
+from memtui.core.procs import process_context, worker_count
+from memtui.core.search.engine import whoosh_fixes
+from memtui.core.search.analysis import term_positions
+from memtui.core.search.engine.analyzer import MemtuiAnalyzer
+from memtui.core.search.sources import (CONTENT_FIELD, ID_WEIGHT, STORED_BODY_CHARS, TEXT_FIELDS,
+                                        TRANSLIT_FIELD, TRANSLIT_SOURCES, Source, fingerprint,
+                                        iter_owner_map, parse, read_source, scan,
+                                        source_for)
+from memtui.core.workspace import Workspace
+
+whoosh_fixes.apply()  # matcher fixes the ranking relies on (see the module)
+
+#: Bump when the schema or the analysis changes: an index of another version is rebuilt.
+SCHEMA_VERSION = 10
+#: Positions left empty between two fields in :data:`CONTENT_FIELD`, so that no phrase (nor
+#: its slop) spans two fields.
+FIELD_GAP = 100
+#: How long a writer waits for another process's write lock before giving up (seconds).
+LOCK_WAIT_SECONDS = 5.0
+#: Updates touching at most this many sources commit without merging segments.
+SMALL_UPDATE = 50
+#: A build from empty of at least this many source files runs in worker processes, one
+#: segment each (issue 8: the index build is pure Python and CPU-bound; 2 cores → about 1.8x).
+PARALLEL_SOURCES = 1000
+#: Most postings (Whoosh's estimate, MB) a build worker holds before closing its segment and
+#: starting another (see :func:`_index_part`); about as much resident memory per worker.
+SEGMENT_BUDGET_MB = 256
+#: zlib level of posting blocks: 0, not compressed (Whoosh's default is 3). Compressing
+#: every block, most of them a single posting, took 12 % of an index build, and reading a
+#: long posting list spends 7 % decompressing; the index is about 35 % larger (10k
+#: articles: 156 → 210 MB). Blocks written either way stay readable.
+BLOCK_COMPRESSION = 0
+MANIFEST = "manifest.json"
+#: Whoosh's write lock file (``<index name>_WRITELOCK``).
+LOCK_NAME = "MAIN_WRITELOCK"
+PIDFILE = "writer.pid"
+
+#: Exceptions Whoosh raises on a damaged index (B06: it never says "damaged").
+DAMAGE_ERRORS = (OSError, EOFError, TypeError, ValueError, KeyError, IndexError, AttributeError,
+                 ImportError, windex.EmptyIndexError, windex.IndexVersionError, MemoryError,
+                 __import__("struct").error, __import__("pickle").UnpicklingError)
+
+ProgressFn = Callable[[int, int], None]
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True when ``exc``, raised while reading the index, means the index is damaged:
+    one of :data:`DAMAGE_ERRORS`, or the bare ``Exception("Block tag error ...")`` that
+    Whoosh raises on a cut posting file (B06 ``half-segment``: it crashed the TUI)."""
+    return isinstance(exc, DAMAGE_ERRORS) or (
+        type(exc) is Exception and str(exc).startswith("Block tag error"))
+
+
+class IndexBusyError(MemtuiError):
+    """Another process is writing the search index (B05); try again shortly."""
+
+
+class IndexWriteError(MemtuiError):
+    """The index could not be written (disk full, read-only folder); the files are untouched."""
+
+
+class WeightedPositions(wformats.Positions):
+    """Positions of a term in the one combined text field (:data:`CONTENT_FIELD`), each
+    occurrence weighted by the field it came from: BM25F as Lucene's ``CombinedFieldQuery``
+    computes it (Robertson, Zaragoza & Taylor, "Simple BM25 extension to multiple weighted
+    fields", CIKM 2004): a document's term frequency is ``sum(w_f * tf_f)`` and its length
+    ``sum(w_f * len_f)`` over the fields of :data:`TEXT_FIELDS`, so one posting list per
+    term carries every field (issue 8: a query word cost one posting list per field, eleven
+    in all, and Whoosh's block-max pruning could not work across them).
+
+    ``value`` is a list of ``(weight, text)`` pairs, one per field (``str`` is weight 1).
+    Each field's positions start :data:`FIELD_GAP` after the previous field's last, so a
+    phrase never spans two fields. The posting's weight (``Matcher.weight()``) is the
+    weighted frequency; its value decodes as Whoosh's ``Positions``.
+    """
+
+    def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
+        if isinstance(value, str):
+            value = [(1.0, value)]
+        if not isinstance(analyzer, MemtuiAnalyzer):
+            raise TypeError("WeightedPositions needs the MemtuiAnalyzer")
+        fb = self.field_boost
+        positions: dict[str, list[int]] = {}
+        weights: dict[str, float] = {}
+        base = 0
+        for weight, text in value:
+            found, used = term_positions(text, analyzer.keys, analyzer.plain)
+            for term, poslist in found.items():
+                got = positions.get(term)
+                if got is None:
+                    positions[term] = [p + base for p in poslist] if base else poslist
+                    weights[term] = weight * len(poslist)
+                else:
+                    got.extend(p + base for p in poslist)
+                    weights[term] += weight * len(poslist)
+            base += used + FIELD_GAP
+        encode = self.encode
+        for term, poslist in positions.items():
+            w = weights[term]
+            # freq is only summed into the field length by Whoosh: the weighted length
+            yield term, w, w * fb, _encode_one(poslist[0]) if len(poslist) == 1 else encode(poslist)
+
+
+class FastFrequency(wformats.Frequency):
+    """Whoosh's ``Frequency`` format for the sound-key field, weighted per field as
+    :class:`WeightedPositions` is: ``value`` is a list of ``(weight, text)`` pairs (``str`` is
+    weight 1), a document's term frequency is ``sum(w_f * tf_f)`` and its length
+    ``sum(w_f * len_f)`` (BM25F). The terms come from
+    :func:`~memtui.core.search.analysis.term_positions` in one pass instead of Whoosh's token
+    stream (index build 20–25 % faster, issue 8).
+
+    Why weighted: a Latin-typed Bulgarian word matches through its sound key only; with the
+    keys unweighted, its match in a symptom or an alias counted as a body match, a third of
+    what the same word typed in Cyrillic scores, so Latin-typed tickets fell under the
+    confidence cut (issue 14).
+    """
+
+    def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
+        if not isinstance(analyzer, MemtuiAnalyzer):
+            yield from super().word_values(value, analyzer, **kwargs)
+            return
+        if isinstance(value, str):
+            value = [(1.0, value)]
+        fb = self.field_boost
+        weights: dict[str, float] = {}
+        for weight, text in value:
+            for term, poslist in term_positions(text, analyzer.keys, analyzer.plain)[0].items():
+                weights[term] = weights.get(term, 0.0) + weight * len(poslist)
+        for term, w in weights.items():
+            yield term, w, w * fb, pack_uint(max(1, round(w)))
+
+
+@lru_cache(maxsize=65536)
+def _encode_one(pos: int) -> bytes:
+    return wformats.Positions().encode([pos])
+
+
+class _CachedLengths:
+    """Per-document field lengths read once per field (not once per posting) while a
+    segment's postings are written: Whoosh's flush asks for the length of every posting's
+    document (a tenth of an index build)."""
+
+    def __init__(self, pdr) -> None:  # noqa: ANN001 - a Whoosh per-document reader
+        self.pdr = pdr
+        self.tables: dict[str, list[int]] = {}
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+        table = self.tables.get(fieldname)
+        if table is None:
+            get = self.pdr.doc_field_length
+            table = self.tables[fieldname] = [get(d, fieldname, 0) or 0 for d in range(self.pdr.doc_count_all())]
+        return table[docnum] if docnum < len(table) else default
+
+
+def _flush_with_cached_lengths(writer) -> None:  # noqa: ANN001 - a Whoosh SegmentWriter
+    """``SegmentWriter._flush_segment`` (whoosh 2.7) with :class:`_CachedLengths`."""
+    writer.perdocwriter.close()
+    pdr = writer.per_document_reader() if writer.codec.length_stats else None
+    writer.fieldwriter.add_postings(writer.schema, _CachedLengths(pdr) if pdr else None,
+                                    writer.pool.iter_postings())
+    writer.fieldwriter.close()
+    if pdr:
+        pdr.close()
+
+
+def _codec():  # noqa: ANN202 - a Whoosh codec
+    """Whoosh's W3 codec with :data:`BLOCK_COMPRESSION`. (Its ``inlinelimit``, which would
+    keep one-posting lists in the term table, stays 1, i.e. off: whoosh-reloaded 2.7.5
+    fails on it with ``AttributeError: 'W3TermInfo' object has no attribute
+    'set_inline'``.)"""
+    from whoosh.codec.whoosh3 import W3Codec
+
+    return W3Codec(compression=BLOCK_COMPRESSION)
+
+
+def _fast_flush(writer):  # noqa: ANN001, ANN202 - a Whoosh SegmentWriter
+    """``writer`` with :func:`_flush_with_cached_lengths` as its flush (this writer only)."""
+    writer._flush_segment = types.MethodType(_flush_with_cached_lengths, writer)
+    return writer
+
+
+def build_schema() -> wf.Schema:
+    """The Whoosh schema: id fields for filters, one weighted text field, stored fields.
+
+    Fields: ``id`` (unique: ``kind:path``), ``source`` (the file the document came from),
+    ``kind``, ``path``, ``node``, ``state``, ``owner``, ``entry_id``, ``target`` (stored IDs);
+    ``tag`` (comma keyword); ``line`` (stored number); every key of :data:`TEXT_FIELDS`
+    stored only (the body's first :data:`STORED_BODY_CHARS` characters);
+    :data:`CONTENT_FIELD`: all of them indexed as one positioned field, weighted per field
+    (:class:`WeightedPositions`, plain terms of :class:`MemtuiAnalyzer`); ``translit``: the
+    sound keys of the short fields and the body's head (not stored).
+    """
+    spec: dict[str, Any] = {
+        "id": wf.ID(unique=True, stored=True),
+        "source": wf.ID(stored=True),
+        "kind": wf.ID(stored=True),
+        "path": wf.ID(stored=True),
+        "node": wf.ID(stored=True),
+        "state": wf.ID(stored=True),
+        "owner": wf.ID(stored=True),
+        "entry_id": wf.ID(stored=True),
+        "target": wf.ID(stored=True),
+        "tag": wf.KEYWORD(stored=True, commas=True, lowercase=True),
+        "line": wf.STORED(),
+    }
+    for name in TEXT_FIELDS:
+        spec[name] = wf.STORED()
+    spec[CONTENT_FIELD] = wf.TEXT(analyzer=MemtuiAnalyzer(keys=False), phrase=True)
+    spec[CONTENT_FIELD].format = WeightedPositions()
+    spec[TRANSLIT_FIELD] = wf.TEXT(analyzer=MemtuiAnalyzer(keys=True, plain=False), phrase=False)
+    spec[TRANSLIT_FIELD].format = FastFrequency()
+    return wf.Schema(**spec)
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What one :meth:`SearchIndex.update` did.
+
+    Attributes:
+        added, updated, removed, unchanged: counts of source files.
+        documents: documents in the index afterwards.
+        rebuilt: the index was built from scratch (asked, new, schema change or damage).
+        seconds: wall time of the update.
+        findings: files skipped and why, and ``search-index-damaged`` when it was repaired.
+    """
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    documents: int = 0
+    rebuilt: bool = False
+    seconds: float = 0.0
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict of every attribute (findings as dicts)."""
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "unchanged": self.unchanged, "documents": self.documents, "rebuilt": self.rebuilt,
+                "seconds": round(self.seconds, 3), "findings": [f.to_json() for f in self.findings]}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SearchIndex:
+    """The workspace's search index (``ws.state_dir / "index"``).
+
+    Opening reads nothing but the index folder; nothing is built until :meth:`update`.
+    Searching is in :mod:`memtui.core.search.query`. Not thread-safe for writes: one
+    :meth:`update` at a time per process (other processes are kept out by Whoosh's lock).
+    """
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.dir = ws.state_dir / "index"
+        self._ix: windex.Index | None = None
+        self.findings: list[Finding] = []
+        #: Set when :meth:`open` had to empty a damaged or outdated index: call :meth:`update`.
+        self.needs_update = False
+        #: Held while a search uses :meth:`searcher` (a Whoosh searcher is not thread-safe).
+        self.search_lock = threading.Lock()
+        self._searcher = None
+        self._manifest_cache: tuple[tuple[int, int, int], dict[str, Any]] | None = None
+
+    # -- opening -------------------------------------------------------------------------
+    def _manifest(self) -> dict[str, Any]:
+        """The parsed manifest (``{}`` when missing or unreadable), kept while the file's
+        inode, size and mtime stay the same: at 100k articles parsing it took 90 ms, twice
+        per saved edit (issue 8: save to searchable). Callers must not change it."""
+        path = self.dir / MANIFEST
+        try:
+            st = path.stat()
+        except OSError:
+            return {}
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._manifest_cache is not None and self._manifest_cache[0] == key:
+            return self._manifest_cache[1]
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        data = data if isinstance(data, dict) else {}
+        self._manifest_cache = (key, data)
+        return data
+
+    def _write_manifest(self, sources: dict[str, Any]) -> None:
+        data = {"schema": SCHEMA_VERSION, "updated": time.time(), "sources": sources}
+        path = self.dir / MANIFEST
+        try:
+            write_text(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+            st = path.stat()
+        except OSError as exc:
+            self._manifest_cache = None
+            raise IndexWriteError(f"the search index manifest could not be written ({exc})") from exc
+        self._manifest_cache = ((st.st_ino, st.st_size, st.st_mtime_ns), data)
+
+    def _toc_present(self) -> bool:
+        """True when Whoosh finds a table of contents (readable or not) in the folder."""
+        try:
+            return any(p.name.startswith("_MAIN_") and p.name.endswith(".toc") for p in self.dir.iterdir())
+        except OSError:
+            return False
+
+    def exists(self) -> bool:
+        """True when an index of the current schema version is present (maybe stale)."""
+        return self._toc_present() and self._manifest().get("schema") == SCHEMA_VERSION
+
+    def _drop_searcher(self) -> None:
+        with self.search_lock:  # never close it under a search in another thread
+            searcher, self._searcher = self._searcher, None
+        if searcher is not None:
+            try:
+                searcher.close()
+            except Exception:  # noqa: BLE001 - closing a reader of a damaged index
+                pass
+
+    def searcher(self):
+        """A BM25F searcher over the latest committed version of the index.
+
+        Kept between searches and opened afresh when an update committed, with every text field's document lengths read into
+        memory once per segment (:func:`_load_lengths`): BM25F asks for a length per matching
+        posting, which otherwise is a file read each time. Call it, and use the searcher,
+        only while holding :attr:`search_lock`.
+
+        Raises:
+            whatever :meth:`open` raises; damage shows as the exceptions of
+            :data:`DAMAGE_ERRORS` (the caller repairs).
+        """
+        ix = self.open()
+        current = self._searcher
+        if current is not None and (current._ix is not ix
+                                    or ix.latest_generation() != current.reader().generation()):
+            # a new version: open afresh (Searcher.refresh() reuses segment readers and
+            # keeps their old deletions, so a deleted file would still be found)
+            self._searcher = None
+            try:
+                current.close()
+            except Exception:  # noqa: BLE001 - closing a reader of a replaced index
+                pass
+            current = None
+        if current is None:
+            current = ix.searcher(weighting=scoring.BM25F())
+            _load_lengths(current.reader())
+            self._searcher = current
+        return current
+
+    def _busy(self) -> IndexBusyError:
+        """The error for a write lock held by another writer, naming its process."""
+        holder = ""
+        try:
+            pid = int((self.dir / PIDFILE).read_text().strip())
+            if _pid_alive(pid):
+                holder = f" (pid {pid})"
+        except (OSError, ValueError):
+            pass
+        return IndexBusyError(f"the search index is being updated by another memtui process{holder}; "
+                              "try again when it has finished")
+
+    @contextmanager
+    def _locked(self):
+        """Hold Whoosh's write lock (``MAIN_WRITELOCK``, an ``flock``: a crashed holder frees
+        it) for a change of the index *and* its manifest, which readers take together
+        (B05: a search that saw another process's new index before its manifest took it
+        for a foreign one and wiped it mid-build).
+
+        Raises:
+            IndexBusyError: another writer holds it past :data:`LOCK_WAIT_SECONDS`.
+        """
+        from whoosh.filedb.filestore import FileStorage
+        from whoosh.util.filelock import try_for
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        lock = FileStorage(str(self.dir)).lock(LOCK_NAME)
+        if not try_for(lock.acquire, LOCK_WAIT_SECONDS, 0.1):
+            raise self._busy()
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _wipe(self) -> None:
+        """Remove the index folder's contents (only inside it) and start an empty index,
+        holding Whoosh's write lock (B05: a search that found no manifest while another
+        process rebuilt the index wiped that build's files from under it).
+
+        Raises:
+            IndexBusyError: another writer holds the lock past :data:`LOCK_WAIT_SECONDS`;
+                nothing is removed.
+        """
+        self._drop_searcher()
+        with self._locked():
+            if not self.dir.is_symlink():
+                for child in self.dir.iterdir():
+                    if child.name == LOCK_NAME:
+                        continue  # the locked file itself: removing it would void the lock
+                    if child.is_dir() and not child.is_symlink():
+                        shutil.rmtree(child, ignore_errors=True)
+                    else:
+                        try:
+                            child.unlink()
+                        except FileNotFoundError:
+                            pass
+            self._ix = windex.create_in(str(self.dir), build_schema())
+
+    def _damaged(self, exc: BaseException) -> Finding:
+        return Finding.make(
+            "search-index-damaged", self.ws.shown(self.dir),
+            f"the search index is damaged ({type(exc).__name__}); rebuilding it from the files",
+            "nothing to do: the index holds no data of its own")
+
+    def open(self) -> windex.Index:
+        """The Whoosh index, creating or repairing it when needed (never raises for damage).
+
+        Returns:
+            The opened index. A missing index is created empty; an index of another schema
+            version, or one Whoosh cannot read, is emptied (a ``search-index-damaged`` finding
+            is added to :attr:`findings` for damage) and must be filled by :meth:`update`.
+
+        Raises:
+            IndexWriteError: the index folder cannot be created or written.
+        """
+        if self._ix is not None:
+            return self._ix
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            if not self._toc_present():
+                self._wipe()
+            elif self._manifest().get("schema") != SCHEMA_VERSION:
+                self._wipe()
+                self.needs_update = True
+            else:
+                try:
+                    ix = windex.open_dir(str(self.dir))
+                    with ix.reader() as reader:  # touches every segment: finds missing files
+                        reader.doc_count_all()
+                        for fname in ("kind",):
+                            list(reader.lexicon(fname))
+                    self._ix = ix
+                except Exception as exc:  # noqa: BLE001 - only damage is handled here
+                    if not is_damage(exc):
+                        raise
+                    self.findings.append(self._damaged(exc))
+                    self._wipe()
+                    self.needs_update = True
+        except OSError as exc:
+            raise IndexWriteError(
+                f"the search index folder {self.ws.shown(self.dir)} cannot be written "
+                f"({exc.strerror or exc}); searching is unavailable until it can") from exc
+        assert self._ix is not None
+        return self._ix
+
+    def repair(self, exc: BaseException, progress: ProgressFn | None = None) -> IndexReport:
+        """Rebuild after ``exc`` showed damage during a search; the report holds the finding."""
+        self._ix = None
+        finding = self._damaged(exc)
+        try:
+            self._wipe()
+        except OSError as err:
+            raise IndexWriteError(f"the search index cannot be rebuilt ({err})") from err
+        report = self.update(progress=progress, rebuild=True)
+        report.findings.insert(0, finding)
+        return report
+
+    # -- writing ---------------------------------------------------------------------------
+    @contextmanager
+    def _writing(self, ix: windex.Index):
+        """Whoosh's writer (with :func:`_fast_flush`), its holder's pid in :data:`PIDFILE`.
+
+        Yields the writer; the caller commits it inside the block. On any exception the
+        writer is cancelled (the lock released, the index unchanged) and an ``OSError``
+        becomes :class:`IndexWriteError`.
+
+        Raises:
+            IndexBusyError: another process holds the write lock past :data:`LOCK_WAIT_SECONDS`.
+        """
+        pidfile = self.dir / PIDFILE
+        with self._locked():
+            # _lk=False: the lock is ours (see _locked), held until the manifest is written too
+            writer = _fast_flush(ix.writer(_lk=False, compound=False, codec=_codec()))
+            try:
+                pidfile.write_text(str(os.getpid()))
+            except OSError:
+                pass
+            try:
+                yield writer
+            except BaseException as exc:
+                try:
+                    writer.cancel()
+                except Exception:  # noqa: BLE001 - best effort: the index must stay as it was
+                    pass
+                if isinstance(exc, OSError):
+                    raise IndexWriteError(
+                        f"the search index could not be written ({exc.strerror or exc}); "
+                        "the index is unchanged and catches up at the next update") from exc
+                raise
+            finally:
+                try:
+                    pidfile.unlink()
+                except OSError:
+                    pass
+
+    def update(self, progress: ProgressFn | None = None, rebuild: bool = False,
+               only: list[str] | None = None) -> IndexReport:
+        """Bring the index up to date with the files.
+
+        Args:
+            progress: called as ``progress(done, total)`` with counts of source files, at
+                least at the start and the end.
+            rebuild: empty the index and read every file again.
+            only: workspace-relative paths of files just saved (or deleted): only these are
+                looked at (the fast path after an edit).
+
+        Returns:
+            An :class:`IndexReport`. Unreadable files are findings, never exceptions, and never
+            leave the writer open (``B05``).
+
+        Raises:
+            IndexBusyError: another process holds the write lock past the wait.
+            IndexWriteError: the index cannot be written (disk full, permissions); the index
+                stays as it was before the update.
+        """
+        started = time.perf_counter()
+        report = IndexReport()
+        self.needs_update = False
+        if rebuild:
+            self._ix = None
+            try:
+                self._wipe()
+            except OSError as exc:
+                raise IndexWriteError(f"the search index cannot be rebuilt ({exc})") from exc
+        had_index = self.exists()
+        ix = self.open()
+        report.findings.extend(self.findings)
+        self.findings = []
+        manifest = self._manifest()
+        old: dict[str, Any] = manifest.get("sources", {}) if manifest.get("schema") == SCHEMA_VERSION else {}
+        report.rebuilt = rebuild or not had_index or not old and bool(report.findings)
+        if only is None:
+            found = scan(self.ws)
+            report.findings.extend(found.findings)
+            current = {s.rel: s for s in found.sources}
+            gone = [p for p in old if p not in current]
+        else:
+            wanted = {p.replace(os.sep, "/") for p in only}
+            current = {}
+            for p in sorted(wanted):
+                src = source_for(self.ws, p)
+                if src is not None:
+                    current[p] = src
+            gone = [p for p in wanted if p in old and p not in current]
+        new_manifest = dict(old)
+        todo: list[tuple[Source, bytes, dict[str, Any]]] = []
+        total = len(current)
+        if progress:
+            progress(0, total)
+        if not old and only is None and total >= PARALLEL_SOURCES and worker_count() > 1:
+            self._build_parallel(ix, list(current.values()), report, progress)
+            return self._finish_report(ix, report, progress, total, started)
+        checked = 0
+        for rel_path, src in current.items():
+            checked += 1
+            try:
+                st = src.path.stat()
+            except OSError:
+                gone.append(rel_path)
+                continue
+            prev = old.get(rel_path)
+            if prev and prev.get("mtime") == st.st_mtime_ns and prev.get("size") == st.st_size:
+                report.unchanged += 1
+                continue
+            data, finding = read_source(src)
+            if data is None:
+                if finding:
+                    report.findings.append(finding)
+                if rel_path in old:
+                    gone.append(rel_path)
+                continue
+            if finding:
+                report.findings.append(finding)
+            entry = _entry(st, data)
+            if prev and prev.get("sha") == entry["sha"]:
+                new_manifest[rel_path] = entry
+                report.unchanged += 1
+                continue
+            todo.append((src, data, entry))
+        owners = iter_owner_map(self.ws) if todo else {}
+        node_cache: dict[Path, str] = {}
+        if todo or gone:
+            with self._writing(ix) as writer:
+                for path in gone:
+                    writer.delete_by_term("source", path)
+                    new_manifest.pop(path, None)
+                    report.removed += 1
+                for i, (src, data, entry) in enumerate(todo, start=1):
+                    if src.rel in old:
+                        writer.delete_by_term("source", src.rel)
+                        report.updated += 1
+                    else:
+                        report.added += 1
+                    report.findings.extend(_add_source(writer, self.ws, src, data, node_cache, owners))
+                    new_manifest[src.rel] = entry
+                    if progress and (i % 25 == 0):
+                        progress(checked - len(todo) + i, total)
+                small = len(todo) + len(gone) <= SMALL_UPDATE and not report.rebuilt
+                writer.commit(merge=not small)
+                self._write_manifest(new_manifest)  # under the same lock as the commit
+        elif new_manifest != old or not had_index:
+            with self._locked():
+                self._write_manifest(new_manifest)
+        return self._finish_report(ix, report, progress, total, started)
+
+    def _finish_report(self, ix, report: IndexReport, progress: ProgressFn | None, total: int,
+                       started: float) -> IndexReport:
+        with ix.reader() as reader:
+            report.documents = reader.doc_count()
+        if progress:
+            progress(total, total)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _build_parallel(self, ix, sources: list[Source], report: IndexReport,
+                        progress: ProgressFn | None) -> dict[str, Any]:
+        """Index ``sources`` into an empty index with :func:`worker_count` processes.
+
+        Each worker reads, parses and indexes its share of the files into a segment of its
+        own (:func:`_index_part`); this process holds Whoosh's write lock throughout and
+        commits the segments in one table of contents, as Whoosh's own ``MultiSegmentWriter``
+        does (its ``_commit_toc``/``_finish`` steps; whoosh 2.7). Nothing is visible to
+        searchers until that commit; a failed worker cancels the build (the index stays
+        empty and the next update starts again).
+
+        Returns:
+            The new manifest entries (``rel → {mtime, size, sha}``); counts and findings go
+            into ``report``.
+
+        Raises:
+            IndexBusyError, IndexWriteError: as :meth:`update`.
+        """
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        import queue as queue_mod
+
+        workers = worker_count()
+        parts = [[(s.rel, os.fspath(s.path), s.kind) for s in sources[i::workers]] for i in range(workers)]
+        context = process_context()
+        messages = context.Queue()
+        manifest: dict[str, Any] = {}
+        done_by_part = [0] * workers
+        try:
+            with self._writing(ix) as writer, \
+                    ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                        initializer=_set_progress_queue, initargs=(messages,)) as pool:
+                budget = _segment_budget(workers)
+                pending = {pool.submit(_index_part, os.fspath(self.ws.root), str(self.dir), k, part, budget)
+                           for k, part in enumerate(parts)}
+                segments = []
+                while pending:
+                    finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        made, entries, findings, added = future.result()
+                        segments.extend(made)
+                        manifest.update(entries)
+                        report.findings.extend(findings)
+                        report.added += added
+                    try:
+                        while True:
+                            k, count = messages.get_nowait()
+                            done_by_part[k] = count
+                    except queue_mod.Empty:
+                        pass
+                    if progress:
+                        progress(sum(done_by_part), len(sources))
+                pool.shutdown()
+                # the commit of Whoosh's MultiSegmentWriter: the workers' segments, one new TOC
+                writer._close_segment()
+                writer._commit_toc(list(writer.segments) + segments)
+                writer._finish()
+                self._write_manifest(manifest)  # under the same lock as the commit
+        finally:
+            messages.close()
+        return manifest
+
+    # -- reading ---------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """``{"path", "exists", "schema", "documents", "sources", "bytes", "updated"}``.
+
+        ``updated`` is the time of the last update (seconds since the epoch) or ``None``.
+        Never builds or repairs anything (a damaged index shows ``documents: None``).
+        """
+        manifest = self._manifest()
+        out: dict[str, Any] = {"path": self.ws.shown(self.dir), "exists": self._toc_present(),
+                               "schema": manifest.get("schema"), "documents": None,
+                               "sources": len(manifest.get("sources", {})),
+                               "updated": manifest.get("updated"), "bytes": 0}
+        if self.dir.is_dir():
+            out["bytes"] = sum(p.stat().st_size for p in self.dir.iterdir() if p.is_file())
+        if out["exists"]:
+            try:
+                ix = windex.open_dir(str(self.dir))
+                with ix.reader() as reader:
+                    out["documents"] = reader.doc_count()
+            except DAMAGE_ERRORS:
+                out["documents"] = None
+        return out
+
+
+def _load_lengths(reader) -> None:  # noqa: ANN001 - a Whoosh reader
+    """Read each text field's per-document length column into a ``bytearray`` (one byte per
+    document, as stored) and put it where Whoosh's per-document reader caches its column
+    readers, so ``doc_field_length`` indexes memory instead of reading the file (issue 8:
+    about a quarter of an OR query's time at 10k articles). Best effort: relies on
+    whoosh 2.7's ``W3PerDocReader`` internals and leaves a reader it does not recognise alone.
+    """
+    try:
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+        leaves = reader.leaf_readers()
+    except (ImportError, AttributeError):
+        return
+    for segreader, _offset in leaves:
+        perdoc = getattr(segreader, "_perdoc", None)
+        cache = getattr(perdoc, "_readers", None)
+        if cache is None:
+            continue
+        for name in (CONTENT_FIELD, TRANSLIT_FIELD):
+            lenfield = f"_{name}_len"
+            if isinstance(cache.get(lenfield), bytearray):
+                continue
+            try:
+                column = perdoc._cached_reader(lenfield, LENGTHS_COLUMN)
+                if column is None:
+                    continue
+                data = bytearray(column._dbfile.get(column._basepos, column._count * column._fixedlen))
+                if column._fixedlen != 1:
+                    continue
+                data.extend(bytes(max(0, perdoc._doccount - len(data))))  # absent: length 0, as stored
+                cache[lenfield] = data
+            except (AttributeError, TypeError, ValueError, OSError):
+                continue
+
+
+def _whoosh_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["id"] = f"{doc['kind']}:{doc['path']}" + (f"#L{doc['line']}" if doc.get("line") else "")
+    for key in ("source", "kind", "path", "node", "state", "owner", "entry_id", "target", "tag"):
+        value = doc.get(key) or ""
+        out[key] = str(value)
+    out["owner"] = out["owner"].lower()
+    if doc.get("line") is not None:
+        out["line"] = doc["line"]
+    content: list[tuple[float, str]] = []
+    if doc.get("entry_id"):
+        content.append((ID_WEIGHT, str(doc["entry_id"])))
+    for name, weight in TEXT_FIELDS.items():
+        value = str(doc.get(name) or "")
+        if value:
+            content.append((weight, value))
+            out[name] = value[:STORED_BODY_CHARS]
+    if content:
+        out[CONTENT_FIELD] = content
+    keyed = [(TEXT_FIELDS[name], str(doc.get(name) or "")) for name in TRANSLIT_SOURCES]
+    out[TRANSLIT_FIELD] = [(w, k) for w, k in keyed if k]
+    return out
+
+
+def _add_source(writer, ws: Workspace, src: Source, data: bytes, node_cache: dict[Path, str],
+                owners: dict[str, str]) -> list[Finding]:  # noqa: ANN001 - a Whoosh writer
+    """Parse ``data`` (the bytes of ``src``) and add its documents to ``writer``; returns the
+    parsing findings."""
+    parsed = parse(ws, src, data.decode("utf-8"), node_cache, owners)
+    for doc in parsed.docs:
+        writer.add_document(**_whoosh_doc(doc))
+    return parsed.findings
+
+
+def _entry(st: os.stat_result, data: bytes) -> dict[str, Any]:
+    """The manifest entry of a source file: ``{"mtime" (ns), "size" (bytes), "sha"}``."""
+    return {"mtime": st.st_mtime_ns, "size": st.st_size, "sha": fingerprint(data)}
+
+
+_progress_queue = None
+
+
+def _set_progress_queue(q) -> None:  # noqa: ANN001 - a multiprocessing queue
+    global _progress_queue
+    _progress_queue = q
+
+
+def _segment_budget(workers: int) -> int:
+    """Bytes of postings (Whoosh's own estimate) one worker holds before it closes a segment:
+    :data:`SEGMENT_BUDGET_MB`, less when a quarter of the free memory split over the workers
+    is smaller (never under 64 MB)."""
+    budget = SEGMENT_BUDGET_MB * 2**20
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        budget = min(budget, free // (4 * max(1, workers)))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    return max(64 * 2**20, budget)
+
+
+def _index_part(root: str, index_dir: str, part: int, sources: list[tuple[str, str, str]],
+                budget: int) -> tuple[list[Any], dict[str, Any], list[Finding], int]:
+    """Worker process of :meth:`SearchIndex._build_parallel`: index ``sources`` (``(rel,
+    path, kind)``) into new segments of the index in ``index_dir``, without its lock (the
+    parent holds it). Reports ``(part, files done)`` on the progress queue every 50 files.
+
+    A segment is closed when its postings reach ``budget`` bytes and the next one started:
+    Whoosh would otherwise spill sorted runs to disk and merge them back, pickling every
+    posting twice (issue 8: at 10k articles a build took 35 s with spills and 24 s without).
+
+    Returns:
+        ``(segments, manifest entries, findings, files added)``.
+    """
+    from whoosh.writing import SegmentWriter
+
+    ws = Workspace.open(root)
+    ix = windex.open_dir(index_dir)
+    owners = iter_owner_map(ws)
+    node_cache: dict[Path, str] = {}
+    entries: dict[str, Any] = {}
+    findings: list[Finding] = []
+    segments: list[Any] = []
+    added = 0
+    limitmb = 4 * budget // 2**20  # the pool itself never spills: the segment closes first
+    writer = _fast_flush(SegmentWriter(ix, _lk=False, compound=False, limitmb=limitmb, codec=_codec()))
+    try:
+        for i, (rel_path, path, kind) in enumerate(sources, start=1):
+            src = Source(rel_path, Path(path), kind)
+            try:
+                st = src.path.stat()
+            except OSError:
+                continue
+            data, finding = read_source(src)
+            if finding:
+                findings.append(finding)
+            if data is None:
+                continue
+            findings.extend(_add_source(writer, ws, src, data, node_cache, owners))
+            entries[rel_path] = _entry(st, data)
+            added += 1
+            if writer.pool.currentsize >= budget:
+                segments.append(writer._finalize_segment())
+                writer = _fast_flush(SegmentWriter(ix, _lk=False, compound=False, limitmb=limitmb, codec=_codec()))
+            if _progress_queue is not None and i % 50 == 0:
+                _progress_queue.put((part, i))
+        if writer._added:
+            segments.append(writer._finalize_segment())
+        else:
+            writer.cancel()
+    except BaseException:
+        writer.cancel()
+        raise
+    if _progress_queue is not None:
+        _progress_queue.put((part, len(sources)))
+    return segments, entries, findings, added

@@ -14,6 +14,23 @@ import sys
 
 from memtui import __version__
 from memtui.commands import _common
+from memtui.commands._common import ExitCode
+from memtui.core.errors import ExternalError, MemtuiError, RefusedError, WorkspaceError
+
+#: The one map from exception to exit code (README "exit codes"): the first class that
+#: matches wins. A command lets a :class:`MemtuiError` it cannot handle better propagate;
+#: ``main`` prints its sentence and exits with this code.
+EXIT_CODES: tuple[tuple[type[MemtuiError], ExitCode], ...] = (
+    (WorkspaceError, ExitCode.USAGE),
+    (RefusedError, ExitCode.REFUSED),
+    (ExternalError, ExitCode.EXTERNAL),
+    (MemtuiError, ExitCode.PROBLEM),
+)
+
+
+def exit_code(exc: MemtuiError) -> ExitCode:
+    """The exit code of ``exc`` (:data:`EXIT_CODES`)."""
+    return next(code for kind, code in EXIT_CODES if isinstance(exc, kind))
 
 _DESCRIPTION = """memtui: a terminal workbench for the memory of AI agents.
 
@@ -50,6 +67,8 @@ def _tui_parser() -> argparse.ArgumentParser:
                         help="the workspace to open (default: your copy of the sample workspace)")
     parser.add_argument("--theme", metavar="NAME",
                         help="the colour theme (remembered for next time); see `memtui themes`")
+    parser.add_argument("--read-only", action="store_true",
+                        help="browse without writing anything (every change is refused)")
     parser.add_argument("--version", action="version", version=f"memtui {__version__}")
     return parser
 
@@ -102,7 +121,16 @@ def _main(argv: list[str] | None) -> int:
             return code
         except BrokenPipeError:
             return _reader_left()
+        except MemtuiError as exc:
+            code = exit_code(exc)
+            message = str(exc)
+            if code is ExitCode.REFUSED and not message.lower().startswith("refused"):
+                message = f"refused: {message}"
+            try:
+                _common.fail(message, code)
+            except SystemExit as done:
+                return int(done.code or 0)
     args = _tui_parser().parse_args(argv)
     from memtui.ui.launch import run_tui
 
-    return run_tui(args.path, theme=args.theme)
+    return run_tui(args.path, theme=args.theme, read_only=args.read_only)

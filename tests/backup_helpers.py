@@ -41,18 +41,23 @@ def git(cwd: Path, *args: str | bytes, check: bool = True) -> bytes:
 
 def fill_store(ws_root: Path, tables: dict[str, list[dict[str, Any]]], audit: int = 0) -> None:
     """Insert records into the workspace's store through a writer Session, plus ``audit`` entries."""
+    from memtui.core.store import Store
+
     with Session.open(ws_root, purpose="test") as session:
         session.require_writable()
+        store: Store = session.store
+        store.begin()
         for name, records in tables.items():
-            table = session.store.table(name)
+            table = store.table(name)
             for record in records:
                 table.insert(record)
             if not records:  # an empty table still exists in the file
                 table.insert({})
                 table.truncate()
         for i in range(audit):
-            session.audit.record("notes.set", "memory/MEMORY_CUSTOM.md", None, f"{i:064x}",
+            session.audit.append("notes.set", "memory/MEMORY_CUSTOM.md", None, f"{i:064x}",
                                  detail={"bytes": i, "ratio": i / 7, "ok": i % 2 == 0})
+        store.commit()
 
 
 def tree_bytes(root: Path) -> dict[bytes, bytes]:

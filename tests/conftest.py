@@ -6,15 +6,50 @@ text is never copied into the project.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import time
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("MEMTUI_SHARED", REPO.parent / "shared"))
 SAMPLE = REPO / "sample_workspace"
+
+
+async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0,  # noqa: ANN001
+                   what: str = "the condition") -> None:
+    """Let the app run (its workers, timers and messages) until ``condition()`` is true.
+
+    The one waiting helper of the Pilot tests: it checks the condition after every turn of
+    the app's message loop, never sleeps a fixed time, and fails with ``what`` after
+    ``timeout`` seconds (a generous bound for a loaded CI machine, not a speed assertion).
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:g} s")
+        await pilot.pause(0.02)
+
+
+@contextlib.contextmanager
+def batch(store) -> Iterator[None]:  # noqa: ANN001 - Store
+    """Write a store directly, as one batch (tests that set up records without a session)."""
+    store.begin()
+    try:
+        yield
+    except BaseException:
+        store.rollback()
+        raise
+    store.commit()
+
+
+def seed(session, fn: Callable, action: str = "test.seed", target: str = ".memtui/store.json"):  # noqa: ANN001, ANN201
+    """Run ``fn(tx)`` as one guarded write of ``session`` (tests that seed store records)."""
+    return session.write(action, target, fn).result
 
 
 @pytest.fixture(scope="session")

@@ -143,10 +143,13 @@ def test_seed004_ids_and_timestamps_preserved(tmp_path: Path) -> None:
     ws = make_full_ws(tmp_path / "ws")
     from memtui.core.session import Session
 
-    with Session.open(ws, purpose="test") as session:  # leave a gap in the doc ids
-        session.store.table("uses").insert({"case": "C-10"})
-        session.store.table("uses").insert({"case": "C-11"})
-        session.store.table("uses").remove(doc_ids=[2])
+    def gap(tx) -> None:  # leave a gap in the doc ids
+        tx.table("uses").insert({"case": "C-10"})
+        tx.table("uses").insert({"case": "C-11"})
+        tx.table("uses").remove(doc_ids=[2])
+
+    with Session.open(ws, purpose="test") as session:
+        session.write("test.seed", ".memtui/store.json", gap)
     original = parse_store((ws / ".memtui" / STORE_NAME).read_bytes(), ws)
     do_backup(ws, tmp_path / "repo")
     restore(tmp_path / "repo", None, SUB, tmp_path / "out")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -12,19 +11,12 @@ from backup_helpers import git, isolate_git, tree_bytes
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.screens.backup import BackupScreen
+from tests.conftest import wait_for
 
 
 @pytest.fixture(autouse=True)
 def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate_git(monkeypatch, tmp_path / "home")
-
-
-async def wait_for(pilot, condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def _configure(ws: Path, repo: Path) -> None:

@@ -92,14 +92,30 @@ def test_bad_hash_and_missing_source_are_usage_errors(ws: Path, tmp_path: Path) 
     assert not (ws / "memory" / "MEMORY_CUSTOM.md").exists()
 
 
-def test_read_only_workspace_refuses_with_exit_3_and_the_holder(ws: Path, tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_open_tui_does_not_block_notes_set(ws: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "a.md"
     src.write_bytes(b"x\n")
     with Session.open(ws, purpose="tui"):
-        assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 3
+        assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 0
+    assert (ws / "memory" / "MEMORY_CUSTOM.md").read_bytes() == b"x\n"
+
+
+def test_a_busy_workspace_is_a_named_conflict_with_exit_1(ws: Path, tmp_path: Path, monkeypatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Another process keeping the lock past the wait: exit 1, the holder named, nothing written."""
+    from memtui.core import lock, session as session_mod
+
+    src = tmp_path / "a.md"
+    src.write_bytes(b"x\n")
+    monkeypatch.setattr(session_mod, "LOCK_WAIT", 0.2)
+    held = lock.acquire(ws, "cli backup")
+    try:
+        assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 1
+    finally:
+        held.release()
     err = capsys.readouterr().err
-    assert f"process {os.getpid()}" in err and str(ws / ".memtui" / "lock") in err
+    assert f"process {os.getpid()}" in err and str(ws / ".memtui" / "lock") in err and "busy" in err
     assert not (ws / "memory" / "MEMORY_CUSTOM.md").exists()
 
 

@@ -68,10 +68,14 @@ def test_approve_refusals_exit_3_with_the_reason(ws, tmp_path, capsys):
     assert not (ws / "memory/support/experience/exp-1.md").exists()
 
 
-def test_read_only_workspace_refuses_with_the_holder(ws, tmp_path, capsys):
+def test_an_open_tui_does_not_block_the_cli_and_a_damaged_store_refuses(ws, tmp_path, capsys):
     with Session.open(ws, purpose="tui"):
-        assert _run(["adopt", "-w", str(ws), "--yes"]) == 3
-    assert "lock" in capsys.readouterr().err
+        assert _run(["adopt", "-w", str(ws), "--yes"]) == 0
+    capsys.readouterr()
+    store = ws / ".memtui" / "store.json"
+    store.write_bytes(store.read_bytes()[:-5])  # cut short: damaged
+    assert _run(["adopt", "-w", str(ws), "--yes"]) == 3
+    assert "damaged" in capsys.readouterr().err
 
 
 def test_adopt_rollback_retire_and_diff(ws, tmp_path, capsys):

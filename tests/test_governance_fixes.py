@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from memtui.cli import main
 from tests.test_governance_cli import _no_tty, _run  # noqa: F401 - _no_tty is an autouse fixture
 from memtui.core import governance as gov
 from memtui.core.tree.index import index_with_line

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 from textual.widgets import DataTable, OptionList, Static
@@ -15,14 +14,6 @@ from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.screens.graph import PAGE, GraphScreen
 from memtui.ui.widgets import Confirm
-
-
-async def wait_for(pilot, condition, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def _workspace(tmp_path: Path, source: Path | None = None, data: bytes | None = None) -> Path:
@@ -112,6 +103,7 @@ from memtui.core.graph.provenance import Provenance, ProvenanceBook  # noqa: E40
 from memtui.core.session import Session  # noqa: E402
 from memtui.ui.screens.graph import SessionHistory
 from memtui.ui.widgets import AskText  # noqa: E402
+from tests.conftest import wait_for
 
 
 async def _answer(pilot, app, text: str) -> None:
@@ -129,22 +121,19 @@ async def _confirm(pilot, app, screen) -> None:
 async def test_read_only_session_shows_badge_and_refuses_before_asking(sample_copy: Path) -> None:
     path = sample_copy / "memory" / "graph.jsonl"
     original = path.read_bytes()
-    holder = Session.open(sample_copy, purpose="tui")  # another memtui holds the writer lock
-    try:
-        app = MemtuiApp(Workspace.open(sample_copy))
-        async with app.run_test(size=(140, 40)) as pilot:
-            screen = await _open_graph(pilot, app)
-            assert app.session.read_only
-            assert "READ-ONLY" in str(screen.query_one("#graph-count", Static).render())
-            for key in ("r", "m", "t", "l", "a", "d"):
-                await pilot.press(key)
-                await pilot.pause()
-                assert app.screen is screen, key  # no question asked
-            refusals = [n for n in app._notifications if n.title == "Read-only"]
-            assert refusals and all(n.message == app.session.reason for n in refusals)
-            assert str(os.getpid()) in app.session.reason  # the holder sentence names the process
-    finally:
-        holder.close()
+    ws = Workspace.open(sample_copy)
+    app = MemtuiApp(ws, session=Session.open(ws, purpose="tui", read_only=True))
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open_graph(pilot, app)
+        assert app.session.read_only
+        assert "READ-ONLY" in str(screen.query_one("#graph-count", Static).render())
+        for key in ("r", "m", "t", "l", "a", "d"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is screen, key  # no question asked
+        refusals = [n for n in app._notifications if n.title == "Read-only"]
+        assert refusals and all(n.message == app.session.reason for n in refusals)
+        assert "--read-only" in app.session.reason  # the reason says why
     assert path.read_bytes() == original
 
 
@@ -229,7 +218,8 @@ async def test_provenance_is_shown_and_opens_the_session_history_at_the_line(sam
     text = entity.observations[0]
     history = sorted((sample_copy / "sessions" / "durable").glob("*.jsonl"))[0]
     with Session.open(sample_copy) as session:
-        ProvenanceBook(session.store).record(Provenance(entity.name, text, history.stem, "2026-11-02T09:15:44Z", 2))
+        session.write("test.seed", ".memtui/store.json", lambda tx: ProvenanceBook(session.store).record(
+            Provenance(entity.name, text, history.stem, "2026-11-02T09:15:44Z", 2)))
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await _open_graph(pilot, app)

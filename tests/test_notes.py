@@ -182,15 +182,26 @@ def test_unknown_file_word_is_refused(ws: Workspace) -> None:
         notes.resolve(ws, "../../etc/passwd")
 
 
-def test_read_only_session_refuses_with_the_holder_sentence(ws: Workspace) -> None:
-    with Session.open(ws, purpose="tui") as holder:
-        other = Session.open(ws, purpose="cli notes set")
+def test_a_read_only_session_refuses_and_says_why(ws: Workspace) -> None:
+    with Session.open(ws, purpose="tui", read_only=True) as reader:
         note = notes.load(ws)
         with pytest.raises(ReadOnlyError) as exc:
-            notes.save(other, note, "x\n", note.hash)
-        assert f"process {os.getpid()}" in str(exc.value) and ".memtui/lock" in str(exc.value)
+            notes.save(reader, note, "x\n", note.hash)
+        assert "read-only" in str(exc.value)
         assert not ws.member_notes.exists()
-        assert holder.audit.entries() == []
+        assert reader.audit.entries() == []
+
+
+def test_two_sessions_saving_from_the_same_bytes_the_second_gets_the_conflict(ws: Workspace) -> None:
+    """Two writers racing on one file: the second gets the lost-update conflict, never a
+    silent overwrite (invariant 3)."""
+    tui, agent = Session.open(ws, purpose="tui"), Session.open(ws, purpose="cli notes set")
+    note = notes.load(ws)
+    notes.save(agent, note, "the agent's line\n", note.hash)
+    with pytest.raises(ConflictError) as exc:
+        notes.save(tui, note, "the member's line\n", note.hash)
+    assert exc.value.current == b"the agent's line\n"
+    assert ws.member_notes.read_bytes() == b"the agent's line\n"
 
 
 def test_bad_bytes_load_read_only(session: Session) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.widgets import DataTable, Static
@@ -17,16 +16,9 @@ from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.screens.proposals import ProposalsScreen
+from tests.conftest import wait_for
 
 EXP13 = "support/experience/exp-013-label-printer-blank.md@1"
-
-
-async def wait_for(pilot, condition, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 async def _open(pilot, app) -> ProposalsScreen:
@@ -123,14 +115,14 @@ async def test_history_diff_between_versions_and_tree_states(sample_copy: Path) 
             "support/courier-app/gps-drift.md"] == ("active", 2)
 
 
-async def test_a_read_only_memtui_refuses_with_the_holder(sample_copy: Path) -> None:
-    with Session.open(sample_copy, purpose="tui"):
-        app = MemtuiApp(Workspace.open(sample_copy))
-        async with app.run_test(size=(160, 45)) as pilot:
-            screen = await _open(pilot, app)
-            _select(screen, EXP13)
-            await pilot.press("a")
-            await wait_for(pilot, lambda: any("lock" in str(n.message) for n in app._notifications
-                                              if n.title == "Read-only"))
-            assert not isinstance(app.screen, Confirm)
+async def test_a_read_only_memtui_refuses_and_says_why(sample_copy: Path) -> None:
+    ws = Workspace.open(sample_copy)
+    app = MemtuiApp(ws, session=Session.open(ws, purpose="tui", read_only=True))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot, app)
+        _select(screen, EXP13)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any("--read-only" in str(n.message) for n in app._notifications
+                                          if n.title == "Read-only"))
+        assert not isinstance(app.screen, Confirm)
     assert not (sample_copy / "memory/support/experience/exp-013-label-printer-blank.md").exists()

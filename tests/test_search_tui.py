@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.widgets import DataTable, Input, Select, Static, TextArea, Tree
@@ -13,16 +12,9 @@ from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.areas import AREAS
 from memtui.ui.screens.search import DEBOUNCE_SECONDS, MATCH_STYLE, SearchCommands, SearchScreen, open_hit, snippet_text
+from tests.conftest import wait_for
 
 ARTICLE = "memory/support/cod-payments/cod-mismatch.md"
-
-
-async def wait_for(pilot, condition, timeout: float = 20.0) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 async def _search_area(pilot, app: MemtuiApp) -> SearchScreen:  # noqa: ANN001

@@ -3,6 +3,8 @@ index budget and minimal saves. Real inputs are read in place from ../shared."""
 
 from __future__ import annotations
 
+import hashlib
+
 import csv
 import json
 import os
@@ -10,6 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from memtui.core.session import Session
 
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.findings import CODES, Severity
@@ -75,7 +79,7 @@ def b18_copy(shared, tmp_path) -> Path:
 def test_b18_saving_a_description_keeps_bom_and_line_ends(b18_copy, key, bom, crlf):
     skill = by_key(load_folder(b18_copy))[key]
     before = skill.skill_md.read_bytes()
-    saved = save_skill_field(skill, "description", "Use when a file came from Notepad: keep its bytes")
+    saved = save_skill_field(Session.open(b18_copy), skill, "description", "Use when a file came from Notepad: keep its bytes")
     after = skill.skill_md.read_bytes()
     assert after.startswith(b"\xef\xbb\xbf---") == bom
     if crlf:
@@ -95,7 +99,7 @@ def test_save_whole_text_from_an_lf_editor_keeps_crlf_and_bom(b18_copy):
     skill = by_key(load_folder(b18_copy))["bom-crlf-skill"]
     editor_text = skill.skill_md.read_text(encoding="utf-8-sig").replace("\r\n", "\n").replace(
         "Body text.", "Body text, edited.\nA second line.")
-    save_skill_text(skill, editor_text)
+    save_skill_text(Session.open(b18_copy), skill, editor_text)
     data = skill.skill_md.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf---\r\n")
     assert data.count(b"\n") == data.count(b"\r\n")
@@ -107,8 +111,31 @@ def test_save_refuses_when_the_file_changed_on_disk(b18_copy):
     other = skill.skill_md.read_bytes().replace(b"Body text.", b"Someone else's edit.")
     skill.skill_md.write_bytes(other)
     with pytest.raises(ConflictError, match="changed on disk"):
-        save_skill_field(skill, "description", "Use when testing")
+        save_skill_field(Session.open(b18_copy), skill, "description", "Use when testing")
     assert skill.skill_md.read_bytes() == other
+
+
+def test_a_skill_edit_is_one_guarded_write_with_an_audit_entry(b18_copy):
+    """Issue 13: `skills set` once rewrote SKILL.md while another process held the lock, and
+    left no audit entry. Now it waits for the lock like every write, and is recorded."""
+    from memtui.core import lock
+    from memtui.core.errors import BusyError
+
+    skill = by_key(load_folder(b18_copy))["lf-control"]
+    before = skill.skill_md.read_bytes()
+    session = Session.open(b18_copy, wait=0.2)
+    held = lock.acquire(b18_copy, "cli other")
+    try:
+        with pytest.raises(BusyError):
+            save_skill_field(session, skill, "description", "Use when testing the lock")
+    finally:
+        held.release()
+    assert skill.skill_md.read_bytes() == before and session.audit.entries() == []
+    save_skill_field(session, skill, "description", "Use when testing the lock", client_id="k-1")
+    [entry] = session.audit.entries()
+    assert (entry.action, entry.target, entry.client_id) == ("skills.set", "skills/lf-control/SKILL.md", "k-1")
+    assert entry.before == hashlib.sha256(before).hexdigest()
+    assert entry.after == hashlib.sha256(skill.skill_md.read_bytes()).hexdigest()
 
 
 def test_administrators_copy_is_read_only(tmp_path):
@@ -116,7 +143,7 @@ def test_administrators_copy_is_read_only(tmp_path):
     skill = by_key(load_catalogue(Workspace.open(tmp_path)))["report"]
     before = skill.skill_md.read_bytes()
     with pytest.raises(ReadOnlyError, match="read-only"):
-        save_skill_field(skill, "description", "changed")
+        save_skill_field(Session.open(tmp_path), skill, "description", "changed")
     assert skill.skill_md.read_bytes() == before
 
 
@@ -159,7 +186,7 @@ def test_b19_fixing_the_colon_by_saving_the_description_keeps_everything_else(sh
     skill = by_key(load_folder(tmp_path / "B19"))["colon-in-description"]
     before = skill.skill_md.read_text(encoding="utf-8")
     fixed = save_skill_field(
-        skill, "description", "Use this skill when: the nightly job fails and the on-call channel is quiet")
+        Session.open(tmp_path / "B19"), skill, "description", "Use this skill when: the nightly job fails and the on-call channel is quiet")
     after = skill.skill_md.read_text(encoding="utf-8")
     assert fixed.valid and fixed.name == "colon-in-description"
     assert fixed.description.startswith("Use this skill when: the nightly job")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.widgets import DataTable, Markdown, Static, TabbedContent
@@ -10,14 +9,7 @@ from textual.widgets import DataTable, Markdown, Static, TabbedContent
 from memtui.core.skills import load_folder
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-
-
-async def wait_for(pilot, condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
+from tests.conftest import wait_for
 
 
 def static_text(screen, selector: str) -> str:

@@ -18,7 +18,9 @@ import pytest
 from memtui.core import frontmatter
 from memtui.core.auditlog import AuditLog, ClientIdConflict
 from memtui.core.errors import MemtuiError, ReadOnlyError
+from memtui.core.session import Session
 from memtui.core.store import Store, StoreDamagedError, parse, set_aside
+from tests.conftest import batch
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,7 +36,8 @@ def test_round_trip_and_nothing_written_by_opening(tmp_path: Path) -> None:
     root = _ws(tmp_path)
     store = Store.open(root)
     assert not (root / ".memtui" / "store.json").exists(), "opening writes nothing"
-    store.table("versions").insert({"article": "a.md", "n": 1})
+    with batch(store):
+        store.table("versions").insert({"article": "a.md", "n": 1})
     again = Store.open(root)
     assert again.table("versions").all() == [{"article": "a.md", "n": 1}]
     json.loads((root / ".memtui" / "store.json").read_bytes())
@@ -50,7 +53,8 @@ def test_front_matter_dates_are_saved_as_text(shared: Path, tmp_path: Path) -> N
     ordered = [plain] + [p for p in skills if p != plain]
     for path in ordered:
         meta = frontmatter.split(path.read_text(encoding="utf-8")).meta
-        store.table("skills").insert({"folder": path.parent.name, "meta": meta})
+        with batch(store):
+            store.table("skills").insert({"folder": path.parent.name, "meta": meta})
     reopened = Store.open(root).table("skills").all()
     assert [d["folder"] for d in reopened] == [p.parent.name for p in ordered]
     dated = next(d for d in reopened if d["folder"] == "dated-skill")["meta"]
@@ -78,7 +82,13 @@ def test_damaged_store_opens_read_only_and_is_never_written(shared: Path, tmp_pa
         store.table("entities").insert({"name": "x"})
     assert "damaged" in str(exc.value)
     with pytest.raises(ReadOnlyError):
-        AuditLog(store).record("notes.set", "memory/MEMORY_CUSTOM.md", None, "ab")
+        store.begin()
+    session = Session.open(root)
+    assert session.read_only and "damaged" in (session.reason or "")
+    with pytest.raises(ReadOnlyError):
+        session.write("notes.set", "memory/MEMORY_CUSTOM.md",
+                      lambda tx: tx.replace("memory/MEMORY_CUSTOM.md", b"x", base=None))
+    assert not (root / "memory" / "MEMORY_CUSTOM.md").exists()
     assert target.read_bytes() == original, "the damaged file is kept byte for byte"
 
 
@@ -126,7 +136,7 @@ def test_read_only_store_refuses_with_the_reason(tmp_path: Path) -> None:
     root = _ws(tmp_path)
     store = Store.open(root, read_only=True, reason="held by process 42")
     with pytest.raises(ReadOnlyError, match="held by process 42"):
-        store.table("pins").insert({"a": 1})
+        store.begin()
     assert not (root / ".memtui" / "store.json").exists()
 
 
@@ -134,22 +144,49 @@ def test_a_reader_sees_another_writers_change_without_reopening(tmp_path: Path) 
     root = _ws(tmp_path)
     writer = Store.open(root)
     reader = Store.open(root, read_only=True)
-    writer.table("uses").insert({"case": 1})
+    with batch(writer):
+        writer.table("uses").insert({"case": 1})
     assert len(reader.table("uses").all()) == 1
-    writer.table("uses").insert({"case": 2})
+    with batch(writer):
+        writer.table("uses").insert({"case": 2})
     assert [d["case"] for d in reader.table("uses").all()] == [1, 2]
+
+
+def test_a_write_outside_a_guarded_write_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    """Invariant 2: only Session.write changes the store (TinyDB never writes back a copy)."""
+    root = _ws(tmp_path)
+    store = Store.open(root)
+    with pytest.raises(MemtuiError, match="only inside a guarded write"):
+        store.table("uses").insert({"case": 1})
+    assert not (root / ".memtui" / "store.json").exists()
+
+
+def test_a_batch_never_writes_back_a_stale_copy(tmp_path: Path) -> None:
+    """Two stores of one file (two processes): each batch starts from the file as it is now,
+    so neither overwrites the other's record (TinyDB's cached next id once did)."""
+    root = _ws(tmp_path)
+    first, second = Store.open(root), Store.open(root)
+    with batch(first):
+        first.table("uses").insert({"by": "first"})
+    with batch(second):
+        second.table("uses").insert({"by": "second"})
+    with batch(first):
+        first.table("uses").insert({"by": "first again"})
+    assert [d["by"] for d in Store.open(root).table("uses").all()] == ["first", "second", "first again"]
 
 
 def test_audit_is_append_only(tmp_path: Path) -> None:
     root = _ws(tmp_path)
     store = Store.open(root)
     log = AuditLog(store, "alice")
-    log.record("notes.set", "memory/MEMORY_CUSTOM.md", None, "h1")
-    log.record("notes.set", "memory/MEMORY_CUSTOM.md", "h1", "h2")
+    with batch(store):
+        log.append("notes.set", "memory/MEMORY_CUSTOM.md", None, "h1")
+    with batch(store):
+        log.append("notes.set", "memory/MEMORY_CUSTOM.md", "h1", "h2")
     before = (root / ".memtui" / "store.json").read_bytes()
-    with pytest.raises(MemtuiError, match="append-only"):
+    with pytest.raises(MemtuiError, match="append-only"), batch(store):
         store.table("audit").update({"after": "forged"})
-    with pytest.raises(MemtuiError, match="append-only"):
+    with pytest.raises(MemtuiError, match="append-only"), batch(store):
         store.table("audit").remove(doc_ids=[1])
     assert (root / ".memtui" / "store.json").read_bytes() == before
     entries = log.entries()
@@ -159,26 +196,38 @@ def test_audit_is_append_only(tmp_path: Path) -> None:
 
 
 def test_audit_client_id_retry_and_reuse(tmp_path: Path) -> None:
-    """Seed 004: a retry is not recorded twice; a reused id with other content is a conflict."""
-    store = Store.open(_ws(tmp_path))
-    log = AuditLog(store, None)
-    first = log.record("notes.set", "memory/MEMORY_CUSTOM.md", None, "h1", client_id="req-1")
-    retry = log.record("notes.set", "memory/MEMORY_CUSTOM.md", None, "h1", client_id="req-1")
-    assert first.new and not retry.new and retry.entry == first.entry
+    """Seed 004: a retry is not done or recorded twice; a reused id with another request is a
+    conflict and the first entry stays."""
+    root = _ws(tmp_path)
+    session = Session.open(root)
+    calls = []
+
+    def add(text: bytes):
+        def change(tx):
+            calls.append(text)
+            tx.replace("memory/n.md", text, base=tx.sha("memory/n.md"))
+        return change
+
+    first = session.write("notes.set", "memory/n.md", add(b"one"), client_id="req-1", request={"t": "one"})
+    retry = session.write("notes.set", "memory/n.md", add(b"one"), client_id="req-1", request={"t": "one"})
+    assert first.written and retry.retried and retry.entry == first.entry
+    assert calls == [b"one"], "a retry is not applied again"
     with pytest.raises(ClientIdConflict) as exc:
-        log.record("notes.set", "memory/MEMORY_CUSTOM.md", None, "other", client_id="req-1")
+        session.write("notes.set", "memory/n.md", add(b"two"), client_id="req-1", request={"t": "two"})
     assert exc.value.existing == first.entry
-    assert len(log.entries()) == 1, "the first entry stays, nothing was added"
+    assert (root / "memory" / "n.md").read_bytes() == b"one"
+    assert len(session.audit.entries()) == 1, "the first entry stays, nothing was added"
 
 
 _STORE_CHILD = textwrap.dedent("""
     import sys
     from memtui.core.store import Store
     store = Store.open(sys.argv[1])
-    table = store.table("uses")
     print("ready", flush=True)
     for i in range(1, 100000):
-        table.insert({"n": i, "pad": "x" * 200})
+        store.begin()
+        store.table("uses").insert({"n": i, "pad": "x" * 200})
+        store.commit()
 """)
 
 

@@ -7,22 +7,13 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from textual.widgets import DataTable, Markdown, Static, TextArea, Tree
 
 from memtui import userconfig
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.screens.tree import PREVIEW_LIMIT
-
-
-async def wait_for(pilot, condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
+from tests.conftest import wait_for
 
 
 def markdown_text(app) -> str:
@@ -190,20 +181,25 @@ async def test_boot_preview_shows_the_own_index_and_every_domain(sample_copy: Pa
         assert "Boot preview" in static_text(app, "#article-head")
 
 
-async def test_a_second_memtui_opens_read_only_and_says_who_holds_the_lock(sample_copy: Path) -> None:
+async def test_a_second_memtui_opens_writable_and_read_only_only_when_asked(sample_copy: Path) -> None:
     from memtui.core.session import Session
 
-    holder = Session.open(sample_copy, purpose="cli")
+    other = Session.open(sample_copy, purpose="tui")  # another TUI open on the same workspace
     try:
         app = MemtuiApp(Workspace.open(sample_copy))
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
+            assert not app.session.read_only
+            assert not app.screen.sub_title.startswith("READ-ONLY")
+        ws = Workspace.open(sample_copy)
+        app = MemtuiApp(ws, session=Session.open(ws, purpose="tui", read_only=True))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
             assert app.session.read_only
             assert app.screen.sub_title.startswith("READ-ONLY")
-            assert any(str(holder_pid) in n.message for n in app._notifications
-                       for holder_pid in [__import__("os").getpid()])
+            assert any("--read-only" in n.message for n in app._notifications)
     finally:
-        holder.close()
+        other.close()
 
 
 def test_no_argument_opens_a_copy_of_the_sample_never_the_bundled_folder() -> None:

@@ -18,8 +18,6 @@ from memtui.core.auditlog import ClientIdConflict
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.session import Session
 
-#: Seconds a writing command waits for another CLI writer (never for a TUI).
-LOCK_WAIT = 10.0
 
 
 def add_common(parser: argparse.ArgumentParser, *, acting: bool = True, confirm: bool = False) -> None:
@@ -36,7 +34,7 @@ def add_common(parser: argparse.ArgumentParser, *, acting: bool = True, confirm:
 
 def session(args: argparse.Namespace, purpose: str) -> Session:
     ws = _common.open_workspace(args)
-    return Session.open(ws, purpose=f"cli {purpose}", wait=LOCK_WAIT, profile=getattr(args, "as_profile", None))
+    return Session.open(ws, purpose=f"cli {purpose}", profile=getattr(args, "as_profile", None))
 
 
 def confirm(args: argparse.Namespace, s: Session, question: str) -> None:

@@ -22,7 +22,6 @@ from memtui.core.text import visible
 from memtui.core.session import Session
 
 #: Seconds a write waits for another memtui command holding the writer lock (never for a TUI).
-LOCK_WAIT = 10.0
 
 DASH_HINT = ("names that start with '-' go after '--', with every option before it: "
              "memtui graph delete --yes -- --help")
@@ -178,17 +177,6 @@ def _confirm(args: argparse.Namespace, what: str) -> None:
         _common.fail("cancelled; nothing was changed.", ExitCode.REFUSED)
 
 
-def _backup(ws, name: str, data: bytes) -> Path:
-    """Write ``data`` to ``.memtui/backups/<name>`` (atomic) and return the path."""
-    from memtui.core import atomic
-
-    folder = ws.state_dir / "backups"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / name
-    atomic.write_bytes(target, data)
-    return target
-
-
 def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:
     """Provenance records for ``--session KEY`` on create / add-observation (else none)."""
     import datetime as _dt
@@ -224,7 +212,7 @@ def _cmd_write(build, confirm: bool = False, backup: str = ""):
     def run(args: argparse.Namespace) -> int:
         ws = _common.open_workspace(args)
         verb = getattr(args, "graph_command", "write")
-        with Session.open(ws, purpose=f"cli graph {verb}", wait=LOCK_WAIT) as session:
+        with Session.open(ws, purpose=f"cli graph {verb}") as session:
             if session.read_only:
                 _common.fail(f"refused: {session.reason} Nothing was changed.", ExitCode.REFUSED)
             return _write(args, session, build, confirm, backup)
@@ -254,6 +242,7 @@ def _write(args: argparse.Namespace, session: Session, build, confirm: bool, bac
         if confirm and change.changed:
             _confirm(args, f"{ws.shown(path)}: {change.summary}")
     kept = ""
+    also: list[tuple[str, bytes]] = []
     if backup and retried is None and change.changed:
         import hashlib
         import time
@@ -261,12 +250,13 @@ def _write(args: argparse.Namespace, session: Session, build, confirm: bool, bac
         stamp = time.strftime("%Y%m%d-%H%M%S")
         original = loaded
         data = g.repair_rejects(graph) if backup == "rejects" else original
-        if data:
-            kept = ws.shown(_backup(ws, f"graph-{stamp}-{hashlib.sha256(original).hexdigest()[:8]}"
-                                    f".{'rejected' if backup == 'rejects' else 'orig'}", data))
+        if data:  # written with the repair, in the same guarded write
+            kept = (f".memtui/backups/graph-{stamp}-{hashlib.sha256(original).hexdigest()[:8]}"
+                    f".{'rejected' if backup == 'rejects' else 'orig'}")
+            also.append((kept, data))
     try:
         saved = g.commit(path, graph, operation, loaded_bytes=loaded, session=session, client_id=client_id,
-                         provenance=_provenance(args, operation))
+                         provenance=_provenance(args, operation), also_write=also)
     except (ReadOnlyError, ConfinementError) as exc:
         _common.fail(f"refused: {exc}", ExitCode.REFUSED)
     except ClientIdConflict as exc:

@@ -27,8 +27,6 @@ from memtui.core.auditlog import ClientIdConflict
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.session import Session
 
-#: Seconds a writing command waits for another *CLI* writer to finish (never for a TUI).
-LOCK_WAIT = 10.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -122,9 +120,9 @@ def run_show(args: argparse.Namespace) -> int:
     return ExitCode.PROBLEM if bad else ExitCode.OK
 
 
-def _expected(value: str | None, note: notes.Note) -> str | None:
+def _expected(value: str | None, note: notes.Note) -> object:
     if value is None:
-        return note.hash
+        return notes.CURRENT
     value = value.strip().lower()
     if value == "absent":
         return None
@@ -134,7 +132,7 @@ def _expected(value: str | None, note: notes.Note) -> str | None:
     return value
 
 
-def _save(session: Session, note: notes.Note, text: str, base: str | None, client_id: str | None,
+def _save(session: Session, note: notes.Note, text: str, base: object, client_id: str | None,
           as_json: bool) -> int:
     """Save and report; maps refusals and conflicts to exit codes."""
     try:
@@ -170,7 +168,7 @@ def run_set(args: argparse.Namespace) -> int:
     """Replace the member notes; 0 saved/unchanged, 1 conflict, 2 usage, 3 refused."""
     ws = _common.open_workspace(args)
     text = _read_source(args.source)
-    with Session.open(ws, purpose="cli notes set", wait=LOCK_WAIT) as session:
+    with Session.open(ws, purpose="cli notes set") as session:
         if session.read_only:
             _common.fail(session.reason or "read-only", ExitCode.REFUSED)
         note = _load(args, ws)
@@ -217,7 +215,7 @@ def run_edit(args: argparse.Namespace) -> int:
         os.unlink(name)
         print(f"{note.shown}: unchanged")
         return ExitCode.OK
-    with Session.open(ws, purpose="cli notes edit", wait=LOCK_WAIT) as session:
+    with Session.open(ws, purpose="cli notes edit") as session:
         if session.read_only:
             _common.fail(f"{session.reason} Your text is kept in {name}.", ExitCode.REFUSED)
         try:

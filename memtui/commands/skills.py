@@ -18,7 +18,6 @@ import argparse
 from memtui.commands import _common
 from memtui.core.text import clip as _clip, visible
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
-from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.skills import (
     DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue, save_skill_field,
@@ -143,14 +142,15 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_set(args: argparse.Namespace) -> int:
     from memtui.commands._common import fail
 
-    cat = _load(args)
+    from memtui.core.session import Session
+
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
     skill = _pick(cat, args.name)
     try:
-        saved = save_skill_field(skill, args.key, args.value)
-    except ReadOnlyError as exc:
-        fail(str(exc), ExitCode.REFUSED)
-    except ConflictError as exc:
-        fail(str(exc), ExitCode.PROBLEM)
+        with Session.open(ws, purpose="cli skills set") as session:
+            saved = save_skill_field(session, skill, args.key, args.value,
+                                     client_id=getattr(args, "client_id", None))
     except ValueError as exc:
         fail(f"{skill.path}: {exc}", ExitCode.PROBLEM)
     except OSError as exc:

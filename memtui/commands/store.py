@@ -6,8 +6,7 @@ import argparse
 
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
-from memtui.core import atomic, lock, store
-from memtui.core.errors import ReadOnlyError
+from memtui.core import store
 from memtui.core.session import Session
 
 
@@ -58,16 +57,7 @@ def run_set_aside(args: argparse.Namespace) -> int:
         if input(f"Rename {path} aside and start an empty store? [y/N] ").strip().lower() != "y":
             print("nothing done")
             return ExitCode.REFUSED
-    try:
-        held = lock.acquire(ws.root, "cli store set-aside", wait=10.0)
-    except ReadOnlyError as exc:
-        _common.fail(str(exc), ExitCode.REFUSED)
-    with held:
-        before = atomic.sha256(path.read_bytes())
-        moved = store.set_aside(ws)
+    with Session.open(ws, purpose="cli store set-aside") as session:
+        moved, _entry = session.set_aside_store()
     print(f"the old store is kept, unchanged, as {moved}")
-    with Session.open(ws, purpose="cli store set-aside", wait=10.0) as session:
-        if not session.read_only:
-            session.audit.record("store.set-aside", ".memtui/" + store.STORE_NAME, before, None,
-                                 detail={"kept_as": ws.shown(moved)})
     return ExitCode.OK

@@ -72,7 +72,8 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None,
+                durable: bool = True) -> None:
     """Replace the file at ``path`` with ``data`` atomically.
 
     Args:
@@ -80,6 +81,9 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None =
         data: the complete new content.
         mode: permission bits for a new file (default 0o644 less the umask); an existing
             file keeps its own bits.
+        durable: fsync the file and its folder (``False`` only for advisory files, such as
+            the lock's holder record, where a lost update after a power cut is harmless: the
+            rename is still atomic).
 
     Raises:
         OSError: the folder is missing or not writable; the target is then untouched.
@@ -100,7 +104,8 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None =
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp_name, keep_mode)
         os.replace(tmp_name, target)
     except BaseException:
@@ -109,7 +114,8 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None =
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(folder)
+    if durable:
+        _fsync_dir(folder)
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8",

@@ -5,10 +5,12 @@ Each entry says when (UTC), who (the acting profile), what (the action, such as
 after, and the client id of the request.
 
 Client ids carry seed 004's lesson ("an append-only log without a client id is a duplicate
-on every timeout"): a retried write sends the same client id, and the log returns the entry
-it already wrote instead of adding a second one; a reused client id with *different*
-content is a conflict (:class:`ClientIdConflict`), and the first entry stays. A write
-without a client id gets a fresh random one.
+on every timeout"): a retried write sends the same client id, and the one guarded write
+(:meth:`memtui.core.session.Session.write`) returns the entry it already wrote instead of
+doing the change again; a reused client id with *another request* is a conflict
+(:class:`ClientIdConflict`), and the first entry stays. Each entry keeps the
+:func:`request_key` of what was asked, so "the same request" is decided by one rule for every
+writer. A write without a client id gets a fresh random one.
 
 Entries are only ever added: :class:`AuditLog` has no update or delete, and the store's
 storage refuses any write that would change or remove an existing audit record
@@ -18,6 +20,8 @@ storage refuses any write that would change or remove an existing audit record
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -56,6 +60,8 @@ class AuditEntry:
         client_id: the request's id (given by the caller for retries, else random).
         detail: extra JSON-safe facts (sizes, the reason of a choice).
         id: the record's number in the table (0 before it is stored).
+        request: :func:`request_key` of what was asked, to recognise a retry (``None`` in
+            entries of older memtui versions).
     """
 
     time: str
@@ -67,28 +73,16 @@ class AuditEntry:
     client_id: str
     detail: dict[str, Any] = field(default_factory=dict)
     id: int = 0
+    request: str | None = None
 
-    def same_request(self, action: str, target: str, before: str | None, after: str | None) -> bool:
-        """True when a write of ``action`` on ``target`` from ``before`` to ``after`` is this one."""
-        return (self.action, self.target, self.before, self.after) == (action, target, before, after)
+    def same_request(self, action: str, target: str, key: str) -> bool:
+        """True when a request of ``action`` on ``target`` with :func:`request_key` ``key`` is
+        the one this entry recorded (a retry)."""
+        return (self.action, self.target, self.request) == (action, target, key)
 
     def to_json(self) -> dict[str, Any]:
         """The entry as a JSON-ready dict (the keys of the attributes)."""
         return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """What :meth:`AuditLog.record` did.
-
-    Attributes:
-        entry: the entry now in the log for this client id.
-        new: ``False`` when the client id was already recorded with the same content
-            (a retry: nothing was added).
-    """
-
-    entry: AuditEntry
-    new: bool
 
 
 def _entry(doc: Any) -> AuditEntry:
@@ -96,7 +90,14 @@ def _entry(doc: Any) -> AuditEntry:
         time=str(doc.get("time", "")), profile=doc.get("profile"), action=str(doc.get("action", "")),
         target=str(doc.get("target", "")), before=doc.get("before"), after=doc.get("after"),
         client_id=str(doc.get("client_id", "")), detail=dict(doc.get("detail") or {}),
-        id=int(getattr(doc, "doc_id", 0)))
+        id=int(getattr(doc, "doc_id", 0)), request=doc.get("request"))
+
+
+def request_key(action: str, target: str, request: Any) -> str:
+    """The SHA-256 hex of a request: its action, target and the JSON of what was asked (keys
+    sorted), so two calls are "the same request" exactly when this is equal."""
+    blob = json.dumps([action, target, request], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def new_client_id() -> str:
@@ -124,32 +125,11 @@ class AuditLog:
         docs = self._table().search(Query().client_id == client_id)
         return _entry(docs[0]) if docs else None
 
-    def check(self, client_id: str | None, action: str, target: str, before: str | None,
-              after: str | None) -> AuditEntry | None:
-        """Look ``client_id`` up before writing.
-
-        Returns:
-            The entry already recorded for this very request (a retry: do not write again),
-            or ``None`` when the id is new (or not given).
-
-        Raises:
-            ClientIdConflict: the id names an entry with different content.
-        """
-        if not client_id:
-            return None
-        existing = self.find(client_id)
-        if existing is None:
-            return None
-        if existing.same_request(action, target, before, after):
-            return existing
-        raise ClientIdConflict(
-            f"client id {client_id!r} was already used on {existing.time} for {existing.action} "
-            f"on {existing.target} with other content; that entry stays. Use a new client id "
-            "for a new change.", existing)
-
-    def record(self, action: str, target: str, before: str | None, after: str | None, *,
-               client_id: str | None = None, detail: dict[str, Any] | None = None) -> Recorded:
-        """Append an entry, unless ``client_id`` already recorded this very request.
+    def append(self, action: str, target: str, before: str | None, after: str | None, *,
+               client_id: str | None = None, request: str | None = None,
+               detail: dict[str, Any] | None = None) -> AuditEntry:
+        """Append an entry (call only inside :meth:`memtui.core.session.Session.write`, which
+        has already looked the client id up).
 
         Args:
             action: ``<area>.<verb>``.
@@ -157,26 +137,23 @@ class AuditLog:
             before: sha256 hex before (``None``: did not exist).
             after: sha256 hex after (``None``: no longer exists).
             client_id: the caller's id for this request; a random one when ``None``.
+            request: :func:`request_key` of the request.
             detail: extra JSON-safe facts.
 
         Returns:
-            :class:`Recorded` with the entry and whether it was added now.
+            The stored entry.
 
         Raises:
-            ClientIdConflict: ``client_id`` was used before with different content.
-            ReadOnlyError: the store is read-only (lock held elsewhere, or damaged).
+            ReadOnlyError: the store is read-only. MemtuiError: not inside a guarded write.
         """
         self.store.require_writable()
-        existing = self.check(client_id, action, target, before, after)
-        if existing is not None:
-            return Recorded(existing, False)
         now = _dt.datetime.now(_dt.timezone.utc).isoformat()
         entry = AuditEntry(now, self.profile, action, target, before, after,
-                           client_id or new_client_id(), dict(detail or {}))
+                           client_id or new_client_id(), dict(detail or {}), 0, request)
         data = entry.to_json()
         del data["id"]
         doc_id = self._table().insert(data)
-        return Recorded(AuditEntry(**{**entry.to_json(), "id": doc_id}), True)
+        return AuditEntry(**{**entry.to_json(), "id": doc_id})
 
     def entries(self, limit: int | None = None, newest_first: bool = True) -> list[AuditEntry]:
         """The log, newest first by default; at most ``limit`` entries."""

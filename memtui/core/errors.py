@@ -1,6 +1,8 @@
 """Exceptions raised by ``memtui.core``, each carrying a sentence a user can act on.
 
-The CLI maps them to exit codes (``memtui.cli.ExitCode``); the TUI shows the sentence.
+The CLI maps them to exit codes by class, in one table (:data:`memtui.cli.EXIT_CODES`):
+:class:`WorkspaceError` 2, :class:`RefusedError` (and its kinds) 3, :class:`ExternalError` 4,
+every other :class:`MemtuiError` 1. The TUI shows the sentence.
 """
 
 from __future__ import annotations
@@ -14,17 +16,30 @@ class WorkspaceError(MemtuiError):
     """The workspace cannot be opened (missing, not a folder, unreadable)."""
 
 
-class ConfinementError(MemtuiError):
+class RefusedError(MemtuiError):
+    """The action is not allowed (exit code 3): a read-only workspace, a path leading outside
+    it, an actor who is not the owner, an unsafe backup."""
+
+
+class ConfinementError(RefusedError):
     """A path would lead outside the workspace (``..``, an absolute path or a symlink)."""
 
 
-class ReadOnlyError(MemtuiError):
-    """A write was attempted on a workspace opened read-only (another memtui holds the lock).
-
-    Also raised for files memtui never writes (the notebook, the operator files; seed 002)
-    and for a damaged store (bug input B01). ``str(exc)`` names the reason: for a held lock,
-    which process holds which lock file.
+class ReadOnlyError(RefusedError):
+    """A write was attempted where memtui may not write: a workspace opened ``--read-only``,
+    one it has no permission to write (or on a read-only file system), a damaged store (bug
+    input B01), or a file memtui never writes (the notebook, the operator files; seed 002).
+    ``str(exc)`` names the reason.
     """
+
+
+class BusyError(MemtuiError):
+    """Another process kept the workspace's writer lock longer than a write waits (one write
+    takes milliseconds); nothing was written, and trying again is the remedy."""
+
+
+class ExternalError(MemtuiError):
+    """An operation outside memtui failed: git, the network, the keyring (exit code 4)."""
 
 
 class ConflictError(MemtuiError):

@@ -1,10 +1,11 @@
-"""One writer per workspace (DESIGN.md §4 invariant 2; bug input B04).
+"""One writer at a time, for one write at a time (DESIGN.md §4 invariant 2; bug input B04).
 
-The writer lock is ``.memtui/lock``, held with an exclusive ``flock`` for as long as a
-memtui process may write (the whole TUI session, or one CLI command). Beside it,
-``.memtui/lock.holder.json`` records who holds it: process id, host, start time and what
-the process is (``"tui"``, ``"cli notes set"``), so a second memtui can say which process
-holds which lock file.
+The writer lock is ``.memtui/lock``, held with an exclusive ``flock`` for the duration of one
+guarded write (:meth:`memtui.core.session.Session.write`) and never while memtui waits for a
+person or the network, so an open TUI blocks an agent's ``memtui propose`` for at most one
+write. Beside it, ``.memtui/lock.holder.json`` records who holds it: process id, host, start
+time and what the process is doing (``"tui"``, ``"cli notes set"``), so a memtui that waited
+too long can say which process holds which lock file.
 
 Why ``flock`` and not a lock file that merely exists: the kernel releases a ``flock`` when
 its holder dies, however it dies (SIGKILL, power loss of a client, closed terminal), so a
@@ -31,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memtui.core import atomic
-from memtui.core.errors import ConfinementError, ReadOnlyError
+from memtui.core.errors import BusyError, ConfinementError, ReadOnlyError
 from memtui.core.files import confine
 
 try:  # POSIX
@@ -115,18 +116,25 @@ class WriterLock:
         return self._fd is not None
 
     def release(self) -> None:
-        """Give the lock back (idempotent); removes the holder record if it is still ours."""
-        if self._fd is None:
+        """Give the lock back (idempotent); removes the holder record if it is still ours.
+
+        The lock is released even when removing the record fails or is interrupted: a
+        process must never keep the lock past its write.
+        """
+        fd = self._fd
+        if fd is None:
             return
-        current = _read_holder(self.holder_path)
-        if current == self.holder:
-            try:
-                self.holder_path.unlink()
-            except OSError:
-                pass
-        _unlock(self._fd)
-        os.close(self._fd)
         self._fd = None
+        try:
+            if _read_holder(self.holder_path) == self.holder:
+                os.unlink(self.holder_path)
+        except OSError:
+            pass
+        finally:
+            try:
+                _unlock(fd)
+            finally:
+                os.close(fd)
 
     def __enter__(self) -> "WriterLock":
         return self
@@ -175,8 +183,8 @@ def holder_of(root: Path) -> Holder | None:
     return _read_holder(Path(root) / ".memtui" / HOLDER_NAME)
 
 
-def refusal(lock_path: Path, holder: Holder | None) -> str:
-    """The sentence every refused write says when another memtui holds ``lock_path``."""
+def busy(lock_path: Path, holder: Holder | None, waited: float) -> str:
+    """The sentence a write says when another process kept ``lock_path`` past ``waited`` s."""
     if holder is None:
         who = "another process (it has not recorded who it is)"
     elif holder.alive() is False:
@@ -184,35 +192,26 @@ def refusal(lock_path: Path, holder: Holder | None) -> str:
                "so a process it started may still hold it")
     else:
         who = holder.describe()
-    return (f"The workspace is open read-only: {who} holds the writer lock {lock_path}. "
-            "Close that memtui (or wait for it to finish) and try again.")
+    return (f"The workspace is busy: {who} has held the writer lock {lock_path} for more than "
+            f"{waited:g} s, so nothing was written. Try again in a moment; if it stays busy, "
+            "look at that process.")
 
 
-def acquire(root: Path, purpose: str, *, wait: float = 0.0, poll: float = 0.05) -> WriterLock:
-    """Take the writer lock of the workspace at ``root``.
-
-    Args:
-        root: the workspace folder.
-        purpose: what this process is, recorded for others: ``"tui"`` or ``"cli notes set"``.
-        wait: seconds to keep trying while another *short-lived* holder (a CLI command) has
-            it; a TUI holder is never waited for (it may stay open for hours).
-        poll: seconds between tries.
-
-    Returns:
-        A held :class:`WriterLock`.
+def _paths(root: Path) -> tuple[Path, Path, Path]:
+    """``(.memtui, lock, holder record)`` of the workspace at ``root``, confined.
 
     Raises:
-        ReadOnlyError: another process holds the lock (the message says which process holds
-            which lock file), or ``.memtui`` cannot be created or written (read-only file
-            system, permissions), or ``.memtui``/the lock is a symlink leading outside.
+        ReadOnlyError: ``.memtui`` or the lock is a symlink leading outside the workspace.
     """
-    root = Path(root)
     try:
-        state = confine(root, ".memtui")
-        lock_path = confine(root, f".memtui/{LOCK_NAME}")
-        holder_path = confine(root, f".memtui/{HOLDER_NAME}")
+        return (confine(root, ".memtui"), confine(root, f".memtui/{LOCK_NAME}"),
+                confine(root, f".memtui/{HOLDER_NAME}"))
     except ConfinementError as exc:
         raise ReadOnlyError(f"The workspace is open read-only: {exc}") from exc
+
+
+def _open(root: Path) -> tuple[int, Path, Path]:
+    state, lock_path, holder_path = _paths(root)
     try:
         state.mkdir(exist_ok=True)
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -223,26 +222,61 @@ def acquire(root: Path, purpose: str, *, wait: float = 0.0, poll: float = 0.05) 
             f"({exc.strerror or exc}). Check that the workspace folder is writable.") from exc
     if sys.platform != "win32":
         os.set_inheritable(fd, False)
+    return fd, lock_path, holder_path
+
+
+def probe(root: Path) -> None:
+    """Check that this process could take the writer lock of the workspace at ``root``
+    (``.memtui`` creatable, the lock file openable for writing), without taking it.
+
+    Raises:
+        ReadOnlyError: with the sentence saying why the workspace cannot be written
+            (read-only file system, permissions, ``.memtui`` leading outside).
+    """
+    fd, _, _ = _open(Path(root))
+    os.close(fd)
+
+
+class LockBusyError(BusyError):
+    """Another process kept the writer lock longer than this one would wait (one write should
+    take well under a second); ``str(exc)`` names the holder. Nothing was written: try again."""
+
+
+def acquire(root: Path, purpose: str, *, wait: float = 0.0, poll: float = 0.01) -> WriterLock:
+    """Take the writer lock of the workspace at ``root`` for one write.
+
+    Args:
+        root: the workspace folder.
+        purpose: what this process is, recorded for others: ``"tui"`` or ``"cli notes set"``.
+        wait: seconds to keep trying while another process holds it (every holder holds it
+            for one write only, so a short wait nearly always succeeds).
+        poll: seconds between tries.
+
+    Returns:
+        A held :class:`WriterLock`; give it back with :meth:`WriterLock.release` (or ``with``).
+
+    Raises:
+        LockBusyError: another process still held it after ``wait`` seconds (the message
+            says which process holds which lock file).
+        ReadOnlyError: ``.memtui`` cannot be created or written (read-only file system,
+            permissions), or ``.memtui``/the lock is a symlink leading outside.
+    """
+    fd, lock_path, holder_path = _open(Path(root))
     deadline = time.monotonic() + max(0.0, wait)
-    while True:
-        if _try_lock(fd):
-            break
-        holder = _read_holder(holder_path)
-        if time.monotonic() >= deadline or (holder is not None and holder.purpose == "tui"):
+    while not _try_lock(fd):
+        if time.monotonic() >= deadline:
             os.close(fd)
+            holder = _read_holder(holder_path)
             if holder is None:  # the holder may be between locking and recording: look again
-                time.sleep(min(poll, 0.05))
+                time.sleep(0.05)
                 holder = _read_holder(holder_path)
-            raise ReadOnlyError(refusal(lock_path, holder))
+            raise LockBusyError(busy(lock_path, holder, wait))
         time.sleep(poll)
     me = Holder.me(purpose)
-    try:
+    try:  # advisory: who holds it, for a waiting process's message; a full disk must not stop it
         atomic.remove_leftovers(holder_path)
-        atomic.write_bytes(holder_path, json.dumps(asdict(me), indent=1).encode("utf-8") + b"\n")
-    except OSError as exc:
-        _unlock(fd)
-        os.close(fd)
-        raise ReadOnlyError(
-            f"The workspace is open read-only: memtui cannot write {holder_path} "
-            f"({exc.strerror or exc}). Check that the workspace folder is writable.") from exc
+        atomic.write_bytes(holder_path, json.dumps(asdict(me), indent=1).encode("utf-8") + b"\n",
+                           durable=False)
+    except OSError:
+        pass
     return WriterLock(lock_path, holder_path, fd, me)

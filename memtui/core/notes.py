@@ -26,26 +26,29 @@ read-only (only its first part is shown), so it can never be saved cut short.
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memtui.core import atomic
-from memtui.core.auditlog import AuditEntry, ClientIdConflict
+from memtui.core.auditlog import AuditEntry
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.files import confine
 from memtui.core.findings import Finding
+from memtui.core.session import UNCHECKED
+from memtui.core.text import BOM as _BOM, unified_diff
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK, OPERATOR_FILES, Workspace
 
 #: A note is read whole up to this size (bytes); a larger one is shown read-only (B22).
 NOTES_MAX_BYTES = 64 * 1024 * 1024
+#: ``base_hash`` of :func:`save` meaning "whatever the file holds when the write happens"
+#: (a blind replace: ``memtui notes set`` without ``--expect-hash``).
+CURRENT = UNCHECKED
 #: The audit action of a save.
 ACTION = "notes.set"
 #: ``--file`` words for :func:`resolve`.
 CHOICES = ("custom", "notebook", *OPERATOR_FILES)
 
-_BOM = b"\xef\xbb\xbf"
 
 
 def resolve(ws: Workspace, which: str = "custom") -> tuple[Path, str | None]:
@@ -267,59 +270,47 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
          client_id: str | None = None) -> SaveResult:
     """Write ``text`` to ``note``'s file if it still holds the bytes ``base_hash`` names.
 
+    The write goes through :meth:`memtui.core.session.Session.write` (lock for this write
+    alone, lost-update check, confinement, client id, atomic write, audit entry).
+
     Args:
-        session: a :class:`memtui.core.session.Session` (it must hold the writer lock).
+        session: a :class:`memtui.core.session.Session`.
         note: the loaded note (gives the path, BOM and line ends).
         text: the complete new text.
         base_hash: SHA-256 hex of the bytes ``text`` was based on (``note.hash`` usually;
-            ``None`` = the file was absent).
+            ``None`` = the file was absent; :data:`CURRENT` = replace whatever is there).
         client_id: the request's id. When it already recorded a ``notes.set`` of this file
             to the same bytes, this is a retry: nothing is written or recorded again and the
             earlier entry is returned (seed 004), whatever the file holds now.
 
     Returns:
-        A :class:`SaveResult`. The file is replaced atomically (mode kept), then one audit
-        entry ``notes.set`` is appended with the before/after hashes. Saving text equal to
-        the bytes on disk writes and records nothing.
+        A :class:`SaveResult`. Saving text equal to the bytes on disk writes and records nothing.
 
     Raises:
-        ReadOnlyError: the session is read-only (the lock is held elsewhere: the sentence
-            says which process holds which lock file), or the file is one memtui never
-            writes (notebook, operator file, too large, not UTF-8).
+        ReadOnlyError: the session is read-only, or the file is one memtui never writes
+            (notebook, operator file, too large, not UTF-8).
         ConfinementError: the file is (now) a symlink leading outside the workspace.
         ConflictError: the file on disk no longer has ``base_hash``; nothing was written;
             ``exc.current``/``exc.current_hash`` hold what is there now.
-        ClientIdConflict: ``client_id`` was used before for different content.
+        ClientIdConflict: ``client_id`` was used before for another request.
     """
     session.require_writable()
     if note.read_only_reason is not None:
         raise ReadOnlyError(note.read_only_reason)
-    path = confine(session.ws.root, note.shown)
-    real = Path(os.path.realpath(path))
+    confine(session.ws.root, note.shown)
     new = note.encode(text)
     after = atomic.sha256(new)
-    earlier = session.audit.find(client_id) if client_id else None
-    if earlier is not None:
-        if (earlier.action, earlier.target, earlier.after) != (ACTION, note.shown, after):
-            raise ClientIdConflict(
-                f"client id {client_id!r} was already used on {earlier.time} for {earlier.action} on "
-                f"{earlier.target} with other content; that entry stays. Use a new client id for a "
-                "new change.", earlier)
-        # a retry of a write already applied (seed 004): return what it wrote, do nothing again
-        return SaveResult(_loaded(note, new), earlier.before, after, False, earlier, retried=True)
-    current, current_hash = read_current(real)
-    if current_hash != base_hash:
-        raise ConflictError(
-            f"{note.shown} changed on disk since it was loaded (loaded {_short(base_hash)}, now "
-            f"{_short(current_hash)}); nothing was written. Reload it, look at the difference, or "
-            "keep yours knowingly.", path=real, current=current, current_hash=current_hash)
-    if current_hash == after:
-        return SaveResult(_loaded(note, new), base_hash, after, False, None)
-    real.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_bytes(real, new)
-    recorded = session.audit.record(ACTION, note.shown, current_hash, after, client_id=client_id,
-                                    detail={"bytes": len(new)})
-    return SaveResult(_loaded(note, new), current_hash, after, True, recorded.entry)
+
+    def change(tx) -> None:  # noqa: ANN001 - Tx
+        tx.replace(note.shown, new, base=base_hash)
+        tx.detail["bytes"] = len(new)
+
+    done = session.write(ACTION, note.shown, change, client_id=client_id, request={"after": after})
+    entry = done.entry
+    if done.retried:
+        return SaveResult(_loaded(note, new), entry.before if entry else None, after, False, entry, retried=True)
+    before = entry.before if entry is not None else (None if base_hash is CURRENT else base_hash)
+    return SaveResult(_loaded(note, new), before, after, done.written, entry)
 
 
 def _loaded(note: Note, data: bytes) -> Note:
@@ -340,20 +331,9 @@ def keep_mine(session, note: Note, text: str, conflict: ConflictError, *,  # noq
 
 def diff(old: str, new: str, old_label: str = "on disk", new_label: str = "yours",
          context: int = 3) -> str:
-    """A unified diff of two texts (``difflib``); ``""`` when they are equal.
-
-    Lines are compared with their line ends normalised to ``\\n``; every output line ends
-    with ``\\n`` (a missing final newline is marked as ``diff`` does).
-    """
-    a = old.replace("\r\n", "\n").splitlines(keepends=True)
-    b = new.replace("\r\n", "\n").splitlines(keepends=True)
-    out = []
-    for line in difflib.unified_diff(a, b, old_label, new_label, n=context):
-        if line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    """A unified diff of two notes texts (:func:`memtui.core.text.unified_diff`, line ends
+    normalised); ``""`` when they are equal."""
+    return unified_diff(old, new, old_label, new_label, context=context)
 
 
 def conflict_diff(note: Note, conflict: ConflictError, mine: str) -> str:

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from memtui.core.errors import MemtuiError
+from memtui.core.errors import ExternalError
 
 SERVICE = "memtui"
 #: Secret names memtui knows, each with its environment fallback.
@@ -32,11 +32,11 @@ NAMES = {"git-token": "MEMTUI_GIT_TOKEN"}
 TIMEOUT = 5.0
 
 
-class KeyringUnavailable(MemtuiError):
+class KeyringUnavailable(ExternalError):
     """No keyring backend can be used (``NoKeyringError``) or the backend failed."""
 
 
-class KeyringTimeout(MemtuiError):
+class KeyringTimeout(ExternalError):
     """The keyring did not answer within the timeout (for example a locked collection)."""
 
 

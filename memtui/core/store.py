@@ -21,13 +21,14 @@ the file and where the JSON breaks; the file is left byte for byte as it was and
 written over (B01). :func:`set_aside` is the explicit way back: it renames the damaged file
 beside itself and says where.
 
-Only the holder of the writer lock writes the store (:mod:`memtui.core.session`); TinyDB's
-per-table query cache is disabled so a read-only memtui sees the writer's changes at once.
+Only the one guarded write changes the store (:meth:`memtui.core.session.Session.write`,
+under the writer lock, through :meth:`Store.begin` / :meth:`Store.commit`); outside it every
+read goes to the file, and TinyDB's per-table query cache is disabled, so another process's
+write is seen at once and an old in-memory copy is never written back.
 """
 
 from __future__ import annotations
 
-import copy
 import datetime as _dt
 import json
 import os
@@ -106,14 +107,23 @@ def parse(data: bytes, path: Path) -> dict[str, dict[str, Any]]:
 
 
 class AtomicJSONStorage(Storage):
-    """A TinyDB storage that never leaves a partial file (see the module docstring).
+    """A TinyDB storage that never leaves a partial file and writes only inside a batch.
 
     Args:
         path: the store file; its folder must exist before the first write. A missing file
             reads as an empty store and is created by the first write.
-        read_only_reason: when set, :meth:`write` raises :class:`ReadOnlyError` with it.
+        read_only_reason: when set, :meth:`begin` and :meth:`write` raise
+            :class:`ReadOnlyError` with it.
 
-    ``read`` raises :class:`StoreDamagedError` for a damaged file; ``write`` raises
+    Outside a batch every :meth:`read` reads the file afresh, so a reader sees another
+    process's write at once, and :meth:`write` refuses: the store is written only by the one
+    guarded write (:meth:`memtui.core.session.Session.write`, DESIGN.md §4 invariant 2), which
+    calls :meth:`begin` under the writer lock (the store is read once, fresh from the file),
+    lets TinyDB change that one copy, and :meth:`commit` writes it back in one atomic file
+    write — so every change of one write (records, state changes, its audit entry) lands
+    together or not at all.
+
+    ``read`` raises :class:`StoreDamagedError` for a damaged file; ``commit`` raises
     :class:`MemtuiError` when a change would alter or remove a record of an append-only
     table (a programming error caught before anything is written).
     """
@@ -121,22 +131,72 @@ class AtomicJSONStorage(Storage):
     def __init__(self, path: str | os.PathLike[str], read_only_reason: str | None = None) -> None:
         self.path = Path(path)
         self.read_only_reason = read_only_reason
+        #: the working copy of a batch (``None`` outside one)
+        self._batch: dict[str, dict[str, Any]] | None = None
+        #: the append-only tables as read when the batch began, to compare at commit
         self._append_only_seen: dict[str, dict[str, Any]] = {}
+        self._dirty = False
 
-    def read(self) -> dict[str, dict[str, Any]] | None:
+    def _load(self) -> dict[str, dict[str, Any]]:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            self._append_only_seen = {}
-            return None
-        tables = parse(data, self.path)
-        # TinyDB changes the returned documents in place: keep our own copy to compare with.
-        self._append_only_seen = {name: copy.deepcopy(tables.get(name, {})) for name in APPEND_ONLY_TABLES}
-        return tables
+            return {}
+        return parse(data, self.path)
+
+    def read(self) -> dict[str, dict[str, Any]] | None:
+        if self._batch is not None:
+            return self._batch
+        return self._load() or None
 
     def write(self, data: dict[str, dict[str, Any]]) -> None:
         if self.read_only_reason:
             raise ReadOnlyError(self.read_only_reason)
+        if self._batch is None:
+            raise MemtuiError(
+                "memtui's store is written only inside a guarded write (Session.write); "
+                "nothing was written.")
+        self._batch = data
+        self._dirty = True
+
+    @property
+    def dirty(self) -> bool:
+        """True when the batch changed something."""
+        return self._dirty
+
+    @property
+    def in_batch(self) -> bool:
+        """True between :meth:`begin` and :meth:`commit`/:meth:`rollback`."""
+        return self._batch is not None
+
+    def begin(self) -> None:
+        """Start a batch: read the file once, fresh (call only while holding the writer lock).
+
+        Raises:
+            ReadOnlyError: the store is read-only. StoreDamagedError: the file is damaged.
+        """
+        if self.read_only_reason:
+            raise ReadOnlyError(self.read_only_reason)
+        tables = self._load()
+        self._append_only_seen = {name: json.loads(json.dumps(tables.get(name, {})))
+                                  for name in APPEND_ONLY_TABLES}
+        self._batch = tables
+        self._dirty = False
+
+    def commit(self) -> bool:
+        """Write the batch's copy back atomically if anything changed; end the batch.
+
+        Returns:
+            True when the file was written.
+
+        Raises:
+            MemtuiError: a record of an append-only table was changed or removed (nothing is
+                written). OSError: the write failed (the file keeps its old content).
+        """
+        data, dirty = self._batch, self._dirty
+        self._batch, self._dirty = None, False
+        if data is None or not dirty:
+            return False
         safe = json_safe(data)
         for name, before in self._append_only_seen.items():
             after = safe.get(name, {})
@@ -147,7 +207,11 @@ class AtomicJSONStorage(Storage):
                         "removed; nothing was written.")
         payload = json.dumps(safe, ensure_ascii=False).encode("utf-8")
         atomic.write_bytes(self.path, payload)
-        self._append_only_seen = {name: copy.deepcopy(safe.get(name, {})) for name in APPEND_ONLY_TABLES}
+        return True
+
+    def rollback(self) -> None:
+        """End the batch without writing anything."""
+        self._batch, self._dirty = None, False
 
 
 class Store:
@@ -224,6 +288,29 @@ class Store:
         db = TinyDB(storage=_EmptyIfDamaged if damaged else AtomicJSONStorage, path=path,
                     read_only_reason=storage_reason)
         return cls(path, db, reason, damaged, findings)
+
+    @property
+    def storage(self) -> AtomicJSONStorage:
+        """The storage (for :class:`memtui.core.session.Session`'s batch)."""
+        return self.db.storage  # type: ignore[return-value]
+
+    def begin(self) -> None:
+        """Start a batch (see :meth:`AtomicJSONStorage.begin`); TinyDB's cached tables are
+        dropped, so a record id is never computed from a stale copy of the file."""
+        self.storage.begin()
+        self.db._tables.clear()  # noqa: SLF001 - each Table caches its next id
+
+    def commit(self) -> bool:
+        """Write the batch (see :meth:`AtomicJSONStorage.commit`)."""
+        try:
+            return self.storage.commit()
+        finally:
+            self.db._tables.clear()  # noqa: SLF001
+
+    def rollback(self) -> None:
+        """Drop the batch (see :meth:`AtomicJSONStorage.rollback`)."""
+        self.storage.rollback()
+        self.db._tables.clear()  # noqa: SLF001
 
     def table(self, name: str) -> Table:
         """The TinyDB table ``name`` (created on its first write), with no query cache.

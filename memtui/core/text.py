@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import unicodedata
-from typing import Iterable
 
 #: The UTF-8 byte order mark (kept on save wherever a file had it).
 BOM = b"\xef\xbb\xbf"

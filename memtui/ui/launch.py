@@ -32,11 +32,11 @@ def sample_copy() -> Path:
     return target
 
 
-def run_tui(path: str | None, theme: str | None = None) -> int:
+def run_tui(path: str | None, theme: str | None = None, read_only: bool = False) -> int:
     """Open the TUI on ``path`` (default: :func:`sample_copy`); return the exit code.
 
     ``theme`` (from ``--theme``) is remembered in the user config; without it the last
-    remembered theme is used.
+    remembered theme is used. ``read_only`` (``--read-only``) refuses every write.
     """
     try:
         folder = Path(path) if path else sample_copy()
@@ -53,7 +53,10 @@ def run_tui(path: str | None, theme: str | None = None) -> int:
     def remember(name: str) -> None:
         userconfig.set_value("theme", name)
 
-    app = MemtuiApp(workspace, theme=chosen, remember_theme=remember)
+    from memtui.core.session import Session
+
+    session = Session.open(workspace, purpose="tui", read_only=read_only)
+    app = MemtuiApp(workspace, theme=chosen, remember_theme=remember, session=session)
     if theme and app.theme == theme:
         try:
             remember(theme)

@@ -35,7 +35,7 @@ import git as gitpython
 
 from memtui.core import atomic
 from memtui.core.backup.render import Entry, shown
-from memtui.core.errors import MemtuiError
+from memtui.core.errors import ExternalError, RefusedError
 from memtui.core.findings import Finding
 
 #: Options given to every git command (see the module docstring).
@@ -44,11 +44,11 @@ GIT_OPTIONS = ("-c", "core.quotepath=false", "-c", "core.autocrlf=false", "-c", 
                "-c", "advice.detachedHead=false", "--literal-pathspecs")
 
 
-class GitError(MemtuiError):
+class GitError(ExternalError):
     """A git command failed, or the repository cannot be used; ``str(exc)`` says why (exit 4)."""
 
 
-class BackupRefused(MemtuiError):
+class BackupRefused(RefusedError):
     """The backup would do something wrong (detached HEAD, no identity, unsafe path): exit 3."""
 
 

@@ -5,7 +5,7 @@ Rooms of this package, lowest first:
 
 - :mod:`~memtui.core.governance.model`: versions, uses, pins and the ledger that reads them;
 - :mod:`~memtui.core.governance.rules`: ownership, eligibility (two independent uses), what blocks a publication;
-- :mod:`~memtui.core.governance.intents`: one change of article, node index and store, through the guarded write;
+- :mod:`~memtui.core.governance.intents`: a publication as one guarded write of article, node index and store;
 - :mod:`~memtui.core.governance.actions`: propose, use, assign, approve, reject, retire, roll back, adopt, revert;
 - :mod:`~memtui.core.governance.inbox`: proposals dropped as files into ``proposals/inbox/``.
 
@@ -22,7 +22,6 @@ from memtui.core.governance.model import (  # noqa: F401 - the package's public 
     RefusedError as RefusedError,
     STATES as STATES,
     T_ASSIGN as T_ASSIGN,
-    T_INTENTS as T_INTENTS,
     T_PINS as T_PINS,
     T_USES as T_USES,
     T_VERSIONS as T_VERSIONS,
@@ -45,14 +44,17 @@ from memtui.core.governance.rules import (  # noqa: F401 - the package's public 
     untracked as untracked,
 )
 from memtui.core.governance.intents import (  # noqa: F401 - the package's public face
-    recover as recover,
+    activation as activation,
+    apply_plan as apply_plan,
+    plan_files as plan_files,
 )
 from memtui.core.governance.actions import (  # noqa: F401 - the package's public face
     adopt as adopt,
     approve as approve,
     assign as assign,
-    pin as pin,
+    check_approval as check_approval,
     propose as propose,
+    propose_in as propose_in,
     refresh_search as refresh_search,
     reject as reject,
     retire as retire,

@@ -11,7 +11,7 @@ from memtui.core import atomic
 from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
-from memtui.core.governance.intents import _activation, _begin, _commit, _decision, _insert_version, _plan_files, _transition, _version_record
+from memtui.core.governance.intents import _decision, _insert_version, _transition, _version_record, activation, apply_plan, plan_files
 from memtui.core.governance.model import GovernanceError, Ledger, ORIGINS, RefusedError, T_ASSIGN, T_PINS, T_USES, Use, VERDICTS, Version, _mem_path, _read, _sha, _shown, node_of, normalise_article, now
 from memtui.core.governance.rules import _check_disk, _edited, eligibility, require_owner, stale_base, untracked
 
@@ -48,10 +48,43 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
         ReadOnlyError: the session is read-only. GovernanceError: bad path, empty content,
         missing case or source request, or a new node without an owner.
     """
-    ledger = _begin(session)
-    earlier = session.audit.find(client_id) if client_id else None
-    if earlier is not None and earlier.action == "governance.propose" and earlier.detail.get("version"):
-        return ledger.get(earlier.detail["version"])  # a retry (seed 004): filed once already
+    path, node = _proposal_path(node, article, content, case, source_request, profile)
+    request = {"article": path, "sha256": atomic.sha256(content.encode("utf-8")), "case": case.strip(),
+               "source_request": source_request.strip(), "profile": profile.strip(),
+               "untrusted": bool(untrusted), "new_node_owner": new_node_owner}
+
+    def change(tx) -> Version:  # noqa: ANN001 - Tx
+        return _file_proposal(tx, path, content, case=case, source_request=source_request,
+                              profile=profile, profile_version=profile_version, sources=sources,
+                              untrusted=untrusted, title=title, one_liner=one_liner,
+                              new_node_owner=new_node_owner, new_node_title=new_node_title,
+                              new_node_line=new_node_line, intake_key=intake_key)
+
+    done = session.write("governance.propose", _shown(session.ws, path), change, client_id=client_id,
+                         request=request)
+    if done.retried:  # a retry (seed 004): filed once already
+        return Ledger(session.store).get(done.entry.detail["version"])
+    return done.result
+
+
+def propose_in(tx, node: str, article: str, content: str, *, case: str, source_request: str,  # noqa: ANN001
+               profile: str, profile_version: str | None = None, sources: Iterable[str] = (),
+               untrusted: bool = False, title: str | None = None, one_liner: str | None = None,
+               new_node_owner: str | None = None, new_node_title: str | None = None,
+               new_node_line: str | None = None, intake_key: str | None = None) -> Version:
+    """:func:`propose` as part of a larger guarded write ``tx`` (the inbox removes its file in
+    the same write). Arguments and errors as for :func:`propose`."""
+    path, _ = _proposal_path(node, article, content, case, source_request, profile)
+    return _file_proposal(tx, path, content, case=case, source_request=source_request, profile=profile,
+                          profile_version=profile_version, sources=sources, untrusted=untrusted,
+                          title=title, one_liner=one_liner, new_node_owner=new_node_owner,
+                          new_node_title=new_node_title, new_node_line=new_node_line,
+                          intake_key=intake_key)
+
+
+def _proposal_path(node: str, article: str, content: str, case: str, source_request: str,
+                   profile: str) -> tuple[str, str]:
+    """``(article path, node)`` of a proposal, after checking its required fields."""
     node = node.strip().strip("/")
     if node.startswith("memory/"):
         node = node[len("memory/"):]
@@ -63,6 +96,17 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
         raise GovernanceError("a proposal needs its case id and source-request id (provenance, seed 000 §7.4b).")
     if not profile.strip():
         raise GovernanceError("a proposal needs the authoring --profile.")
+    return path, node
+
+
+def _file_proposal(tx, path: str, content: str, *, case: str, source_request: str,  # noqa: ANN001
+                   profile: str, profile_version: str | None, sources: Iterable[str], untrusted: bool,
+                   title: str | None, one_liner: str | None, new_node_owner: str | None,
+                   new_node_title: str | None, new_node_line: str | None, intake_key: str | None) -> Version:
+    """Store the proposal record within ``tx`` (the body of :func:`propose`)."""
+    session = tx.session
+    node = node_of(path)
+    ledger = Ledger(session.store)
     new_node = None
     if not MemoryTree(session.ws).is_node(node_of(path)):
         if not new_node_owner:
@@ -78,14 +122,14 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
                            profile_version=profile_version, provenance=prov, state="proposed",
                            title=title, one_liner=one_liner, new_node=new_node, intake_key=intake_key)
     version = _insert_version(session.store, data)
-    session.audit.record("governance.propose", _shown(session.ws, path), None, version.sha256,
-                         client_id=client_id, detail={"version": version.id, "case": case,
-                                                      "untrusted": version.untrusted})
+    tx.hashes(None, version.sha256)
+    tx.detail.update({"version": version.id, "case": case, "untrusted": version.untrusted})
     return version
 
 
 def use(session, version_id: str, *, case: str, source_request: str, verdict: str, check: str,  # noqa: ANN001
-        origin: str = "independent", origin_of: str | None = None, hash: str | None = None) -> Use:
+        origin: str = "independent", origin_of: str | None = None, hash: str | None = None,
+        client_id: str | None = None) -> Use:
     """Record that ``case`` used ``version_id`` (seed 000 §7.4b MEMORY_USES), and pin it.
 
     Args:
@@ -95,16 +139,17 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
         origin: ``independent``, ``mirror``, ``subcase`` or ``fork``; ``origin_of`` names the
             case it derives from (required unless independent).
         hash: the article hash the case saw (default: the version's).
+        client_id: the request's id; a retry with the same id returns the use recorded the
+            first time instead of recording it twice (seed 004).
 
     Returns:
         The stored :class:`Use`.
 
     Raises:
         GovernanceError: unknown version, bad verdict/origin, missing check or ids.
+        ClientIdConflict: ``client_id`` was used for another request.
         ReadOnlyError: the session is read-only.
     """
-    ledger = _begin(session)
-    version = ledger.get(version_id)
     if verdict not in VERDICTS:
         raise GovernanceError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}.")
     if origin not in ORIGINS:
@@ -116,26 +161,31 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
                               "is not a use (seed 000 §7.4b).")
     if not case.strip() or not source_request.strip():
         raise GovernanceError("a use needs its case id and source-request id.")
-    record = Use(version.id, hash or version.sha256, case.strip(), source_request.strip(), origin,
-                 (origin_of or "").strip() or None, check.strip(), verdict, now(), session.profile)
-    session.store.table(T_USES).insert(record.to_json())
-    session.store.table(T_PINS).insert({"case": record.case, "version": version.id, "hash": record.hash,
-                                        "time": record.time})
-    session.audit.record("governance.use", _shown(session.ws, version.article), None, record.hash,
-                         detail={"version": version.id, "case": record.case, "verdict": verdict,
-                                 "origin": origin})
-    return record
+    article = Ledger(session.store).get(version_id).article
+    request = {"version": version_id, "case": case.strip(), "source_request": source_request.strip(),
+               "verdict": verdict, "check": check.strip(), "origin": origin, "origin_of": origin_of,
+               "hash": hash}
 
+    def change(tx) -> Use:  # noqa: ANN001 - Tx
+        version = Ledger(session.store).get(version_id)
+        record = Use(version.id, hash or version.sha256, case.strip(), source_request.strip(), origin,
+                     (origin_of or "").strip() or None, check.strip(), verdict, now(), session.profile)
+        tx.table(T_USES).insert(record.to_json())
+        tx.table(T_PINS).insert({"case": record.case, "version": version.id, "hash": record.hash,
+                                 "time": record.time})
+        tx.hashes(None, record.hash)
+        tx.detail.update({"version": version.id, "case": record.case, "verdict": verdict, "origin": origin})
+        return record
 
-def pin(session, case: str, version_id: str) -> dict[str, Any]:  # noqa: ANN001 - Session
-    """Record that ``case`` relied on ``version_id`` (seed 000 §7.4b version pinning)."""
-    ledger = _begin(session)
-    version = ledger.get(version_id)
-    record = {"case": case, "version": version.id, "hash": version.sha256, "time": now()}
-    session.store.table(T_PINS).insert(record)
-    session.audit.record("governance.pin", _shown(session.ws, version.article), None, version.sha256,
-                         detail={"version": version.id, "case": case})
-    return record
+    done = session.write("governance.use", _shown(session.ws, article), change, client_id=client_id,
+                         request=request)
+    if done.retried:
+        entry = done.entry
+        found = [u for u in Ledger(session.store).uses(version_id)
+                 if u.case == case.strip() and u.hash == entry.after]
+        return found[-1] if found else Use(version_id, entry.after or "", case.strip(), source_request.strip(),
+                                           origin, origin_of, check.strip(), verdict, entry.time, entry.profile)
+    return done.result
 
 
 def assign(session, version_id: str, cases: Iterable[str]) -> list[str]:  # noqa: ANN001
@@ -148,12 +198,23 @@ def assign(session, version_id: str, cases: Iterable[str]) -> list[str]:  # noqa
         RefusedError: not the owner. GovernanceError: not a proposal, no case, the proposing
         case itself, or a case assigned already.
     """
-    ledger = _begin(session)
+    version = Ledger(session.store).get(version_id)
+    wanted = [c.strip() for c in cases if c and c.strip()]
+
+    def change(tx) -> list[str]:  # noqa: ANN001 - Tx
+        return _assign(tx, version_id, wanted)
+
+    return session.write("governance.assign", _shown(session.ws, version.article), change,
+                         request={"version": version_id, "cases": wanted}).result or wanted
+
+
+def _assign(tx, version_id: str, wanted: list[str]) -> list[str]:  # noqa: ANN001 - Tx
+    session = tx.session
+    ledger = Ledger(session.store)
     version = ledger.get(version_id)
     require_owner(session, version.node, "assign validation cases")
     if version.state != "proposed":
         raise GovernanceError(f"{version.id} is {version.state}; validation cases are assigned to proposals.")
-    wanted = [c.strip() for c in cases if c and c.strip()]
     if not wanted:
         raise GovernanceError("name at least one validation case.")
     have = {a["case"] for a in ledger.assignments(version.id)}
@@ -163,10 +224,9 @@ def assign(session, version_id: str, cases: Iterable[str]) -> list[str]:  # noqa
         if c in have or wanted.count(c) > 1:
             raise GovernanceError(f"{c} is already assigned to {version.id}.")
     for c in wanted:
-        session.store.table(T_ASSIGN).insert({"version": version.id, "case": c, "by": session.profile,
-                                              "time": now()})
-    session.audit.record("governance.assign", _shown(session.ws, version.article), None, version.sha256,
-                         detail={"version": version.id, "cases": wanted})
+        tx.table(T_ASSIGN).insert({"version": version.id, "case": c, "by": session.profile, "time": now()})
+    tx.hashes(None, version.sha256)
+    tx.detail.update({"version": version.id, "cases": wanted})
     return wanted
 
 
@@ -196,13 +256,36 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
         ConflictError: the article on disk differs from its active version.
         GovernanceError: not a proposal. ReadOnlyError: read-only session.
     """
-    ledger = _begin(session)
+    article = Ledger(session.store).get(version_id).article
+
+    def change(tx) -> Version:  # noqa: ANN001 - Tx
+        return _approve(tx, version_id, reviewed=reviewed, why=why, replace_newer=replace_newer)
+
+    return session.write("governance.activate", _shown(session.ws, article), change,
+                         request={"version": version_id, "reviewed": bool(reviewed),
+                                  "replace_newer": bool(replace_newer)}).result
+
+
+def check_approval(session, version_id: str, *, reviewed: bool = False,  # noqa: ANN001 - Session
+                   replace_newer: bool = False) -> Version:
+    """Refuse an approval before anyone is asked to confirm it: the same checks
+    :func:`approve` makes under the lock (owner, state, disk, base, eligibility).
+
+    Returns:
+        The proposal. Raises as :func:`approve`.
+    """
+    ledger = Ledger(session.store)
     version = ledger.get(version_id)
+    _approval_checks(session, ledger, version, reviewed, replace_newer)
+    return version
+
+
+def _approval_checks(session, ledger: Ledger, version: Version, reviewed: bool,  # noqa: ANN001
+                     replace_newer: bool) -> tuple[str | None, Any]:
     require_owner(session, version.node, "activate")
     if version.state != "proposed":
         raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
     _check_disk(session, ledger, version)  # an edit on disk is the first thing to settle
-    active = ledger.active(version.article)
     stale = stale_base(ledger, version)
     if stale and not replace_newer:
         raise RefusedError(f"{version.id} is {stale}; approving it would silently undo that change "
@@ -211,6 +294,15 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
     if not verdict.by_uses and not reviewed:
         raise RefusedError(f"{version.id} is not eligible by uses ({'; '.join(verdict.reasons)}); only "
                            "human review promotes it: review the diff and approve as reviewed")
+    return stale, verdict
+
+
+def _approve(tx, version_id: str, *, reviewed: bool, why: str, replace_newer: bool) -> Version:  # noqa: ANN001
+    session = tx.session
+    ledger = Ledger(session.store)
+    version = ledger.get(version_id)
+    stale, verdict = _approval_checks(session, ledger, version, reviewed, replace_newer)
+    active = ledger.active(version.article)
     how = "uses" if verdict.by_uses and not reviewed else "human review"
     note = why or f"promoted by {how}"
     if reviewed and why:
@@ -220,26 +312,32 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
         replaced = active.id if active else f"{version.article} (retired)"
         note += f"; replaces the newer {replaced} (it was based on @{version.based_on}, --replace-newer)"
         extra["replaced_newer"] = replaced
-    return _activation(session, ledger, version, "activate", note,
-                       {"promoted_by": how, "human_reviewed": bool(reviewed),
-                        "uses": [u.case for u in verdict.counted], **extra},
-                       decision_extra={**extra, "human_reviewed": bool(reviewed)},
-                       provenance={"human_reviewed": True} if reviewed else None)
+    return activation(tx, ledger, version, note, "activate",
+                      {"promoted_by": how, "human_reviewed": bool(reviewed),
+                       "uses": [u.case for u in verdict.counted], **extra},
+                      decision_extra={**extra, "human_reviewed": bool(reviewed)},
+                      provenance={"human_reviewed": True} if reviewed else None)
 
 
 def reject(session, version_id: str, reason: str) -> Version:  # noqa: ANN001 - Session
     """Reject a proposal with a reason (required); owner only. The record stays, decided."""
-    ledger = _begin(session)
-    version = ledger.get(version_id)
-    require_owner(session, version.node, "reject proposals")
     if not (reason or "").strip():
         raise GovernanceError("rejecting needs a reason; nothing was recorded.")
-    if version.state != "proposed":
-        raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
-    _transition(session.store, version, "rejected", "decision", _decision(session, "reject", reason.strip()))
-    session.audit.record("governance.reject", _shown(session.ws, version.article), None, version.sha256,
-                         detail={"version": version.id, "reason": reason.strip()})
-    return ledger.get(version.id)
+    article = Ledger(session.store).get(version_id).article
+
+    def change(tx) -> Version:  # noqa: ANN001 - Tx
+        ledger = Ledger(session.store)
+        version = ledger.get(version_id)
+        require_owner(session, version.node, "reject proposals")
+        if version.state != "proposed":
+            raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
+        _transition(session.store, version, "rejected", "decision", _decision(session, "reject", reason.strip()))
+        tx.hashes(None, version.sha256)
+        tx.detail.update({"version": version.id, "reason": reason.strip()})
+        return ledger.get(version.id)
+
+    return session.write("governance.reject", _shown(session.ws, article), change,
+                         request={"version": version_id, "reason": reason.strip()}).result
 
 
 def retire(session, article: str, reason: str = "") -> Version:  # noqa: ANN001 - Session
@@ -250,21 +348,25 @@ def retire(session, article: str, reason: str = "") -> Version:  # noqa: ANN001 
         RefusedError: not the owner. GovernanceError: nothing active.
         ConflictError: the file differs from the active version (adopt or revert first).
     """
-    ledger = _begin(session)
     article = normalise_article(article)
-    active = ledger.active(article)
-    if active is None:
-        raise GovernanceError(f"{article} has no active version to retire.")
-    require_owner(session, active.node, "retire articles")
-    if _sha(_read(_mem_path(session.ws, article))) not in (active.sha256, None):
-        raise ConflictError(f"{_shown(session.ws, article)} differs from its active version "
-                            f"{active.number}; adopt or revert the unrecorded edit first.")
-    files = _plan_files(session.ws, active, None)
-    changes = [{"id": active.id, "state": "retired", "field": "retirement",
-                "decision": _decision(session, "retire", reason or "retired")}]
-    _commit(session, "governance.retire", _shown(session.ws, article), files, changes,
-            {"version": active.id, "reason": reason})
-    return ledger.get(active.id)
+
+    def change(tx) -> Version:  # noqa: ANN001 - Tx
+        ledger = Ledger(session.store)
+        active = ledger.active(article)
+        if active is None:
+            raise GovernanceError(f"{article} has no active version to retire.")
+        require_owner(session, active.node, "retire articles")
+        if _sha(_read(_mem_path(session.ws, article))) not in (active.sha256, None):
+            raise ConflictError(f"{_shown(session.ws, article)} differs from its active version "
+                                f"{active.number}; adopt or revert the unrecorded edit first.")
+        apply_plan(tx, plan_files(session.ws, active, None))
+        _transition(session.store, active, "retired", "retirement", _decision(session, "retire", reason or "retired"))
+        tx.hashes(active.sha256, None)
+        tx.detail.update({"version": active.id, "reason": reason})
+        return ledger.get(active.id)
+
+    return session.write("governance.retire", _shown(session.ws, article), change,
+                         request={"reason": reason}).result
 
 
 def rollback(session, article: str, to: int, reason: str = "") -> Version:  # noqa: ANN001
@@ -278,8 +380,18 @@ def rollback(session, article: str, to: int, reason: str = "") -> Version:  # no
         RefusedError: not the owner. GovernanceError: no such accepted version, or it is the
         active content already. ConflictError: unrecorded edit on disk.
     """
-    ledger = _begin(session)
     article = normalise_article(article)
+
+    def change(tx) -> Version:  # noqa: ANN001 - Tx
+        return _rollback(tx, article, to, reason)
+
+    return session.write("governance.rollback", _shown(session.ws, article), change,
+                         request={"to": to, "reason": reason}).result
+
+
+def _rollback(tx, article: str, to: int, reason: str) -> Version:  # noqa: ANN001 - Tx
+    session = tx.session
+    ledger = Ledger(session.store)
     target = next((v for v in ledger.versions(article) if v.number == to), None)
     if target is None or target.decision is None or target.state not in ("active", "retired"):
         raise GovernanceError(f"{article} has no accepted version {to} to roll back to; "
@@ -296,8 +408,8 @@ def rollback(session, article: str, to: int, reason: str = "") -> Version:  # no
                            title=target.title, one_liner=target.one_liner)
     data["provenance"]["untrusted"] = target.untrusted  # the restored content's own chain
     version = _insert_version(session.store, data)
-    return _activation(session, ledger, version, "rollback", reason or f"rollback to version {to}",
-                       {"rollback_of": to})
+    return activation(tx, ledger, version, reason or f"rollback to version {to}", "rollback",
+                      {"rollback_of": to})
 
 
 def adopt(session, path: str | None = None, reason: str = "") -> list[Version]:  # noqa: ANN001
@@ -316,8 +428,8 @@ def adopt(session, path: str | None = None, reason: str = "") -> list[Version]: 
         RefusedError: an external edit in a node the acting profile does not own.
         GovernanceError: ``path`` is neither an article nor a folder of the tree.
     """
-    ledger = _begin(session)
     ws = session.ws
+    ledger = Ledger(session.store)
     target = (path or "").strip().strip("/")
     if target.startswith("memory/"):
         target = target[len("memory/"):]
@@ -333,46 +445,53 @@ def adopt(session, path: str | None = None, reason: str = "") -> list[Version]: 
         candidates += [a for a, vs in ledger.tracked().items()
                        if (not target or a.startswith(target + "/")) and _edited(ws, ledger, a)]
     out: list[Version] = []
-    for article in candidates:
-        data = _read(_mem_path(ws, article))
-        if data is None:
-            continue
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        active = ledger.active(article)
-        if active is None:
-            record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
-                                     provenance={"kind": "baseline", "human_reviewed": False},
-                                     state="active", decision=_decision(session, "adopt", reason or "baseline"))
-            version = _insert_version(session.store, record)
-            session.audit.record("governance.adopt", _shown(ws, article), None, version.sha256,
-                                 detail={"version": version.id, "provenance": "baseline"})
-            out.append(version)
-        elif active.sha256 != atomic.sha256(data):
-            require_owner(session, active.node, "adopt an external edit")
-            record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
-                                     provenance={"kind": "external edit", "human_reviewed": False},
-                                     state="proposed")
-            version = _insert_version(session.store, record)
-            # the file already holds the bytes: the activation writes only the index line if needed
-            _adopt_activation(session, ledger, version, active, data, reason)
-            out.append(ledger.get(version.id))
+    for article in candidates:  # one guarded write an article
+        done = session.write("governance.adopt", _shown(ws, article),
+                             lambda tx, article=article: _adopt_one(tx, article, reason),
+                             request={"reason": reason})
+        if done.result is not None:
+            out.append(done.result)
     return out
 
 
-def _adopt_activation(session, ledger: Ledger, version: Version, active: Version,  # noqa: ANN001
-                      data: bytes, reason: str) -> None:
-    files = [f for f in _plan_files(session.ws, version, version.content)]
-    changes = [{"id": active.id, "state": "retired", "field": "retirement",
-                "decision": {**_decision(session, "retire", f"superseded by external edit, version {version.number}"),
-                             "superseded_by": version.id}},
-               {"id": version.id, "state": "active", "field": "decision",
-                "decision": _decision(session, "adopt", reason or "external edit")}]
-    files[0]["old"] = _sha(data)
-    _commit(session, "governance.adopt", _shown(session.ws, version.article), files, changes,
-            {"version": version.id, "provenance": "external edit", "retired": active.id})
+def _adopt_one(tx, article: str, reason: str) -> Version | None:  # noqa: ANN001 - Tx
+    """Record one article (the body of :func:`adopt`); ``None`` when nothing needs adopting."""
+    session, ws = tx.session, tx.session.ws
+    ledger = Ledger(session.store)
+    data = _read(_mem_path(ws, article))
+    if data is None:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    active = ledger.active(article)
+    if active is None:
+        record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
+                                 provenance={"kind": "baseline", "human_reviewed": False},
+                                 state="active", decision=_decision(session, "adopt", reason or "baseline"))
+        version = _insert_version(session.store, record)
+        tx.hashes(None, version.sha256)
+        tx.detail.update({"version": version.id, "provenance": "baseline"})
+        return version
+    if active.sha256 == atomic.sha256(data):
+        return None
+    require_owner(session, active.node, "adopt an external edit")
+    record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
+                             provenance={"kind": "external edit", "human_reviewed": False},
+                             state="proposed")
+    version = _insert_version(session.store, record)
+    # the file already holds the bytes: only the index line is written if it needs to change
+    files = plan_files(ws, version, version.content)
+    apply_plan(tx, [f for f in files if f["path"] != _shown(ws, article)])
+    _transition(session.store, active, "retired", "retirement",
+                {**_decision(session, "retire", f"superseded by external edit, version {version.number}"),
+                 "superseded_by": version.id})
+    _transition(session.store, ledger.get(version.id), "active", "decision",
+                _decision(session, "adopt", reason or "external edit"))
+    tx.hashes(active.sha256, version.sha256)
+    tx.detail.update({"version": version.id, "provenance": "external edit", "retired": active.id})
+    return ledger.get(version.id)
 
 
 def revert(session, article: str) -> Version:  # noqa: ANN001 - Session
@@ -381,20 +500,22 @@ def revert(session, article: str) -> Version:  # noqa: ANN001 - Session
     Raises:
         RefusedError: not the owner. GovernanceError: no active version or nothing to revert.
     """
-    ledger = _begin(session)
     article = normalise_article(article)
-    active = ledger.active(article)
-    if active is None:
-        raise GovernanceError(f"{article} has no active version to revert to.")
-    require_owner(session, active.node, "revert articles")
-    path = _mem_path(session.ws, article)
-    current = _sha(_read(path))
-    if current == active.sha256:
-        raise GovernanceError(f"{_shown(session.ws, article)} already holds its active version {active.number}.")
-    files = [{"path": _shown(session.ws, article), "old": current, "new": active.content}]
-    _commit(session, "governance.revert", _shown(session.ws, article), files, [],
-            {"version": active.id})
-    return active
+
+    def change(tx) -> Version:  # noqa: ANN001 - Tx
+        active = Ledger(session.store).active(article)
+        if active is None:
+            raise GovernanceError(f"{article} has no active version to revert to.")
+        require_owner(session, active.node, "revert articles")
+        shown = _shown(session.ws, article)
+        current = tx.sha(shown)
+        if current == active.sha256:
+            raise GovernanceError(f"{shown} already holds its active version {active.number}.")
+        tx.replace(shown, active.content.encode("utf-8"), base=current)
+        tx.detail["version"] = active.id
+        return active
+
+    return session.write("governance.revert", _shown(session.ws, article), change).result
 
 
 def touched_paths(ws: Workspace, article: str) -> list[str]:

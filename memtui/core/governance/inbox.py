@@ -10,9 +10,8 @@ from memtui.core import atomic, frontmatter
 from memtui.core.errors import ConfinementError
 from memtui.core.files import confine
 from memtui.core.findings import Finding
-from memtui.core.governance.actions import propose
-from memtui.core.governance.intents import _begin
-from memtui.core.governance.model import GovernanceError, Version
+from memtui.core.governance.actions import propose_in
+from memtui.core.governance.model import GovernanceError, Ledger, Version
 
 
 #: Where agents and scripts drop proposals for :func:`ingest` (workspace-relative).
@@ -27,14 +26,16 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
     ``untrusted``, ``new_node_owner``…: :data:`INBOX_FIELDS`); the article stored is the file
     minus those governance keys (:func:`article_from_inbox`), so ``title``, ``summary``,
     ``tags`` and other article metadata stay in its front matter.
-    Interrupt-safe: a file is removed only after its proposal is stored, and a proposal
-    stored from the same bytes (its ``intake_key``) is not stored twice, so an ingest cut
-    short loses nothing and doubles nothing.
+    Each file is one guarded write (:meth:`memtui.core.session.Session.write`): its proposal
+    is stored and the file removed together, and a proposal stored from the same bytes (its
+    ``intake_key``) is not stored twice, so an ingest cut short loses nothing and doubles
+    nothing.
 
     Returns:
         ``(proposals stored now, findings for files left in the inbox)``.
     """
-    ledger = _begin(session)
+    session.require_writable()
+    ledger = Ledger(session.store)
     ws = session.ws
     try:
         inbox = confine(ws.root, folder)
@@ -49,8 +50,9 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
         shown = ws.shown(file)
         data = file.read_bytes()
         key = atomic.sha256(file.name.encode("utf-8") + b"\0" + data)
-        if key in known:
-            file.unlink()
+        if key in known:  # stored by an ingest cut short before it removed the file
+            session.write("governance.ingest", shown,
+                          lambda tx, shown=shown, data=data: tx.replace(shown, None, base=atomic.sha256(data)))
             continue
         try:
             text = data.decode("utf-8-sig")
@@ -67,21 +69,28 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
                 "give node, article, case, source_request and profile in the front matter"))
             continue
         sources = meta.get("sources") or []
-        try:
-            version = propose(
-                session, str(meta["node"]), str(meta["article"]), article_from_inbox(fm),
+
+        def change(tx, meta=meta, fm=fm, key=key, shown=shown, data=data) -> Version:  # noqa: ANN001
+            version = propose_in(
+                tx, str(meta["node"]), str(meta["article"]), article_from_inbox(fm),
                 case=str(meta["case"]), source_request=str(meta["source_request"]),
                 profile=str(meta["profile"]), profile_version=_opt(meta.get("profile_version")),
                 sources=[str(s) for s in (sources if isinstance(sources, list) else [sources])],
                 untrusted=bool(meta.get("untrusted")), title=_opt(meta.get("title")),
                 one_liner=_opt(meta.get("summary")), new_node_owner=_opt(meta.get("new_node_owner")),
                 intake_key=key)
+            tx.replace(shown, None, base=atomic.sha256(data))  # the file goes with its proposal stored
+            return version
+
+        try:
+            version = session.write("governance.propose", shown, change,
+                                    client_id=_opt(meta.get("client_id")), request={"intake_key": key}).result
         except GovernanceError as exc:
             findings.append(Finding.make("proposal-inbox-invalid", shown, str(exc), "fix the file and ingest again"))
             continue
-        stored.append(version)
+        if version is not None:
+            stored.append(version)
         known.add(key)
-        file.unlink()  # only now: the proposal is stored
     return stored, findings
 
 

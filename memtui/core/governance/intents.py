@@ -1,22 +1,25 @@
-"""Governance changes as intents: an activation, retirement, rollback or revert is one change of article, node index and store that survives a crash.
+"""Governance changes as one guarded write: an activation, retirement, rollback or revert
+changes article, node index and store together (seed 000 §2 rule 4, §7.4b).
+
+:func:`plan_files` says which files a publication changes (the article, its node index line,
+and for a new node its parent's line); :func:`apply_plan` puts them on the
+:class:`~memtui.core.session.Tx` of :meth:`memtui.core.session.Session.write`, which writes
+them with the store's state changes and the audit entry as one change that survives a crash
+(several files become an intent that the next write completes).
 """
 
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import PurePosixPath
 from typing import Any
 
-from tinydb import Query
 
 from memtui.core import atomic, frontmatter
-from memtui.core.errors import ConflictError
-from memtui.core.files import confine
 from memtui.core.store import Store
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
-from memtui.core.governance.model import GovernanceError, Ledger, RefusedError, T_INTENTS, T_VERSIONS, Version, _mem_path, _read, _sha, _shown, node_of, now, title_and_line
+from memtui.core.governance.model import GovernanceError, Ledger, RefusedError, T_VERSIONS, Version, _mem_path, _read, _sha, _shown, node_of, now, title_and_line
 from memtui.core.governance.rules import _chain_untrusted, _check_disk, _next_number
 from memtui.core.tree.index import index_with_line, index_without_line, new_node_index
 
@@ -97,7 +100,7 @@ def _listed_line(ws: Workspace, article: str) -> tuple[str, str] | None:
     return None
 
 
-def _plan_files(ws: Workspace, version: Version, content: str | None) -> list[dict[str, Any]]:
+def plan_files(ws: Workspace, version: Version, content: str | None) -> list[dict[str, Any]]:
     """File writes that put ``content`` (``None``: remove) in place with its index lines."""
     files: list[dict[str, Any]] = []
     node = version.node
@@ -147,96 +150,38 @@ def _plan_files(ws: Workspace, version: Version, content: str | None) -> list[di
     return files
 
 
-def _run_intent(session, intent: dict[str, Any]) -> None:  # noqa: ANN001 - Session
-    ws: Workspace = session.ws
-    store: Store = session.store
-    for f in intent["files"]:
-        path = confine(ws.root, f["path"])
-        current = _sha(_read(path))
-        new_bytes = None if f["new"] is None else f["new"].encode("utf-8")
-        want = _sha(new_bytes)
-        if current == want:
-            continue
-        if current != f["old"]:
-            raise ConflictError(
-                f"{f['path']} changed on disk while a governance change was pending (expected "
-                f"{(f['old'] or 'absent')[:12]}, found {(current or 'absent')[:12]}); nothing more was "
-                "written. Look at the file, then run the command again.", path=path)
-        if new_bytes is None:
-            path.unlink()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic.write_bytes(path, new_bytes)
-    table = store.table(T_VERSIONS)
-    for change in intent["changes"]:
-        docs = table.search(Query().id == change["id"])
-        if not docs:
-            continue
-        v = Version.from_doc(docs[0])
-        if v.state == change["state"]:
-            continue
-        _transition(store, v, change["state"], change["field"], change["decision"], change.get("provenance"))
-    first = intent["files"][0] if intent["files"] else {"path": intent["target"], "old": None, "new": None}
-    session.audit.record(intent["action"], intent["target"], first["old"],
-                         _sha(None if first["new"] is None else first["new"].encode("utf-8")),
-                         client_id=intent["id"], detail=intent.get("detail") or {})
-    store.table(T_INTENTS).remove(Query().id == intent["id"])
-
-
-def _commit(session, action: str, target: str, files: list[dict[str, Any]],  # noqa: ANN001
-            changes: list[dict[str, Any]], detail: dict[str, Any]) -> str:
-    intent = {"id": uuid.uuid4().hex, "time": now(), "action": action, "target": target,
-              "files": files, "changes": changes, "detail": detail}
-    session.store.table(T_INTENTS).insert(intent)
-    _run_intent(session, intent)
-    return intent["id"]
-
-
-def recover(session) -> list[str]:  # noqa: ANN001 - Session
-    """Complete every pending intent (an activation, retirement, rollback or revert cut short).
-
-    Returns:
-        The audit targets completed. Does nothing on a read-only session.
-
-    Raises:
-        ConflictError: a file of an intent was changed by someone else meanwhile (the intent
-            stays; nothing of it is overwritten).
-    """
-    if session.read_only:
-        return []
-    done = []
-    for intent in Ledger(session.store).intents():
-        _run_intent(session, intent)
-        done.append(intent["target"])
-    return done
-
-
-def _begin(session) -> Ledger:  # noqa: ANN001 - Session
-    session.require_writable()
-    recover(session)
-    return Ledger(session.store)
-
-
 def _decision(session, action: str, why: str = "") -> dict[str, Any]:  # noqa: ANN001
     return {"action": action, "by": session.profile, "at": now(), "why": why}
 
 
-def _activation(session, ledger: Ledger, version: Version, action: str, why: str,  # noqa: ANN001
-                extra_detail: dict[str, Any] | None = None,
-                decision_extra: dict[str, Any] | None = None,
-                provenance: dict[str, Any] | None = None) -> Version:
-    """Publish ``version`` (already stored, proposed): files, state changes, audit record."""
+def apply_plan(tx, files: list[dict[str, Any]]) -> None:  # noqa: ANN001 - Tx
+    """Put the file writes of :func:`plan_files` on ``tx`` (each checked against the bytes it
+    was planned from)."""
+    for f in files:
+        tx.replace(f["path"], None if f["new"] is None else f["new"].encode("utf-8"), base=f["old"])
+
+
+def activation(tx, ledger: Ledger, version: Version, why: str,  # noqa: ANN001 - Tx
+               decision_action: str = "activate", extra_detail: dict[str, Any] | None = None,
+               decision_extra: dict[str, Any] | None = None,
+               provenance: dict[str, Any] | None = None) -> Version:
+    """Publish ``version`` (already stored, proposed) within ``tx``: the article and its index
+    line, the previous active version retired, ``version`` active, the audit detail.
+
+    Raises:
+        ConflictError: the article on disk differs from its active version (or is untracked).
+    """
+    session = tx.session
     _check_disk(session, ledger, version)
     active = ledger.active(version.article)
-    files = _plan_files(session.ws, version, version.content)
-    changes = []
+    apply_plan(tx, plan_files(session.ws, version, version.content))
+    store = tx.session.store
+    tx.table(T_VERSIONS)
     if active is not None:
-        changes.append({"id": active.id, "state": "retired", "field": "retirement",
-                        "decision": {**_decision(session, "retire", f"superseded by version {version.number}"),
-                                     "superseded_by": version.id}})
-    changes.append({"id": version.id, "state": "active", "field": "decision",
-                    "decision": {**_decision(session, action, why), **(decision_extra or {})},
-                    "provenance": provenance or None})
-    _commit(session, f"governance.{action}", _shown(session.ws, version.article), files, changes,
-            {"version": version.id, "retired": active.id if active else None, **(extra_detail or {})})
+        _transition(store, active, "retired", "retirement",
+                    {**_decision(session, "retire", f"superseded by version {version.number}"),
+                     "superseded_by": version.id})
+    _transition(store, ledger.get(version.id), "active", "decision",
+                {**_decision(session, decision_action, why), **(decision_extra or {})}, provenance or None)
+    tx.detail.update({"version": version.id, "retired": active.id if active else None, **(extra_detail or {})})
     return ledger.get(version.id)

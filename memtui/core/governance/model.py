@@ -17,6 +17,7 @@ from tinydb import Query
 
 from memtui.core import atomic, frontmatter
 from memtui.core.errors import MemtuiError
+from memtui.core import errors
 from memtui.core.files import confine
 from memtui.core.store import Store
 from memtui.core.workspace import NODE_INDEX, SPECIAL_FILES, Workspace
@@ -31,14 +32,14 @@ VERDICTS = ("pass", "contradiction")
 ORIGINS = ("independent", "mirror", "subcase", "fork")
 
 
-T_VERSIONS, T_USES, T_PINS, T_ASSIGN, T_INTENTS = "versions", "uses", "pins", "assignments", "intents"
+T_VERSIONS, T_USES, T_PINS, T_ASSIGN = "versions", "uses", "pins", "assignments"
 
 
 class GovernanceError(MemtuiError):
     """A governance request cannot be done as given (unknown version, bad state, bad input)."""
 
 
-class RefusedError(GovernanceError):
+class RefusedError(GovernanceError, errors.RefusedError):
     """The acting profile may not do this (not the owner, no profile, no owner, no review).
 
     ``str(exc)`` says why, naming the owner and the acting profile.
@@ -198,10 +199,6 @@ class Ledger:
         for v in self.versions():
             out.setdefault(v.article, []).append(v)
         return out
-
-    def intents(self) -> list[dict[str, Any]]:
-        """Pending intents (interrupted changes), oldest first."""
-        return sorted((dict(d) for d in self.store.table(T_INTENTS).all()), key=lambda d: d.get("time", ""))
 
 
 def normalise_article(article: str) -> str:

@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 from memtui.core import atomic
 from memtui.core.errors import ConfinementError, ConflictError
 from memtui.core.findings import Finding
+from memtui.core.session import T_INTENTS
 from memtui.core.store import Store
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
@@ -249,10 +250,10 @@ def audit_findings(ws: Workspace) -> list[Finding]:
             findings.append(Finding.make(
                 "untracked", shown, f"{len(names)} article{'s' if len(names) != 1 else ''} not recorded "
                 f"as versions: {listed}", f"adopt them as a baseline: `memtui adopt {node}`".rstrip()))
-        if ledger.intents():
+        if store.table(T_INTENTS).all():
             findings.append(Finding.make("governance-pending", ".memtui/store.json",
-                                         "a governance change was interrupted and is not complete yet",
-                                         "open the workspace with memtui (it completes the change)"))
+                                         "a change was interrupted and is not complete yet",
+                                         "run any memtui command that writes (the next write completes it)"))
         return findings
     finally:
         store.close()

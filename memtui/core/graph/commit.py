@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -11,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from memtui.core import atomic
+from memtui.core.text import unified_diff
 from memtui.core.graph.format import DIFF_LIMIT, Entity, Graph, GraphConflictError, GraphEditError, Relation, loads
 from memtui.core.graph.operations import Change, Operation, Restore
+from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
 
 
 @dataclass(frozen=True)
@@ -42,16 +42,10 @@ class Saved:
 
 
 def conflict_diff(before: bytes, after: bytes, name: str = "graph.jsonl") -> str:
-    """A unified diff (text) from ``before`` to ``after``, at most :data:`DIFF_LIMIT` lines."""
-    old = before.decode("utf-8", "replace").splitlines(keepends=True)
-    new = after.decode("utf-8", "replace").splitlines(keepends=True)
-    lines: list[str] = []
-    for item in difflib.unified_diff(old, new, f"{name} (loaded)", f"{name} (on disk now)"):
-        lines.append(item if item.endswith("\n") else item + "\n")
-        if len(lines) >= DIFF_LIMIT:
-            lines.append(f"... (diff cut at {DIFF_LIMIT} lines)\n")
-            break
-    return "".join(lines)
+    """A unified diff from ``before`` to ``after`` (line ends as they are), at most
+    :data:`DIFF_LIMIT` lines (:func:`memtui.core.text.unified_diff`)."""
+    return unified_diff(before, after, f"{name} (loaded)", f"{name} (on disk now)", limit=DIFF_LIMIT,
+                        normalise_eol=False)
 
 
 def _read_current(path: Path) -> bytes | None:
@@ -100,11 +94,9 @@ def _shown_in(session, target: Path) -> str:
 
 
 def retry_of(session, path: str | os.PathLike[str], operation: Operation, client_id: str | None):
-    """The audit entry when ``client_id`` already recorded this very operation on ``path``.
-
-    A CLI call retried after a timeout sends the same ``--client-id``: it must not be done
-    twice (seed 004). Call this before applying the operation (a retried rename no longer
-    applies).
+    """The audit entry when ``client_id`` already recorded this very operation on ``path``
+    (:meth:`memtui.core.session.Session.earlier`), so a command can print the first result
+    of a retry without asking again; :func:`commit` applies the same rule under the lock.
 
     Returns:
         The :class:`~memtui.core.auditlog.AuditEntry`, or ``None`` when the id is new or not given.
@@ -113,41 +105,28 @@ def retry_of(session, path: str | os.PathLike[str], operation: Operation, client
         ClientIdConflict: the id was used for a different action, file or operation.
         ConfinementError: ``path`` is outside the session's workspace.
     """
-    from memtui.core.auditlog import ClientIdConflict
-
-    if not client_id:
-        return None
-    existing = session.audit.find(client_id)
-    if existing is None:
-        return None
     shown = _shown_in(session, Path(path))
-    if (existing.action, existing.target, existing.detail.get("operation")) == \
-            (action_name(operation), shown, describe(operation)):
-        return existing
-    raise ClientIdConflict(
-        f"client id {client_id!r} was already used on {existing.time} for {existing.action} on "
-        f"{existing.target} with other content; that entry stays and nothing was written. Use a "
-        "new client id for a new change.", existing)
+    return session.earlier(client_id, action_name(operation), shown, describe(operation))
 
 
 def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
            loaded_bytes: bytes | None = None, *, session, client_id: str | None = None,
-           provenance: Sequence = ()) -> Saved:
-    """Apply ``operation`` to ``loaded`` and write the result to ``path`` atomically.
+           provenance: Sequence = (), also_write: Sequence[tuple[str, bytes]] = ()) -> Saved:
+    """Apply ``operation`` to ``loaded`` and write the result to ``path``: the graph's share of
+    the one guarded write (:meth:`memtui.core.session.Session.write`; DESIGN.md §4 invariants
+    1–3, 7).
 
-    This is the one function that writes a graph file (DESIGN.md §4 invariants 1–3, 7):
+    Under the writer lock, for this write alone:
 
-    1. ``session.require_writable()`` (the writer lock; refused read-only with the holder's
-       sentence) and ``path`` must lie inside the session's workspace;
-    2. a ``client_id`` that already recorded this very operation returns the first result
-       without writing again (:func:`retry_of`; seed 004);
-    3. the file's sha256 is compared with ``loaded.source_sha256`` (invariant 3). If an
-       agent changed the file meanwhile, the file is re-read and ``operation`` re-applied
-       to the new content; if it no longer applies, nothing is written and
+    1. a ``client_id`` that already recorded this very operation returns the first result
+       without writing again (seed 004);
+    2. the file is read again and its sha256 compared with ``loaded.source_sha256``
+       (invariant 3). If an agent changed the file meanwhile, ``operation`` is re-applied to
+       the new content; if it no longer applies, nothing is written and
        :class:`GraphConflictError` carries a diff;
-    4. the new bytes are written atomically, then the store is updated: provenance records
-       follow a rename, merge or observation edit (:meth:`ProvenanceBook.follow`; an undo
-       puts them back), ``provenance`` records are added, and one audit-log entry
+    3. the new bytes replace the file atomically, and in the same store write provenance
+       records follow a rename, merge or observation edit (:meth:`ProvenanceBook.follow`; an
+       undo puts them back), ``provenance`` records are added, and one audit-log entry
        ``graph.<verb>`` is appended (target the workspace-relative file, sha256 before and
        after, detail ``{"operation", "summary", "notes", "reapplied"}``).
 
@@ -158,8 +137,11 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
         loaded_bytes: the bytes ``loaded`` came from, for the conflict diff (optional).
         session: the open :class:`~memtui.core.session.Session` (keyword, required).
         client_id: the caller's id for this request (random when ``None``).
-        provenance: :class:`~memtui.core.graph_provenance.Provenance` records of the
+        provenance: :class:`~memtui.core.graph.provenance.Provenance` records of the
             observations this edit brings in (``memtui graph add-observation --session KEY``).
+        also_write: ``(workspace-relative path, bytes)`` of new files written in the same
+            change (``graph repair`` keeps the original or the rejected lines under
+            ``.memtui/backups/``).
 
     Returns:
         :class:`Saved`.
@@ -173,55 +155,65 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
             file vanished although it existed when loaded (nothing written).
         OSError: the write failed (the old file is untouched: atomic write).
     """
-    from memtui.core.graph.provenance import ProvenanceBook
-
     session.require_writable()
     target = Path(path)
     shown = _shown_in(session, target)
-    previous = retry_of(session, target, operation, client_id)
-    if previous is not None:
-        summary = str(previous.detail.get("summary") or "that change")
-        return Saved(loaded, Change(loaded, f"already done under this client id: {summary}", changed=False),
-                     written=False, audit_entry=previous, retried=True)
-    change = operation.apply(loaded)
-    current = _read_current(target)
-    current_sha = hashlib.sha256(current).hexdigest() if current is not None else ""
-    reapplied = False
-    if current_sha != loaded.source_sha256:
-        if current is None:
-            raise GraphConflictError(
-                f"{loaded.shown} was deleted after memtui loaded it; nothing was written. "
-                "Reload to start from the current state.")
-        fresh = loads(current, loaded.shown)
+    if session.earlier(client_id, action_name(operation), shown, describe(operation)) is None:
+        operation.apply(loaded)  # an edit that does not fit what the user saw is refused first
+    undo: list = []
+
+    def change_file(tx) -> tuple[Change, bool, Graph]:  # noqa: ANN001 - Tx
+        current = tx.read(shown)
+        current_sha = hashlib.sha256(current).hexdigest() if current is not None else ""
+        base: Graph = loaded
+        reapplied = False
+        if current_sha != loaded.source_sha256:
+            if current is None:
+                raise GraphConflictError(
+                    f"{loaded.shown} was deleted after memtui loaded it; nothing was written. "
+                    "Reload to start from the current state.")
+            base = loads(current, loaded.shown)
+            reapplied = True
         try:
-            change = operation.apply(fresh)
+            change = operation.apply(base)
         except GraphEditError as exc:
+            if not reapplied:
+                raise
             diff = conflict_diff(loaded_bytes, current, target.name) if loaded_bytes is not None else ""
             raise GraphConflictError(
                 f"{loaded.shown} changed on disk since memtui loaded it, and the edit no longer "
                 f"applies ({exc}); nothing was written. Reload, look at the change, and try again.",
                 diff) from exc
-        reapplied = True
         if not change.changed:
-            return Saved(fresh, change, reapplied=True, written=False)
-    elif not change.changed:
-        return Saved(loaded, change, written=False)
+            return change, reapplied, base
+        tx.replace(shown, change.graph.to_bytes(), base=current_sha or None)
+        for extra, data in also_write:
+            tx.replace(extra, data, base=None)
+        tx.table(PROVENANCE_TABLE)  # provenance records change in this same write
+        book = ProvenanceBook(tx.session.store)
+        if isinstance(operation, Restore):
+            book.put_back(operation.provenance_undo)
+        else:
+            book.follow(operation, undo=undo)
+        for item in provenance:
+            book.record(item)
+        tx.detail.update({"operation": describe(operation), "summary": change.summary,
+                          "notes": list(change.notes), "reapplied": reapplied})
+        return change, reapplied, base
+
+    done = session.write(action_name(operation), shown, change_file, client_id=client_id,
+                         request=describe(operation))
+    if done.retried:
+        entry = done.entry
+        summary = str(entry.detail.get("summary") or "that change") if entry else "that change"
+        return Saved(loaded, Change(loaded, f"already done under this client id: {summary}", changed=False),
+                     written=False, audit_entry=entry, retried=True)
+    change, reapplied, base = done.result
+    if not change.changed:
+        return Saved(base, change, reapplied=reapplied, written=False)
     data = change.graph.to_bytes()
-    atomic.write_bytes(target, data)
     written = change.graph.replaced(change.graph.lines)
     written.source_sha256 = hashlib.sha256(data).hexdigest()
     written.exists = True
-    book = ProvenanceBook(session.store)
-    undo: list = []
-    if isinstance(operation, Restore):
-        book.put_back(operation.provenance_undo)
-    else:
-        book.follow(operation, undo=undo)
-    for item in provenance:
-        book.record(item)
-    recorded = session.audit.record(
-        action_name(operation), shown, current_sha or None, written.source_sha256, client_id=client_id,
-        detail={"operation": describe(operation), "summary": change.summary, "notes": list(change.notes),
-                "reapplied": reapplied})
-    return Saved(written, change, reapplied=reapplied, audit_entry=recorded.entry,
+    return Saved(written, change, reapplied=reapplied, audit_entry=done.entry,
                  provenance_undo=tuple(undo))

@@ -8,7 +8,6 @@ import re
 
 import yaml
 
-from memtui.core import atomic
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.skills.model import Skill
 from memtui.core.skills.rules import parse_skill
@@ -90,33 +89,37 @@ def set_front_matter_field(text: str, key: str, value: str) -> str:
     return bom + "".join(lines)
 
 
-def save_skill_field(skill: Skill, key: str, value: str) -> Skill:
-    """Set one front matter field of a skill and save it atomically.
+def save_skill_field(session, skill: Skill, key: str, value: str, *,  # noqa: ANN001 - Session
+                     client_id: str | None = None) -> Skill:
+    """Set one front matter field of a skill and save it through the guarded write.
 
     Args:
+        session: the :class:`~memtui.core.session.Session` writing (lock, audit log).
         skill: a skill from the catalogue (its :attr:`Skill.sha256` is the bytes it was
             loaded from).
         key: the top-level key to set (for example ``description``).
         value: the new text.
+        client_id: the request's id (a retry is not applied twice; seed 004).
 
     Returns:
         The skill re-read from disk after the save.
 
     Raises:
-        ReadOnlyError: the skill is the administrator's (``shared-skills`` or a scope; seed 002).
+        ReadOnlyError: the skill is the administrator's (``shared-skills`` or a scope; seed
+            002), or the session may not write.
         ConflictError: the file changed on disk since it was loaded (invariant 3).
         ValueError: see :func:`set_front_matter_field`.
         OSError: the write failed; the file is then unchanged (invariant 1).
     """
-    data = _check_writable(skill)
-    text = data.decode("utf-8")
-    new_text = set_front_matter_field(text, key, value)
-    atomic.write_bytes(skill.skill_md, new_text.encode("utf-8"))
-    return parse_skill(skill.folder, skill.path, skill.root, key=skill.key)
+    def change(old: str) -> str:
+        return set_front_matter_field(old, key, value)
+
+    return _save(session, skill, change, "skills.set", {"key": key, "value": value}, client_id)
 
 
-def save_skill_text(skill: Skill, text: str) -> Skill:
-    """Save an edited whole ``SKILL.md`` (the editor's text) atomically.
+def save_skill_text(session, skill: Skill, text: str, *,  # noqa: ANN001 - Session
+                    client_id: str | None = None) -> Skill:
+    """Save an edited whole ``SKILL.md`` (the editor's text) through the guarded write.
 
     The file's BOM is kept (or not added), and every line end is written as the file's own
     (CRLF stays CRLF, LF stays LF), whatever line ends ``text`` uses (B18). The text is
@@ -125,28 +128,31 @@ def save_skill_text(skill: Skill, text: str) -> Skill:
     Raises:
         ReadOnlyError, ConflictError, OSError: as for :func:`save_skill_field`.
     """
-    data = _check_writable(skill)
-    old = data.decode("utf-8", "replace")
-    bom = "\ufeff" if old.startswith("\ufeff") else ""
-    eol = _line_end(old)
-    plain = text.lstrip("\ufeff").replace("\r\n", "\n")
-    if eol == "\r\n":
-        plain = plain.replace("\n", "\r\n")
-    atomic.write_bytes(skill.skill_md, (bom + plain).encode("utf-8"))
-    return parse_skill(skill.folder, skill.path, skill.root, key=skill.key)
+    def change(old: str) -> str:
+        bom = "\ufeff" if old.startswith("\ufeff") else ""
+        plain = text.lstrip("\ufeff").replace("\r\n", "\n")
+        if _line_end(old) == "\r\n":
+            plain = plain.replace("\n", "\r\n")
+        return bom + plain
+
+    return _save(session, skill, change, "skills.edit",
+                 {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}, client_id)
 
 
-def _check_writable(skill: Skill) -> bytes:
+def _save(session, skill: Skill, change, action: str, request: dict, client_id: str | None) -> Skill:  # noqa: ANN001
     if skill.read_only:
         raise ReadOnlyError(
             f"{skill.path} is the administrator's copy and read-only (seed 002); "
             f"copy it into skills/ under another name to change it.")
-    try:
-        data = skill.skill_md.read_bytes()
-    except OSError as exc:
-        raise ConflictError(f"{skill.path} cannot be read any more ({exc.strerror}); reload the list.") from exc
-    if skill.sha256 and hashlib.sha256(data).hexdigest() != skill.sha256:
-        raise ConflictError(
-            f"{skill.path} changed on disk since it was loaded; reload it (or compare) before saving, "
-            "so nobody's edit is lost.")
-    return data
+    shown = session.ws.shown(skill.skill_md)
+
+    def write(tx) -> None:  # noqa: ANN001 - Tx
+        data = tx.read(shown)
+        if data is None:
+            raise ConflictError(f"{skill.path} is gone from disk since it was loaded; reload the list.")
+        new = change(data.decode("utf-8", "replace")).encode("utf-8")
+        tx.replace(shown, new, base=skill.sha256 or hashlib.sha256(data).hexdigest())
+        tx.detail.update({"skill": skill.key, **{k: v for k, v in request.items() if k != "value"}})
+
+    session.write(action, shown, write, client_id=client_id, request=request)
+    return parse_skill(skill.folder, skill.path, skill.root, key=skill.key)

@@ -157,7 +157,7 @@ def test_gap_folder_between_nodes_is_walked(tmp_path: Path) -> None:
 
 def test_a_bad_config_is_a_finding_and_defaults_apply(ws_root: Path) -> None:
     write(ws_root, "memtui.toml", "[owners\nbroken")
-    assert ("config-invalid", "memtui.toml", None) in codes(ws_root)
+    assert ("config-invalid", "memtui.toml", 1) in codes(ws_root)  # the line TOML reports
 
 
 def test_folder_without_memory_is_read_as_the_tree(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 from backup_helpers import IDENTITY, fill_store, git, isolate_git, tree_bytes
 from memtui.core.backup import render as rd
 from memtui.core.backup.commit import backup, prepare, status
+from memtui.core.backup.commit import settings as backup_settings
 from memtui.core.backup.git import BackupRefused, BackupRepo, split_spec
 from memtui.core.backup.restore import restore, restore_tree
 from memtui.core.backup.verify import verify, verify_tree
@@ -526,7 +527,7 @@ def test_b12_memtui_toml_supplies_the_author(tmp_path: Path, monkeypatch: pytest
     ws = make_ws(tmp_path / "ws")
     (ws / "memtui.toml").write_text('[git]\nname = "Ops Curator"\nemail = "ops@example.invalid"\n')
     conf_ws = Workspace.open(ws)
-    result = backup(conf_ws, tmp_path / "repo", SUB, git_table=conf_ws.config.raw["git"])
+    result = backup(conf_ws, tmp_path / "repo", SUB, git_table=backup_settings(conf_ws).git)
     assert result.identity.source == "memtui.toml [git]"
     log = git(tmp_path / "repo", "log", "--format=%an <%ae> | %cn <%ce>").decode().strip()
     assert log == "Ops Curator <ops@example.invalid> | Ops Curator <ops@example.invalid>"

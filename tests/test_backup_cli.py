@@ -94,3 +94,24 @@ def test_memtui_toml_gives_the_repository_and_path(sample_copy: Path, tmp_path: 
     assert (tmp_path / "configured" / "ws-copy" / "MANIFEST").is_file()
     code, out, _ = run(capsys, "verify", "-w", str(sample_copy))
     assert code == 0 and "zero differences" in out
+
+
+def test_backup_push_in_memtui_toml_pushes_from_the_cli(sample_copy: Path, tmp_path: Path, capsys) -> None:
+    """Issue 13: `[backup] push = true` was ignored by `memtui backup` (the remote stayed empty)."""
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    git(repo, "remote", "add", "origin", str(bare))
+    toml = sample_copy / "memtui.toml"
+    toml.write_text(toml.read_text() + f'\n[backup]\nrepo = "{repo}"\npush = true\n')
+    code, _out, err = run(capsys, "backup", "-w", str(sample_copy))
+    assert code == 0, err
+    pushed = git(bare, "log", "--oneline", "--all").decode()
+    assert "memtui backup" in pushed, "the remote got the backup commit"
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert git(bare, "rev-parse", "--all").split() == [head]
+    # --no-push overrides the setting for one run
+    (sample_copy / "memory" / "MEMORY_CUSTOM.md").write_text("changed\n")
+    assert run(capsys, "backup", "-w", str(sample_copy), "--no-push")[0] == 0
+    assert git(bare, "rev-parse", "--all").split() == [head]

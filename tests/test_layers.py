@@ -39,3 +39,47 @@ def test_importing_every_core_module_loads_no_textual_or_rich() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+#: Modules that may write files themselves, and why: everything else writes a workspace file or
+#: the store through Session.write (issue 13: "grep finds one implementation").
+WRITERS_ALLOWED = {
+    "memtui/core/session.py": "the one guarded write",
+    "memtui/core/atomic.py": "the atomic-write primitive Session.write uses",
+    "memtui/core/store.py": "the store's batch commit (called by Session.write) and set-aside",
+    "memtui/core/lock.py": "the lock's advisory holder record",
+    "memtui/core/tree/audit.py": "the audit cache, in the user cache folder",
+    "memtui/userconfig.py": "the user config, in the user config folder",
+    "memtui/commands/notes.py": "the $EDITOR temporary file, outside the workspace",
+    "memtui/commands/eval.py": "the results file the user names",
+    "memtui/ui/launch.py": "the user's copy of the sample workspace, made on first use",
+}
+def _write_calls(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            owner = node.func.value
+            owner_name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+            if name in {"write_bytes", "write_text", "rmtree", "mkstemp"} or (
+                    name in {"replace", "rename", "unlink", "remove"} and owner_name in {"os", "path", "file"}):
+                found.append(f"{node.lineno}: {ast.unparse(node.func)}")
+    return found
+
+
+def test_every_workspace_write_goes_through_the_one_guarded_write() -> None:
+    """Outside the allowed modules, no code writes files itself: the rule is implemented once,
+    in Session.write (backup and search write their own places: the backup repository or a
+    restore target, and the derived .memtui/index). Store tables are guarded at run time: the
+    store refuses any write outside a guarded write (tests/test_store.py)."""
+    root = CORE.parent.parent
+    offenders = {}
+    for path in sorted((root / "memtui").rglob("*.py")):
+        shown = path.relative_to(root).as_posix()
+        if shown in WRITERS_ALLOWED or shown.startswith(("memtui/core/backup/", "memtui/core/search/")):
+            continue
+        calls = _write_calls(path)
+        if calls:
+            offenders[shown] = calls
+    assert offenders == {}

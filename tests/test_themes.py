@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memtui import userconfig
-from memtui.ui.themes import load_themes, parse_theme
+from memtui.themes import load_themes, parse_theme
 
 
 def test_bundled_themes_load_without_warnings() -> None:

@@ -74,7 +74,7 @@ def open_workspace(args: argparse.Namespace) -> Workspace:
         return Workspace.open(args.workspace)
     except WorkspaceError as exc:
         fail(str(exc), ExitCode.USAGE)
-        raise AssertionError("unreachable")  # pragma: no cover
+        raise AssertionError("unreachable") from exc  # pragma: no cover
 
 
 #: Set by :func:`json_errors` when the running command was given ``--json``.

@@ -32,13 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "with sha256 sums) into a folder of a git repository and commit only that folder. "
                     "Nothing is committed when nothing changed; other changes in the repository stay "
                     "as they were. --push pushes the branch, never forced. Settings: memtui.toml "
-                    "[backup] repo/path/remote and [git] name/email.",
+                    "[backup] repo/path/remote/push and [git] name/email.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(parser)
     _common.add_json_arg(parser)
     add_repo_args(parser)
     parser.add_argument("--message", "-m", metavar="M", help="the commit subject (the counts are added below it)")
-    parser.add_argument("--push", action="store_true", help="push the branch to the remote afterwards")
+    parser.add_argument("--push", action=argparse.BooleanOptionalAction, default=None,
+                        help="push the branch to the remote afterwards (default: memtui.toml [backup] push)")
     parser.add_argument("--remote", metavar="NAME", help="the remote to push to (default: upstream, else origin)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--status", action="store_true", help="show the backup repository's state; back nothing up")
@@ -58,7 +59,7 @@ def add_repo_args(parser: argparse.ArgumentParser, spec: bool = False) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ws = _common.open_workspace(args)
-    conf = core.settings(ws, args.repo, args.path, args.remote)
+    conf = core.settings(ws, args.repo, args.path, args.remote, args.push)
     if args.status or args.history:
         state = core.status(conf.repo, conf.path, conf.remote, history_limit=args.limit)
         if args.json:
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if not conf.repo:
         _common.fail("no backup repository: give --repo PATH, or set [backup] repo in memtui.toml", ExitCode.USAGE)
     try:
-        result = core.backup(ws, conf.repo, conf.path, message=args.message, push=args.push,
+        result = core.backup(ws, conf.repo, conf.path, message=args.message, push=conf.push,
                              remote=conf.remote, git_table=conf.git)
     except BackupRefused as exc:
         _common.fail(f"backup refused: {exc}", ExitCode.REFUSED)

@@ -96,7 +96,7 @@ def _load(args: argparse.Namespace, ws, which: str = "custom") -> notes.Note:  #
         return notes.load(ws, which)
     except ValueError as exc:
         _common.fail(str(exc), ExitCode.USAGE)
-        raise AssertionError("unreachable")  # pragma: no cover
+        raise AssertionError("unreachable") from exc  # pragma: no cover
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -76,10 +76,10 @@ def run_search(args: argparse.Namespace) -> int:
                      kinds=args.kind)
     except QueryError as exc:
         _common.fail(f"the query cannot be used: {exc}", ExitCode.USAGE)
-        raise AssertionError("unreachable")  # pragma: no cover
+        raise AssertionError("unreachable") from exc  # pragma: no cover
     except (IndexBusyError, IndexWriteError) as exc:
         _common.fail(str(exc), ExitCode.PROBLEM)
-        raise AssertionError("unreachable")  # pragma: no cover
+        raise AssertionError("unreachable") from exc  # pragma: no cover
     findings = [f for f in report.findings if f.code == "search-index-damaged"] + list(res.findings)
     if args.json:
         _common.emit_json({"query": text, "total": res.total, "total_at_least": res.at_least, "total_estimated": res.estimated, "ms": round(res.ms, 2),

@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the theme names; exit 1 when a theme file was rejected."""
-    from memtui.ui.themes import load_themes  # imports Textual's colour parser, not the app
+    from memtui.themes import load_themes  # imports Textual's colour parser, not the app
 
     loaded = load_themes()
     current = userconfig.get("theme")

@@ -4,20 +4,18 @@ A workspace is any folder. When it holds ``memory/``, that is the memory tree; o
 the folder itself is read as the memory tree (so a repository's own tree of ``AGENTS.md``
 files opens as it is), with an info finding saying so.
 
-Opening a workspace reads ``memtui.toml`` and nothing else: the tree is walked lazily
+Opening a workspace reads ``memtui.toml`` (:mod:`memtui.core.config`) and nothing else: the tree is walked lazily
 (:mod:`memtui.core.tree`) and audited on demand (:mod:`memtui.core.audit`).
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from memtui.core.config import CONFIG_NAME, Config, load as load_config
 from memtui.core.errors import WorkspaceError
-from memtui.core.files import DEFAULT_MAX_FILE_BYTES, confine, rel
+from memtui.core.files import confine, rel
 from memtui.core.findings import Finding
 
 #: Member notes, the notebook and the operator files, relative to the memory tree (seed 002).
@@ -30,66 +28,6 @@ SERVER_GRAPH_FILE = "memory.jsonl"
 NODE_INDEX = "AGENTS.md"
 #: Files at the memory root that are not articles of the root node.
 SPECIAL_FILES = frozenset({MEMBER_NOTES, NOTEBOOK, *OPERATOR_FILES, NODE_INDEX})
-
-
-@dataclass(slots=True)
-class Config:
-    """Settings from ``memtui.toml``; every setting has a default.
-
-    Attributes:
-        profile: the profile memtui acts as (``[user] profile``), or ``None``.
-        owners: node path (relative to the memory tree, ``""`` for the root) → owner profile
-            (``[owners]``).
-        max_file_bytes: size limit of a file read whole (``[limits] max_file_bytes``, bytes).
-        raw: the whole parsed file, for sections later features read.
-    """
-
-    profile: str | None = None
-    owners: dict[str, str] = field(default_factory=dict)
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    raw: dict[str, Any] = field(default_factory=dict)
-
-
-def load_config(path: Path) -> tuple[Config, list[Finding]]:
-    """Read ``memtui.toml`` at ``path``; a missing file gives the defaults.
-
-    Returns:
-        ``(config, findings)``: a broken file gives the defaults and one error finding
-        (code ``config-invalid``) with the line TOML reports.
-    """
-    config = Config()
-    if not path.exists():
-        return config, []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-        return config, [Finding.make(
-            "config-invalid", path.name, f"cannot be read: {exc}",
-            "fix the TOML syntax; memtui uses the defaults meanwhile")]
-    config.raw = data
-    findings: list[Finding] = []
-    user = data.get("user", {})
-    if isinstance(user, dict) and isinstance(user.get("profile"), str):
-        config.profile = user["profile"].strip() or None
-    owners = data.get("owners", {})
-    if isinstance(owners, dict):
-        for node, owner in owners.items():
-            if isinstance(owner, str) and owner.strip():
-                config.owners[str(node).strip("/")] = owner.strip()
-            else:
-                findings.append(Finding.make(
-                    "config-invalid", path.name, f"[owners] {node!r} must be a profile name (text)",
-                    'write it as "node/path" = "profile.name"'))
-    limits = data.get("limits", {})
-    if isinstance(limits, dict) and "max_file_bytes" in limits:
-        value = limits["max_file_bytes"]
-        if isinstance(value, int) and value > 0:
-            config.max_file_bytes = value
-        else:
-            findings.append(Finding.make(
-                "config-invalid", path.name, "[limits] max_file_bytes must be a positive whole number",
-                "give the size in bytes, for example 2097152"))
-    return config, findings
 
 
 class Workspace:
@@ -125,7 +63,7 @@ class Workspace:
             names = set(os.listdir(root))
         except OSError as exc:
             raise WorkspaceError(f"{root} cannot be read ({exc.strerror}); check its permissions.") from exc
-        config, findings = load_config(root / "memtui.toml")
+        config, findings = load_config(root / CONFIG_NAME)
         memory = root / "memory"
         if "memory" in names and memory.is_dir() and not memory.is_symlink():
             pass
@@ -191,10 +129,3 @@ class Workspace:
     def state_dir(self) -> Path:
         """``.memtui/``: memtui's own state (store, index, lock)."""
         return self.root / ".memtui"
-
-    def session_files(self) -> list[Path]:
-        """Session histories ``sessions/durable/*.jsonl``, sorted by name."""
-        folder = self.root / "sessions" / "durable"
-        if not folder.is_dir():
-            return []
-        return sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())

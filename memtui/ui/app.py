@@ -31,7 +31,7 @@ from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.areas import AREAS
 from memtui.ui.screens.search import SearchCommands
-from memtui.ui.themes import DEFAULT_THEME, load_themes
+from memtui.themes import DEFAULT_THEME, load_themes
 
 
 class MemtuiApp(App[int]):

@@ -35,28 +35,30 @@ Progress = Callable[[str, float], None]
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Where backups go: ``repo`` (``None`` when not configured), ``path``, ``remote``, and
-    the ``[git]`` identity table."""
+    """Where backups go: ``repo`` (``None`` when not configured), ``path``, ``remote``,
+    whether to ``push`` after each backup, and the ``[git]`` identity table."""
 
     repo: str | None
     path: str
     remote: str | None
     git: dict[str, Any]
+    push: bool = False
 
 
 def settings(ws: Workspace, repo: str | None = None, path: str | None = None,
-             remote: str | None = None) -> Settings:
-    """The backup settings: the given values, else ``memtui.toml [backup]``, else defaults.
+             remote: str | None = None, push: bool | None = None) -> Settings:
+    """The backup settings: the given values, else ``memtui.toml [backup]`` (the typed
+    :class:`~memtui.core.config.BackupSettings`), else defaults.
 
-    A relative ``[backup] repo`` is relative to the workspace folder.
+    A relative ``[backup] repo`` is relative to the workspace folder. The CLI and the TUI
+    both call this, so ``[backup] push`` means the same in both.
     """
-    raw = ws.config.raw.get("backup", {}) if isinstance(ws.config.raw.get("backup"), dict) else {}
-    git_table = ws.config.raw.get("git", {}) if isinstance(ws.config.raw.get("git"), dict) else {}
-    configured = raw.get("repo") if isinstance(raw.get("repo"), str) else None
-    if repo is None and configured:
-        repo = str((ws.root / os.path.expanduser(configured)).resolve())
-    return Settings(repo, path or (raw.get("path") if isinstance(raw.get("path"), str) else None) or DEFAULT_PATH,
-                    remote or (raw.get("remote") if isinstance(raw.get("remote"), str) else None), git_table)
+    configured = ws.config.backup
+    if repo is None and configured.repo:
+        repo = str((ws.root / os.path.expanduser(configured.repo)).resolve())
+    identity = {k: v for k, v in (("name", ws.config.git.name), ("email", ws.config.git.email)) if v}
+    return Settings(repo, path or configured.path or DEFAULT_PATH, remote or configured.remote, identity,
+                    configured.push if push is None else push)
 
 
 @dataclass(slots=True)
@@ -135,7 +137,7 @@ def prepare(repo_path: str | os.PathLike[str], subdir: str, git_table: dict[str,
     if head.detached:
         branches = ", ".join(head.branches) or "none"
         raise BackupRefused(
-            f"the backup repository {repo.root} is on a detached HEAD at commit {head.commit[:7]} "
+            f"the backup repository {repo.root} is on a detached HEAD at commit {(head.commit or '')[:7]} "
             f"(someone checked out an older commit). memtui makes backups on a branch only, so no "
             f"backup commit belongs to no branch: switch back with `git -C {repo.root} switch "
             f"{head.branches[0] if head.branches else 'BRANCH'}` (branches: {branches}), then back up "

@@ -502,7 +502,7 @@ class BackupRepo:
             handle.seek(0)
             _, blob_out, _ = self.git("cat-file", "--batch", stdin=handle)
         pos = 0
-        for rel, sha, executable in wanted:
+        for rel, _sha, executable in wanted:
             end = blob_out.index(b"\n", pos)
             header = blob_out[pos:end].split(b" ")
             size = int(header[2])
@@ -541,7 +541,7 @@ def find_identity(configured: dict[str, Any] | None = None, run_git: Any = None,
             status, out, err = gitpython.Git(outside).execute(
                 ["git", *args], with_extended_output=True, with_exceptions=False, stdout_as_string=False,
                 env={"GIT_CEILING_DIRECTORIES": outside})
-            return status, out, err
+            return status, out, err if isinstance(err, bytes) else str(err).encode("utf-8")
     configured = configured or {}
     name, email = configured.get("name"), configured.get("email")
     if isinstance(name, str) and name.strip() and isinstance(email, str) and email.strip():

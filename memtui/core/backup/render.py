@@ -38,7 +38,7 @@ import stat
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME, StoreDamagedError, parse as parse_store
@@ -469,7 +469,7 @@ def parse_manifest(data: bytes) -> Manifest:
     return out
 
 
-def render(root: str | os.PathLike[str], *, skip: list[str | os.PathLike[str]] = ()) -> BackupTree:
+def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str]] = ()) -> BackupTree:
     """Render the workspace at ``root`` into a :class:`BackupTree` (read-only: writes nothing).
 
     Args:

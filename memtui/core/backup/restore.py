@@ -250,7 +250,7 @@ def _restore_into(files: dict[bytes, rd.Entry], manifest: rd.Manifest, root: Pat
         jobs.append((path, full, entry))
         _check_sum(result, manifest, path, entry)
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # creating files waits on the disk, not the CPU
-        for path, error in zip([j[0] for j in jobs], pool.map(_write, jobs)):
+        for path, error in zip([j[0] for j in jobs], pool.map(_write, jobs), strict=False):
             if error is None:
                 result.files += 1
             else:

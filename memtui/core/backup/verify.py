@@ -12,6 +12,7 @@ zero differences and zero restore findings.
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 import json
 import os
 import tempfile
@@ -81,10 +82,11 @@ def compare(backup: dict[bytes, rd.Entry], again: dict[bytes, rd.Entry]) -> list
     for path in sorted(set(backup) | set(again)):
         left, right = backup.get(path), again.get(path)
         name = rd.shown(path)
-        if right is None:
-            out.append(Difference(name, "missing", unified(left.data, b"", name)))
-        elif left is None:
-            out.append(Difference(name, "extra", unified(b"", right.data, name)))
+        if left is None or right is None:
+            if left is not None:
+                out.append(Difference(name, "missing", unified(left.data, b"", name)))
+            elif right is not None:
+                out.append(Difference(name, "extra", unified(b"", right.data, name)))
         elif left.data != right.data:
             out.append(Difference(name, "content", unified(left.data, right.data, name)))
         elif left.executable != right.executable:
@@ -132,7 +134,7 @@ def verify_tree(files: dict[bytes, rd.Entry], progress: Callable[[str], None] | 
         rendered_tables = {rd.table_name(p): rd.parse_table(e.data, rd.shown(p))
                            for p, e in files.items() if p.startswith(rd.STORE) and p.endswith(b".md")}
         store_file = os.path.join(target, ".memtui", STORE_NAME)
-        restored_tables = parse_store(open(store_file, "rb").read(), store_file) \
+        restored_tables = parse_store(Path(store_file).read_bytes(), Path(store_file)) \
             if os.path.exists(store_file) else {}
         result.differences += compare_store(rendered_tables, restored_tables)
         result.records = sum(len(t) for t in rendered_tables.values())

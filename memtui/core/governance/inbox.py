@@ -70,7 +70,7 @@ def ingest(session, folder: str = INBOX) -> tuple[list[Version], list[Finding]]:
             continue
         sources = meta.get("sources") or []
 
-        def change(tx, meta=meta, fm=fm, key=key, shown=shown, data=data) -> Version:  # noqa: ANN001
+        def change(tx, meta=meta, fm=fm, key=key, shown=shown, data=data, sources=sources) -> Version:  # noqa: ANN001
             version = propose_in(
                 tx, str(meta["node"]), str(meta["article"]), article_from_inbox(fm),
                 case=str(meta["case"]), source_request=str(meta["source_request"]),

@@ -78,7 +78,7 @@ class Version:
 
     @classmethod
     def from_doc(cls, doc: Any) -> "Version":
-        names = cls.__slots__  # type: ignore[attr-defined]
+        names = cls.__slots__
         data = {k: doc.get(k) for k in names if k != "doc_id"}
         data["provenance"] = dict(data.get("provenance") or {})
         return cls(**data, doc_id=int(getattr(doc, "doc_id", 0)))
@@ -90,7 +90,7 @@ class Version:
 
     def to_json(self, content: bool = True) -> dict[str, Any]:
         """The record as a JSON-ready dict (``content`` left out when ``content=False``)."""
-        data = {k: getattr(self, k) for k in self.__slots__ if k != "doc_id"}  # type: ignore[attr-defined]
+        data = {k: getattr(self, k) for k in self.__slots__ if k != "doc_id"}
         if not content:
             data.pop("content")
         return data
@@ -113,10 +113,10 @@ class Use:
 
     @classmethod
     def from_doc(cls, doc: Any) -> "Use":
-        return cls(**{k: doc.get(k) for k in cls.__slots__})  # type: ignore[attr-defined]
+        return cls(**{k: doc.get(k) for k in cls.__slots__})
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: getattr(self, k) for k in self.__slots__}
 
 
 @dataclass(slots=True)

@@ -173,7 +173,7 @@ def audit(graph: Graph, near: bool = True) -> list[Finding]:
     for entity in entities:
         spellings[fold_type(entity.entity_type)][entity.entity_type] += 1
         type_line.setdefault(entity.entity_type, entity.line)
-    for key, counts in spellings.items():
+    for _key, counts in spellings.items():
         if len(counts) > 1:
             ranked = counts.most_common()
             listed = ", ".join(f"{_q(t)} ({n})" for t, n in ranked)
@@ -183,7 +183,14 @@ def audit(graph: Graph, near: bool = True) -> list[Finding]:
                 + " ".join(_shell(t) for t, _ in ranked[1:]),
                 line=min(type_line[t] for t in counts)))
 
-    # observations and names
+    out.extend(_content_findings(shown, entities, by_name))
+    return out
+
+
+def _content_findings(shown: str, entities: list, by_name: dict[str, list]) -> list[Finding]:
+    """Findings about what entities hold: repeated or empty observations, empty names and
+    names with hidden characters."""
+    out: list[Finding] = []
     for entity in entities:
         seen: set[str] = set()
         repeated: list[str] = []

@@ -71,7 +71,7 @@ def describe(operation: Operation) -> dict:
     import dataclasses
 
     out: dict = {"operation": type(operation).__name__}
-    for item in dataclasses.fields(operation):
+    for item in dataclasses.fields(operation):  # type: ignore[arg-type]  # every Operation is a dataclass
         value = getattr(operation, item.name)
         if isinstance(value, Graph) or item.name == "provenance_undo":
             continue

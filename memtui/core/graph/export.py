@@ -37,7 +37,7 @@ def to_dot(graph: Graph) -> str:
     """Graphviz DOT text: one node per distinct name (label ``name\\n(entityType)``), one edge
     per relation labelled with its type; a dangling end becomes a dashed node."""
     ids = _node_ids(graph)
-    types = {}
+    types: dict[str, str] = {}
     for entity in graph.entities:
         types.setdefault(entity.name, entity.entity_type)
     out = ["digraph memory {", "  node [shape=box];"]
@@ -64,7 +64,7 @@ def _mermaid_text(text: str) -> str:
 def to_mermaid(graph: Graph) -> str:
     """Mermaid ``flowchart LR`` text: quoted node labels and edge labels, escaped."""
     ids = _node_ids(graph)
-    types = {}
+    types: dict[str, str] = {}
     for entity in graph.entities:
         types.setdefault(entity.name, entity.entity_type)
     out = ["flowchart LR"]

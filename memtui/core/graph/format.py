@@ -148,6 +148,28 @@ class Line:
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Line({self.kind}, {self.raw[:60]!r}, origin={self.origin})"
 
+    @property
+    def entity(self) -> "Entity":
+        """The line's :class:`Entity` (call only on an ``entity`` line).
+
+        Raises:
+            TypeError: the line holds no entity (a programming error).
+        """
+        if not isinstance(self.record, Entity):
+            raise TypeError(f"line {self.origin} is a {self.kind} line, not an entity")
+        return self.record
+
+    @property
+    def relation(self) -> "Relation":
+        """The line's :class:`Relation` (call only on a ``relation`` line).
+
+        Raises:
+            TypeError: the line holds no relation (a programming error).
+        """
+        if not isinstance(self.record, Relation):
+            raise TypeError(f"line {self.origin} is a {self.kind} line, not a relation")
+        return self.record
+
 
 def server_json(obj: object) -> bytes:
     """Serialise ``obj`` as the server's ``JSON.stringify`` does, as UTF-8 bytes.
@@ -364,7 +386,7 @@ class Graph:
                 continue
             if record.line != number:  # lines shift after an edit; the Line itself is shared
                 record = _renumber(record, number)
-            if line.kind == ENTITY:
+            if isinstance(record, Entity):
                 by_name.setdefault(record.name, []).append(len(entities))
                 entities.append(record)
             else:

@@ -47,7 +47,7 @@ class Operation:
 
 
 def _entity_positions(graph: Graph, name: str) -> list[int]:
-    return [i for i, line in enumerate(graph.lines) if line.kind == ENTITY and line.record.name == name]
+    return [i for i, line in enumerate(graph.lines) if line.kind == ENTITY and line.entity.name == name]
 
 
 def _rewrite(line: Line, record: Entity | Relation, newline_crlf: bool | None = None) -> Line:
@@ -107,7 +107,7 @@ class CreateEntity(Operation):
         record = Entity(self.name, self.entity_type, observations)
         lines = list(graph.lines)
         lines.insert(_insert_position(lines, ENTITY), _new_line(graph, record))
-        notes = ()
+        notes: tuple[str, ...] = ()
         similar = [e.name for e in graph.entities if fold_name(e.name) == fold_name(self.name)]
         if similar:
             notes = (f"names equal after case/space folding exist: {', '.join(map(repr, similar))}",)
@@ -149,7 +149,7 @@ class EditObservation(Operation):
         lines = list(graph.lines)
         hits = 0
         for index in _entity_positions(graph, self.entity):
-            record: Entity = lines[index].record
+            record = lines[index].entity
             if self.old not in record.observations:
                 continue
             observations: list[str] = []
@@ -179,7 +179,7 @@ class DeleteObservation(Operation):
         lines = list(graph.lines)
         removed = 0
         for index in _entity_positions(graph, self.entity):
-            record: Entity = lines[index].record
+            record = lines[index].entity
             kept = tuple(t for t in record.observations if t != self.text)
             if len(kept) != len(record.observations):
                 removed += len(record.observations) - len(kept)
@@ -203,17 +203,17 @@ def _rewire(lines: list[Line], mapping: dict[str, str]) -> tuple[int, int, int]:
     untouched: set[tuple[str, str, str]] = set()
     for line in lines:
         if line.kind == RELATION:
-            relation: Relation = line.record
+            relation = line.relation
             if relation.source not in mapping and relation.target not in mapping:
                 untouched.add(relation.triple)
     rewired = duplicates = loops = 0
     seen: set[tuple[str, str, str]] = set()
     out: list[Line] = []
     for line in lines:
-        if line.kind != RELATION or (line.record.source not in mapping and line.record.target not in mapping):
+        if line.kind != RELATION or (line.relation.source not in mapping and line.relation.target not in mapping):
             out.append(line)
             continue
-        relation = line.record
+        relation = line.relation
         source = mapping.get(relation.source, relation.source)
         target = mapping.get(relation.target, relation.target)
         if source == target and relation.source != relation.target:
@@ -249,7 +249,7 @@ class RenameEntity(Operation):
                 f"(`memtui graph merge` / the Merge action).")
         lines = list(graph.lines)
         for index in _entity_positions(graph, self.old):
-            record: Entity = lines[index].record
+            record = lines[index].entity
             lines[index] = _rewrite(lines[index], Entity(self.new, record.entity_type, record.observations))
         rewired, _dups, _loops = _rewire(lines, {self.old: self.new})
         return Change(graph.replaced(lines), f"renamed {self.old!r} to {self.new!r}; "
@@ -288,7 +288,7 @@ class MergeEntities(Operation):
         seen = set(observations)
         types: set[str] = set()
         for index in positions:
-            record: Entity = lines[index].record
+            record = lines[index].entity
             types.add(record.entity_type)
             for text in record.observations:
                 if text not in seen:
@@ -334,8 +334,8 @@ class Retype(Operation):
         lines = list(graph.lines)
         count = 0
         for index, line in enumerate(lines):
-            if line.kind == ENTITY and line.record.entity_type in wanted and line.record.entity_type != self.new:
-                record: Entity = line.record
+            if line.kind == ENTITY and line.entity.entity_type in wanted and line.entity.entity_type != self.new:
+                record = line.entity
                 lines[index] = _rewrite(line, Entity(record.name, self.new, record.observations))
                 count += 1
         if not count:
@@ -387,7 +387,7 @@ class DeleteRelation(Operation):
     def apply(self, graph: Graph) -> Change:
         self._editable(graph)
         triple = (self.source, self.target, self.relation_type)
-        lines = [line for line in graph.lines if not (line.kind == RELATION and line.record.triple == triple)]
+        lines = [line for line in graph.lines if not (line.kind == RELATION and line.relation.triple == triple)]
         removed = len(graph.lines) - len(lines)
         if not removed:
             raise GraphEditError(
@@ -408,10 +408,10 @@ class DeleteEntity(Operation):
         lines = []
         entities = relations = 0
         for line in graph.lines:
-            if line.kind == ENTITY and line.record.name == self.name:
+            if line.kind == ENTITY and line.entity.name == self.name:
                 entities += 1
                 continue
-            if line.kind == RELATION and self.name in (line.record.source, line.record.target):
+            if line.kind == RELATION and self.name in (line.relation.source, line.relation.target):
                 relations += 1
                 continue
             lines.append(line)

@@ -159,8 +159,7 @@ def parse_skill(folder: Path, shown: str, root: str, *, key: str | None = None,
     """
     skill = Skill(key=key or folder.name, folder=folder, path=shown, root=root)
     skill.read_only = root == SHARED_ROOT or root.startswith(CASCADE_DIR)
-    kwargs = {"limit": limit} if limit else {}
-    text_file = read_text(folder / SKILL_FILE, shown, **kwargs)
+    text_file = read_text(folder / SKILL_FILE, shown, limit) if limit else read_text(folder / SKILL_FILE, shown)
     skill.size = text_file.size
     skill.bom, skill.crlf = text_file.bom, text_file.crlf
     skill.findings.extend(text_file.findings)

@@ -14,7 +14,7 @@ from typing import Iterable
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding, Severity
 from memtui.core.tree.model import MemoryTree
-from memtui.core.tree.index import index_line, iter_links
+from memtui.core.tree.index import NodeIndex, index_line, iter_links
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 
@@ -148,6 +148,58 @@ def _finding_from(data: dict) -> Finding:
                    data["fix"], data.get("column"))
 
 
+def _listed(ws: Workspace, tree: MemoryTree, index, folder: Path, index_shown: str,  # noqa: ANN001
+            findings: list[Finding]) -> dict[str, int]:
+    """The memory paths ``index`` lists (path → line), adding an ``index-missing-file``
+    finding for each line whose target does not exist."""
+    listed: dict[str, int] = {}
+    for entry in index.entries + index.children:
+        if entry.path is None:
+            target = os.path.normpath(os.path.join(folder, entry.target))
+            if not is_inside(ws.root, Path(target)):
+                continue  # reported by the link check
+            # inside the workspace but outside the memory tree
+            if not os.path.exists(target):
+                findings.append(Finding.make(
+                    "index-missing-file", index_shown, f"links to {entry.target!r}, which does not exist",
+                    "fix the link or delete the line", line=entry.line))
+            continue
+        listed.setdefault(entry.path, entry.line)
+        if not os.path.lexists(tree.abs(entry.path)):
+            what = "child node index" if entry.is_child_node else "file"
+            findings.append(Finding.make(
+                "index-missing-file", index_shown,
+                f"links to {entry.target!r}, but that {what} does not exist",
+                "create the file, fix the link, or delete the line", line=entry.line))
+    return listed
+
+
+def _one_liner_findings(tree: MemoryTree, index: NodeIndex, index_shown: str,
+                        read: dict[str, ArticleFacts]) -> list[Finding]:
+    """``one-liner-mismatch`` for each index line whose one-liner differs from its article's
+    ``summary`` (white space aside); ``read`` holds the articles already read."""
+    findings: list[Finding] = []
+    summaries: dict[str, str | None] = {}
+    for item in index.entries:
+        if item.path is None or item.one_liner is None or item.path in summaries:
+            continue
+        facts = read.get(item.path)
+        if facts is None:
+            if not os.path.isfile(tree.abs(item.path)):
+                continue
+            article = tree.read_article(item.path)
+            facts = ArticleFacts([], article.summary, article.title)
+        summary = facts.summary
+        summaries[item.path] = summary
+        if summary and " ".join(summary.split()) != " ".join(item.one_liner.split()):
+            findings.append(Finding.make(
+                "one-liner-mismatch", index_shown,
+                f"the one-liner for {item.target!r} is {item.one_liner!r} but the article's summary is "
+                f"{summary!r}",
+                "make the index line and the article's `summary` say the same", line=item.line))
+    return findings
+
+
 def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache | None" = None
                ) -> tuple[list[Finding], int]:
     """Audit one node: its index, its articles, its links, its symlinks and its owner.
@@ -182,25 +234,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
         if problem:
             findings.append(problem)
     files = tree.article_files(node)
-    listed: dict[str, int] = {}
-    for entry in index.entries + index.children:
-        if entry.path is None:
-            target = os.path.normpath(os.path.join(folder, entry.target))
-            if not is_inside(ws.root, Path(target)):
-                continue  # reported by the link check
-            # inside the workspace but outside the memory tree
-            if not os.path.exists(target):
-                findings.append(Finding.make(
-                    "index-missing-file", index_shown, f"links to {entry.target!r}, which does not exist",
-                    "fix the link or delete the line", line=entry.line))
-            continue
-        listed.setdefault(entry.path, entry.line)
-        if not os.path.lexists(tree.abs(entry.path)):
-            what = "child node index" if entry.is_child_node else "file"
-            findings.append(Finding.make(
-                "index-missing-file", index_shown,
-                f"links to {entry.target!r}, but that {what} does not exist",
-                "create the file, fix the link, or delete the line", line=entry.line))
+    listed = _listed(ws, tree, index, folder, index_shown, findings)
     articles = 0
     read: dict[str, ArticleFacts] = {}
     for path in files:
@@ -232,24 +266,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
                 "article-unlisted", shown, f"is not listed in {index_shown}",
                 f"add a line '{index_line(facts.title, Path(path).name, '<one-liner>')}' to {index_shown}"))
     if index.exists:
-        summaries = {}
-        for entry in index.entries:
-            if entry.path is None or entry.one_liner is None or entry.path in summaries:
-                continue
-            facts = read.get(entry.path)
-            if facts is None:
-                if not os.path.isfile(tree.abs(entry.path)):
-                    continue
-                article = tree.read_article(entry.path)
-                facts = ArticleFacts([], article.summary, article.title)
-            summary = facts.summary
-            summaries[entry.path] = summary
-            if summary and " ".join(summary.split()) != " ".join(entry.one_liner.split()):
-                findings.append(Finding.make(
-                    "one-liner-mismatch", index_shown,
-                    f"the one-liner for {entry.target!r} is {entry.one_liner!r} but the article's summary is "
-                    f"{summary!r}",
-                    "make the index line and the article's `summary` say the same", line=entry.line))
+        findings.extend(_one_liner_findings(tree, index, index_shown, read))
     # owner: report the top-most node of every chain without an owner
     owner, _ = tree.owner(node)
     if owner is None and (index.exists or not node):

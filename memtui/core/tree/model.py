@@ -83,7 +83,7 @@ class MemoryTree:
         self._root_str = os.fspath(workspace.memory)
         self._folder_inside: dict[str, bool] = {}
         self._prefix = workspace.memory_rel
-        self.index = lru_cache(maxsize=4096)(self._index)  # type: ignore[method-assign]
+        self.index = lru_cache(maxsize=4096)(self._index)
         self._children_cache: dict[str, list[tuple[str, bool]]] = {}
 
     # -- paths -----------------------------------------------------------------------------

@@ -190,15 +190,13 @@ class BackupScreen(Screen):
     def run_backup(self) -> None:
         ws = self.app.ws
         conf = core.settings(ws, self.repo, self.subdir)
-        push = bool(ws.config.raw.get("backup", {}).get("push", False)) \
-            if isinstance(ws.config.raw.get("backup"), dict) else False
 
         def progress(step: str, fraction: float) -> None:
             self.app.call_from_thread(self._progress, fraction)
             self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
 
         try:
-            result = core.backup(ws, conf.repo, conf.path, push=push, remote=conf.remote, git_table=conf.git,
+            result = core.backup(ws, conf.repo, conf.path, push=conf.push, remote=conf.remote, git_table=conf.git,
                                  progress=progress)
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"backup failed: {exc}")

@@ -122,18 +122,14 @@ class ProposalsScreen(Screen):
             with Vertical(id="prop-right"):
                 yield Static(Text(""), id="prop-head")
                 with TabbedContent(id="prop-tabs"):
-                    with TabPane("Diff", id="tab-diff"):
-                        with VerticalScroll(classes="prop-scroll"):
-                            yield Static(Text(""), id="prop-diff")
-                    with TabPane("Side by side", id="tab-side"):
-                        with VerticalScroll(classes="prop-scroll"):
-                            yield Static(Text(""), id="prop-side")
-                    with TabPane("Provenance", id="tab-prov"):
-                        with VerticalScroll(classes="prop-scroll"):
-                            yield Static(Text(""), id="prop-prov")
-                    with TabPane("Uses", id="tab-uses"):
-                        with VerticalScroll(classes="prop-scroll"):
-                            yield Static(Text(""), id="prop-uses")
+                    with TabPane("Diff", id="tab-diff"), VerticalScroll(classes="prop-scroll"):
+                        yield Static(Text(""), id="prop-diff")
+                    with TabPane("Side by side", id="tab-side"), VerticalScroll(classes="prop-scroll"):
+                        yield Static(Text(""), id="prop-side")
+                    with TabPane("Provenance", id="tab-prov"), VerticalScroll(classes="prop-scroll"):
+                        yield Static(Text(""), id="prop-prov")
+                    with TabPane("Uses", id="tab-uses"), VerticalScroll(classes="prop-scroll"):
+                        yield Static(Text(""), id="prop-uses")
                     with TabPane("History", id="tab-history"):
                         yield DataTable(id="prop-history", cursor_type="row")
                         with VerticalScroll(classes="prop-scroll"):

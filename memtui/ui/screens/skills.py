@@ -66,18 +66,14 @@ class SkillsScreen(Screen):
             with Vertical(id="skills-right"):
                 yield Static(Text(""), id="skill-head")
                 with TabbedContent(id="skill-tabs"):
-                    with TabPane("SKILL.md", id="tab-body"):
-                        with VerticalScroll(id="skill-body-scroll"):
-                            yield Markdown("", id="skill-body", open_links=False)
-                    with TabPane("Findings", id="tab-findings"):
-                        with VerticalScroll(id="skill-findings-scroll"):
-                            yield Static(Text(""), id="skill-findings")
-                    with TabPane("Files", id="tab-files"):
-                        with VerticalScroll(id="skill-files-scroll"):
-                            yield Static(Text(""), id="skill-files")
-                    with TabPane("Budget", id="tab-budget"):
-                        with VerticalScroll(id="skill-budget-scroll"):
-                            yield Static(Text(""), id="skill-budget")
+                    with TabPane("SKILL.md", id="tab-body"), VerticalScroll(id="skill-body-scroll"):
+                        yield Markdown("", id="skill-body", open_links=False)
+                    with TabPane("Findings", id="tab-findings"), VerticalScroll(id="skill-findings-scroll"):
+                        yield Static(Text(""), id="skill-findings")
+                    with TabPane("Files", id="tab-files"), VerticalScroll(id="skill-files-scroll"):
+                        yield Static(Text(""), id="skill-files")
+                    with TabPane("Budget", id="tab-budget"), VerticalScroll(id="skill-budget-scroll"):
+                        yield Static(Text(""), id="skill-budget")
         yield Footer()
 
     def on_mount(self) -> None:

@@ -1,4 +1,4 @@
-"""Theme files (``themes/*.toml``) loaded into Textual's theme system.
+"""Theme files (``themes/*.toml``) loaded into Textual's theme system, for the TUI and ``memtui themes``.
 
 Textual has no theme-file loader (LIBRARY-NOTES): each file is validated here and turned into
 a :class:`textual.theme.Theme`. A broken file is a warning and is skipped, never a crash; an

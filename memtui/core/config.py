@@ -1,0 +1,236 @@
+"""``memtui.toml``: the one typed reader of a workspace's settings (DESIGN.md §3).
+
+Every setting has a default, so a workspace needs no file. The file is read once, when the
+workspace opens, into a :class:`Config` of frozen dataclasses; every command and screen reads
+the typed fields (never the raw TOML), so the CLI and the TUI cannot drift apart (``[backup]
+push`` was once read only on the TUI's path).
+
+Validation (DESIGN.md §4 invariant 10): a TOML syntax error, an unknown table or key, or a
+value of the wrong type is a ``config-invalid`` finding with the line it is on and a fix,
+never a silent default and never a crash; the rest of the file still applies.
+
+Why dataclasses and no schema library: the file is a dozen scalars in a few tables, and a
+library such as pydantic would cost more start-up time than every headless command spends on
+its work; the schema below is the documentation the README's ``memtui.toml`` section mirrors.
+
+To add a setting: add a field (with its type and default) to the section's dataclass, and a
+line to the README. Types accepted: ``str``, ``int`` (not ``bool``), ``float`` (an ``int``
+is accepted), ``bool``, ``str | None`` and ``dict[str, str]`` (a table of text values).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memtui.core.files import DEFAULT_MAX_FILE_BYTES
+from memtui.core.findings import Finding
+
+#: The settings file at the top of a workspace.
+CONFIG_NAME = "memtui.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class UserSettings:
+    """``[user]``: who memtui acts as."""
+
+    #: the profile memtui acts as (``--as`` and ``$MEMTUI_PROFILE`` win), or ``None``
+    profile: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsSettings:
+    """``[limits]``."""
+
+    #: files larger than this (bytes) are read in part, with a finding
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    """``[search]`` (no settings yet: the confidence of a precedent is calibrated)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackupSettings:
+    """``[backup]`` (seed 004)."""
+
+    #: the git repository memtui commits to (relative to the workspace), or ``None``
+    repo: str | None = None
+    #: the folder inside that repository
+    path: str = "memtui-backup"
+    #: the remote to push to, or ``None`` for the branch's own remote
+    remote: str | None = None
+    #: push after each backup (never forced)
+    push: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GitSettings:
+    """``[git]``: the author of backup commits when git itself has none (B12)."""
+
+    name: str | None = None
+    email: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The settings of ``memtui.toml`` (defaults for whatever is missing or invalid).
+
+    Attributes:
+        user, limits, search, backup, git: the tables of the same names.
+        owners: ``[owners]``: node path (relative to the memory tree, ``""`` for the root) →
+            owner profile (seed 000 §7.4b).
+        path: the file read, or ``None`` when there is none.
+    """
+
+    user: UserSettings = field(default_factory=UserSettings)
+    owners: dict[str, str] = field(default_factory=dict)
+    limits: LimitsSettings = field(default_factory=LimitsSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    backup: BackupSettings = field(default_factory=BackupSettings)
+    git: GitSettings = field(default_factory=GitSettings)
+    path: Path | None = None
+
+    # -- shortcuts used all over ---------------------------------------------------------------
+    @property
+    def profile(self) -> str | None:
+        """``[user] profile``."""
+        return self.user.profile
+
+    @property
+    def max_file_bytes(self) -> int:
+        """``[limits] max_file_bytes``."""
+        return self.limits.max_file_bytes
+
+
+#: Keys memtui once read and no longer does: the finding says what to do instead.
+RETIRED: dict[tuple[str, str], str] = {
+    ("search", "precedent_threshold"): "the confidence of a precedent is calibrated now; delete the line",
+}
+
+#: Table name → its dataclass (``owners`` is a free table of text values).
+_SECTIONS: dict[str, type] = {"user": UserSettings, "limits": LimitsSettings, "search": SearchSettings,
+                              "backup": BackupSettings, "git": GitSettings}
+_EXTRA_CHECKS = {("limits", "max_file_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes")}
+
+
+def _line_of(text: str, table: str | None, key: str | None) -> int | None:
+    """The 1-based line of ``[table]`` (or of ``key`` inside it) in ``text``, if it is found."""
+    in_table = table is None
+    header = re.compile(r"^\s*\[\s*(?P<name>[^\]]+?)\s*\]")
+    for number, line in enumerate(text.splitlines(), 1):
+        found = header.match(line)
+        if found:
+            in_table = found.group("name").strip().strip('"') == table
+            if in_table and key is None:
+                return number
+            continue
+        if in_table and key is not None and re.match(rf'^\s*"?{re.escape(key)}"?\s*=', line):
+            return number
+    return None
+
+
+def _type_name(kind: Any) -> str:
+    names = {str: "text in quotes", int: "a whole number", float: "a number", bool: "true or false"}
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    if args:
+        return names.get(args[0], str(args[0]))
+    return names.get(kind, str(kind))
+
+
+def _fits(value: Any, kind: Any) -> bool:
+    if isinstance(kind, types.UnionType) or typing.get_origin(kind) is typing.Union:
+        return any(_fits(value, k) for k in typing.get_args(kind) if k is not type(None))
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def load(path: Path) -> tuple[Config, list[Finding]]:
+    """Read the settings file at ``path`` (``memtui.toml``); a missing file gives the defaults.
+
+    Args:
+        path: the file (it need not exist).
+
+    Returns:
+        ``(config, findings)``. Every problem is a ``config-invalid`` finding naming the
+        table, key and line, with a fix; the setting concerned keeps its default and every
+        other setting applies. A file that is not TOML at all gives the defaults and one
+        finding with the line TOML reports. Never raises.
+    """
+    if not path.exists():
+        return Config(), []
+    shown = path.name
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        line = None
+        match = re.search(r"line (\d+)", str(exc))
+        if match:
+            line = int(match.group(1))
+        return Config(path=path), [Finding.make(
+            "config-invalid", shown, f"cannot be read: {exc}",
+            "fix the TOML syntax; memtui uses the defaults meanwhile", line=line)]
+    findings: list[Finding] = []
+
+    def problem(table: str | None, key: str | None, message: str, fix: str) -> None:
+        findings.append(Finding.make("config-invalid", shown, message, fix, line=_line_of(text, table, key)))
+
+    sections: dict[str, Any] = {}
+    owners: dict[str, str] = {}
+    for table, value in data.items():
+        if table == "owners":
+            if not isinstance(value, dict):
+                problem(None, table, "owners must be a table of node = \"profile\" lines", 'write [owners] then "node/path" = "profile.name"')
+                continue
+            for node, owner in value.items():
+                if isinstance(owner, str) and owner.strip():
+                    owners[str(node).strip("/")] = owner.strip()
+                else:
+                    problem("owners", node, f"[owners] {node!r} must be a profile name (text)",
+                            'write it as "node/path" = "profile.name"')
+            continue
+        kind = _SECTIONS.get(table)
+        if kind is None:
+            problem(table, None, f"[{table}] is not a memtui setting table",
+                    f"use one of {', '.join(['owners', *_SECTIONS])}, or delete it")
+            continue
+        if not isinstance(value, dict):
+            problem(None, table, f"{table} must be a table ([{table}])", f"write [{table}] on its own line")
+            continue
+        hints = typing.get_type_hints(kind)
+        known = {f.name for f in dataclasses.fields(kind)}
+        accepted: dict[str, Any] = {}
+        for key, item in value.items():
+            if (table, key) in RETIRED:
+                problem(table, key, f"[{table}] {key} is no longer used", RETIRED[(table, key)])
+                continue
+            if key not in known:
+                problem(table, key, f"[{table}] {key} is not a memtui setting",
+                        f"the settings of [{table}] are: {', '.join(sorted(known)) or 'none'}")
+                continue
+            if not _fits(item, hints[key]):
+                problem(table, key, f"[{table}] {key} must be {_type_name(hints[key])}, not {item!r}",
+                        f"write {key} = <{_type_name(hints[key])}>, or delete the line for the default")
+                continue
+            check = _EXTRA_CHECKS.get((table, key))
+            if check is not None and not check[0](item):
+                problem(table, key, f"[{table}] {key} {check[1]}, not {item!r}", "give a value above 0")
+                continue
+            accepted[key] = float(item) if hints[key] is float else item
+        if "profile" in accepted and isinstance(accepted["profile"], str):
+            accepted["profile"] = accepted["profile"].strip() or None
+        sections[table] = kind(**accepted)
+    return Config(owners=owners, path=path, **sections), findings

@@ -468,3 +468,16 @@ def test_index_line_edits_keep_crlf_bom_and_bullets():
     added = index_with_line(text, "n", "c.md", "C [x]", "c")
     assert added.endswith("+ [B](b.md) — b\r\n- [C [x]](c.md) — c\r\n")
     assert index_without_line(text, "n", "a.md") == "\ufeff# N\r\n\r\n+ [B](b.md) — b\r\n"
+
+
+def test_marks_name_an_untrusted_active_version_and_nothing_else(ws):
+    with _session(ws) as s:
+        v = _propose(s, untrusted=True)
+        led = gov.Ledger(s.store)
+        assert led.marks(v.article) == (), "a proposal is not consumed, so it carries no mark"
+        gov.approve(s, v.id, reviewed=True)
+        assert gov.Ledger(s.store).marks(v.article) == ("untrusted",)
+    with _session(ws, profile=LEAD) as s:
+        gov.adopt(s, "support/lockout.md")
+        assert gov.Ledger(s.store).marks("support/lockout.md") == ()
+        assert gov.Ledger(s.store).marks("support/nothing.md") == ()

@@ -174,6 +174,24 @@ class Ledger:
         docs = self.store.table(T_VERSIONS).search((Query().article == article) & (Query().state == "active"))
         return Version.from_doc(docs[0]) if docs else None
 
+    def marks(self, article: str) -> tuple[str, ...]:
+        """The marks every consumer of ``article``'s knowledge shows beside it (search hits,
+        Tree rows, the boot preview, ``--json``): ``"untrusted"`` when the active version's
+        provenance chain reaches untrusted content (seed 000 §7.4b: "marked as such and stays
+        marked"). The one place that decides them, so every consumer shows the same marks.
+
+        Args:
+            article: memory-relative path (``support/lockout.md``).
+
+        Returns:
+            The marks, in a fixed order; ``()`` for an untracked article or one with no
+            active version.
+        """
+        active = self.active(article)
+        if active is None:
+            return ()
+        return ("untrusted",) if active.untrusted else ()
+
     def proposals(self, state: str | None = "proposed") -> list[Version]:
         """Versions filed as proposals, in ``state`` (any when ``None``), oldest first."""
         out = [v for v in self.versions() if v.provenance.get("kind") == "proposal"

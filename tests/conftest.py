@@ -35,6 +35,20 @@ async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0
         await pilot.pause(0.02)
 
 
+#: Worker groups that run for the app's whole life (they never "complete").
+LONG_LIVED = frozenset({"watch"})
+
+
+async def settle(pilot) -> None:  # noqa: ANN001
+    """Wait until every worker the test started has finished (not the app's long-lived ones,
+    such as the workspace watcher), then let the app handle what they posted."""
+    app = pilot.app
+    started = [w for w in app.workers if w.group not in LONG_LIVED]
+    if started:  # (an empty list would make Textual wait for every worker, the watcher too)
+        await app.workers.wait_for_complete(started)
+    await pilot.pause()
+
+
 @contextlib.contextmanager
 def batch(store) -> Iterator[None]:  # noqa: ANN001 - Store
     """Write a store directly, as one batch (tests that set up records without a session)."""

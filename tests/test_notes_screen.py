@@ -16,6 +16,7 @@ from memtui.core import atomic
 from memtui.core.session import Session
 from memtui.core.workspace import Workspace
 from memtui.ui.screens.notes import PREVIEW_CAP, LeaveQuestion, NotesScreen
+from tests.conftest import settle
 
 
 class NotesApp(App):
@@ -38,7 +39,7 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 async def _settle(pilot) -> None:  # noqa: ANN001
-    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
     await pilot.pause()
 
 

@@ -12,7 +12,7 @@ from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.areas import AREAS
 from memtui.ui.screens.search import DEBOUNCE_SECONDS, MATCH_STYLE, SearchCommands, SearchScreen, open_hit, snippet_text
-from tests.conftest import wait_for
+from tests.conftest import settle, wait_for
 
 ARTICLE = "memory/support/cod-payments/cod-mismatch.md"
 
@@ -35,7 +35,7 @@ async def _type(pilot, screen: SearchScreen, text: str, keys: bool = False) -> N
     else:
         box.value = text
     await pilot.pause(DEBOUNCE_SECONDS + 0.1)
-    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
     await pilot.pause(0.1)
 
 
@@ -82,7 +82,7 @@ async def test_filters_and_a_bad_query_says_what_is_wrong(sample_copy: Path) -> 
         assert len(kinds) > 1, "several kinds match before filtering"
         screen.query_one("#search-kind", Select).value = "skill"
         await pilot.pause(0.3)
-        await app.workers.wait_for_complete()
+        await settle(pilot)
         await pilot.pause(0.1)
         assert screen._hits and {h.kind for h in screen._hits} == {"skill"}
     app.session.close()
@@ -96,7 +96,7 @@ async def test_notes_save_is_searchable_at_once(sample_copy: Path) -> None:
         await wait_for(pilot, lambda: app.index_report is not None)
         assert not search(app.search_index, word).hits
         await pilot.press(next(a.key for a in AREAS if a.mode == "notes"))
-        await app.workers.wait_for_complete()
+        await settle(pilot)
         await pilot.pause()
         editor = app.screen.query_one("#notes-editor", TextArea)
         editor.focus()

@@ -5,7 +5,14 @@ audits the whole workspace in a worker thread and publishes the report on
 :attr:`MemtuiApp.audit_ready`; screens subscribe to it, so browsing starts at once. In another
 worker it brings the search index (``.memtui/index``, the only thing opening may write besides
 the lock, DESIGN.md §2) up to date with the files, publishing progress on
-:attr:`MemtuiApp.index_progress` and the report on :attr:`MemtuiApp.index_ready` (issue 8).
+:attr:`MemtuiApp.index_progress` and the report on :attr:`MemtuiApp.index_ready`.
+
+A third worker follows the workspace (:func:`memtui.core.watch.watch`): every batch of changes,
+made by this process or any other (an agent, the CLI, cron), is published on
+:attr:`MemtuiApp.workspace_changed` for the screens whose data it touches, the changed files are
+re-indexed, and the audit runs again (coalesced: a burst of changes gives one more audit, not
+one per change), so counts, queues and tables follow without a key press (DESIGN.md §4
+invariant 2).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from textual.worker import get_current_worker
 
 from memtui.core import audit
 from memtui.core.audit import AuditReport
+from memtui.core.watch import Changes
 from memtui.core.errors import MemtuiError
 from memtui.core.search.index import IndexReport, SearchIndex
 from memtui.core.session import Session
@@ -83,6 +91,13 @@ class MemtuiApp(App[int]):
         self.index_existed: bool | None = None
         self.index_ready: Signal[IndexReport] = Signal(self, "index-ready")
         self.index_progress: Signal[tuple[int, int]] = Signal(self, "index-progress")
+        #: every batch of workspace changes (any process), for the screens that show that data
+        self.workspace_changed: Signal[Changes] = Signal(self, "workspace-changed")
+        #: set when the app ends: the watcher stops
+        self._stop_watching = threading.Event()
+        #: an audit was asked for while one ran: run once more when it ends
+        self._audit_again = False
+        self._auditing = False
         self._remember_theme = None  # set after the first theme, so only user changes are saved
         self._startup_warnings: list[str] = []
         loaded = load_themes()
@@ -116,6 +131,7 @@ class MemtuiApp(App[int]):
     def _start_background_work(self) -> None:
         self.run_audit()
         self.run_index()
+        self.watch_workspace()
 
     @property
     def badge(self) -> str:
@@ -136,6 +152,7 @@ class MemtuiApp(App[int]):
         self.exit()
 
     def on_unmount(self) -> None:
+        self._stop_watching.set()
         self.session.close()
 
     def watch_theme(self, theme: str) -> None:
@@ -145,17 +162,59 @@ class MemtuiApp(App[int]):
             except OSError as exc:
                 self.notify(f"could not remember the theme: {exc}", severity="warning", markup=False)
 
+    # -- following the workspace -------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="watch")
+    def watch_workspace(self) -> None:
+        """Follow the workspace in a thread (see the module docstring) until the app ends."""
+        from memtui.core.watch import watch
+
+        try:
+            for changes in watch(self.ws, self._stop_watching):
+                self.call_from_thread(self._workspace_changed, changes)
+        except OSError as exc:  # the inotify watch limit, a vanished folder
+            if not self._stop_watching.is_set():
+                self.call_from_thread(
+                    self.notify, f"memtui cannot follow changes to the workspace ({exc}); press ctrl+r "
+                    "to read it again after outside changes", title="Not following changes",
+                    severity="warning", timeout=12, markup=False)
+
+    def _workspace_changed(self, changes: Changes) -> None:
+        """A batch of changes arrived: reload the settings, re-index, re-audit, tell the screens."""
+        if "config" in changes.topics:
+            from memtui.core.config import load as load_config
+
+            self.ws.config, config_findings = load_config(self.ws.root / "memtui.toml")
+            self.ws.findings = [f for f in self.ws.findings if f.code != "config-invalid"] + config_findings
+        if changes.topics & {"tree", "store", "notes", "skills", "graph", "config", "sessions"}:
+            self.tree_model = MemoryTree(self.ws)
+            self.request_audit()
+        indexable = [p for topic in ("tree", "notes", "skills", "graph", "sessions") for p in changes.of(topic)]
+        if indexable and self.index_report is not None:
+            self.index_saved(indexable)
+        self.workspace_changed.publish(changes)
+
+    def request_audit(self) -> None:
+        """Run the audit again; when one is running, once more after it (never one per change)."""
+        if self._auditing:
+            self._audit_again = True
+            return
+        self.run_audit()
+
     # -- audit -----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="audit")
     def run_audit(self) -> None:
         """Audit the workspace in a thread, publishing progress and the final report."""
+        self._auditing = True
         worker = get_current_worker()
 
         def progress(done: int, total: int) -> None:
             if not worker.is_cancelled:
                 self.call_from_thread(self.audit_progress.publish, (done, total))
 
-        report = audit.run(self.ws, progress, tree=MemoryTree(self.ws))
+        try:
+            report = audit.run(self.ws, progress, tree=MemoryTree(self.ws))
+        finally:
+            self._auditing = False
         if not worker.is_cancelled:
             self.call_from_thread(self._audit_done, report)
 
@@ -167,6 +226,9 @@ class MemtuiApp(App[int]):
             folder = path.rsplit("/", 1)[0] if "/" in path else "."
             self.findings_by_folder.setdefault(folder, []).extend(found)
         self.audit_ready.publish(report)
+        if self._audit_again:
+            self._audit_again = False
+            self.run_audit()
 
     def action_reaudit(self) -> None:
         """Run the audit again (after editing files outside memtui)."""

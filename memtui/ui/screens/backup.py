@@ -99,7 +99,23 @@ class BackupScreen(Screen):
         for name in ("commit", "date", "changed", "author", "subject"):
             table.add_column(name, key=name)
         self.sub_title = f"{getattr(self.app, 'badge', '')}Backup"
+        self._stale = False
+        if hasattr(self.app, "workspace_changed"):
+            self.app.workspace_changed.subscribe(self, self._on_changes)
         self.action_reload()
+
+    def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
+        """The workspace changed: read the backup state again (now if this area is shown, else
+        when it is next shown), so the status never describes an older workspace."""
+        if self.app.screen is self:
+            self.action_reload()
+        else:
+            self._stale = True
+
+    def on_screen_resume(self) -> None:
+        if getattr(self, "_stale", False):
+            self._stale = False
+            self.action_reload()
 
     # -- status --------------------------------------------------------------------------------
     def action_reload(self) -> None:

@@ -178,7 +178,24 @@ class GraphScreen(Screen):
         self.query_one("#observations", OptionList).border_title = "observations (provenance)"
         self._status(Text("loading the graph…", style="dim"))
         table.focus()
+        if hasattr(self.app, "workspace_changed"):
+            self.app.workspace_changed.subscribe(self, self._on_changes)
         self.load_graph()
+
+    def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
+        """The graph file changed (an agent, the MCP server, the CLI): read it again unless it
+        holds what this screen already shows (its own save). An edit confirmed later is still
+        checked against the file (``commit`` re-applies it or reports the conflict)."""
+        if "graph" not in changes.topics or self.graph is None:
+            return
+        import hashlib
+
+        try:
+            current = hashlib.sha256(self.app.ws.graph_file.read_bytes()).hexdigest()
+        except OSError:
+            current = ""
+        if current != self.graph.source_sha256:
+            self.load_graph()
 
     @property
     def session(self):

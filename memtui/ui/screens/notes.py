@@ -210,6 +210,13 @@ class NotesScreen(Screen):
                 self.notify(str(exc), severity="error", markup=False)
         self.load_note("custom")
         self.set_interval(POLL_SECONDS, self._poll)
+        if hasattr(self.app, "workspace_changed"):
+            self.app.workspace_changed.subscribe(self, self._on_changes)
+
+    def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
+        """A notes file changed (any process): look at once, not at the next poll."""
+        if "notes" in changes.topics:
+            self._poll()
 
     @property
     def editor(self) -> TextArea:

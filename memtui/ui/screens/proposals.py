@@ -140,7 +140,18 @@ class ProposalsScreen(Screen):
         self.query_one("#prop-queue", DataTable).add_columns(
             "node", "article", "proposer", "age", "state / eligibility", "")
         self.query_one("#prop-history", DataTable).add_columns("version", "state", "provenance", "by", "created", "")
+        if hasattr(self.app, "workspace_changed"):
+            self.app.workspace_changed.subscribe(self, self._on_changes)
         self.load()
+
+    def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
+        """The store or the inbox changed (an agent filed a proposal, the CLI approved one):
+        read the queue again, keeping the selection."""
+        if changes.topics & {"store", "tree"}:
+            table = self.query_one("#prop-queue", DataTable)
+            rows = getattr(self, "_rows", [])
+            current = rows[table.cursor_row].id if 0 <= table.cursor_row < len(rows) else None
+            self.load(select=current)
 
     def on_screen_resume(self) -> None:
         self.sub_title = f"{self.app.badge}{self.app.ws.root} · acting as {self.app.session.profile or '(no profile)'}"

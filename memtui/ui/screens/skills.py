@@ -80,7 +80,14 @@ class SkillsScreen(Screen):
         table = self.query_one("#skills-table", DataTable)
         for name in ("name", "root/scope", "valid", "shadowed", "description"):
             table.add_column(name, key=name)
+        if hasattr(self.app, "workspace_changed"):
+            self.app.workspace_changed.subscribe(self, self._on_changes)
         self.load()
+
+    def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
+        """A skill folder changed (any process): read the catalogue again."""
+        if "skills" in changes.topics:
+            self.load()
 
     # -- loading ---------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="skills")

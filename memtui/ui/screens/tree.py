@@ -132,6 +132,8 @@ class TreeScreen(Screen):
         self.query_one("#plain", TextArea).display = False
         self.app.audit_ready.subscribe(self, self._on_audit)
         self.app.audit_progress.subscribe(self, self._on_progress)
+        if hasattr(self.app, "workspace_changed"):
+            self.app.workspace_changed.subscribe(self, self._on_changes)
         self._show_node("")
         tree.focus()
         self.query_one("#article-head", Static).update(Text("Select an entry to read the article.", style="dim"))
@@ -188,6 +190,49 @@ class TreeScreen(Screen):
             stack.extend(node.children)
         if self._current_node is not None:
             self._show_node(self._current_node, keep_cursor=True)
+
+    # -- following the workspace -------------------------------------------------------------
+    def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
+        """Files of the tree changed (any process): new or removed folders appear in the tree at
+        once, and the open article is read again; the node table follows with the re-audit."""
+        if not changes.topics & {"tree", "store"}:
+            return
+        model = self.app.tree_model
+        prefix = model.ws.memory_rel
+        folders: set[str] = set()
+        for shown in changes.of("tree"):
+            inner = shown[len(prefix) + 1:] if prefix else shown
+            parts = inner.split("/")
+            folders.update("/".join(parts[:i]) for i in range(len(parts)))
+        tree = self.query_one("#nodes", Tree)
+        stack = [tree.root]
+        while stack:
+            node = stack.pop()
+            data: NodeData | None = node.data
+            if data is None or not data.loaded:
+                continue
+            if data.path in folders:
+                self._sync_children(node)
+            stack.extend(node.children)
+        if self._current_node is not None and "store" in changes.topics:
+            self._show_node(self._current_node, keep_cursor=True)
+        reading = self._current_article
+        if reading is not None and model.shown(reading) in changes.paths:
+            self._load_article(reading)
+
+    def _sync_children(self, node: TreeNode) -> None:
+        """Add the child folders of ``node`` that appeared and remove those that went, keeping
+        the rest (and what is expanded) as it is."""
+        data: NodeData = node.data
+        wanted = dict(self.app.tree_model.children(data.path))
+        have = {child.data.path: child for child in node.children if child.data is not None}
+        for path, child in have.items():
+            if path not in wanted:
+                child.remove()
+        for path, is_node in wanted.items():
+            if path not in have:
+                has_more = bool(self.app.tree_model.children(path)) if not is_node else True
+                node.add(self._node_label(path, is_node), NodeData(path, is_node), allow_expand=has_more)
 
     # -- node ------------------------------------------------------------------------------
     def _show_node(self, path: str, keep_cursor: bool = False) -> None:

@@ -1,0 +1,141 @@
+"""What following a workspace costs: idle CPU of the watcher, and outside write → refreshed view.
+
+Usage: python bench/watch.py WORKSPACE [--samples N] [--idle SECONDS]
+
+Prints, for the workspace given (build one with ``python bench/make_workspace.py 10000 DIR``):
+
+- the time the watcher needs to start following (inotify watches on every folder);
+- the CPU the watching process spends while nothing changes (``idle`` seconds, from
+  ``resource.getrusage``; the watcher sleeps in the kernel, so this is the cost of being open);
+- the time from a write by another process (a new article appended to a node, through a
+  subprocess) to the watcher's batch (``event``), and to the open TUI's refreshed audit counts
+  (``refreshed``: the Tree header and the counts follow the audit); ``N`` samples, median and max.
+
+Anchor, in the same run: one polling pass over every file's ``stat`` (what a poller pays per
+pass to notice the same change), so the event figure reads against the alternative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memtui.core.watch import watch  # noqa: E402
+from memtui.core.workspace import Workspace  # noqa: E402
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _outside_write(path: Path, text: str) -> None:
+    subprocess.run([sys.executable, "-c", "import sys; open(sys.argv[1], 'w').write(sys.argv[2])",
+                    str(path), text], check=True)
+
+
+def watcher_figures(ws: Workspace, samples: int, idle: float) -> dict[str, float]:
+    stop = threading.Event()
+    arrived: list[tuple[float, set[str]]] = []
+    started = time.perf_counter()
+    ready = threading.Event()
+
+    def follow() -> None:
+        ready.set()
+        for changes in watch(ws, stop):
+            arrived.append((time.perf_counter(), changes.paths))
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    ready.wait()
+    time.sleep(1.0)  # let it finish adding watches
+    setup = time.perf_counter() - started
+    cpu0, wall0 = _cpu(), time.perf_counter()
+    time.sleep(idle)
+    idle_cpu = (_cpu() - cpu0) / (time.perf_counter() - wall0)
+    node = next(p for p in sorted(ws.memory.rglob("AGENTS.md")) if p.parent != ws.memory).parent
+    latencies = []
+    for i in range(samples):
+        target = node / f"bench-watch-{i}.md"
+        shown = ws.shown(target)
+        before = time.perf_counter()
+        _outside_write(target, f"# watched {i}\n")
+        while not any(shown in paths for _, paths in arrived):
+            if time.perf_counter() - before > 10:
+                break
+            time.sleep(0.002)
+        at = next((t for t, paths in arrived if shown in paths), None)
+        latencies.append((at - before) if at else float("nan"))
+        target.unlink()
+        time.sleep(0.3)
+    stop.set()
+    thread.join(timeout=5)
+    files = sum(len(f) for _, _, f in os.walk(ws.root))
+    poll_started = time.perf_counter()
+    for folder, _dirs, names in os.walk(ws.root):
+        for name in names:
+            os.stat(os.path.join(folder, name))
+    poll = time.perf_counter() - poll_started
+    return {"setup_s": setup, "idle_cpu_share": idle_cpu, "event_median_ms": statistics.median(latencies) * 1000,
+            "event_max_ms": max(latencies) * 1000, "files": files, "poll_pass_ms": poll * 1000}
+
+
+async def refreshed_figures(ws: Workspace, samples: int) -> list[float]:
+    from memtui.ui.app import MemtuiApp
+
+    app = MemtuiApp(ws)
+    out = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        while app.report is None:
+            await pilot.pause(0.05)
+        node = next(p for p in sorted(ws.memory.rglob("AGENTS.md")) if p.parent != ws.memory).parent
+        for i in range(samples):
+            articles = app.report.articles
+            target = node / f"bench-refresh-{i}.md"
+            before = time.perf_counter()
+            _outside_write(target, f"# refreshed {i}\n")
+            while app.report.articles != articles + 1:
+                if time.perf_counter() - before > 60:
+                    break
+                await pilot.pause(0.01)
+            out.append(time.perf_counter() - before)
+            target.unlink()
+            while app.report.articles != articles:
+                await pilot.pause(0.05)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("workspace")
+    parser.add_argument("--samples", type=int, default=10)
+    parser.add_argument("--idle", type=float, default=10.0)
+    args = parser.parse_args()
+    ws = Workspace.open(args.workspace)
+    figures = watcher_figures(ws, args.samples, args.idle)
+    print(f"workspace: {ws.root} ({figures['files']:,} files)")
+    print(f"watcher start: {figures['setup_s']:.2f} s (includes a 1 s settle)")
+    print(f"idle CPU while following: {figures['idle_cpu_share'] * 100:.3f} % of one core over {args.idle:g} s")
+    print(f"outside write -> watcher batch: median {figures['event_median_ms']:.0f} ms, "
+          f"max {figures['event_max_ms']:.0f} ms (watchfiles gathers a burst for up to 200 ms)")
+    print(f"anchor: one stat() pass over every file (what a poller pays per pass): "
+          f"{figures['poll_pass_ms']:.0f} ms")
+    refreshed = asyncio.run(refreshed_figures(ws, max(3, args.samples // 2)))
+    print(f"outside write -> TUI audit counts refreshed: median {statistics.median(refreshed):.2f} s, "
+          f"max {max(refreshed):.2f} s ({len(refreshed)} samples; the re-audit of the whole workspace "
+          f"is most of it)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

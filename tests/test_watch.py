@@ -1,0 +1,89 @@
+"""Views follow the workspace: changes by any process reach the open TUI (issue 13)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memtui.core.watch import classify, topic_of, watch
+from memtui.core.workspace import Workspace
+from tests.conftest import REPO, wait_for
+
+
+def test_paths_are_sorted_into_the_topics_views_follow(sample_copy: Path) -> None:
+    ws = Workspace.open(sample_copy)
+    expected = {
+        "memory/support/AGENTS.md": "tree", "memory/support/new-article.md": "tree",
+        "memory/graph.jsonl": "graph", "memory/MEMORY_CUSTOM.md": "notes", "memory/MEMORY.md": "notes",
+        "memory/FILE_DELIVERY.md": "notes", "skills/x/SKILL.md": "skills", "shared-skills/y/SKILL.md": "skills",
+        ".memtui/store.json": "store", "sessions/durable/k.jsonl": "sessions", "memtui.toml": "config",
+        "proposals/inbox/p.md": "inbox",
+        ".memtui/index/MAIN.toc": None, ".memtui/lock": None, ".memtui/lock.holder.json": None,
+        "memory/.MEMORY_CUSTOM.md.ab12.tmp": None, ".git/index": None, "memory/support/.git/HEAD": None,
+    }
+    assert {p: topic_of(ws, p) for p in expected} == expected
+    changes = classify(ws, [str(sample_copy / p) for p in expected] + ["/elsewhere/x.md"])
+    assert changes.of("tree") == ["memory/support/AGENTS.md", "memory/support/new-article.md"]
+    assert "/elsewhere/x.md" not in changes.paths and ".memtui/lock" not in changes.paths
+
+
+def test_a_write_by_another_process_is_reported(sample_copy: Path) -> None:
+    ws = Workspace.open(sample_copy)
+    stop = threading.Event()
+    seen: list = []
+
+    def follow() -> None:
+        for changes in watch(ws, stop):
+            seen.append(changes)
+            if "notes" in changes.topics:
+                stop.set()
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    time.sleep(0.5)  # let the watcher register its inotify watches before the write
+    subprocess.run([sys.executable, "-c", "import sys; open(sys.argv[1], 'a').write('agent line\\n')",
+                    str(sample_copy / "memory" / "MEMORY_CUSTOM.md")], check=True)
+    thread.join(timeout=20)
+    stop.set()
+    assert any("memory/MEMORY_CUSTOM.md" in c.of("notes") for c in seen)
+
+
+@pytest.mark.slow
+async def test_an_approval_in_the_cli_shows_in_an_open_tui_without_a_key_press(sample_copy: Path) -> None:
+    """Issue 13: after an approval the Tree and the header still showed 41 articles until ctrl+r."""
+    from memtui.ui.app import MemtuiApp
+    from memtui.ui.screens.proposals import ProposalsScreen
+
+    def cli(*args: str) -> None:
+        done = subprocess.run([sys.executable, "-m", "memtui", *args, "-w", str(sample_copy)],
+                              capture_output=True, text=True, cwd=REPO, timeout=60,
+                              env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+        assert done.returncode == 0, done.stderr
+
+    article = sample_copy / "memory/support/experience/exp-099-watch.md"
+    source = sample_copy.parent / "exp-099.md"
+    source.write_text("---\ntitle: Watched article\nsummary: filed while the TUI was open\n---\nBody.\n")
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None, what="the first audit")
+        before = app.report.articles
+        await pilot.press("7")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProposalsScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: hasattr(screen, "_rows"), what="the queue")
+        queued = {v.id for v in screen._rows}
+        cli("propose", "--node", "support/experience", "--article", article.name, "--from", str(source),
+            "--case", "C-W1", "--source-request", "SR-W1", "--profile", "support.investigator")
+        version = "support/experience/exp-099-watch.md@1"
+        await wait_for(pilot, lambda: version in {v.id for v in screen._rows}, timeout=20,
+                       what="the new proposal in the open queue")
+        assert queued < {v.id for v in screen._rows}
+        cli("proposals", "approve", version, "--reviewed", "--yes", "--as", "support.curator")
+        await wait_for(pilot, lambda: app.report is not None and app.report.articles == before + 1,
+                       timeout=20, what="the new article in the header counts")
+        assert article.exists()

@@ -110,11 +110,6 @@ class WriterLock:
         self.holder = holder
         self._fd: int | None = fd
 
-    @property
-    def held(self) -> bool:
-        """True until :meth:`release`."""
-        return self._fd is not None
-
     def release(self) -> None:
         """Give the lock back (idempotent); removes the holder record if it is still ours.
 

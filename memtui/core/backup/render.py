@@ -594,14 +594,3 @@ def _make_folder(dest: bytes, rel: bytes) -> None:
 
 def _remove_folder(path: bytes) -> None:
     shutil.rmtree(path)
-
-
-def read_folder(dest: str | os.PathLike[str]) -> dict[bytes, Entry]:
-    """The files under ``dest`` as a backup-tree mapping (symlinks are not followed or read)."""
-    dest_b = os.fsencode(dest)
-    out: dict[bytes, Entry] = {}
-    for rel, st in _existing(dest_b).items():
-        if stat.S_ISREG(st.st_mode):
-            with open(os.path.join(dest_b, rel), "rb") as handle:
-                out[rel] = Entry(handle.read(), bool(st.st_mode & stat.S_IXUSR))
-    return out

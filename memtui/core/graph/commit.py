@@ -48,13 +48,6 @@ def conflict_diff(before: bytes, after: bytes, name: str = "graph.jsonl") -> str
                         normalise_eol=False)
 
 
-def _read_current(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
 def action_name(operation: Operation) -> str:
     """The audit-log action of ``operation``: ``graph.<verb>`` (``RenameEntity`` → ``graph.rename-entity``)."""
     name = type(operation).__name__

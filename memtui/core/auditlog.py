@@ -29,6 +29,7 @@ from typing import Any
 from tinydb import Query
 
 from memtui.core.errors import ConflictError
+from memtui.core.paging import Page
 from memtui.core.store import Store
 
 TABLE = "audit"
@@ -156,8 +157,34 @@ class AuditLog:
         return AuditEntry(**{**entry.to_json(), "id": doc_id})
 
     def entries(self, limit: int | None = None, newest_first: bool = True) -> list[AuditEntry]:
-        """The log, newest first by default; at most ``limit`` entries."""
-        docs = sorted(self._table().all(), key=lambda d: d.doc_id, reverse=newest_first)
-        if limit is not None:
-            docs = docs[: max(0, limit)]
-        return [_entry(d) for d in docs]
+        """The log, newest first by default; at most ``limit`` entries (1 or more; all when
+        ``None``).
+
+        Raises:
+            ValueError: ``limit`` below 1.
+        """
+        if newest_first:
+            return self.page(limit).items
+        return Page.of([_entry(d) for d in sorted(self._table().all(), key=lambda d: d.doc_id)],
+                       0, limit).items
+
+    def page(self, limit: int | None = None, before: int | None = None) -> Page[AuditEntry]:
+        """One page of the log, newest first, for ``memtui log``.
+
+        Args:
+            limit: most entries on the page (1 or more; all when ``None``).
+            before: only entries older than the entry with this id (the previous page's
+                ``next``); entries appended meanwhile never shift a page.
+
+        Returns:
+            A :class:`~memtui.core.paging.Page` whose ``total`` is the whole log's size and
+            whose ``next`` is the id to pass as ``before`` for the following page.
+
+        Raises:
+            ValueError: ``limit`` below 1.
+        """
+        docs = sorted(self._table().all(), key=lambda d: d.doc_id, reverse=True)
+        older = [d for d in docs if before is None or d.doc_id < before]
+        shown = Page.of(older, 0, limit)
+        more = shown.next is not None
+        return Page([_entry(d) for d in shown.items], len(docs), shown.items[-1].doc_id if more else None)

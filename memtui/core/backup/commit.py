@@ -238,21 +238,26 @@ __all__ = ["BackupRefused", "BackupResult", "DEFAULT_PATH", "GitError", "Setting
 
 
 def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
-           remote: str | None = None, history_limit: int = 50) -> dict[str, Any]:
+           remote: str | None = None, history_limit: int = 50, history_offset: int = 0) -> dict[str, Any]:
     """The state of the backup repository, for ``memtui backup --status`` and the TUI.
 
     Never raises for an ordinary state (B10): no repository yet, no commits, a detached HEAD,
     an unborn branch, no remote; each is described in ``state`` (a sentence).
 
+    Args:
+        history_limit: most backups in ``history`` (1 or more).
+        history_offset: how many of the newest backups ``history`` skips (a later page).
+
     Returns:
         ``{"repo", "path", "exists", "state", "branch", "head", "detached", "remote", "url",
         "ahead_behind", "last": {commit, date, author, subject, changed, counts} | None,
-        "uncommitted": [names], "history": [HistoryEntry.to_json()], "problem": str | None}``.
+        "uncommitted": [names], "history": [HistoryEntry.to_json()], "history_total": int,
+        "problem": str | None}``.
     """
     out: dict[str, Any] = {"repo": str(repo_path) if repo_path else None, "path": subdir, "exists": False,
                            "state": "", "branch": None, "head": None, "detached": False, "remote": None,
                            "url": None, "ahead_behind": None, "last": None, "uncommitted": [],
-                           "history": [], "problem": None}
+                           "history": [], "history_total": 0, "problem": None}
     if not repo_path:
         out["state"] = ("no backup repository is configured: give --repo, or set [backup] repo in "
                         "memtui.toml")
@@ -267,11 +272,13 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
     out["exists"] = True
     head = repo.head()
     out.update(branch=head.branch, head=head.commit, detached=head.detached, state=head.describe())
-    history = repo.history(subdir, history_limit)
+    history = repo.history(subdir, history_limit, skip=history_offset)
     out["history"] = [h.to_json() for h in history]
-    if history:
-        last = history[0].to_json()
-        _, data, _ = repo.git("show", f"{history[0].commit}:{subdir}/MANIFEST", check=False)
+    out["history_total"] = repo.history_count(subdir)
+    newest = history[:1] if not history_offset else repo.history(subdir, 1)
+    if newest:
+        last = newest[0].to_json()
+        _, data, _ = repo.git("show", f"{newest[0].commit}:{subdir}/MANIFEST", check=False)
         try:
             manifest = rd.parse_manifest(data)
             last["counts"] = {"files": len([p for p in manifest.files if p.startswith(rd.FILES)]),

@@ -445,16 +445,19 @@ class BackupRepo:
             raise GitError(f"{rev!r} is not a commit of {self.root}; `memtui backup --history` lists the backups.")
         return out.decode().strip()
 
-    def history(self, subdir: str, limit: int | None = None) -> list[HistoryEntry]:
-        """Commits that touched ``subdir``, newest first, with their changed-file counts.
+    def history(self, subdir: str, limit: int | None = None, skip: int = 0) -> list[HistoryEntry]:
+        """Commits that touched ``subdir``, newest first, with their changed-file counts: at
+        most ``limit`` (all when ``None``) after the newest ``skip``.
 
         Returns ``[]`` for a repository with no commits (B10: an ordinary state, not an error).
         """
         if self.head().commit is None and not self.head().branches:
             return []
         args = ["log", "-z", "--format=%x1e%H%x1f%an <%ae>%x1f%aI%x1f%s", "--name-only"]
-        if limit:
+        if limit is not None:
             args.append(f"-n{limit}")
+        if skip:
+            args.append(f"--skip={skip}")
         ref = "HEAD" if self.head().commit else "--all"
         status, out, _ = self.git(*args, ref, "--", subdir, check=False)
         if status != 0:
@@ -466,6 +469,14 @@ class BackupRepo:
             changed = sum(1 for n in names.split(b"\0") if n.strip(b"\n"))
             entries.append(HistoryEntry(commit, date, author, subject, changed))
         return entries
+
+    def history_count(self, subdir: str) -> int:
+        """How many commits :meth:`history` lists in all (0 for a repository with no commits)."""
+        if self.head().commit is None and not self.head().branches:
+            return 0
+        status, out, _ = self.git("rev-list", "--count", "HEAD" if self.head().commit else "--all",
+                                  "--", subdir, check=False)
+        return int(out.strip() or 0) if status == 0 else 0
 
     def read_tree(self, commit: str, subdir: str) -> tuple[dict[bytes, Entry], list[Finding]]:
         """The files under ``subdir`` at ``commit``, relative to ``subdir``.

@@ -26,10 +26,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.findings import Finding
+from memtui.core.paging import Page
 
 
 BOM = b"\xef\xbb\xbf"
@@ -682,11 +683,44 @@ def fold_type(entity_type: str) -> str:
     return " ".join(words)
 
 
-def iter_records(graph: Graph) -> Iterator[Entity | Relation]:
-    """Every good record in file order (entities and relations interleaved as written)."""
-    for line in graph.lines:
-        if line.record is not None:
-            yield line.record
+def degrees(graph: Graph) -> dict[str, int]:
+    """``{entity name: relations it is an end of}`` (a relation from a name to itself counts
+    once); names in no relation are absent."""
+    out: dict[str, int] = {}
+    for relation in graph.relations:
+        out[relation.source] = out.get(relation.source, 0) + 1
+        if relation.target != relation.source:
+            out[relation.target] = out.get(relation.target, 0) + 1
+    return out
+
+
+def entity_page(graph: Graph, types: Sequence[str] = (), match: str = "", offset: int = 0,
+                limit: int | None = None) -> Page[tuple[Entity, int]]:
+    """One page of the entity list (``memtui graph entities``): ``(entity, relation count)``
+    in file order, duplicates by name included.
+
+    Args:
+        types: only entities of these ``entityType`` values, exactly (all when empty).
+        match: only names containing this text, case-insensitive (all when empty).
+        offset: the first item of the page within the filtered list.
+        limit: most items on the page (1 or more; all the rest when ``None``).
+
+    Returns:
+        A :class:`~memtui.core.paging.Page` whose ``total`` counts the filtered list.
+
+    Raises:
+        ValueError: ``offset`` below 0 or ``limit`` below 1.
+    """
+    rows = graph.entities
+    if types:
+        wanted = set(types)
+        rows = [e for e in rows if e.entity_type in wanted]
+    if match:
+        needle = match.casefold()
+        rows = [e for e in rows if needle in e.name.casefold()]
+    page = Page.of(rows, offset, limit)
+    degree = degrees(graph)
+    return Page([(e, degree.get(e.name, 0)) for e in page.items], page.total, page.next)
 
 
 def server_view(graph: Graph) -> dict:

@@ -7,6 +7,7 @@ Textual is imported only when the TUI is opened, so headless commands start fast
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import pkgutil
@@ -36,7 +37,8 @@ _DESCRIPTION = """memtui: a terminal workbench for the memory of AI agents.
 
 Run `memtui` to open a copy of the bundled sample workspace, or `memtui PATH` to open any
 workspace (a folder with memory/, or any folder holding AGENTS.md files). The subcommands
-below work without a terminal, for scripts and cron; each takes -w/--workspace PATH."""
+below work without a terminal, for scripts and cron; each that works on a workspace takes
+-w/--workspace PATH (all but `themes` and `secret`, which are yours, not a workspace's)."""
 
 
 def _command_modules() -> list[str]:
@@ -48,7 +50,7 @@ def _command_modules() -> list[str]:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand found in :mod:`memtui.commands`, or of ``only`` that one
     (a command's module is named after it; importing just it keeps a CLI call ~0.35 s faster)."""
-    parser = argparse.ArgumentParser(
+    parser = _common.Parser(
         prog="memtui", description=_DESCRIPTION, epilog=_common.EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"memtui {__version__}")
@@ -60,7 +62,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _tui_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _common.Parser(
         prog="memtui", description=_DESCRIPTION, epilog=_common.EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", nargs="?", metavar="PATH",
@@ -104,12 +106,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _common.json_errors(False)  # until a command's own --json says otherwise
     commands = set(_command_modules())
     first = next((a for a in argv if not a.startswith("-")), None)
     if argv and argv[0] in ("-h", "--help"):
         parser = build_parser()
         parser.print_help()
-        print("\nTo open the TUI: memtui [PATH] [--theme NAME]")
+        print("\nTo open the TUI: memtui [PATH] [--theme NAME] [--read-only]")
         return 0
     if first is not None and first in commands and argv[0] == first:
         parser = build_parser(only=first)
@@ -130,6 +133,11 @@ def _main(argv: list[str] | None) -> int:
                 _common.fail(message, code)
             except SystemExit as done:
                 return int(done.code or 0)
+    if first is not None and first not in commands and not os.path.exists(first):
+        near = difflib.get_close_matches(first, sorted(commands), n=1)
+        if near:  # `memtui serch x` would otherwise try to open a folder named serch
+            _common.fail(f"{first!r} is neither a command nor a folder; did you mean `memtui {near[0]}`? "
+                         "(`memtui --help` lists the commands)", ExitCode.USAGE)
     args = _tui_parser().parse_args(argv)
     from memtui.ui.launch import run_tui
 

@@ -34,7 +34,9 @@ def test_backup_restore_verify_round_trip(sample_copy: Path, tmp_path: Path, cap
     code, _, err = run(capsys, "restore", "--repo", f"{repo}@nosuchrev", "--to", str(tmp_path / "x"))
     assert code == 4 and "'nosuchrev' is not a commit" in err
     code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", repo, "--history", "--json")
-    assert code == 0 and [h["commit"] for h in json.loads(out)] == [first["commit"]]
+    history = json.loads(out)
+    assert code == 0 and [h["commit"] for h in history["history"]] == [first["commit"]]
+    assert (history["count"], history["total"], history["cursor"]) == (1, 1, None)
     code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", repo, "--status")
     assert code == 0 and "last backup:" in out
 

@@ -45,13 +45,15 @@ def test_propose_use_approve_by_uses_end_to_end(ws, tmp_path, capsys):
                      "--verdict", "pass", "--check", "replayed the ticket"]) == 0
     assert "eligible by uses" in capsys.readouterr().out
     assert _run(["proposals", "list", "-w", str(ws), "--json"]) == 0
-    [row] = json.loads(capsys.readouterr().out)
+    page = json.loads(capsys.readouterr().out)
+    [row] = page["proposals"]
+    assert (page["count"], page["total"], page["cursor"], page["state"]) == (1, 1, None, "proposed")
     assert row["eligibility"]["by_uses"] and row["owner"] == CURATOR
     assert _run(["proposals", "approve", vid, "-w", str(ws), "--yes"]) == 0
     assert "activated" in capsys.readouterr().out
     assert (ws / "memory/support/experience/exp-1.md").exists()
     assert _run(["versions", "support/experience/exp-1.md", "-w", str(ws), "--json"]) == 0
-    assert [v["state"] for v in json.loads(capsys.readouterr().out)] == ["active"]
+    assert [v["state"] for v in json.loads(capsys.readouterr().out)["versions"]] == ["active"]
 
 
 def test_approve_refusals_exit_3_with_the_reason(ws, tmp_path, capsys):
@@ -114,3 +116,25 @@ def test_ingest_and_assign(ws, tmp_path, capsys):
     shown = json.loads(capsys.readouterr().out.split("\n", 1)[1])
     assert [a["case"] for a in shown["assigned"]] == ["C6", "C7"]
     assert "+# Two" in shown["diff"]
+
+
+def test_a_retried_use_with_its_client_id_is_recorded_once(ws, tmp_path, capsys):
+    """Seed 004 round 2: a retried `memtui use` was recorded twice."""
+    vid = _propose(ws, tmp_path)
+    use = ["use", "-w", str(ws), "--version", vid, "--case", "C2", "--source-request", "SR2",
+           "--verdict", "pass", "--check", "replayed the ticket", "--client-id", "agent-7"]
+    assert _run(use) == 0 and _run(use) == 0
+    with Session.open(ws, read_only=True) as s:
+        assert len(gov_uses(s, vid)) == 1
+    capsys.readouterr()
+    other = [("contradiction" if word == "pass" else word) for word in use]
+    assert _run(other) == 1
+    assert "agent-7" in capsys.readouterr().err
+    with Session.open(ws, read_only=True) as s:
+        assert [u.verdict for u in gov_uses(s, vid)] == ["pass"], "the first entry stays"
+
+
+def gov_uses(s, vid):  # noqa: ANN001, ANN201
+    from memtui.core import governance as gov
+
+    return gov.Ledger(s.store).uses(vid)

@@ -107,6 +107,20 @@ def test_set_keeps_bom_and_crlf(shared, tmp_path, capsys):
     assert b"description: Use when a Windows file is edited\r\n" in data
 
 
+def test_set_with_a_client_id_is_applied_once_and_a_reused_id_is_a_conflict(tmp_path, capsys):
+    folder = tmp_path / "skills" / "mine"
+    folder.mkdir(parents=True)
+    path = folder / "SKILL.md"
+    path.write_text("---\nname: mine\ndescription: Use when told\n---\n", encoding="utf-8")
+    argv = ["skills", "set", "-w", str(tmp_path), "--client-id", "hook-1", "mine", "description", "Use when asked"]
+    assert run(capsys, *argv)[0] == 0 and run(capsys, *argv)[0] == 0
+    code, out, _ = run(capsys, "log", "-w", str(tmp_path), "--json")
+    assert [e["client_id"] for e in json.loads(out)["entries"]] == ["hook-1"], "the retry wrote nothing"
+    code, _, err = run(capsys, *argv[:-1], "Use when begged")
+    assert code == 1 and "hook-1" in err
+    assert "description: Use when asked\n" in path.read_text(encoding="utf-8")
+
+
 def test_set_refuses_the_administrators_copy(tmp_path, capsys):
     folder = tmp_path / "shared-skills" / "admin"
     folder.mkdir(parents=True)

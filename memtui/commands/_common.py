@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from enum import IntEnum
-from typing import Any
+from typing import Any, Callable
 
 from memtui.core.errors import WorkspaceError
 from memtui.core.frontmatter import json_safe
+from memtui.core.paging import Page
 from memtui.core.workspace import Workspace
 
 
@@ -42,10 +44,17 @@ EXIT_CODES_HELP = """exit codes (the same for every command):
   4  an operation outside memtui failed (git, network, keyring)"""
 
 
-def add_workspace_arg(parser: argparse.ArgumentParser) -> None:
-    """Add ``-w/--workspace PATH`` (default: the current folder)."""
-    parser.add_argument("-w", "--workspace", default=".", metavar="PATH",
-                        help="the workspace folder (default: the current folder)")
+def add_workspace_arg(parser: argparse.ArgumentParser,
+                      help: str = "the workspace folder (default: the current folder)") -> None:
+    """Add ``-w/--workspace PATH`` (default: the current folder); ``help`` says what it is
+    for where that is not the obvious (``restore``: only its memtui.toml settings)."""
+    parser.add_argument("-w", "--workspace", default=".", metavar="PATH", help=help)
+
+
+def described(doc: str | None) -> str:
+    """A module docstring as a ``--help`` description: reST ````literals```` shown as
+    `literals`, as in the rest of memtui's help."""
+    return re.sub(r"``(.+?)``", r"`\1`", doc or "", flags=re.S)
 
 
 def add_json_arg(parser: argparse.ArgumentParser) -> None:
@@ -53,19 +62,164 @@ def add_json_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def byte_count(value: str) -> int:
-    """argparse type for a size in bytes (a whole number, 0 or more).
+class Parser(argparse.ArgumentParser):
+    """The parser of ``memtui`` and of every subcommand (``memtui.cli`` makes the top-level
+    one; ``add_subparsers`` hands the class down to every subcommand and verb).
+
+    A usage error exits 2. An option the command does not know is named together with the
+    options it does know (argparse's own "unrecognized arguments" named neither the
+    command nor what it takes): ``memtui themes -w X`` says that ``themes`` takes
+    ``-h/--help, --json``.
+    """
+
+    def parse_known_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's signature
+        """As argparse's, but nothing is left over: an unknown word is this command's usage
+        error (argparse hands a subcommand's leftovers to the top-level parser, which no
+        longer knows which command they were meant for)."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(self.unknown(extras))
+        return namespace, extras
+
+    def unknown(self, extras: list[str]) -> str:
+        """The sentence for words this command does not take: the unknown options (or the
+        extra arguments), then every option it knows."""
+        options = [word for word in extras if word.startswith("-") and word != "-"]
+        if options:
+            names = [word.split("=", 1)[0] for word in options]
+            what = f"unknown option{'s' if len(names) > 1 else ''} {', '.join(names)}"
+        else:
+            what = f"unexpected argument{'s' if len(extras) > 1 else ''} {' '.join(map(repr, extras))}"
+        return f"{what}; {self.prog} takes {self.known()} (see {self.prog} --help)"
+
+    def known(self) -> str:
+        """``-w/--workspace PATH, --json, ...`` and the verbs, as one phrase."""
+        options, verbs = [], []
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                verbs.extend(action.choices)
+            elif action.option_strings and action.help is not argparse.SUPPRESS:
+                names = "/".join(action.option_strings)
+                if action.nargs != 0:
+                    metavar = action.metavar or action.dest.upper()
+                    names += " " + (" ".join(metavar) if isinstance(metavar, tuple) else metavar)
+                options.append(names)
+        text = "the options " + ", ".join(options) if options else "no options"
+        if verbs:
+            text += " and one of " + ", ".join(verbs)
+        return text
+
+    def hint(self, message: str) -> str:  # noqa: ARG002 - a subclass looks at the message
+        """An extra line after a usage error (none here; see ``memtui graph``)."""
+        return ""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print the usage and ``PROG: error: MESSAGE`` (and any :meth:`hint`); exit 2. A
+        missing verb names the verbs."""
+        verbs = [name for a in self._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices]
+        if verbs and message.startswith("the following arguments are required"):
+            message += f"; {self.prog} takes one of {', '.join(verbs)}"
+        self.print_usage(sys.stderr)
+        hint = self.hint(message)
+        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n" + (f"{self.prog}: hint: {hint}\n" if hint else ""))
+
+
+def whole_number(low: int, high: int | None = None, *, unit: str = "",
+                 off: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number from ``low`` to ``high`` (no upper bound when
+    ``None``); ``off`` is one more accepted value meaning "none" (``--folds 0``).
+
+    A number out of range is a usage error naming the range (argparse names the option):
+    ``argument --limit: must be a whole number of 1 or more, not '0'``. It is never
+    replaced by the nearest allowed value (seed 004: a clamped ``--limit 0`` hid the log).
+    """
+    if high is None:
+        span = f"of {low}{unit} or more"
+    else:
+        span = f"from {low} to {high}{unit}"
+    if off is not None:
+        span += f" ({off} for none)"
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+        if number is None or not (number == off or (low <= number and (high is None or number <= high))):
+            raise argparse.ArgumentTypeError(f"must be a whole number {span}, not {value!r}")
+        return number
+
+    parse.__name__ = f"whole number {span}"
+    return parse
+
+
+#: ``--limit``, ``--k``, version and line numbers: 1 or more.
+positive_int = whole_number(1)
+#: Sizes in bytes (``--budget``): 0 or more.
+byte_count = whole_number(0, unit=" bytes")
+
+
+def probability(value: str) -> float:
+    """argparse ``type`` for a probability strictly between 0 and 1 (``--likely``).
 
     Raises:
-        argparse.ArgumentTypeError: with a sentence argparse prints as the usage error.
+        argparse.ArgumentTypeError: with the accepted range.
     """
     try:
-        number = int(value)
+        number = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("the budget must be 0 bytes or more")
+        number = float("nan")
+    if not 0.0 < number < 1.0:  # also false for nan
+        raise argparse.ArgumentTypeError(f"must be a probability between 0 and 1 (both excluded), not {value!r}")
     return number
+
+
+#: Items on one page of a list unless ``--limit`` says otherwise.
+PAGE_SIZE = 100
+
+
+def add_page_args(parser: argparse.ArgumentParser, what: str, default: int = PAGE_SIZE) -> None:
+    """``--limit N`` (1 or more) and ``--cursor C`` (from the previous page) for a list of
+    ``what`` (plural noun) that can be longer than one page."""
+    parser.add_argument("--limit", type=positive_int, default=default, metavar="N",
+                        help=f"at most N {what} on a page (default {default})")
+    parser.add_argument("--cursor", type=cursor, default=None, metavar="C",
+                        help="the page after the one whose JSON `cursor` (or text footer) gave C")
+
+
+def cursor(value: str) -> int:
+    """argparse ``type`` for ``--cursor``: the ``cursor`` a previous page gave.
+
+    Raises:
+        argparse.ArgumentTypeError: not a cursor memtui gives out.
+    """
+    text = value.strip()
+    if not text.isdigit() or not text.isascii():
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a cursor memtui gave; pass the `cursor` of the previous page as it is")
+    return int(text)
+
+
+def page_json(name: str, page: Page[Any], items: list[Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """The JSON of one page: ``{name: [...], "count": on this page, "total": in the whole
+    filtered list, "cursor": the next page's --cursor or null}`` and ``extra`` keys first.
+    ``items`` are the JSON of ``page.items`` (default: the items themselves)."""
+    shown = list(page.items if items is None else items)
+    return {**extra, name: shown, "count": len(shown), "total": page.total,
+            "cursor": None if page.next is None else str(page.next)}
+
+
+def all_json(name: str, items: list[Any], **extra: Any) -> dict[str, Any]:
+    """:func:`page_json` of a list shown whole (an action's results): count = total, no cursor."""
+    return page_json(name, Page(list(items), len(items)), **extra)
+
+
+def print_more(page: Page[Any], what: str) -> None:
+    """Under a text list, on standard error: how many of how many were shown and the
+    ``--cursor`` of the rest (nothing when the page holds the whole list)."""
+    if page.next is not None:
+        print(f"{len(page.items)} of {page.total} {what} shown; the next page: --cursor {page.next}",
+              file=sys.stderr)
 
 
 def open_workspace(args: argparse.Namespace) -> Workspace:

@@ -1,23 +1,21 @@
-"""What the governance commands share (issue 5): ``--as``, the session, confirmation, errors.
+"""What the governance commands share (issue 5): ``--as``, the session, confirmation, the
+version lines.
 
-Exit codes: 3 when refused (not the owner, read-only workspace, no confirmation without a
-terminal: the reason is printed), 1 when the request failed (unknown version, a conflict with
-an edit on disk, bad input), 0 on success.
+Their errors reach the user through the CLI's one exit-code table (``memtui.cli.EXIT_CODES``):
+3 when refused (not the owner, read-only workspace, no confirmation without a terminal: the
+reason is printed), 1 when the request failed (unknown version, a conflict with an edit on
+disk, bad input), 0 on success.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
 
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
-from memtui.core.auditlog import ClientIdConflict
-from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.session import Session
-
 
 
 def add_common(parser: argparse.ArgumentParser, *, acting: bool = True, confirm: bool = False) -> None:
@@ -48,16 +46,6 @@ def confirm(args: argparse.Namespace, s: Session, question: str) -> None:
     answer = input(f"{sentence}? [y/N] ").strip().lower()
     if answer not in ("y", "yes"):
         _common.fail("not confirmed; nothing was changed", ExitCode.REFUSED)
-
-
-def guarded(action: Callable[[], Any]) -> Any:
-    """Run ``action``, turning governance errors into messages and exit codes."""
-    try:
-        return action()
-    except (gov.RefusedError, ReadOnlyError, ConfinementError) as exc:
-        _common.fail(f"refused: {exc}", ExitCode.REFUSED)
-    except (ConflictError, ClientIdConflict, gov.GovernanceError) as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
 
 
 def reindex(s: Session, article: str) -> None:

@@ -14,7 +14,7 @@ from memtui.core import governance as gov
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("adopt", help="record untracked articles and unrecorded edits as versions",
-                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p, confirm=True)
     p.add_argument("path", nargs="?", metavar="PATH", help="an article or node folder (default: the whole tree)")
@@ -26,9 +26,9 @@ def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "adopt") as s:
         if args.revert:
             if not args.path:
-                _common.fail("--revert needs the ARTICLE to revert", ExitCode.USAGE)
+                _common.fail("--revert needs the ARTICLE to revert: memtui adopt --revert ARTICLE", ExitCode.USAGE)
             _gov.confirm(args, s, f"Revert {args.path} to its active version")
-            v = _gov.guarded(lambda: gov.revert(s, args.path))
+            v = gov.revert(s, args.path)
             _gov.reindex(s, v.article)
             if args.json:
                 _common.emit_json({"reverted": v.id})
@@ -36,11 +36,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"reverted {v.article} to {v.id}")
             return ExitCode.OK
         _gov.confirm(args, s, f"Adopt {args.path or 'every untracked or edited article'}")
-        done = _gov.guarded(lambda: gov.adopt(s, args.path))
+        done = gov.adopt(s, args.path)
         for v in done:
-            _gov.reindex(s, v.article) if v.provenance.get("kind") != "baseline" else None
+            if v.provenance.get("kind") != "baseline":
+                _gov.reindex(s, v.article)
         if args.json:
-            _common.emit_json([v.to_json(content=False) for v in done])
+            _common.emit_json(_common.all_json("adopted", [v.to_json(content=False) for v in done]))
         else:
             for v in done:
                 print(f"adopted {v.id} ({v.provenance.get('kind')})")

@@ -5,8 +5,9 @@
   when asked (never forced).
 - ``backup --status``: the repository, branch, remote, last backup and its counts,
   ahead/behind, uncommitted changes under the backup path.
-- ``backup --history [--limit N]``: the backups (commits of the backup path), newest first,
-  with their changed-file counts.
+- ``backup --history [--limit N] [--cursor C]``: the backups (commits of the backup path),
+  newest first, with their changed-file counts; a page (``--json``: ``{"history", "count",
+  "total", "cursor", "state"}``).
 
 Exit codes: 0 done (or nothing to do), 1 the store cannot be read, 2 no repository given,
 3 refused (detached HEAD, no git identity, unsafe path), 4 git or the push failed.
@@ -20,8 +21,12 @@ import argparse
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core.backup import commit as core
-from memtui.core.backup.git import BackupRefused, GitError
+from memtui.core.paging import Page
 from memtui.core.store import StoreDamagedError
+
+
+#: Backups on one page of ``--history``.
+LIMIT = 50
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--status", action="store_true", help="show the backup repository's state; back nothing up")
     what.add_argument("--history", action="store_true", help="list the backups, newest first; back nothing up")
-    parser.add_argument("--limit", type=int, default=50, metavar="N", help="with --history: at most N backups")
+    parser.add_argument("--limit", type=_common.positive_int, default=None, metavar="N",
+                        help=f"with --history: at most N backups on a page (default {LIMIT})")
+    parser.add_argument("--cursor", type=_common.cursor, default=None, metavar="C",
+                        help="with --history: the page after the one whose JSON `cursor` (or footer) gave C")
     parser.set_defaults(func=run)
 
 
@@ -59,13 +67,20 @@ def add_repo_args(parser: argparse.ArgumentParser, spec: bool = False) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ws = _common.open_workspace(args)
+    if not args.history and (args.limit is not None or args.cursor is not None):
+        _common.fail("--limit and --cursor page the list of backups: give them with --history", ExitCode.USAGE)
     conf = core.settings(ws, args.repo, args.path, args.remote, args.push)
     if args.status or args.history:
-        state = core.status(conf.repo, conf.path, conf.remote, history_limit=args.limit)
+        offset = args.cursor or 0
+        state = core.status(conf.repo, conf.path, conf.remote, history_limit=args.limit or LIMIT,
+                            history_offset=offset)
+        end = offset + len(state["history"])
+        page = Page(state["history"], state["history_total"], end if end < state["history_total"] else None)
         if args.json:
-            _common.emit_json(state["history"] if args.history else state)
+            _common.emit_json(_common.page_json("history", page, state=state["state"]) if args.history else state)
         elif args.history:
             print_history(state)
+            _common.print_more(page, "backups")
         else:
             print_status(state)
         return ExitCode.OK if not state["problem"] else ExitCode.EXTERNAL
@@ -74,12 +89,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = core.backup(ws, conf.repo, conf.path, message=args.message, push=conf.push,
                              remote=conf.remote, git_table=conf.git)
-    except BackupRefused as exc:
-        _common.fail(f"backup refused: {exc}", ExitCode.REFUSED)
-    except GitError as exc:
-        _common.fail(f"backup failed: {exc}", ExitCode.EXTERNAL)
-    except StoreDamagedError as exc:
-        _common.fail(f"backup not made: {exc}", ExitCode.PROBLEM)
+    except StoreDamagedError as exc:  # refused (3) and git (4) go to the exit-code table as they are
+        _common.fail(f"no backup made: {exc}", ExitCode.PROBLEM)
     if args.json:
         _common.emit_json(result.to_json())
     else:

@@ -13,21 +13,16 @@ import sys
 from memtui.commands import _common
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, fail, open_workspace
 from memtui.core.tree.boot import DEFAULT_BOOT_BUDGET, NodeNotFoundError, build_boot
-from memtui.core.errors import ConfinementError
 from memtui.core.skills import DEFAULT_INDEX_BUDGET
-
-
 
 
 def _run(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
-    try:
+    try:  # a path outside the workspace is refused (3) by the exit-code table
         boot = build_boot(ws, args.node, args.budget, with_skills=args.with_skills,
                           skills_budget=args.skills_budget)
-    except NodeNotFoundError as exc:
+    except NodeNotFoundError as exc:  # a word of the command line that names no node: usage
         fail(str(exc), ExitCode.USAGE)
-    except ConfinementError as exc:
-        fail(str(exc), ExitCode.REFUSED)
     if args.json:
         emit_json(boot.to_json())
         return int(ExitCode.OK)
@@ -46,7 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "boot", help="what a node's agent boots with: its AGENTS.md plus the index of every domain",
         description="Seed 000 §2 rule 1: an agent boots from its own node's AGENTS.md, and the "
                     "index of every domain is always available to it. Prints both within a byte "
-                    "budget and names what was truncated or omitted.")
+                    "budget and names what was truncated or omitted.",
+        epilog=_common.EXIT_CODES_HELP + "\n  (boot: 2 when NODE is not a node, 3 when it leads outside the workspace)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_workspace_arg(p)
     add_json_arg(p)
     p.add_argument("node", metavar="NODE",

@@ -16,7 +16,6 @@ from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core.atomic import write_text
 from memtui.core.search import confidence, triage
-from memtui.core.search.index import IndexBusyError, IndexWriteError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,13 +35,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common.add_workspace_arg(t)
     _common.add_json_arg(t)
     t.add_argument("--cases", required=True, metavar="FILE", help="the cases file (JSON lines)")
-    t.add_argument("--k", type=int, default=5, help="the cut-off of hit@k (default 5)")
-    t.add_argument("--likely", type=float, default=confidence.LIKELY, metavar="P",
+    t.add_argument("--k", type=_common.positive_int, default=5, metavar="K",
+                   help="the cut-off of hit@k, 1 or more (default 5)")
+    t.add_argument("--likely", type=_common.probability, default=confidence.LIKELY, metavar="P",
                    help="probability from which an answer is shown as a precedent "
                    f"(default {confidence.LIKELY}: more likely right than wrong)")
-    t.add_argument("--folds", type=int, default=0, metavar="K",
+    t.add_argument("--folds", type=_common.whole_number(2, off=0), default=0, metavar="K",
                    help="also cross-validate the confidence calibration: fit it on K-1 folds "
-                   "of the cases, measure the fold left out, for each fold (a 'k-fold' column)")
+                   "of the cases, measure the fold left out, for each fold (a 'k-fold' column); "
+                   "K from 2 to the number of cases (default 0: none)")
     t.add_argument("--fit", action="store_true",
                    help="fit the calibration on these cases and use it (in-sample figures; "
                    "prints the coefficients to ship in memtui/core/search/confidence.py)")
@@ -82,17 +83,9 @@ def run_triage(args: argparse.Namespace) -> int:
         cases = triage.load_cases(Path(args.cases))
     except triage.CasesError as exc:
         _common.fail(str(exc), ExitCode.USAGE)
-    if args.k < 1:
-        _common.fail("--k must be 1 or more", ExitCode.USAGE)
-    if not 0.0 < args.likely < 1.0:
-        _common.fail("--likely must be a probability between 0 and 1", ExitCode.USAGE)
     try:
         report = triage.run(ws, cases, k=args.k, likely=args.likely, folds=args.folds, refit=args.fit)
-    except IndexBusyError as exc:
-        _common.fail(str(exc), ExitCode.REFUSED)
-    except IndexWriteError as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
-    except ValueError as exc:
+    except ValueError as exc:  # --folds over the number of cases, --fit on cases that cannot fit
         _common.fail(str(exc), ExitCode.USAGE)
     if args.results:
         lines = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.results)

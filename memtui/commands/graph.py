@@ -1,7 +1,9 @@
 """``memtui graph``: browse, audit and curate the knowledge graph headless (issue 4).
 
-Every write goes through :func:`memtui.core.graph.commit` (sha256 check, re-apply or refuse
-with a diff, atomic write). Names that start with ``-`` are given after ``--``:
+Every write goes through :func:`memtui.core.graph.commit`, the graph's share of the one
+guarded write (sha256 check, re-apply or refuse with a diff, atomic write, one audit entry).
+Errors reach the user through the CLI's one exit-code table (``memtui.cli.EXIT_CODES``); only
+the conflict (its diff) and unreadable files are handled here. Names that start with ``-`` are given after ``--``:
 ``memtui graph delete --yes -- --help``. Nothing here prompts unless standard input is a
 terminal; destructive commands (delete, merge, repair, convert) then need ``--yes``.
 """
@@ -15,27 +17,23 @@ from pathlib import Path
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core import graph as g
-from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
+from memtui.core.errors import MemtuiError
 from memtui.core.findings import Severity, sort_key
 from memtui.core.graph.audit import audit
 from memtui.core.text import visible
 from memtui.core.session import Session
 
-#: Seconds a write waits for another memtui command holding the writer lock (never for a TUI).
-
 DASH_HINT = ("names that start with '-' go after '--', with every option before it: "
              "memtui graph delete --yes -- --help")
 
 
-class _GraphParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors explain how to pass names starting with ``-``."""
+class _GraphParser(_common.Parser):
+    """The subcommands' parser: its usage errors also explain how to pass names starting with ``-``."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        hint = ""
-        if "unrecognized arguments: -" in message or "required" in message or "expected" in message:
-            hint = f"\n{self.prog}: hint: {DASH_HINT}"
-        self.print_usage(sys.stderr)
-        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}{hint}\n")
+    def hint(self, message: str) -> str:
+        if "unknown option" in message or "required" in message or "expected" in message:
+            return DASH_HINT
+        return ""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "graph", help="browse, audit and curate the knowledge graph (memory/graph.jsonl)",
         description="Browse, audit and curate memory/graph.jsonl, the knowledge graph in the MCP "
-                    "memory server's format. " + DASH_HINT + ".",
+                    "memory server's format. " + DASH_HINT[0].upper() + DASH_HINT[1:] + ".",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="graph_command", metavar="SUBCOMMAND", parser_class=_GraphParser)
     parser.set_defaults(func=lambda args: (parser.print_help(), int(ExitCode.USAGE))[1])
@@ -65,8 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             child.add_argument("--session", dest="session_key", metavar="KEY",
                                help="the agent session the observations come from "
                                     "(sessions/durable/KEY.jsonl); recorded as their provenance")
-            child.add_argument("--session-line", type=int, metavar="N",
-                               help="the line of that session history the observations come from")
+            child.add_argument("--session-line", type=_common.positive_int, metavar="N",
+                               help="the line (1 or more) of that session history the observations come from")
         child.set_defaults(func=func)
         return child
 
@@ -76,11 +74,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--type", dest="types", action="append", metavar="TYPE",
                    help="only this entityType (repeatable)")
     p.add_argument("--match", metavar="TEXT", help="only names containing TEXT (case-insensitive)")
-    p.add_argument("--limit", type=int, default=0, metavar="N", help="at most N rows (text output)")
+    _common.add_page_args(p, "entities")
     p = add("check", "audit the graph: bad lines, duplicates, dangling relations, orphans, type variants",
             _cmd_check, aliases=("audit",))
     p.add_argument("--no-fuzzy", action="store_true", help="skip the near-duplicate name search")
-    p = add("create", "create an entity (refused if the name exists)", _cmd_write(
+    p = add("create", "create an entity (exit 1 when the name exists)", _cmd_write(
         lambda a, _g: g.CreateEntity(a.name, a.entity_type, tuple(a.observations))), write=True, provenance=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("entity_type", metavar="TYPE")
@@ -144,10 +142,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _load(args: argparse.Namespace):
     """Open the workspace and its graph: ``(workspace, path, graph, loaded bytes)``; exits 2/3."""
     ws = _common.open_workspace(args)
-    try:
-        path = ws.path(ws.shown(ws.graph_file))
-    except ConfinementError as exc:
-        _common.fail(f"refused: {exc}", ExitCode.REFUSED)
+    path = ws.path(ws.shown(ws.graph_file))  # ConfinementError: refused (exit 3)
     try:
         graph = g.load(path, ws.shown(path))
         data = path.read_bytes() if graph.exists else b""
@@ -191,7 +186,7 @@ def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:
     except MemtuiError as exc:
         _common.fail(str(exc).replace("the provenance record may be damaged", "check --session"), ExitCode.USAGE)
     at = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    line = args.session_line if getattr(args, "session_line", None) and args.session_line > 0 else None
+    line = getattr(args, "session_line", None)
     if isinstance(operation, g.AddObservation):
         pairs = [(operation.entity, operation.text)]
     elif isinstance(operation, g.CreateEntity):
@@ -204,9 +199,9 @@ def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:
 def _cmd_write(build, confirm: bool = False, backup: str = ""):
     """A subcommand that applies the operation ``build(args)`` and saves it through ``commit``.
 
-    The writer lock is taken first (exit 3 with the holder's sentence when another memtui
-    holds it); a ``--client-id`` that already recorded this very change prints the first
-    result and writes nothing; the write leaves one audit-log entry.
+    A read-only workspace is refused before anything is asked (exit 3, with the reason); a
+    ``--client-id`` that already recorded this very change prints the first result and
+    writes nothing; the write leaves one audit-log entry. No lock is held while asking.
     """
 
     def run(args: argparse.Namespace) -> int:
@@ -221,24 +216,12 @@ def _cmd_write(build, confirm: bool = False, backup: str = ""):
 
 
 def _write(args: argparse.Namespace, session: Session, build, confirm: bool, backup: str) -> int:
-    from memtui.core.auditlog import ClientIdConflict
-
     ws, path, graph, loaded = _load(args)
     client_id = getattr(args, "client_id", None)
-    try:
-        operation = build(args, graph)
-        retried = g.retry_of(session, path, operation, client_id)
-    except ClientIdConflict as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
-    except g.GraphEditError as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
-    except ConfinementError as exc:
-        _common.fail(f"refused: {exc}", ExitCode.REFUSED)
+    operation = build(args, graph)
+    retried = g.retry_of(session, path, operation, client_id)
     if retried is None:
-        try:
-            change = operation.apply(graph)  # check before asking
-        except g.GraphEditError as exc:
-            _common.fail(str(exc), ExitCode.PROBLEM)
+        change = operation.apply(graph)  # check before asking
         if confirm and change.changed:
             _confirm(args, f"{ws.shown(path)}: {change.summary}")
     kept = ""
@@ -257,18 +240,10 @@ def _write(args: argparse.Namespace, session: Session, build, confirm: bool, bac
     try:
         saved = g.commit(path, graph, operation, loaded_bytes=loaded, session=session, client_id=client_id,
                          provenance=_provenance(args, operation), also_write=also)
-    except (ReadOnlyError, ConfinementError) as exc:
-        _common.fail(f"refused: {exc}", ExitCode.REFUSED)
-    except ClientIdConflict as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
-    except g.GraphConflictError as exc:
+    except g.GraphConflictError as exc:  # the diff first, then the sentence (exit 1)
         if exc.diff:
             sys.stderr.write(exc.diff)
-        _common.fail(str(exc), ExitCode.PROBLEM)
-    except ConflictError as exc:  # pragma: no cover - other conflict kinds
-        _common.fail(str(exc), ExitCode.PROBLEM)
-    except g.GraphEditError as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
+        raise
     except OSError as exc:
         _common.fail(f"cannot write {ws.shown(path)}: {exc.strerror or exc}; the file is unchanged.",
                      ExitCode.EXTERNAL)
@@ -296,10 +271,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     _ws, _path, graph, _data = _load(args)
     records = graph.find(args.name)
     if not records:
-        try:
-            graph.entity(args.name)
-        except g.GraphEditError as exc:
-            _common.fail(str(exc), ExitCode.PROBLEM)
+        graph.entity(args.name)  # GraphEditError: no such entity, with similar names (exit 1)
     outgoing, incoming = graph.relations_of(args.name)
     origins = _provenance_of(_ws, args.name)
     if args.json:
@@ -342,28 +314,15 @@ def _provenance_of(ws, name: str) -> dict:
 
 def _cmd_entities(args: argparse.Namespace) -> int:
     _ws, _path, graph, _data = _load(args)
-    degree: dict[str, int] = {}
-    for relation in graph.relations:
-        degree[relation.source] = degree.get(relation.source, 0) + 1
-        if relation.target != relation.source:
-            degree[relation.target] = degree.get(relation.target, 0) + 1
-    rows = graph.entities
-    if args.types:
-        wanted = set(args.types)
-        rows = [e for e in rows if e.entity_type in wanted]
-    if args.match:
-        needle = args.match.casefold()
-        rows = [e for e in rows if needle in e.name.casefold()]
+    page = g.entity_page(graph, args.types or (), args.match or "", args.cursor or 0, args.limit)
     if args.json:
-        _common.emit_json([{"name": e.name, "entityType": e.entity_type, "observations": len(e.observations),
-                            "relations": degree.get(e.name, 0), "line": e.line} for e in rows])
+        _common.emit_json(_common.page_json("entities", page, [
+            {"name": e.name, "entityType": e.entity_type, "observations": len(e.observations),
+             "relations": degree, "line": e.line} for e, degree in page.items]))
         return int(ExitCode.OK)
-    shown = rows[: args.limit] if args.limit > 0 else rows
-    for e in shown:
-        print(f"{visible(e.name)}\t{visible(e.entity_type)}\t{len(e.observations)} obs\t"
-              f"{degree.get(e.name, 0)} rel")
-    if len(shown) < len(rows):
-        print(f"... {len(rows) - len(shown)} more (of {len(rows)})")
+    for e, degree in page.items:
+        print(f"{visible(e.name)}\t{visible(e.entity_type)}\t{len(e.observations)} obs\t{degree} rel")
+    _common.print_more(page, "entities")
     return int(ExitCode.OK)
 
 

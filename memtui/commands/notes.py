@@ -134,13 +134,12 @@ def _expected(value: str | None, note: notes.Note) -> object:
 
 def _save(session: Session, note: notes.Note, text: str, base: object, client_id: str | None,
           as_json: bool) -> int:
-    """Save and report; maps refusals and conflicts to exit codes."""
+    """Save and report. A lost-update conflict prints the difference (exit 1); refusals (3)
+    and a reused client id (1) reach the CLI's exit-code table."""
     try:
         result = notes.save(session, note, text, base, client_id=client_id)
-    except (ReadOnlyError, ConfinementError) as exc:
-        _common.fail(str(exc), ExitCode.REFUSED)
-    except ClientIdConflict as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
+    except ClientIdConflict:
+        raise  # not the lost-update conflict below: no difference to show
     except ConflictError as exc:
         shown = notes.conflict_diff(note, exc, text)
         if as_json:
@@ -169,8 +168,7 @@ def run_set(args: argparse.Namespace) -> int:
     ws = _common.open_workspace(args)
     text = _read_source(args.source)
     with Session.open(ws, purpose="cli notes set") as session:
-        if session.read_only:
-            _common.fail(session.reason or "read-only", ExitCode.REFUSED)
+        session.require_writable()  # ReadOnlyError: refused (exit 3) with the reason
         note = _load(args, ws)
         return _save(session, note, text, _expected(args.expect, note), args.client_id, args.json)
 
@@ -198,7 +196,7 @@ def run_edit(args: argparse.Namespace) -> int:
     ws = _common.open_workspace(args)
     note = _load(args, ws)
     if not note.writable:
-        _common.fail(note.read_only_reason or "read-only", ExitCode.REFUSED)
+        _common.fail(f"refused: {note.read_only_reason}", ExitCode.REFUSED)
     fd, name = tempfile.mkstemp(prefix="memtui-notes-", suffix=".md")
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
         handle.write(note.text)
@@ -217,7 +215,7 @@ def run_edit(args: argparse.Namespace) -> int:
         return ExitCode.OK
     with Session.open(ws, purpose="cli notes edit") as session:
         if session.read_only:
-            _common.fail(f"{session.reason} Your text is kept in {name}.", ExitCode.REFUSED)
+            _common.fail(f"refused: {session.reason} Your text is kept in {name}.", ExitCode.REFUSED)
         try:
             result = notes.save(session, note, text, note.hash)
         except ConflictError as exc:
@@ -233,7 +231,7 @@ def run_edit(args: argparse.Namespace) -> int:
                 print(f"memtui: {again} Your text is in {name}.", file=sys.stderr)
                 return ExitCode.PROBLEM
         except (ReadOnlyError, ConfinementError) as exc:
-            _common.fail(f"{exc} Your text is kept in {name}.", ExitCode.REFUSED)
+            _common.fail(f"refused: {exc} Your text is kept in {name}.", ExitCode.REFUSED)
     os.unlink(name)
     print(f"{note.shown}: saved ({len(result.note.data):,} bytes, sha256 {result.after})")
     return ExitCode.OK

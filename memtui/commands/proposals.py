@@ -1,6 +1,8 @@
 """``memtui proposals``: the queue of proposals and the owner's decisions (issue 5).
 
-- ``list [--state S|all]``: proposals with node, author, age, eligibility, untrusted mark;
+- ``list [--state S|all] [--limit N] [--cursor C]``: proposals, oldest first, with node,
+  author, age, eligibility, untrusted mark (a page; ``--json``: ``{"state", "proposals",
+  "count", "total", "cursor"}``);
 - ``show ID``: provenance, uses, assigned cases, eligibility and the diff against the
   active version;
 - ``approve ID [--reviewed] [--replace-newer]``: activate (owner only; ``--reviewed`` = a
@@ -22,17 +24,20 @@ from memtui.core import text
 from memtui.commands import _common, _gov
 from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
+from memtui.core.paging import Page
 from memtui.core.session import Session
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("proposals", help="list, show, approve, reject, assign or ingest proposals",
-                            description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                            description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     p = verbs.add_parser("list", help="the queue of proposals")
     _gov.add_common(p, acting=False)
-    p.add_argument("--state", default="proposed", choices=(*gov.STATES, "all"))
+    p.add_argument("--state", default="proposed", choices=(*gov.STATES, "all"),
+                   help="only proposals in this state (default: proposed, the queue)")
+    _common.add_page_args(p, "proposals")
     p.set_defaults(func=run_list)
     p = verbs.add_parser("show", help="one proposal with its provenance, uses and diff")
     _gov.add_common(p, acting=False)
@@ -50,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = verbs.add_parser("reject", help="reject a proposal with a reason (owner only)")
     _gov.add_common(p, confirm=True)
     p.add_argument("id", metavar="ID")
-    p.add_argument("--reason", required=True)
+    p.add_argument("--reason", required=True, help="why it is rejected (recorded with the decision)")
     p.set_defaults(func=run_reject)
     p = verbs.add_parser("assign", help="assign validation cases to a proposal (owner only)")
     _gov.add_common(p)
@@ -100,22 +105,25 @@ def _reader(args: argparse.Namespace) -> Session:
 def run_list(args: argparse.Namespace) -> int:
     with _reader(args) as s:
         ledger = gov.Ledger(s.store)
-        items = ledger.proposals(None if args.state == "all" else args.state)
+        page = Page.of(ledger.proposals(None if args.state == "all" else args.state),
+                       args.cursor or 0, args.limit)
         if args.json:
-            _common.emit_json([{**v.to_json(content=False), "owner": gov.owner_of(s.ws, v.node)[0],
-                                "eligibility": gov.eligibility(ledger, v).to_json()} for v in items])
+            _common.emit_json(_common.page_json("proposals", page, [
+                {**v.to_json(content=False), "owner": gov.owner_of(s.ws, v.node)[0],
+                 "eligibility": gov.eligibility(ledger, v).to_json()} for v in page.items], state=args.state))
         else:
-            for v in items:
+            for v in page.items:
                 print(_gov.version_line(v, ledger))
-            if not items:
-                print(f"no {args.state} proposals")
+            _common.print_more(page, "proposals")
+            if not page.total:
+                print("no proposals" if args.state == "all" else f"no {args.state} proposals")
     return ExitCode.OK
 
 
 def run_show(args: argparse.Namespace) -> int:
     with _reader(args) as s:
         ledger = gov.Ledger(s.store)
-        v = _gov.guarded(lambda: ledger.get(args.id))
+        v = ledger.get(args.id)
         active = ledger.active(v.article)
         e = gov.eligibility(ledger, v)
         uses = ledger.uses(v.id)
@@ -144,8 +152,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_approve(args: argparse.Namespace) -> int:
     with _gov.session(args, "proposals approve") as s:
         _gov.confirm(args, s, f"Approve {args.id}{' (human review)' if args.reviewed else ''}")
-        v = _gov.guarded(lambda: gov.approve(s, args.id, reviewed=args.reviewed, why=args.why,
-                                                   replace_newer=args.replace_newer))
+        v = gov.approve(s, args.id, reviewed=args.reviewed, why=args.why, replace_newer=args.replace_newer)
         _gov.reindex(s, v.article)
         if args.json:
             _common.emit_json(v.to_json(content=False))
@@ -157,7 +164,7 @@ def run_approve(args: argparse.Namespace) -> int:
 def run_reject(args: argparse.Namespace) -> int:
     with _gov.session(args, "proposals reject") as s:
         _gov.confirm(args, s, f"Reject {args.id}")
-        v = _gov.guarded(lambda: gov.reject(s, args.id, args.reason))
+        v = gov.reject(s, args.id, args.reason)
         if args.json:
             _common.emit_json(v.to_json(content=False))
         else:
@@ -167,7 +174,7 @@ def run_reject(args: argparse.Namespace) -> int:
 
 def run_assign(args: argparse.Namespace) -> int:
     with _gov.session(args, "proposals assign") as s:
-        done = _gov.guarded(lambda: gov.assign(s, args.id, args.cases))
+        done = gov.assign(s, args.id, args.cases)
         if args.json:
             _common.emit_json({"version": args.id, "assigned": done})
         else:
@@ -177,7 +184,7 @@ def run_assign(args: argparse.Namespace) -> int:
 
 def run_ingest(args: argparse.Namespace) -> int:
     with _gov.session(args, "proposals ingest") as s:
-        stored, findings = _gov.guarded(lambda: gov.ingest(s, args.inbox))
+        stored, findings = gov.ingest(s, args.inbox)
         if args.json:
             _common.emit_json({"stored": [v.to_json(content=False) for v in stored],
                                "findings": [f.to_json() for f in findings]})

@@ -15,7 +15,7 @@ from memtui.core import governance as gov
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("propose", help="file a proposal: a candidate version of an article",
-                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p)
     p.add_argument("--node", required=True, metavar="PATH", help="the node folder, relative to memory/")
@@ -43,12 +43,12 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         _common.fail(f"cannot read {args.from_file} as UTF-8 text: {exc}", ExitCode.USAGE)
     with _gov.session(args, "propose") as s:
-        v = _gov.guarded(lambda: gov.propose(
+        v = gov.propose(
             s, args.node, args.article, text, case=args.case, source_request=args.source_request,
             profile=args.profile, profile_version=args.profile_version, sources=args.source,
             untrusted=args.untrusted, title=args.title, one_liner=args.one_liner,
             new_node_owner=args.new_node_owner, new_node_title=args.new_node_title,
-            new_node_line=args.new_node_line, client_id=args.client_id))
+            new_node_line=args.new_node_line, client_id=args.client_id)
         if args.json:
             _common.emit_json(v.to_json(content=False))
         else:

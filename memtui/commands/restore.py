@@ -17,7 +17,7 @@ from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.commands.backup import add_repo_args
 from memtui.core.backup import commit as core
-from memtui.core.backup.git import BackupRefused, GitError, split_spec
+from memtui.core.backup.git import split_spec
 from memtui.core.backup.render import BackupFormatError
 from memtui.core.backup.restore import restore
 from memtui.core.errors import WorkspaceError
@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "write it as a workspace into --to: files byte for byte, the store rebuilt record "
                     "for record. A non-empty folder is refused unless --force.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _common.add_workspace_arg(parser)
+    _common.add_workspace_arg(parser, help="the workspace whose memtui.toml [backup] settings name the "
+                              "repository and path (default: the current folder); the restore goes to --to")
     _common.add_json_arg(parser)
     add_repo_args(parser, spec=True)
     parser.add_argument("--to", required=True, metavar="DIR", help="the folder to restore into (empty or new)")
@@ -57,12 +58,8 @@ def repo_and_path(args: argparse.Namespace) -> tuple[str, str | None, str]:
 
 def run(args: argparse.Namespace) -> int:
     repo, rev, subdir = repo_and_path(args)
-    try:
+    try:  # refused (3) and git (4) go to the exit-code table as they are
         result = restore(repo, rev, subdir, args.to, force=args.force)
-    except BackupRefused as exc:
-        _common.fail(f"restore refused: {exc}", ExitCode.REFUSED)
-    except GitError as exc:
-        _common.fail(f"restore failed: {exc}", ExitCode.EXTERNAL)
     except BackupFormatError as exc:
         _common.fail(f"restore failed: the backup tree cannot be read: {exc}", ExitCode.PROBLEM)
     if args.json:

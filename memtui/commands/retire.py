@@ -12,18 +12,18 @@ from memtui.core import governance as gov
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("retire", help="retire an article's active version (owner only)",
-                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p, confirm=True)
-    p.add_argument("article", metavar="ARTICLE")
-    p.add_argument("--reason", default="")
+    p.add_argument("article", metavar="ARTICLE", help="the article, relative to memory/")
+    p.add_argument("--reason", default="", help="why, recorded with the retirement")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "retire") as s:
         _gov.confirm(args, s, f"Retire {args.article}")
-        v = _gov.guarded(lambda: gov.retire(s, args.article, args.reason))
+        v = gov.retire(s, args.article, args.reason)
         _gov.reindex(s, v.article)
         if args.json:
             _common.emit_json(v.to_json(content=False))

@@ -12,19 +12,20 @@ from memtui.core import governance as gov
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rollback", help="publish an earlier accepted version again, as a new version",
-                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p, confirm=True)
     p.add_argument("article", metavar="ARTICLE")
-    p.add_argument("--to", type=int, required=True, metavar="N", help="the version whose content comes back")
-    p.add_argument("--reason", default="")
+    p.add_argument("--to", type=_common.positive_int, required=True, metavar="N",
+                   help="the version number (1 or more) whose content comes back")
+    p.add_argument("--reason", default="", help="why, recorded with the new version")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "rollback") as s:
         _gov.confirm(args, s, f"Roll {args.article} back to version {args.to}")
-        v = _gov.guarded(lambda: gov.rollback(s, args.article, args.to, args.reason))
+        v = gov.rollback(s, args.article, args.to, args.reason)
         _gov.reindex(s, v.article)
         if args.json:
             _common.emit_json(v.to_json(content=False))

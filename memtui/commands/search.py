@@ -3,6 +3,10 @@
 The index is brought up to date first (quick when nothing changed; progress on standard
 error when it is a terminal), then the query runs. ``memtui index`` is in
 :mod:`memtui.commands.index`.
+
+The results are a page (``--limit``, ``--cursor``; issue 13). The search core takes no offset
+yet, so a later page asks it for ``cursor + limit`` hits and shows the last ``limit``: the
+ranking, ``total`` and the verdicts are those of the whole list from the first hit.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ import sys
 
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
-from memtui.core.search.index import IndexBusyError, IndexReport, IndexWriteError, SearchIndex
-from memtui.core.search.query import QueryError, search
+from memtui.core.paging import Page
+from memtui.core.search.index import IndexReport, SearchIndex
+from memtui.core.search.query import Hit, QueryError, Results, search
 from memtui.core.search.sources import KINDS
 
 
@@ -24,12 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Search every item of the workspace. Plain words are ranked (symptom and "
         'alias matches count most); "a phrase", prefix*, fuzzy~, a AND b; filters kind:K '
         "node:N owner:P state:S tag:T. Proposals and retired versions are left out unless "
-        "--include-proposed. Exit code 1 when nothing matches.",
+        "--include-proposed. Exit code 1 when nothing matches. The results are a page: the "
+        "JSON's `cursor` (or the footer on standard error) gives the next one with --cursor.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("query", nargs="+", help="the query words (quote the whole query in the shell)")
     _common.add_workspace_arg(p)
     _common.add_json_arg(p)
-    p.add_argument("--limit", type=int, default=10, metavar="N", help="show at most N results (default 10)")
+    _common.add_page_args(p, "results", default=10)
     p.add_argument("--kind", action="append", choices=KINDS, metavar="K",
                    help=f"only this kind of item (repeatable): {', '.join(KINDS)}")
     p.add_argument("--include-proposed", action="store_true",
@@ -51,13 +57,9 @@ def _progress():
 
 
 def _update(index: SearchIndex, rebuild: bool = False) -> IndexReport:
-    try:
-        return index.update(progress=_progress(), rebuild=rebuild)
-    except IndexBusyError as exc:
-        _common.fail(str(exc), ExitCode.REFUSED)
-    except IndexWriteError as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
-    raise AssertionError("unreachable")  # pragma: no cover
+    """Bring ``index`` up to date, with progress on a terminal. IndexBusyError (another process
+    is updating it) and IndexWriteError reach the CLI's exit-code table: exit 1, try again."""
+    return index.update(progress=_progress(), rebuild=rebuild)
 
 
 def _print_findings(findings) -> None:  # noqa: ANN001
@@ -71,26 +73,25 @@ def run_search(args: argparse.Namespace) -> int:
     index = SearchIndex(ws)
     report = _update(index)
     text = " ".join(args.query)
+    offset = args.cursor or 0
     try:
-        res = search(index, text, limit=max(1, args.limit), include_proposed=args.include_proposed,
+        res = search(index, text, limit=offset + args.limit, include_proposed=args.include_proposed,
                      kinds=args.kind)
     except QueryError as exc:
         _common.fail(f"the query cannot be used: {exc}", ExitCode.USAGE)
         raise AssertionError("unreachable") from exc  # pragma: no cover
-    except (IndexBusyError, IndexWriteError) as exc:
-        _common.fail(str(exc), ExitCode.PROBLEM)
-        raise AssertionError("unreachable") from exc  # pragma: no cover
+    page = _page(res, offset, args.limit)
     findings = [f for f in report.findings if f.code == "search-index-damaged"] + list(res.findings)
     if args.json:
-        _common.emit_json({"query": text, "total": res.total, "total_at_least": res.at_least, "total_estimated": res.estimated, "ms": round(res.ms, 2),
-                           "likelihood": round(res.likelihood, 4),
-                           "hits": [h.to_json() for h in res.hits],
-                           "findings": [f.to_json() for f in findings]})
+        _common.emit_json(_common.page_json(
+            "hits", page, [h.to_json() for h in page.items],
+            query=text, total_at_least=res.at_least, total_estimated=res.estimated, ms=round(res.ms, 2),
+            likelihood=round(res.likelihood, 4), findings=[f.to_json() for f in findings]))
     else:
         _print_findings(findings)
         if res.hits:
             print(_answer_line(res.likelihood, res.hits[0].verdict))
-        for h in res.hits:
+        for h in page.items:
             where = h.path + (f":{h.line}" if h.line else "")
             label = h.entry_id or h.title
             state = "" if h.state in ("active", "") else f" [{h.state}]"
@@ -98,8 +99,19 @@ def run_search(args: argparse.Namespace) -> int:
             if h.snippet and h.snippet.text:
                 print("                    " + _marked(h.snippet.text, h.snippet.spans))
         about = "at least " if res.at_least else "about " if res.estimated else ""
-        print(f"{about}{res.total} result(s) in {res.ms:.0f} ms", file=sys.stderr)
+        more = f"; the next page: --cursor {page.next}" if page.next is not None else ""
+        print(f"{about}{res.total} result(s) in {res.ms:.0f} ms{more}", file=sys.stderr)
     return int(ExitCode.OK if res.total else ExitCode.PROBLEM)
+
+
+def _page(res: Results, offset: int, limit: int) -> Page[Hit]:
+    """The hits from ``offset`` on (``res`` holds at most ``offset + limit``). There is a next
+    page when this one is full and more matched (or may have: an estimated or lower-bound
+    total)."""
+    end = offset + limit
+    full = len(res.hits) >= end
+    more = full and (res.total > end or res.at_least or res.estimated)
+    return Page(res.hits[offset:end], res.total, end if more else None)
 
 
 def _answer_line(likelihood: float, first: str) -> str:

@@ -32,39 +32,37 @@ def register(sub: argparse._SubParsersAction) -> None:
                        ("delete", "remove the token from the keyring")):
         p = verbs.add_parser(verb, help=text, description=text)
         p.add_argument("name", choices=sorted(secrets.NAMES), help="the secret")
-        _common.add_workspace_arg(p)
-        _common.add_json_arg(p)
+        _common.add_json_arg(p)  # no -w: the keyring is the user's, not a workspace's
         p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        if args.verb == "get":
-            found = secrets.get(args.name)
-            if args.json:
-                _common.emit_json({"name": args.name, "set": found.value is not None, "source": found.source,
-                                   "note": found.note})
-            else:
-                if found.note:
-                    print(f"note: {found.note}", file=sys.stderr)
-                print(f"{args.name} is set (from the {found.source})" if found.value
-                      else f"{args.name} is not set (keyring or {secrets.NAMES[args.name]})")
-            return ExitCode.OK if found.value else ExitCode.PROBLEM
-        if args.verb == "set":
-            if _common.interactive():
-                value = getpass.getpass(f"{args.name}: ")
-            else:
-                value = sys.stdin.readline().rstrip("\r\n")
-            try:
-                secrets.set(args.name, value)
-            except ValueError as exc:
-                _common.fail(str(exc), ExitCode.USAGE)
-            message = f"{args.name} stored in the keyring"
+    """The keyring failing or not answering (exit 4, naming the fallback) reaches the CLI's
+    exit-code table."""
+    if args.verb == "get":
+        found = secrets.get(args.name)
+        if args.json:
+            _common.emit_json({"name": args.name, "set": found.value is not None, "source": found.source,
+                               "note": found.note})
         else:
-            message = f"{args.name} removed from the keyring" if secrets.delete(args.name) \
-                else f"{args.name} was not in the keyring"
-    except (secrets.KeyringUnavailable, secrets.KeyringTimeout) as exc:
-        _common.fail(str(exc), ExitCode.EXTERNAL)
+            if found.note:
+                print(f"note: {found.note}", file=sys.stderr)
+            print(f"{args.name} is set (from the {found.source})" if found.value
+                  else f"{args.name} is not set (keyring or {secrets.NAMES[args.name]})")
+        return ExitCode.OK if found.value else ExitCode.PROBLEM
+    if args.verb == "set":
+        if _common.interactive():
+            value = getpass.getpass(f"{args.name}: ")
+        else:
+            value = sys.stdin.readline().rstrip("\r\n")
+        try:
+            secrets.set(args.name, value)
+        except ValueError as exc:
+            _common.fail(str(exc), ExitCode.USAGE)
+        message = f"{args.name} stored in the keyring"
+    else:
+        message = f"{args.name} removed from the keyring" if secrets.delete(args.name) \
+            else f"{args.name} was not in the keyring"
     if args.json:
         _common.emit_json({"name": args.name, "done": args.verb, "message": message})
     else:

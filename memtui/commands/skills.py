@@ -2,8 +2,9 @@
 
 Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for the rules):
 
-- ``list [--json]``: a table (name, root/scope, valid, shadowed, description) and the count
-  line ``N skills: V valid, P with problems`` (B19).
+- ``list [--limit N] [--cursor C] [--json]``: a table (name, root/scope, valid, shadowed,
+  description) and the count line ``N skills: V valid, P with problems`` (B19); a page
+  (``--json``: ``{"skills", "count", "total", "cursor", "valid", "with_problems", ...}``).
 - ``check [--json]``: every finding with its place; exit 1 when any is an error.
 - ``index [--budget BYTES] [--json]``: the index an agent's turn gets, its size against the
   budget (8 KiB by default, seed 002) and the skills cut or left out, named (seed 004).
@@ -19,6 +20,7 @@ from memtui.commands import _common
 from memtui.core.text import clip as _clip, visible
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
 from memtui.core.findings import Finding, Severity
+from memtui.core.paging import Page
 from memtui.core.skills import (
     DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue, save_skill_field,
 )
@@ -37,21 +39,23 @@ def _load(args: argparse.Namespace) -> Catalogue:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     cat = _load(args)
+    page = Page.of(cat.skills, args.cursor or 0, args.limit)
     if args.json:
-        emit_json({"count": len(cat.skills), "valid": cat.valid_count, "with_problems": cat.problem_count,
-                   "roots": {k: str(v) for k, v in cat.roots.items()},
-                   "skills": [s.to_json() for s in cat.skills],
-                   "findings": [f.to_json() for f in cat.findings]})
+        emit_json(_common.page_json(
+            "skills", page, [s.to_json() for s in page.items],
+            valid=cat.valid_count, with_problems=cat.problem_count,
+            roots={k: str(v) for k, v in cat.roots.items()}, findings=[f.to_json() for f in cat.findings]))
         return int(ExitCode.OK)
     rows = [(_clip(s.shown_name, 40), _clip(s.root_scope, 34), "yes" if s.valid else "NO",
              s.standing, _clip(s.description or "", 60) if s.description else "—")
-            for s in cat.skills]
+            for s in page.items]
     header = ("name", "root/scope", "valid", "shadowed", "description")
     widths = [max([len(header[i])] + [len(r[i]) for r in rows]) for i in range(4)]
     print("  ".join(h.ljust(widths[i]) if i < 4 else h for i, h in enumerate(header)))
     for row in rows:
         print("  ".join(c.ljust(widths[i]) if i < 4 else c for i, c in enumerate(row)))
     print(cat.count_line())
+    _common.print_more(page, "skills")
     return int(ExitCode.OK)
 
 
@@ -149,8 +153,7 @@ def _cmd_set(args: argparse.Namespace) -> int:
     skill = _pick(cat, args.name)
     try:
         with Session.open(ws, purpose="cli skills set") as session:
-            saved = save_skill_field(session, skill, args.key, args.value,
-                                     client_id=getattr(args, "client_id", None))
+            saved = save_skill_field(session, skill, args.key, args.value, client_id=args.client_id)
     except ValueError as exc:
         fail(f"{skill.path}: {exc}", ExitCode.PROBLEM)
     except OSError as exc:
@@ -176,6 +179,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="the catalogue as a table, with the valid/problem count")
     add_workspace_arg(p)
     add_json_arg(p)
+    _common.add_page_args(p, "skills")
     p.set_defaults(func=_cmd_list)
 
     p = sub.add_parser("check", help="the findings of every skill; exit 1 on an error finding")
@@ -205,4 +209,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the skill's name or folder (put `--` before a name starting with -)")
     p.add_argument("key", metavar="KEY", help="the front matter key, e.g. description")
     p.add_argument("value", metavar="VALUE", help="the new text")
+    p.add_argument("--client-id", metavar="ID",
+                   help="an id for this request: a retry with the same id is not applied or logged twice (seed 004)")
     p.set_defaults(func=_cmd_set)

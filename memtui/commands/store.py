@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.set_defaults(func=run_check)
     aside = verbs.add_parser("set-aside", help="rename the store to store.json.damaged-<time> and start fresh")
     _common.add_workspace_arg(aside)
-    aside.add_argument("--yes", action="store_true", help="do it without asking (required without a terminal)")
+    aside.add_argument("-y", "--yes", action="store_true", help="do it without asking (required without a terminal)")
     aside.set_defaults(func=run_set_aside)
 
 

@@ -13,7 +13,7 @@ from memtui.core import governance as gov
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("use", help="record a case's use of a version (verdict pass or contradiction)",
-                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p)
     p.add_argument("--version", required=True, metavar="ID", help="the version id (article@N)")
@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--verdict", required=True, choices=gov.VERDICTS)
     p.add_argument("--check", required=True, metavar="TEXT", help="the independent check performed")
     p.add_argument("--hash", metavar="SHA256", help="the article hash the case saw (default: the version's)")
+    p.add_argument("--client-id", metavar="ID",
+                   help="an id for this request: a retry with the same id is not recorded twice; the same "
+                        "id with another request is a conflict (exit 1) (seed 004)")
     p.set_defaults(func=run)
 
 
@@ -33,9 +36,10 @@ def run(args: argparse.Namespace) -> int:
         _common.fail(f"--origin {args.origin} needs --origin-of CASE (the case it is a {args.origin} of)",
                      ExitCode.USAGE)
     with _gov.session(args, "use") as s:
-        u = _gov.guarded(lambda: gov.use(
+        u = gov.use(
             s, args.version, case=args.case, source_request=args.source_request, verdict=args.verdict,
-            check=args.check, origin=args.origin, origin_of=args.origin_of, hash=args.hash))
+            check=args.check, origin=args.origin, origin_of=args.origin_of, hash=args.hash,
+            client_id=args.client_id)
         ledger = gov.Ledger(s.store)
         e = gov.eligibility(ledger, ledger.get(args.version))
         if args.json:

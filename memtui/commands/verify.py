@@ -3,7 +3,8 @@
 Restores the backup into a temporary folder, renders it again and compares with the backup
 tree byte for byte, and the rebuilt store with the store files record for record.
 Exit codes: 0 zero differences, 1 differences (each file with a unified diff) or restore
-findings, 2 no repository given, 4 git failed.
+findings, 2 no repository given, 3 refused (an unsafe --path, a folder that is not a
+repository), 4 git failed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.commands.backup import add_repo_args
 from memtui.commands.restore import repo_and_path
-from memtui.core.backup.git import BackupRefused, GitError
 from memtui.core.backup.render import BackupFormatError
 from memtui.core.text import plural
 from memtui.core.backup.verify import verify
@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="The round trip render → restore → render must give the same bytes: every "
                     "differing file is listed with a unified diff. Exit 0 only with zero differences.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _common.add_workspace_arg(parser)
+    _common.add_workspace_arg(parser, help="the workspace whose memtui.toml [backup] settings name the "
+                              "repository and path (default: the current folder)")
     _common.add_json_arg(parser)
     add_repo_args(parser, spec=True)
     parser.set_defaults(func=run)
@@ -36,10 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     repo, rev, subdir = repo_and_path(args)
-    try:
+    try:  # refused (3) and git (4) go to the exit-code table as they are
         result = verify(repo, rev, subdir)
-    except (GitError, BackupRefused) as exc:
-        _common.fail(f"verify failed: {exc}", ExitCode.EXTERNAL)
     except BackupFormatError as exc:
         _common.fail(f"verify failed: the backup tree cannot be read: {exc}", ExitCode.PROBLEM)
     if args.json:

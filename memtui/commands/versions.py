@@ -1,5 +1,6 @@
-"""``memtui versions ARTICLE``: the version history of an article, and the diff between any
-two versions (``--diff A B``). Read-only (issue 5; seed 000 §7.4b)."""
+"""``memtui versions ARTICLE``: the version history of an article, oldest first (a page:
+``--limit``, ``--cursor``; ``--json``: ``{"article", "versions", "count", "total", "cursor"}``),
+and the diff between any two versions (``--diff A B``). Read-only (issue 5; seed 000 §7.4b)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ from memtui.core import text
 from memtui.commands import _common, _gov
 from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
+from memtui.core.paging import Page
 from memtui.core.session import Session
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("versions", help="the version history of an article",
-                       description=__doc__, epilog=_common.EXIT_CODES_HELP,
+                       description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p, acting=False)
     p.add_argument("article", metavar="ARTICLE", help="the article, relative to memory/")
-    p.add_argument("--diff", nargs=2, type=int, metavar=("A", "B"), help="print the diff from version A to B")
+    p.add_argument("--diff", nargs=2, type=_common.positive_int, metavar=("A", "B"),
+                   help="print the diff from version A to B (version numbers, 1 or more)")
+    _common.add_page_args(p, "versions")
     p.set_defaults(func=run)
 
 
@@ -26,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     ws = _common.open_workspace(args)
     with Session.open(ws, purpose="cli versions", read_only=True) as s:
         ledger = gov.Ledger(s.store)
-        article = _gov.guarded(lambda: gov.normalise_article(args.article))
+        article = gov.normalise_article(args.article)  # GovernanceError: not an article (exit 1)
         versions = ledger.versions(article)
         if not versions:
             _common.fail(f"{article} has no recorded versions (untracked: `memtui adopt {article}`)",
@@ -43,10 +47,13 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(patch, end="")
             return ExitCode.OK
+        page = Page.of(versions, args.cursor or 0, args.limit)
         if args.json:
-            _common.emit_json([{**v.to_json(content=False), "retired_how": gov.retired_how(v)}
-                               for v in versions])
+            _common.emit_json(_common.page_json("versions", page, [
+                {**v.to_json(content=False), "retired_how": gov.retired_how(v)} for v in page.items],
+                article=article))
         else:
-            for v in versions:
+            for v in page.items:
                 print(_gov.version_line(v))
+            _common.print_more(page, "versions")
     return ExitCode.OK

@@ -93,14 +93,19 @@ class Boot:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict of the bundle, its sizes and what was cut."""
+        """A JSON-ready dict of the bundle, its sizes and what was cut; ``skills`` is the skill
+        index's :meth:`~memtui.core.skills.SkillIndex.to_json` (0 bytes and empty lists when
+        ``with_skills`` is false)."""
         return {
             "node": self.node, "path": self.path, "budget": self.budget, "size": self.size,
             "memory_size": self.memory_size, "own_size": self.own_size,
             "own_truncated": self.own_truncated, "own_kept": self.own_kept,
             "domains": [{"path": p, "line": ln.rstrip("\n")} for p, ln in self.domains],
             "omitted": [{"path": p, "line": ln.rstrip("\n")} for p, ln in self.omitted],
-            "skills": self.skills.to_json() if self.skills else None,
+            "with_skills": self.skills is not None,
+            # not asked for: the same object with empty lists, never null (issue 13)
+            "skills": self.skills.to_json() if self.skills else {
+                "budget": 0, "size": 0, "full_size": 0, "text": "", "entries": [], "cut": [], "left_out": []},
             "notes": self.notes(), "text": self.text,
         }
 

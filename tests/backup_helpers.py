@@ -11,6 +11,8 @@ import pytest
 
 from memtui.core.session import Session
 
+from tests.conftest import run_cli
+
 IDENTITY = ("Backup Tester", "backup-tester@example.invalid")
 
 
@@ -77,13 +79,4 @@ def tree_bytes(root: Path) -> dict[bytes, bytes]:
     return out
 
 
-def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    """Run ``memtui *argv`` in-process: ``(exit code, stdout, stderr)``."""
-    from memtui.cli import main
-
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+run = run_cli  # the backup tests' name for it

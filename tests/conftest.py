@@ -61,6 +61,19 @@ def batch(store) -> Iterator[None]:  # noqa: ANN001 - Store
     store.commit()
 
 
+def run_cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    """Run ``memtui *argv`` in-process: ``(exit code, stdout, stderr)`` (usage errors and
+    ``fail()`` exit by SystemExit; its code is returned)."""
+    from memtui.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 def seed(session, fn: Callable, action: str = "test.seed", target: str = ".memtui/store.json"):  # noqa: ANN001, ANN201
     """Run ``fn(tx)`` as one guarded write of ``session`` (tests that seed store records)."""
     return session.write(action, target, fn).result

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.cli import main
 from memtui.core.tree.boot import NodeNotFoundError, build_boot
 from memtui.core.errors import ConfinementError
 from memtui.core.workspace import Workspace
+
+from tests.conftest import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -19,13 +20,7 @@ def prefect(shared) -> Path:
     return shared / "corpus" / "agents-trees" / "PrefectHQ__prefect"
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli
 
 
 def test_boot_holds_own_index_and_every_domain(prefect):

@@ -20,19 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from memtui.cli import build_parser, main
+from memtui.cli import build_parser
 from memtui.commands import _common
+
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+_run = run_cli
 
 
 @pytest.fixture(autouse=True)

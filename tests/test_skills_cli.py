@@ -7,16 +7,10 @@ import shutil
 
 import pytest
 
-from memtui.cli import main
+from tests.conftest import run_cli
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # fail() and argparse exit this way
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli
 
 
 def test_list_b19_shows_all_eight_and_the_count(shared, capsys):

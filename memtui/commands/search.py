@@ -89,7 +89,7 @@ def run_search(args: argparse.Namespace) -> int:
             likelihood=round(res.likelihood, 4), findings=[f.to_json() for f in findings]))
     else:
         _print_findings(findings)
-        if res.hits:
+        if res.hits and not offset:  # the verdict is about the first results; later pages show none
             print(_answer_line(res.likelihood, res.hits[0].verdict))
         for h in page.items:
             where = h.path + (f":{h.line}" if h.line else "")

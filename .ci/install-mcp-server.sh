@@ -1,5 +1,6 @@
 #!/bin/sh
-# Install the pinned MCP reference memory server for the interop tests (tests/test_graph_mcp.py).
+# Install the pinned MCP reference memory server and the streamable-HTTP gateway for the
+# interop tests (tests/test_graph_mcp.py over stdio, tests/test_graph_remote*.py over HTTP).
 # Usage: .ci/install-mcp-server.sh DIR   (or set MEMTUI_MCP_SERVER_DIR)
 # Then run the tests with MEMTUI_MCP_SERVER_DIR=DIR; without it they are skipped with the reason.
 set -eu
@@ -13,5 +14,6 @@ if ! command -v npm >/dev/null 2>&1; then
     exit 0
 fi
 mkdir -p "$DIR"
-npm install --no-audit --no-fund --prefix "$DIR" @modelcontextprotocol/server-memory@2026.8.31
+# supergateway serves the stdio server over streamable HTTP (LIBRARY-NOTES "MCP streamable HTTP").
+npm install --no-audit --no-fund --prefix "$DIR" @modelcontextprotocol/server-memory@2026.8.31 supergateway@4.0.0
 echo "installed; run the tests with MEMTUI_MCP_SERVER_DIR=$DIR"

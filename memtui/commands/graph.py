@@ -1,9 +1,13 @@
-"""``memtui graph``: browse, audit and curate the knowledge graph headless (issue 4).
+"""``memtui graph``: browse, audit and curate the knowledge graph headless (issue 4, issue 16).
 
-Every write goes through :func:`memtui.core.graph.commit`, the graph's share of the one
-guarded write (sha256 check, re-apply or refuse with a diff, atomic write, one audit entry).
-Errors reach the user through the CLI's one exit-code table (``memtui.cli.EXIT_CODES``); only
-the conflict (its diff) and unreadable files are handled here. Names that start with ``-`` are given after ``--``:
+The graph is the local file or the member's remote graph over MCP (``--remote URL``, ``[graph]
+remote``, or the ``memory`` block of the workspace's ``config.json``;
+:func:`memtui.core.graph.backend.open_graph`); every command works the same on both. A local
+write goes through :func:`memtui.core.graph.commit` (sha256 check, re-apply or refuse with a
+diff, atomic write); a remote one through :meth:`memtui.core.graph.remote.RemoteGraph.save`
+(re-read, tool sequence, journal). Errors reach the user through the CLI's one exit-code table (``memtui.cli.EXIT_CODES``; a
+remote failure is a sentence with exit code 4); only the conflict (its diff) and unreadable
+files are handled here. Names that start with ``-`` are given after ``--``:
 ``memtui graph delete --yes -- --help``. Nothing here prompts unless standard input is a
 terminal; destructive commands (delete, merge, repair, convert) then need ``--yes``.
 """
@@ -50,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             confirm: bool = False, write: bool = False, provenance: bool = False) -> argparse.ArgumentParser:
         child = sub.add_parser(name, help=help_text, description=help_text, aliases=list(aliases))
         _common.add_workspace_arg(child)
+        child.add_argument("--remote", metavar="URL",
+                           help="the remote graph's MCP endpoint (https://…/v1/mcp), over [graph] remote and "
+                                "the memory block of config.json; 'local' uses memory/graph.jsonl")
         if json_arg:
             _common.add_json_arg(child)
         if confirm:
@@ -132,6 +139,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add("export", "print the graph as JSONL (server form), Graphviz DOT or Mermaid", _cmd_export,
             json_arg=False)
     p.add_argument("--format", choices=("jsonl", "dot", "mermaid"), default="jsonl")
+    p = add("search", "search the graph as the server's search_nodes does (names, types, observations)",
+            _cmd_search)
+    p.add_argument("--semantic", action="store_true",
+                   help="use the remote server's semantic_search (only when it lists one)")
+    p.add_argument("query", metavar="QUERY")
+    p = add("pull", "copy the remote graph into memory/graph.jsonl (a diff first, then confirmation)",
+            _cmd_pull, confirm=True, write=True)
+    p.add_argument("--dry-run", action="store_true", help="show the difference and change nothing")
+    p = add("push", "make the remote graph hold the records of memory/graph.jsonl (a diff first, then "
+            "confirmation)", _cmd_push, confirm=True, write=True)
+    p.add_argument("--dry-run", action="store_true", help="show the tool calls and change nothing")
+    p = add("resume", "finish the last remote write sequence that stopped half-way, or undo what it applied",
+            _cmd_resume, confirm=True)
+    p.add_argument("--undo", action="store_true", help="undo what the interrupted sequence applied")
     p = add("import", "bring in the records of another graph file (new entities, missing "
             "observations, new relations; nothing removed)", _cmd_import, write=True)
     p.add_argument("file", metavar="FILE")
@@ -139,16 +160,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 # -- helpers ---------------------------------------------------------------------------------------
 
-def _load(args: argparse.Namespace):
-    """Open the workspace and its graph: ``(workspace, path, graph, loaded bytes)``; exits 2/3."""
-    ws = _common.open_workspace(args)
-    path = ws.path(ws.shown(ws.graph_file))  # ConfinementError: refused (exit 3)
+def _backend(args: argparse.Namespace, ws=None):  # noqa: ANN001 - Workspace
+    """The workspace's graph backend (local file or remote); exits 2/3/4."""
+    from memtui.core.graph.backend import LocalGraph, open_graph
+
+    ws = ws or _common.open_workspace(args)
+    backend = open_graph(ws, getattr(args, "remote", None))  # a keyring failure: ExternalError, exit 4
+    if isinstance(backend, LocalGraph):
+        ws.path(ws.shown(ws.graph_file))  # ConfinementError: refused (exit 3)
+    return ws, backend
+
+
+def _load(args: argparse.Namespace, ws=None):  # noqa: ANN001 - Workspace
+    """Open the workspace and its graph: ``(workspace, backend, graph, loaded bytes)``; exits
+    2/3, or 4 (a sentence) when the remote cannot be used."""
+    ws, backend = _backend(args, ws)
+    if backend.kind == "remote":
+        try:
+            return ws, backend, backend.load(), b""
+        except Exception:
+            backend.close()
+            raise
     try:
-        graph = g.load(path, ws.shown(path))
-        data = path.read_bytes() if graph.exists else b""
+        graph = backend.load()
     except (MemtuiError, OSError) as exc:
-        _common.fail(f"cannot read {ws.shown(path)}: {exc}", ExitCode.USAGE)
-    return ws, path, graph, data
+        _common.fail(f"cannot read {backend.shown}: {exc}", ExitCode.USAGE)
+    return ws, backend, graph, backend.loaded_bytes or b""
 
 
 def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:
@@ -216,17 +253,32 @@ def _cmd_write(build, confirm: bool = False, backup: str = ""):
 
 
 def _write(args: argparse.Namespace, session: Session, build, confirm: bool, backup: str) -> int:
-    ws, path, graph, loaded = _load(args)
+    ws, backend, graph, loaded = _load(args, session.ws)
+    try:
+        return _write_to(args, session, backend, graph, loaded, build, confirm, backup)
+    finally:
+        backend.close()
+
+
+def _write_to(args: argparse.Namespace, session: Session, backend, graph, loaded: bytes, build, confirm: bool,
+              backup: str) -> int:
+    from memtui.core.graph.remote import RemoteSequenceError
+
+    ws = session.ws
+    path = Path(ws.graph_file)
     client_id = getattr(args, "client_id", None)
     operation = build(args, graph)
-    retried = g.retry_of(session, path, operation, client_id)
+    if backend.kind == "remote":
+        retried = session.earlier(client_id, g.action_name(operation), backend.shown, g.describe(operation))
+    else:
+        retried = g.retry_of(session, path, operation, client_id)
     if retried is None:
         change = operation.apply(graph)  # check before asking
         if confirm and change.changed:
-            _confirm(args, f"{ws.shown(path)}: {change.summary}")
+            _confirm(args, f"{backend.shown}: {change.summary}")
     kept = ""
     also: list[tuple[str, bytes]] = []
-    if backup and retried is None and change.changed:
+    if backup and retried is None and change.changed and backend.kind == "local":
         import hashlib
         import time
 
@@ -238,8 +290,14 @@ def _write(args: argparse.Namespace, session: Session, build, confirm: bool, bac
                     f".{'rejected' if backup == 'rejects' else 'orig'}")
             also.append((kept, data))
     try:
-        saved = g.commit(path, graph, operation, loaded_bytes=loaded, session=session, client_id=client_id,
-                         provenance=_provenance(args, operation), also_write=also)
+        if backend.kind == "remote":
+            saved = backend.save(graph, operation, session=session, client_id=client_id,
+                                 provenance=_provenance(args, operation))
+        else:
+            saved = g.commit(path, graph, operation, loaded_bytes=loaded, session=session, client_id=client_id,
+                             provenance=_provenance(args, operation), also_write=also)
+    except RemoteSequenceError as exc:
+        _common.fail(str(exc), ExitCode.EXTERNAL)
     except g.GraphConflictError as exc:  # the diff first, then the sentence (exit 1)
         if exc.diff:
             sys.stderr.write(exc.diff)
@@ -250,7 +308,7 @@ def _write(args: argparse.Namespace, session: Session, build, confirm: bool, bac
     entry = saved.audit_entry
     result = {"summary": saved.change.summary, "notes": list(saved.change.notes),
               "written": saved.written, "reapplied": saved.reapplied, "retried": saved.retried,
-              "file": ws.shown(path), "backup": kept or None,
+              "file": backend.shown, "remote": backend.kind == "remote", "backup": kept or None,
               "audit_entry": entry.to_json() if entry is not None else None}
     if args.json:
         _common.emit_json(result)
@@ -268,7 +326,8 @@ def _write(args: argparse.Namespace, session: Session, build, confirm: bool, bac
 # -- read-only commands -----------------------------------------------------------------------------
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    _ws, _path, graph, _data = _load(args)
+    _ws, backend, graph, _data = _load(args)
+    backend.close()
     records = graph.find(args.name)
     if not records:
         graph.entity(args.name)  # GraphEditError: no such entity, with similar names (exit 1)
@@ -313,7 +372,8 @@ def _provenance_of(ws, name: str) -> dict:
 
 
 def _cmd_entities(args: argparse.Namespace) -> int:
-    _ws, _path, graph, _data = _load(args)
+    _ws, backend, graph, _data = _load(args)
+    backend.close()
     page = g.entity_page(graph, args.types or (), args.match or "", args.cursor or 0, args.limit)
     if args.json:
         _common.emit_json(_common.page_json("entities", page, [
@@ -327,7 +387,8 @@ def _cmd_entities(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    _ws, _path, graph, _data = _load(args)
+    _ws, backend, graph, _data = _load(args)
+    backend.close()
     findings = sorted(audit(graph, near=not args.no_fuzzy), key=sort_key)
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
     if args.json:
@@ -347,7 +408,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from memtui.core.graph import export as graph_export
 
-    _ws, _path, graph, _data = _load(args)
+    _ws, backend, graph, _data = _load(args)
+    backend.close()
     if args.format == "jsonl":
         sys.stdout.flush()
         sys.stdout.buffer.write(graph_export.to_jsonl(graph))
@@ -373,3 +435,173 @@ def _cmd_import(args: argparse.Namespace) -> int:
               f"(first: line {other.lines.index(bad[0]) + 1})", file=sys.stderr)
     run = _cmd_write(lambda a, _g: g.ImportRecords(tuple(other.entities), tuple(other.relations)))
     return run(args)
+
+
+# -- the remote graph (issue 16) ----------------------------------------------------------------------
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    _ws, backend = _backend(args)
+    try:
+        found = backend.search(args.query, semantic=args.semantic)
+    except g.GraphEditError as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    finally:
+        backend.close()
+    how = "semantic_search" if args.semantic else "search_nodes"
+    if args.json:
+        _common.emit_json({"query": args.query, "search": how, "source": backend.shown,
+                           "entities": [e.to_json() for e in found.entities],
+                           "relations": [r.to_json() for r in found.relations]})
+        return int(ExitCode.OK)
+    label = "semantic matches" if args.semantic else "matches"
+    print(f"{len(found.entities):,} {label} in {visible(backend.shown)} ({how})")
+    for e in found.entities:
+        print(f"{visible(e.name)}\t{visible(e.entity_type)}\t{len(e.observations)} obs")
+    return int(ExitCode.OK)
+
+
+def _remote_or_fail(args: argparse.Namespace, ws):  # noqa: ANN001
+    from memtui.core.graph.remote import RemoteGraph, resolve
+
+    if getattr(args, "remote", None) == "local":
+        _common.fail("pull and push move a graph between the remote and memory/graph.jsonl; give the remote "
+                     "with --remote URL.", ExitCode.USAGE)
+    endpoint = resolve(ws, getattr(args, "remote", None))
+    if endpoint is None:
+        _common.fail("no remote graph is configured: give --remote URL, set [graph] remote in memtui.toml, or "
+                     "add the memory block to the workspace's config.json.", ExitCode.USAGE)
+    return RemoteGraph(endpoint)
+
+
+def _cmd_pull(args: argparse.Namespace) -> int:
+    from memtui.core.graph.backend import LocalGraph
+
+    ws = _common.open_workspace(args)
+    remote = _remote_or_fail(args, ws)
+    try:
+        theirs = remote.load()
+    finally:
+        remote.close()
+    local = LocalGraph(ws)
+    try:
+        mine = local.load()
+    except (MemtuiError, OSError) as exc:
+        _common.fail(f"cannot read {local.shown}: {exc}", ExitCode.USAGE)
+    operation = g.ReplaceRecords(tuple(theirs.entities), tuple(theirs.relations))
+    try:
+        change = operation.apply(mine)
+    except g.GraphEditError as exc:
+        _common.fail(str(exc), ExitCode.PROBLEM)
+    from memtui.core.text import unified_diff
+
+    if not change.changed:
+        print(f"{local.shown} already holds the records of {visible(remote.shown)}; nothing to do.")
+        return int(ExitCode.OK)
+    diff = unified_diff(local.loaded_bytes or b"", change.graph.to_bytes(), f"{local.shown} (now)",
+                        f"{local.shown} (from {remote.shown})", limit=200, normalise_eol=False)
+    if args.dry_run or not args.json:
+        sys.stdout.write(visible(diff) if diff else "")
+        print(f"{visible(change.summary)} (from {visible(remote.shown)})")
+    if args.dry_run:
+        return int(ExitCode.OK)
+    _confirm(args, f"{local.shown} with the records of {remote.shown}")
+    with Session.open(ws, purpose="cli graph pull") as session:
+        if session.read_only:
+            _common.fail(f"refused: {session.reason} Nothing was changed.", ExitCode.REFUSED)
+        saved = local.save(mine, operation, session=session, client_id=args.client_id)
+    if args.json:
+        _common.emit_json({"summary": saved.change.summary, "written": saved.written, "file": local.shown,
+                           "remote": remote.shown, "audit_entry": saved.audit_entry.to_json() if saved.audit_entry else None})
+    else:
+        print(f"pulled: {visible(saved.change.summary)}")
+    return int(ExitCode.OK)
+
+
+def _cmd_push(args: argparse.Namespace) -> int:
+    from memtui.core.graph.backend import LocalGraph
+    from memtui.core.graph.remote import RemoteSequenceError, plan, view_of
+
+    ws = _common.open_workspace(args)
+    local = LocalGraph(ws)
+    try:
+        mine = local.load()
+    except (MemtuiError, OSError) as exc:
+        _common.fail(f"cannot read {local.shown}: {exc}", ExitCode.USAGE)
+    if not mine.exists:
+        _common.fail(f"{local.shown} does not exist; nothing to push.", ExitCode.USAGE)
+    remote = _remote_or_fail(args, ws)
+    try:
+        theirs = remote.load()
+        operation = g.ReplaceRecords(tuple(mine.entities), tuple(mine.relations))
+        try:
+            change = operation.apply(theirs)
+            steps = plan(view_of(theirs), view_of(change.graph)).steps if change.changed else []
+        except g.GraphEditError as exc:
+            _common.fail(str(exc), ExitCode.PROBLEM)
+        if not steps:
+            print(f"{visible(remote.shown)} already holds the records of {local.shown}; nothing to do.")
+            return int(ExitCode.OK)
+        bad = len(mine.bad_lines()) + sum(1 for line in mine.lines if line.kind == g.OTHER)
+        if not args.json or args.dry_run:
+            print(f"to make {visible(remote.shown)} hold the records of {local.shown}: "
+                  f"{len(steps)} tool call{'s' if len(steps) != 1 else ''}")
+            for step in steps:
+                print(f"  {step.tool}: {visible(step.summary)}")
+            if bad:
+                print(f"  note: {bad} lines of {local.shown} are not records and are not sent")
+        if args.dry_run:
+            return int(ExitCode.OK)
+        _confirm(args, f"{remote.shown}: {change.summary}")
+        with Session.open(ws, purpose="cli graph push") as session:
+            if session.read_only:
+                _common.fail(f"refused: {session.reason} Nothing was changed.", ExitCode.REFUSED)
+            try:
+                saved = remote.save(theirs, operation, session=session, client_id=args.client_id)
+            except RemoteSequenceError as exc:
+                _common.fail(str(exc), ExitCode.EXTERNAL)
+            except g.GraphConflictError as exc:
+                if exc.diff:
+                    sys.stderr.write(exc.diff)
+                _common.fail(str(exc), ExitCode.PROBLEM)
+    finally:
+        remote.close()
+    if args.json:
+        _common.emit_json({"summary": saved.change.summary, "notes": list(saved.change.notes), "written": saved.written,
+                           "remote": remote.shown, "steps": len(steps),
+                           "audit_entry": saved.audit_entry.to_json() if saved.audit_entry else None})
+    else:
+        print(f"pushed: {visible(saved.change.summary)}")
+        for note in saved.change.notes:
+            print(f"  note: {visible(note)}")
+    return int(ExitCode.OK)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from memtui.core.graph.remote import RemoteSequenceError
+
+    ws = _common.open_workspace(args)
+    remote = _remote_or_fail(args, ws)
+    try:
+        with Session.open(ws, purpose="cli graph resume") as session:
+            if session.read_only:
+                _common.fail(f"refused: {session.reason} Nothing was changed.", ExitCode.REFUSED)
+            record = remote.pending(session)
+            if record is None:
+                print(f"no interrupted write sequence is recorded for {visible(remote.shown)}; nothing to do.")
+                return int(ExitCode.OK)
+            applied = int(record.get("applied") or 0)
+            total = len(record.get("steps") or [])
+            what = (f"undo the {applied} applied steps of" if args.undo else f"send the {total - applied} remaining "
+                    "steps of")
+            _confirm(args, f"{remote.shown}: {what} '{record.get('summary', '')}'")
+            try:
+                summary, sent = remote.resume(session, undo=args.undo)
+            except RemoteSequenceError as exc:
+                _common.fail(str(exc), ExitCode.EXTERNAL)
+    finally:
+        remote.close()
+    if args.json:
+        _common.emit_json({"summary": summary, "steps_sent": sent, "remote": remote.shown})
+    else:
+        print(f"{visible(summary)} ({sent} tool call{'s' if sent != 1 else ''})")
+    return int(ExitCode.OK)

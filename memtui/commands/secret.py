@@ -1,4 +1,4 @@
-"""``memtui secret set|get|delete git-token``: the git token in the OS keyring (issue 6; B09).
+"""``memtui secret set|get|delete git-token|graph-token``: tokens in the OS keyring (issue 6; B09; issue 16).
 
 ``get`` prints only whether the token is set and where (keyring or environment), never the
 value. ``set`` reads the token from standard input (or a hidden prompt on a terminal), never
@@ -21,10 +21,11 @@ from memtui.core import secrets
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``memtui secret``."""
     parser = sub.add_parser(
-        "secret", help="store, check or remove the git token in the OS keyring",
-        description="The git token for https backup remotes lives in the OS keyring. Without a keyring "
-                    "(headless Linux), set MEMTUI_GIT_TOKEN in the environment instead; memtui never "
-                    "writes the token to a file.",
+        "secret", help="store, check or remove a token (git, remote graph) in the OS keyring",
+        description="The git token for https backup remotes (git-token) and the bearer token of the remote "
+                    "graph (graph-token) live in the OS keyring. Without a keyring (headless Linux), set "
+                    "MEMTUI_GIT_TOKEN or MEMTUI_GRAPH_TOKEN in the environment instead; memtui never "
+                    "writes a token to a file.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for verb, text in (("set", "store the token (read from standard input or a hidden prompt)"),

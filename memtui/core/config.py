@@ -72,6 +72,17 @@ class BackupSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class GraphSettings:
+    """``[graph]``: where the knowledge graph lives (issue 16)."""
+
+    #: the remote graph's MCP endpoint (``https://…/v1/mcp``), or ``None``: the workspace's
+    #: ``config.json`` memory block, else ``memory/graph.jsonl``
+    remote: str | None = None
+    #: seconds without an answer from the remote before a request fails
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
 class GitSettings:
     """``[git]``: the author of backup commits when git itself has none (B12)."""
 
@@ -84,7 +95,7 @@ class Config:
     """The settings of ``memtui.toml`` (defaults for whatever is missing or invalid).
 
     Attributes:
-        user, limits, search, backup, git: the tables of the same names.
+        user, limits, search, backup, git, graph: the tables of the same names.
         owners: ``[owners]``: node path (relative to the memory tree, ``""`` for the root) →
             owner profile (seed 000 §7.4b).
         path: the file read, or ``None`` when there is none.
@@ -96,6 +107,7 @@ class Config:
     search: SearchSettings = field(default_factory=SearchSettings)
     backup: BackupSettings = field(default_factory=BackupSettings)
     git: GitSettings = field(default_factory=GitSettings)
+    graph: GraphSettings = field(default_factory=GraphSettings)
     path: Path | None = None
 
     # -- shortcuts used all over ---------------------------------------------------------------
@@ -117,8 +129,12 @@ RETIRED: dict[tuple[str, str], str] = {
 
 #: Table name → its dataclass (``owners`` is a free table of text values).
 _SECTIONS: dict[str, type] = {"user": UserSettings, "limits": LimitsSettings, "search": SearchSettings,
-                              "backup": BackupSettings, "git": GitSettings}
-_EXTRA_CHECKS = {("limits", "max_file_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes")}
+                              "backup": BackupSettings, "git": GitSettings,
+                              "graph": GraphSettings}
+_EXTRA_CHECKS = {("limits", "max_file_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes"),
+                 ("graph", "timeout"): (lambda v: v > 0, "must be a positive number of seconds"),
+                 ("graph", "remote"): (lambda v: v.startswith(("http://", "https://")),
+                                       "must be an http:// or https:// URL")}
 
 
 def _line_of(text: str, table: str | None, key: str | None) -> int | None:
@@ -227,7 +243,8 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
                 continue
             check = _EXTRA_CHECKS.get((table, key))
             if check is not None and not check[0](item):
-                problem(table, key, f"[{table}] {key} {check[1]}, not {item!r}", "give a value above 0")
+                problem(table, key, f"[{table}] {key} {check[1]}, not {item!r}",
+                        "give a value above 0" if isinstance(item, (int, float)) else "correct the value")
                 continue
             accepted[key] = float(item) if hints[key] is float else item
         if "profile" in accepted and isinstance(accepted["profile"], str):

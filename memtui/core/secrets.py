@@ -1,4 +1,4 @@
-"""Secrets (the git token) in the OS keyring, never in a file memtui writes (invariant 8; B09).
+"""Secrets (the git token, the remote graph's token) in the OS keyring, never in a file memtui writes (invariant 8; B09).
 
 Secrets live in the OS keyring through the ``keyring`` library under the service name
 ``memtui``. Two ordinary situations are handled (LIBRARY-NOTES, keyring 25.7.0; bug input B09):
@@ -27,7 +27,9 @@ from memtui.core.errors import ExternalError
 
 SERVICE = "memtui"
 #: Secret names memtui knows, each with its environment fallback.
-NAMES = {"git-token": "MEMTUI_GIT_TOKEN"}
+NAMES = {"git-token": "MEMTUI_GIT_TOKEN",
+         # the bearer token of the remote graph (issue 16; seed 002's /v1/mcp)
+         "graph-token": "MEMTUI_GRAPH_TOKEN"}
 #: Seconds a keyring call may take before memtui gives up on it.
 TIMEOUT = 5.0
 
@@ -60,7 +62,7 @@ def _no_keyring(name: str, exc: BaseException | None = None) -> KeyringUnavailab
         f"no secure keyring is available on this machine{detail}. memtui does not store secrets "
         f"in plain files. For this run, set the token in the environment: export {_env_name(name)}=…; "
         "for good, install and unlock a keyring backend (the Secret Service: gnome-keyring or "
-        "KeePassXC; or the keyrings.alt package) and run `memtui secret set git-token` again.")
+        f"KeePassXC; or the keyrings.alt package) and run `memtui secret set {name}` again.")
 
 
 def _call(name: str, fn: Callable[[], Any]) -> Any:

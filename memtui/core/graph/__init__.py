@@ -61,6 +61,7 @@ from memtui.core.graph.operations import (  # noqa: F401 - the package's public 
     Operation as Operation,
     RenameEntity as RenameEntity,
     Repair as Repair,
+    ReplaceRecords as ReplaceRecords,
     Restore as Restore,
     Retype as Retype,
     repair_rejects as repair_rejects,

@@ -573,3 +573,32 @@ def _split_values(raw: bytes) -> list[dict]:
         if line.kind in (MALFORMED, INVALID):
             return []
     return values
+
+
+@dataclass(frozen=True)
+class ReplaceRecords(Operation):
+    """Make the graph hold exactly ``entities`` and ``relations`` (``memtui graph pull`` and
+    ``push``, issue 16): the records in that order and in the server's form; lines that are not
+    records (bad, unknown, blank) are kept, after them. Nothing changes when the graph already
+    holds exactly these records in this order (its bytes stay as they are)."""
+
+    entities: tuple[Entity, ...]
+    relations: tuple[Relation, ...]
+
+    def apply(self, graph: Graph) -> Change:
+        self._editable(graph)
+        def key(records) -> list:  # noqa: ANN001
+            return [(r.name, r.entity_type, r.observations) if isinstance(r, Entity) else r.triple for r in records]
+
+        if key(graph.entities) == key(self.entities) and key(graph.relations) == key(self.relations):
+            return Change(graph, "the graph already holds exactly these records", changed=False)
+        crlf = graph.newline() == b"\r\n"
+        lines = [Line(entity_line(e), crlf, ENTITY, e) for e in self.entities]
+        lines += [Line(relation_line(r), crlf, RELATION, r) for r in self.relations]
+        kept = [line for line in graph.lines if line.record is None and line.kind != "blank"]
+        before_names = {e.name for e in graph.entities}
+        after_names = {e.name for e in self.entities}
+        summary = (f"replaced the records: {len(self.entities):,} entities ({len(after_names - before_names):,} new, "
+                   f"{len(before_names - after_names):,} gone), {len(self.relations):,} relations")
+        notes = (f"{len(kept)} lines that are not records are kept",) if kept else ()
+        return Change(graph.replaced(lines + kept), summary, notes=notes)

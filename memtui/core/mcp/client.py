@@ -241,7 +241,7 @@ class Client:
             tools: dict[str, dict] = {}
             cursor = None
             for _ in range(100):  # a server paging forever is a broken server
-                params = {"cursor": cursor} if cursor else {}
+                params: dict = {"cursor": cursor} if cursor else {}
                 result = self._call("tools/list", params)
                 for tool in result.get("tools") or []:
                     if isinstance(tool, dict) and isinstance(tool.get("name"), str):

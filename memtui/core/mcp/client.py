@@ -36,12 +36,19 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import sys
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import httpx
-from httpx_sse import EventSource
+# httpx's package face imports its command-line tool (click, pygments, Rich) whenever those are
+# installed, and they are, beside Textual. memtui never uses that tool, and the core must not load
+# Rich (DESIGN.md §3; tests/test_layers.py): a ``None`` entry makes that one import fail, so httpx
+# keeps its stub ``main`` (and every ``memtui graph --remote`` starts ~40 ms sooner).
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+import httpx  # noqa: E402 - after the line above
+from httpx_sse import EventSource  # noqa: E402
 
 from memtui.core.mcp.errors import (McpAuthError, McpError, McpServerError, McpTimeout, McpToolError,
                                     McpToolMissing, McpUnreachable)
@@ -373,6 +380,8 @@ class Client:
                     rpc = _rpc_error(data, status)
                     if rpc is not None and status in (400, 404, 405):
                         raise rpc
+                    if method == "server/discover" and status in (400, 404, 405):
+                        raise _RpcError(0, f"HTTP {status}", status=status)  # not modern: try the handshake
                     self._status_error(status, data, name or method)
                 if method == "initialize":
                     self.session_id = response.headers.get("mcp-session-id") or None

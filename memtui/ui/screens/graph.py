@@ -15,10 +15,17 @@ graph first, then confirmed with its summary, then saved in a worker thread thro
 :func:`memtui.core.graph.commit` with the app's writer session (``app.session``: the lock,
 the audit log, provenance); ``u`` undoes the last one. A read-only session shows a
 ``READ-ONLY`` badge and refuses with the holder sentence before asking anything.
+
+The graph is the local file or the member's remote graph over MCP (issue 16;
+:func:`memtui.core.graph.backend.open_graph`), browsed and curated the same way. A remote that
+cannot be reached shows its sentence here; what was last read stays visible, labelled
+``offline, as of HH:MM``, and an empty table is never shown as if it were the graph. ``F5``
+reads the graph again.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
 from rich.text import Text
@@ -129,6 +136,7 @@ class GraphScreen(Screen):
         Binding("k", "unrelate", "Unrelate"),
         Binding("d", "delete", "Delete"),
         Binding("u", "undo", "Undo"),
+        Binding("f5", "reload", "Reload"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -154,6 +162,11 @@ class GraphScreen(Screen):
         self._undo: tuple[g.Graph, str, str, tuple] | None = None
         #: True while a save runs in its worker (a second action waits for it)
         self.saving = False
+        #: the graph's backend (local file or remote server), opened in the load worker
+        self.backend = None
+        #: when the shown graph was read (``time.time()``), and why the remote is offline ("" when not)
+        self.read_at: float | None = None
+        self.offline = ""
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -213,16 +226,48 @@ class GraphScreen(Screen):
     # -- loading (worker thread) ------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="graph-load")
     def load_graph(self) -> None:
+        from memtui.core.graph.backend import open_graph
+
         ws = self.app.ws
-        path = ws.graph_file
         try:
-            graph = g.load(path, ws.shown(path))
+            if self.backend is None:
+                self.backend = open_graph(ws, getattr(self.app, "graph_remote", None))
+            backend = self.backend
+            if backend.kind == "remote":
+                self.app.call_from_thread(self._status, Text(f"reading the remote graph at {backend.shown}…",
+                                                             style="dim"))
+
+                def progress(count: int) -> None:
+                    self.app.call_from_thread(self._status, Text(
+                        f"reading the remote graph at {backend.shown}… {count / 1e6:,.1f} MB", style="dim"))
+
+                graph = backend.load(progress=progress)
+            else:
+                graph = backend.load()
         except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
-            self.app.call_from_thread(self._failed, f"cannot read {ws.shown(path)}: {exc}")
+            where = self.backend.shown if self.backend is not None else ws.shown(ws.graph_file)
+            message = str(exc) if isinstance(exc, MemtuiError) else f"cannot read {where}: {exc}"
+            self.app.call_from_thread(self._failed, message)
             return
         findings = audit(graph)
         provenance = self._read_provenance()
-        self.app.call_from_thread(self._loaded, graph, findings, provenance)
+        self.app.call_from_thread(self._read, graph, findings, provenance)
+
+    def _read(self, graph: g.Graph, findings: list[Finding], provenance: dict) -> None:
+        self.read_at, self.offline = time.time(), ""
+        self._loaded(graph, findings, provenance)
+
+    def action_reload(self) -> None:
+        """Read the graph again (after an agent wrote, or when the remote is back)."""
+        self._status(Text("reading the graph again…", style="dim"))
+        self.load_graph()
+
+    def on_unmount(self) -> None:
+        if self.backend is not None:
+            try:
+                self.backend.close()  # a remote session ends with DELETE
+            except Exception:  # noqa: BLE001 - leaving the screen never fails
+                pass
 
     def _read_provenance(self) -> dict[str, dict[str, list[Provenance]]]:
         try:
@@ -230,8 +275,18 @@ class GraphScreen(Screen):
         except Exception:  # noqa: BLE001 - a damaged store shows no provenance, never a crash
             return {}
 
-    def _failed(self, message: str) -> None:
+    def _failed(self, message: str, notify: bool = True) -> None:
+        """The graph could not be read: say why, and never show an empty table as the graph."""
+        self.offline = message
+        if self.graph is not None:
+            self._draw_page()  # what was last read stays, labelled offline
+            if notify:
+                self.notify(message, title="Graph offline", severity="error", markup=False, timeout=12)
+            return
         self._status(Text(message, style="red"))
+        self.query_one("#entity-detail", Static).update(join(
+            Text("No graph is shown, because it could not be read:\n\n", style="bold"), Text(message, style="red"),
+            Text("\n\nF5 tries again.", style="dim")))
 
     def _loaded(self, graph: g.Graph, findings: list[Finding],
                 provenance: dict[str, dict[str, list[Provenance]]] | None = None) -> None:
@@ -301,7 +356,14 @@ class GraphScreen(Screen):
                       f" · sorted by {self._sort}")
         if len(self._rows) > PAGE:
             status.append(Text("  ([ ] pages)", style="dim"))
+        if self.backend is not None and self.backend.kind == "remote":
+            status = join(Text("remote ", style="bold"), safe(self.backend.shown), Text(" · "), status)
+        if self.offline and self.read_at is not None:
+            stamp = time.strftime("%H:%M", time.localtime(self.read_at))
+            status = join(Text(f" offline, as of {stamp} ", style="bold reverse red"), Text(" F5 retries · "),
+                          status)
         self._status(status)
+        self.query_one("#graph-count", Static).tooltip = self.offline or None
         current = self._current
         if current is not None and self.graph.find(current):
             self._show_entity(current)
@@ -556,11 +618,18 @@ class GraphScreen(Screen):
 
     @work(thread=True, exclusive=True, group="graph-save")
     def _save(self, before: g.Graph, operation: g.Operation) -> None:
+        from memtui.core.mcp.errors import McpError
+
         path = self.app.ws.graph_file
         try:
-            saved = g.commit(path, before, operation, session=self.session)
+            if self.backend is not None and self.backend.kind == "remote":
+                saved = self.backend.save(before, operation, session=self.session)
+            else:
+                saved = g.commit(path, before, operation, session=self.session)
         except (MemtuiError, OSError) as exc:  # refused, conflict, edit error, client id, write failure
             title = "Read-only" if isinstance(exc, ReadOnlyError) else "Not saved"
+            if isinstance(exc, McpError):
+                self.app.call_from_thread(self._failed, str(exc), False)
             self.app.call_from_thread(self._save_failed, str(exc), title)
             return
         findings = audit(saved.graph, near=len(saved.graph.entities) < NEAR_AFTER_EDIT)
@@ -575,8 +644,9 @@ class GraphScreen(Screen):
                provenance: dict) -> None:
         self.saving = False
         if saved.written:
+            self.read_at, self.offline = time.time(), ""
             index_saved = getattr(self.app, "index_saved", None)  # searchable at once (issue 8)
-            if index_saved is not None:
+            if index_saved is not None and (self.backend is None or self.backend.kind == "local"):
                 index_saved([self.app.ws.shown(self.app.ws.graph_file)])
         if isinstance(operation, g.Restore):
             self._undo = None

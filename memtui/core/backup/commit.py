@@ -201,8 +201,10 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             shutil.rmtree(created, ignore_errors=True)
         raise BackupRefused(f"the workspace {ws.root} lies inside the backup folder {dest}; "
                             "choose another --path or --repo.")
+    step("reading the remote graph", 0.05)
+    remote_graph = _remote_snapshot(ws)
     step("rendering the workspace", 0.1)
-    tree = rd.render(ws.root, skip=[dest])
+    tree = rd.render(ws.root, skip=[dest], remote_graph=remote_graph)
     step("writing the changed files of the backup tree", 0.4)
     stats = rd.write_tree(tree, dest)
     step("committing the backup path", 0.6)
@@ -298,3 +300,26 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
     except GitError:
         pass
     return out
+
+
+def _remote_snapshot(ws) -> bytes | None:  # noqa: ANN001 - Workspace
+    """The workspace's remote graph in server file form, read now (issue 16), or ``None`` when
+    its graph is the local file (that one is backed up under ``files/``).
+
+    Raises:
+        ExternalError: the remote cannot be read; no backup is made without it (a backup that
+            silently lacks the member's graph would claim a completeness it does not have).
+    """
+    from memtui.core.errors import ExternalError
+    from memtui.core.graph.remote import RemoteGraph, resolve, view_bytes, view_of
+
+    endpoint = resolve(ws)
+    if endpoint is None:
+        return None
+    remote = RemoteGraph(endpoint)
+    try:
+        return view_bytes(view_of(remote.load()))
+    except ExternalError as exc:
+        raise type(exc)(f"the remote graph could not be read for the backup, so no backup was made: {exc}") from None
+    finally:
+        remote.close()

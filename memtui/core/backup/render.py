@@ -16,6 +16,12 @@ deterministic for a given workspace (the same workspace always renders to the sa
     each table of ``.memtui/store.json`` as readable markdown (:func:`render_table`), every
     record with its doc id and every field with its JSON type, so a restore rebuilds the store
     record for record (:func:`parse_table`). New tables need no new code.
+``remote/graph.jsonl``
+    the member's remote graph (issue 16; seed 002's graph over MCP), read at backup time and
+    written in the reference server's own file form (entities, then relations, in the server's
+    order), so a maintainer restoring offline gets the graph back. A restore puts it in
+    ``.memtui/remote-graph.jsonl`` (:data:`REMOTE_STATE`), from where a render of the restored
+    workspace takes it again (the round trip holds offline).
 ``MANIFEST``
     the format version, counts, empty folders, and ``sha256 mode size path`` per file.
 ``.gitattributes``
@@ -50,6 +56,9 @@ GITATTRIBUTES = b".gitattributes"
 GITATTRIBUTES_TEXT = b"# memtui: keep every file of the backup tree byte for byte\n* -text -filter -ident\n"
 FILES = b"files/"
 STORE = b"store/"
+#: The snapshot of a remote graph in the backup tree, and where a restore keeps it.
+REMOTE_GRAPH = b"remote/graph.jsonl"
+REMOTE_STATE = ".memtui/remote-graph.jsonl"
 _MANIFEST_TITLE = "memtui backup tree"
 
 
@@ -469,12 +478,16 @@ def parse_manifest(data: bytes) -> Manifest:
     return out
 
 
-def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str]] = ()) -> BackupTree:
+def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str]] = (),
+           remote_graph: bytes | None = None) -> BackupTree:
     """Render the workspace at ``root`` into a :class:`BackupTree` (read-only: writes nothing).
 
     Args:
         root: the workspace folder.
         skip: folders never to enter (the backup folder when it lies inside the workspace).
+        remote_graph: the remote graph read at backup time, in server file form
+            (:func:`memtui.core.graph.remote.view_bytes`); ``None``: the snapshot a restore left
+            in :data:`REMOTE_STATE`, if any.
 
     Returns:
         The tree, with ``MANIFEST`` and ``.gitattributes``; skipped entries are findings.
@@ -491,6 +504,12 @@ def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str
     if store_path.exists():
         tree.tables = parse_store(store_path.read_bytes(), store_path)
     _walk(root_b, {os.fsencode(os.path.realpath(s)) for s in skip}, tree)
+    if remote_graph is None:
+        kept = Path(os.fsdecode(root_b)) / REMOTE_STATE
+        if kept.is_file() and not kept.is_symlink():
+            remote_graph = kept.read_bytes()
+    if remote_graph is not None:
+        tree.files[REMOTE_GRAPH] = Entry(remote_graph)
     for path, data in render_store(tree.tables).items():
         tree.files[path] = Entry(data)
     tree.files[GITATTRIBUTES] = Entry(GITATTRIBUTES_TEXT)

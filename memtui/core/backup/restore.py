@@ -231,6 +231,14 @@ def _restore_into(files: dict[bytes, rd.Entry], manifest: rd.Manifest, root: Pat
             _check_sum(result, manifest, path, entry)  # a store file is checked like any file
             tables[rd.table_name(path)] = rd.parse_table(entry.data, rd.shown(path))
             continue
+        if path == rd.REMOTE_GRAPH:  # the remote graph's snapshot: kept as memtui's own state
+            state = _folder(root_b, b".memtui")
+            if state is None:
+                _refuse(result, path, ".memtui is a symbolic link or a file in the target")
+                continue
+            jobs.append((path, os.path.join(root_b, os.fsencode(rd.REMOTE_STATE)), entry))
+            _check_sum(result, manifest, path, entry)
+            continue
         if not path.startswith(rd.FILES):
             _refuse(result, path, "is not part of a memtui backup tree (neither files/ nor store/)")
             continue

@@ -236,7 +236,7 @@ def test_a_token_from_the_keyring_works_and_wrong_or_missing_ones_say_which_key_
         done = _memtui(["graph", args[0], "-w", str(ws), "--remote", server.url, *args[1:]], env)
         outputs.append(done)
         assert done.returncode == 0, done.stderr
-    assert json.loads(outputs[-3].stdout)[0]["name"] == "Ada L."
+    assert json.loads(outputs[-3].stdout)["entities"][0]["name"] == "Ada L."
     # the token appears nowhere but in the Authorization header
     for done in outputs:
         assert token not in done.stdout and token not in done.stderr

@@ -83,6 +83,15 @@ class GraphSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ConsolidateSettings:
+    """``[consolidate]``: the scheduled consolidation pass (seed 000 §4 step 5, §7.3)."""
+
+    #: an entry whose ``verified_at`` (or last passing re-verification) is older than this
+    #: many days is stale
+    stale_after_days: int = 180
+
+
+@dataclass(frozen=True, slots=True)
 class GitSettings:
     """``[git]``: the author of backup commits when git itself has none (B12)."""
 
@@ -98,6 +107,9 @@ class Config:
         user, limits, search, backup, git, graph: the tables of the same names.
         owners: ``[owners]``: node path (relative to the memory tree, ``""`` for the root) →
             owner profile (seed 000 §7.4b).
+        environments: ``[environments]``: environment name → the version running there now
+            (``production = "2.4"``); an entry that observed an older version of its
+            ``environment`` is stale (seed 000 §7.3). Names compare case-insensitively.
         path: the file read, or ``None`` when there is none.
     """
 
@@ -108,6 +120,8 @@ class Config:
     backup: BackupSettings = field(default_factory=BackupSettings)
     git: GitSettings = field(default_factory=GitSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
+    consolidate: ConsolidateSettings = field(default_factory=ConsolidateSettings)
+    environments: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
 
     # -- shortcuts used all over ---------------------------------------------------------------
@@ -130,11 +144,12 @@ RETIRED: dict[tuple[str, str], str] = {
 #: Table name → its dataclass (``owners`` is a free table of text values).
 _SECTIONS: dict[str, type] = {"user": UserSettings, "limits": LimitsSettings, "search": SearchSettings,
                               "backup": BackupSettings, "git": GitSettings,
-                              "graph": GraphSettings}
+                              "graph": GraphSettings, "consolidate": ConsolidateSettings}
 _EXTRA_CHECKS = {("limits", "max_file_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes"),
                  ("graph", "timeout"): (lambda v: v > 0, "must be a positive number of seconds"),
                  ("graph", "remote"): (lambda v: v.startswith(("http://", "https://")),
-                                       "must be an http:// or https:// URL")}
+                                       "must be an http:// or https:// URL"),
+                 ("consolidate", "stale_after_days"): (lambda v: v > 0, "must be a positive whole number of days")}
 
 
 def _line_of(text: str, table: str | None, key: str | None) -> int | None:
@@ -206,7 +221,20 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
 
     sections: dict[str, Any] = {}
     owners: dict[str, str] = {}
+    environments: dict[str, str] = {}
     for table, value in data.items():
+        if table == "environments":
+            if not isinstance(value, dict):
+                problem(None, table, "environments must be a table of name = \"version\" lines",
+                        'write [environments] then production = "2.4"')
+                continue
+            for name, version in value.items():
+                if isinstance(version, (str, int, float)) and not isinstance(version, bool) and str(version).strip():
+                    environments[str(name).strip().casefold()] = str(version).strip()
+                else:
+                    problem("environments", name, f"[environments] {name!r} must be a version (text)",
+                            'write it as production = "2.4"')
+            continue
         if table == "owners":
             if not isinstance(value, dict):
                 problem(None, table, "owners must be a table of node = \"profile\" lines", 'write [owners] then "node/path" = "profile.name"')
@@ -221,7 +249,7 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
         kind = _SECTIONS.get(table)
         if kind is None:
             problem(table, None, f"[{table}] is not a memtui setting table",
-                    f"use one of {', '.join(['owners', *_SECTIONS])}, or delete it")
+                    f"use one of {', '.join(['owners', 'environments', *_SECTIONS])}, or delete it")
             continue
         if not isinstance(value, dict):
             problem(None, table, f"{table} must be a table ([{table}])", f"write [{table}] on its own line")
@@ -250,4 +278,4 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
         if "profile" in accepted and isinstance(accepted["profile"], str):
             accepted["profile"] = accepted["profile"].strip() or None
         sections[table] = kind(**accepted)
-    return Config(owners=owners, path=path, **sections), findings
+    return Config(owners=owners, environments=environments, path=path, **sections), findings

@@ -15,6 +15,12 @@ This face re-exports the public names, so callers write ``from memtui.core impor
 from __future__ import annotations
 
 from memtui.core.governance.model import (  # noqa: F401 - the package's public face
+    Check as Check,
+    Contest as Contest,
+    MARKS as MARKS,
+    T_CHECKS as T_CHECKS,
+    T_CONTESTS as T_CONTESTS,
+    contest_record as contest_record,
     Eligibility as Eligibility,
     GovernanceError as GovernanceError,
     Ledger as Ledger,

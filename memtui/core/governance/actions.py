@@ -12,7 +12,7 @@ from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
 from memtui.core.governance.intents import _decision, _insert_version, _transition, _version_record, activation, apply_plan, plan_files
-from memtui.core.governance.model import GovernanceError, Ledger, ORIGINS, RefusedError, T_ASSIGN, T_PINS, T_USES, Use, VERDICTS, Version, _mem_path, _read, _sha, _shown, node_of, normalise_article, now
+from memtui.core.governance.model import GovernanceError, Ledger, ORIGINS, RefusedError, T_ASSIGN, T_CONTESTS, T_PINS, T_USES, contest_record, Use, VERDICTS, Version, _mem_path, _read, _sha, _shown, node_of, normalise_article, now
 from memtui.core.governance.rules import _check_disk, _edited, eligibility, require_owner, stale_base, untracked
 
 
@@ -132,6 +132,9 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
         client_id: str | None = None) -> Use:
     """Record that ``case`` used ``version_id`` (seed 000 §7.4b MEMORY_USES), and pin it.
 
+    A ``contradiction`` against an *active* version also marks it contested (a ``contests``
+    record naming the case, seed 000 §4 step 5); it stays active.
+
     Args:
         verdict: ``pass`` or ``contradiction``.
         check: the independent check performed against current evidence (required: mere
@@ -175,6 +178,12 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
                                  "time": record.time})
         tx.hashes(None, record.hash)
         tx.detail.update({"version": version.id, "case": record.case, "verdict": verdict, "origin": origin})
+        if verdict == "contradiction" and version.state == "active":
+            # seed 000 §4 step 5: a contradiction of active knowledge is marked, never deleted
+            contest = contest_record(tx.table(T_CONTESTS), version, reason=f"case {record.case} "
+                                     f"recorded a contradiction: {record.check}", case=record.case,
+                                     against=None, source="use", by=session.profile)
+            tx.detail["contested"] = contest.id
         return record
 
     done = session.write("governance.use", _shown(session.ws, article), change, client_id=client_id,

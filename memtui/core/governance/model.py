@@ -34,6 +34,13 @@ ORIGINS = ("independent", "mirror", "subcase", "fork")
 
 T_VERSIONS, T_USES, T_PINS, T_ASSIGN = "versions", "uses", "pins", "assignments"
 
+#: Contest marks (seed 000 §4 step 5: contradictions are marked, never silently deleted) and
+#: re-verification checks (seed 000 §7.3: "re-verify before relying").
+T_CONTESTS, T_CHECKS = "contests", "checks"
+
+#: The marks :meth:`Ledger.marks` can give, in the order they are shown.
+MARKS = ("untrusted", "contested")
+
 
 class GovernanceError(MemtuiError):
     """A governance request cannot be done as given (unknown version, bad state, bad input)."""
@@ -74,6 +81,9 @@ class Version:
     decision: dict[str, Any] | None = None
     retirement: dict[str, Any] | None = None
     intake_key: str | None = None
+    #: a merge proposal (seed 000 §4 step 5): ``{"retire": article, "retire_version": id}``;
+    #: activating it retires that article and leaves a redirect line in its node index
+    merge: dict[str, Any] | None = None
     doc_id: int = 0
 
     @classmethod
@@ -117,6 +127,94 @@ class Use:
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(slots=True)
+class Contest:
+    """A ``contests`` record: an active version marked **contested** (DESIGN.md §1).
+
+    Attributes:
+        id: ``<version id>#<n>``.
+        article, version, hash: what is contested (the mark belongs to that version: a new
+            version of the article is not contested by it).
+        reason: why, in the contester's words.
+        case: the contradicting case, or ``None``.
+        against: the contradicting article (memory-relative), or ``None``.
+        source: ``owner`` (marked by hand), ``use`` (a use's contradiction verdict) or
+            ``check`` (a re-verification's contradiction verdict).
+        by, time: who marked it and when (ISO 8601 UTC).
+        resolution: ``None`` while open; ``{"by", "at", "why"}`` once resolved.
+    """
+
+    id: str
+    article: str
+    version: str
+    hash: str
+    reason: str
+    case: str | None
+    against: str | None
+    source: str
+    by: str | None
+    time: str
+    resolution: dict[str, Any] | None = None
+
+    @classmethod
+    def from_doc(cls, doc: Any) -> "Contest":
+        return cls(**{k: doc.get(k) for k in cls.__slots__})
+
+    @property
+    def open(self) -> bool:
+        """True until a resolution is recorded."""
+        return self.resolution is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(slots=True)
+class Check:
+    """A ``checks`` record: a case re-verified an active version against the running system
+    (seed 000 §7.3), recorded like a use, with its verdict.
+
+    Attributes:
+        article, version, hash: what was checked.
+        case, source_request: the checking case and its source-request id.
+        verdict: ``pass`` or ``contradiction`` (a contradiction also contests the version).
+        check: the check performed.
+        environment, observed_version: what the check ran against (``observed_version``
+            replaces the front matter's for staleness once the check passes).
+        time, by: when (ISO 8601 UTC) and by whom.
+    """
+
+    article: str
+    version: str
+    hash: str
+    case: str
+    source_request: str
+    verdict: str
+    check: str
+    environment: str | None
+    observed_version: str | None
+    time: str
+    by: str | None
+
+    @classmethod
+    def from_doc(cls, doc: Any) -> "Check":
+        return cls(**{k: doc.get(k) for k in cls.__slots__})
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def contest_record(table: Any, version: "Version", *, reason: str, case: str | None, against: str | None,
+                   source: str, by: str | None) -> Contest:
+    """Insert a contest of ``version`` into the ``contests`` ``table`` (inside a guarded write)
+    and return it; its id is ``<version id>#<n>``, n counting that version's contests."""
+    n = len(table.search(Query().version == version.id)) + 1
+    record = Contest(f"{version.id}#{n}", version.article, version.id, version.sha256, reason.strip(),
+                     (case or "").strip() or None, (against or "").strip() or None, source, by, now())
+    table.insert(record.to_json())
+    return record
 
 
 @dataclass(slots=True)
@@ -178,7 +276,9 @@ class Ledger:
         """The marks every consumer of ``article``'s knowledge shows beside it (search hits,
         Tree rows, the boot preview, ``--json``): ``"untrusted"`` when the active version's
         provenance chain reaches untrusted content (seed 000 §7.4b: "marked as such and stays
-        marked"). The one place that decides them, so every consumer shows the same marks.
+        marked"); ``"contested"`` while a contest of the active version is open (seed 000 §4
+        step 5: it stays active, marked, until a new version or a resolution). The one place
+        that decides them, so every consumer shows the same marks.
 
         Args:
             article: memory-relative path (``support/lockout.md``).
@@ -190,7 +290,37 @@ class Ledger:
         active = self.active(article)
         if active is None:
             return ()
-        return ("untrusted",) if active.untrusted else ()
+        return _marks(active, {c.version for c in self.contests(article) if c.open})
+
+    def all_marks(self) -> dict[str, tuple[str, ...]]:
+        """:meth:`marks` of every article that has any, in one read of the store (for a
+        consumer showing many articles at once: the consolidation pass, a search page)."""
+        contested = {c.version for c in self.contests() if c.open}
+        out: dict[str, tuple[str, ...]] = {}
+        for doc in self.store.table(T_VERSIONS).search(Query().state == "active"):
+            found = _marks(Version.from_doc(doc), contested)
+            if found:
+                out[str(doc.get("article"))] = found
+        return out
+
+    def contests(self, article: str | None = None) -> list[Contest]:
+        """Contest records of ``article`` (all when ``None``), oldest first."""
+        table = self.store.table(T_CONTESTS)
+        docs = table.search(Query().article == article) if article else table.all()
+        return sorted((Contest.from_doc(d) for d in docs), key=lambda c: (c.time, c.id))
+
+    def open_contests(self, article: str) -> list[Contest]:
+        """The open contests of ``article``'s active version (what makes it contested)."""
+        active = self.active(article)
+        if active is None:
+            return []
+        return [c for c in self.contests(article) if c.open and c.version == active.id]
+
+    def checks(self, article: str | None = None) -> list[Check]:
+        """Re-verification checks of ``article`` (all when ``None``), oldest first."""
+        table = self.store.table(T_CHECKS)
+        docs = table.search(Query().article == article) if article else table.all()
+        return sorted((Check.from_doc(d) for d in docs), key=lambda c: c.time)
 
     def proposals(self, state: str | None = "proposed") -> list[Version]:
         """Versions filed as proposals, in ``state`` (any when ``None``), oldest first."""
@@ -217,6 +347,13 @@ class Ledger:
         for v in self.versions():
             out.setdefault(v.article, []).append(v)
         return out
+
+
+def _marks(active: Version, contested_versions: set[str]) -> tuple[str, ...]:
+    """The rule of :meth:`Ledger.marks` for one active version (seed 000 §7.4b untrusted chain;
+    §4 step 5 an open contest of this very version)."""
+    found = {"untrusted": active.untrusted, "contested": active.id in contested_versions}
+    return tuple(m for m in MARKS if found[m])
 
 
 def normalise_article(article: str) -> str:
@@ -286,7 +423,8 @@ def retired_how(version: Version) -> str | None:
     """How a retired version was retired, from its own record (no record is edited for it).
 
     Returns ``"retired_by: activation of @N"`` when a newer version's activation (or adopted
-    external edit) replaced it, ``"retired: by <profile>"`` when its owner retired it
+    external edit) replaced it, ``"retired_by: merge into <version id>"`` when a merge
+    retired it, ``"retired: by <profile>"`` when its owner retired it
     explicitly, ``None`` when it is not retired. Records written before ``superseded_by``
     existed are read from the retirement's sentence (``superseded by version N``).
     """
@@ -294,6 +432,8 @@ def retired_how(version: Version) -> str | None:
         return None
     r = version.retirement or {}
     number = None
+    if r.get("merged_into"):
+        return f"retired_by: merge into {r['merged_into']}"
     if r.get("superseded_by"):
         number = str(r["superseded_by"]).rsplit("@", 1)[-1]
     else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from memtui.core.tree.index import (  # noqa: F401 - the package's public face
     IndexEntry as IndexEntry,
+    IndexRedirect as IndexRedirect,
     NodeIndex as NodeIndex,
     index_line as index_line,
     is_local_link as is_local_link,

@@ -14,7 +14,7 @@ from typing import Iterable
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding, Severity
 from memtui.core.tree.model import MemoryTree
-from memtui.core.tree.index import NodeIndex, index_line, iter_links
+from memtui.core.tree.index import NodeIndex, index_line, iter_links, one_liner_matches
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 
@@ -171,6 +171,13 @@ def _listed(ws: Workspace, tree: MemoryTree, index, folder: Path, index_shown: s
                 "index-missing-file", index_shown,
                 f"links to {entry.target!r}, but that {what} does not exist",
                 "create the file, fix the link, or delete the line", line=entry.line))
+    for redirect in index.redirects:  # a merge's redirect: the old file is gone by design
+        if redirect.new_path is not None and not os.path.lexists(tree.abs(redirect.new_path)):
+            findings.append(Finding.make(
+                "index-missing-file", index_shown,
+                f"redirects {redirect.target!r} to {redirect.new_target!r}, which does not exist",
+                "point the redirect at the article it was merged into, or delete the line",
+                line=redirect.line))
     return listed
 
 
@@ -191,7 +198,7 @@ def _one_liner_findings(tree: MemoryTree, index: NodeIndex, index_shown: str,
             facts = ArticleFacts([], article.summary, article.title)
         summary = facts.summary
         summaries[item.path] = summary
-        if summary and " ".join(summary.split()) != " ".join(item.one_liner.split()):
+        if summary and not one_liner_matches(item.one_liner, summary):
             findings.append(Finding.make(
                 "one-liner-mismatch", index_shown,
                 f"the one-liner for {item.target!r} is {item.one_liner!r} but the article's summary is "

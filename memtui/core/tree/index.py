@@ -30,6 +30,12 @@ _LINK_AT_START = re.compile(
 )
 
 
+# A redirect line: ``- [Old title](old.md) → [New title](new.md)`` (what a merge leaves behind).
+_REDIRECT = re.compile(
+    r"^[ \t]*(?:\u2192|->|=>)[ \t]*\[(?P<title>(?:[^\[\]]|\[[^\[\]]*\])*)\]\((?P<target><[^>]*>|[^)\s]+)\)"
+)
+
+
 # What separates the link from the one-liner: em dash, en dash, hyphen(s) or a colon.
 _SEP = re.compile(r"^[ \t]*(?:\u2014|\u2013|--?|:)[ \t]*")
 
@@ -82,6 +88,28 @@ class IndexEntry:
 
 
 @dataclass(slots=True)
+class IndexRedirect:
+    """A redirect line of a node index, ``- [Old title](old.md) → [New title](new.md)``: the
+    article ``old`` was merged into ``new`` (seed 000 §4 step 5), so links to it still lead
+    somewhere. It is not an article entry.
+
+    Attributes:
+        title, target, path: the old article's link text, target as written, and path
+            relative to the memory root (``None`` when it leads outside the tree).
+        new_title, new_target, new_path: the same for the article it leads to.
+        line: 1-based line in ``AGENTS.md``.
+    """
+
+    title: str
+    target: str
+    path: str | None
+    new_title: str
+    new_target: str
+    new_path: str | None
+    line: int
+
+
+@dataclass(slots=True)
 class NodeIndex:
     """A parsed ``AGENTS.md``.
 
@@ -92,6 +120,7 @@ class NodeIndex:
         title: its first heading, or the folder name.
         entries: article entries (links to local ``.md`` files other than ``AGENTS.md``).
         children: child-node lines (links to ``*/AGENTS.md``).
+        redirects: redirect lines (:class:`IndexRedirect`) left by merges.
         text: the whole text (BOM removed), for display.
         body: the text after the front matter.
         body_line: file line where ``body`` starts.
@@ -104,6 +133,7 @@ class NodeIndex:
     title: str = ""
     entries: list[IndexEntry] = field(default_factory=list)
     children: list[IndexEntry] = field(default_factory=list)
+    redirects: list[IndexRedirect] = field(default_factory=list)
     text: str = ""
     body: str = ""
     body_line: int = 1
@@ -188,6 +218,13 @@ def parse_index(text: str, node: str, shown: str) -> NodeIndex:
         if not clean.lower().endswith(".md"):
             continue
         after = rest[link.end():]
+        redirect = _REDIRECT.match(after)
+        if redirect:
+            new_target = redirect.group("target")
+            index.redirects.append(IndexRedirect(
+                link.group("title"), target, _memory_path(node, clean), redirect.group("title"),
+                new_target, _memory_path(node, _clean_target(new_target)), number))
+            continue
         sep = _SEP.match(after)
         one_liner = after[sep.end():].strip() if sep else after.strip()
         joined = os.path.normpath(os.path.join(node, clean)) if not clean.startswith("/") else None
@@ -210,6 +247,31 @@ def parse_index(text: str, node: str, shown: str) -> NodeIndex:
     if not index.title:
         index.title = Path(node).name or "memory"
     return index
+
+
+def _memory_path(node: str, clean: str) -> str | None:
+    """A node-relative link target as a memory-relative path (``None`` when it leaves the tree)."""
+    if clean.startswith("/"):
+        return None
+    joined = os.path.normpath(os.path.join(node, clean))
+    if joined == ".." or joined.startswith("../"):
+        return None
+    return joined.replace(os.sep, "/")
+
+
+def one_liner_matches(one_liner: str, summary: str) -> bool:
+    """True when an index one-liner says the article's ``summary`` (white space aside): the
+    one rule of the ``one-liner-mismatch`` finding and of the consolidation's refresh."""
+    return " ".join(summary.split()) == " ".join(one_liner.split())
+
+
+def redirect_line(title: str, target: str, new_title: str, new_target: str) -> str:
+    """The redirect line ``- [title](target) → [new_title](new_target)`` a merge leaves in
+    the retired article's node index (read back by :func:`parse_index` as an
+    :class:`IndexRedirect`, never as an entry)."""
+    old = index_line(title, target, None)
+    new = index_line(new_title, new_target, None)[2:]
+    return f"{old} \u2192 {new}"
 
 
 def iter_links(text: str) -> Iterator[tuple[int, str]]:
@@ -242,9 +304,10 @@ def index_with_line(text: str, node: str, target: str, title: str, one_liner: st
     after the last line of its kind (article or child-node lines), else under an empty
     ``## Articles`` / ``## Child nodes`` heading (a new node's index has one), else in a new
     section at the end. BOM and line ends are kept."""
+    want = os.path.normpath(os.path.join(node, target)).replace(os.sep, "/")
+    text = _without_redirects(text, node, want)  # the article is back: its redirect goes
     index = parse_index(text, node, NODE_INDEX)
     entries = index.children if child else index.entries
-    want = os.path.normpath(os.path.join(node, target)).replace(os.sep, "/")
     lines = text.splitlines(keepends=True)
     eol = _eol(text)
     new = index_line(title, target, one_liner)
@@ -281,6 +344,44 @@ def index_with_line(text: str, node: str, target: str, title: str, one_liner: st
     if out.strip("\ufeff"):
         out += eol
     return out + heading + eol + eol + new + eol
+
+
+def _without_redirects(text: str, node: str, path: str) -> str:
+    """``text`` without the redirect lines of the memory-relative ``path``."""
+    drop = {r.line for r in parse_index(text, node, NODE_INDEX).redirects if r.path == path}
+    if not drop:
+        return text
+    return "".join(ln for i, ln in enumerate(text.splitlines(keepends=True), 1) if i not in drop)
+
+
+def index_with_redirect(text: str, node: str, target: str, title: str, new_target: str,
+                        new_title: str) -> str:
+    """``text`` (a node's ``AGENTS.md``) with the article line of ``target`` replaced by its
+    redirect line to ``new_target`` (:func:`redirect_line`), in place (bullet kept) when it
+    is listed, else added after the last article line. BOM and line ends are kept."""
+    index = parse_index(text, node, NODE_INDEX)
+    want = os.path.normpath(os.path.join(node, target)).replace(os.sep, "/")
+    new = redirect_line(title, target, new_title, new_target)
+    lines = text.splitlines(keepends=True)
+    eol = _eol(text)
+    listed = [e for e in index.entries if e.path == want]
+    if listed:
+        old = lines[listed[0].line - 1]
+        stripped = old.rstrip("\r\n")
+        indent = stripped[: len(stripped) - len(stripped.lstrip())]
+        bullet = stripped.lstrip().split(" ", 1)[0]
+        lines[listed[0].line - 1] = indent + bullet + new[1:] + (old[len(stripped):] or eol)
+        drop = {e.line for e in listed[1:]}
+        return "".join(ln for i, ln in enumerate(lines, 1) if i not in drop)
+    anchors = [e.line for e in index.entries] + [r.line for r in index.redirects]
+    if anchors:
+        at = max(anchors)
+        if not lines[at - 1].endswith(("\n", "\r")):
+            lines[at - 1] += eol
+        lines.insert(at, new + eol)
+        return "".join(lines)
+    out = text if not text or text.endswith(("\n", "\r")) else text + eol
+    return out + new + eol
 
 
 def index_without_line(text: str, node: str, target: str) -> str:

@@ -264,3 +264,42 @@ def interactive() -> bool:
         return sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def count_arg(value: str) -> int:
+    """argparse type for a count of items (a whole number, 1 or more).
+
+    Raises:
+        argparse.ArgumentTypeError: with a sentence argparse prints as the usage error (exit 2).
+    """
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("give 1 or more")
+    return number
+
+
+def add_page_args(parser: argparse.ArgumentParser) -> None:
+    """Add ``--limit N`` and ``--cursor C`` (the page of a list, for ``--json`` and text)."""
+    parser.add_argument("--limit", type=count_arg, default=None, metavar="N",
+                        help="show at most N items (default: all)")
+    parser.add_argument("--cursor", default=None, metavar="C",
+                        help="start where the previous page's cursor says")
+
+
+def page(items: list[Any], limit: int | None, cursor: str | None) -> dict[str, Any]:
+    """``{"items", "count", "total", "cursor"}``: the page of ``items`` from ``cursor`` (the
+    offset the previous page returned) holding at most ``limit``; ``cursor`` is ``None`` on
+    the last page. A bad cursor exits with code 2."""
+    start = 0
+    if cursor not in (None, ""):
+        if not str(cursor).isdigit() or int(str(cursor)) > len(items):
+            fail(f"--cursor {cursor!r} is not a cursor of this list (use the one the last page gave)",
+                 ExitCode.USAGE)
+        start = int(str(cursor))
+    end = len(items) if limit is None else min(len(items), start + limit)
+    chunk = items[start:end]
+    return {"items": chunk, "count": len(chunk), "total": len(items),
+            "cursor": str(end) if end < len(items) else None}

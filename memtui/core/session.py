@@ -168,6 +168,10 @@ class Tx:
                 "or keep yours knowingly.", path=path, current=current, current_hash=current_sha)
         if current == data:
             return False
+        for change in self.files:  # one change per file: the first base, the last bytes
+            if change.shown == shown:
+                change.new = data
+                return True
         self.files.append(_FileChange(shown, path, current_sha, data))
         if not self._hashes_set:
             self.audit_before = current_sha

@@ -11,7 +11,7 @@ from memtui.core import atomic
 from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
-from memtui.core.governance.intents import _decision, _insert_version, _transition, _version_record, activation, apply_plan, plan_files
+from memtui.core.governance.intents import _decision, _insert_version, _transition, _version_record, activation, apply_plan, merge_target, plan_files
 from memtui.core.governance.model import GovernanceError, Ledger, ORIGINS, RefusedError, T_ASSIGN, T_CONTESTS, T_PINS, T_USES, contest_record, Use, VERDICTS, Version, _mem_path, _read, _sha, _shown, node_of, normalise_article, now
 from memtui.core.governance.rules import _check_disk, _edited, eligibility, require_owner, stale_base, untracked
 
@@ -294,6 +294,8 @@ def _approval_checks(session, ledger: Ledger, version: Version, reviewed: bool, 
     require_owner(session, version.node, "activate")
     if version.state != "proposed":
         raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
+    if version.merge:  # it also retires another article: its owner's act too
+        require_owner(session, merge_target(ledger, version).node, "retire the article this merge retires")
     _check_disk(session, ledger, version)  # an edit on disk is the first thing to settle
     stale = stale_base(ledger, version)
     if stale and not replace_newer:

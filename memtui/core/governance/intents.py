@@ -21,7 +21,7 @@ from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
 from memtui.core.governance.model import GovernanceError, Ledger, RefusedError, T_VERSIONS, Version, _mem_path, _read, _sha, _shown, node_of, now, title_and_line
 from memtui.core.governance.rules import _chain_untrusted, _check_disk, _next_number
-from memtui.core.tree.index import index_with_line, index_without_line, new_node_index
+from memtui.core.tree.index import index_with_line, index_with_redirect, index_without_line, new_node_index
 
 
 _FROZEN = ("content", "sha256", "provenance", "article", "number", "created", "author", "id")
@@ -184,4 +184,47 @@ def activation(tx, ledger: Ledger, version: Version, why: str,  # noqa: ANN001 -
     _transition(store, ledger.get(version.id), "active", "decision",
                 {**_decision(session, decision_action, why), **(decision_extra or {})}, provenance or None)
     tx.detail.update({"version": version.id, "retired": active.id if active else None, **(extra_detail or {})})
+    if version.merge:
+        _retire_merged(tx, ledger, version)
     return ledger.get(version.id)
+
+
+def merge_target(ledger: Ledger, version: Version) -> Version:
+    """The active version a merge proposal ``version`` retires (seed 000 §4 step 5).
+
+    Raises:
+        GovernanceError: that article is no longer active at the version the merge was filed
+            on (it changed or was retired since: file the merge again).
+    """
+    spec = version.merge or {}
+    article = str(spec.get("retire") or "")
+    current = ledger.active(article)
+    if current is None or current.id != spec.get("retire_version"):
+        now_is = f"{current.id} is active now" if current else "it is not active any more"
+        raise GovernanceError(f"{version.id} merges {spec.get('retire_version')} into {version.article}, but "
+                              f"{now_is}: file the merge again")
+    return current
+
+
+def _retire_merged(tx, ledger: Ledger, version: Version) -> None:  # noqa: ANN001 - Tx
+    """Within ``tx``: retire the article a merge proposal names, and put a redirect line to
+    ``version``'s article in place of its index line, so old links still lead somewhere."""
+    session = tx.session
+    ws = session.ws
+    current = merge_target(ledger, version)
+    tx.replace(_shown(ws, current.article), None, base=current.sha256)  # ConflictError on an edit
+    index_rel = f"{current.node}/{NODE_INDEX}" if current.node else NODE_INDEX
+    shown = _shown(ws, index_rel)
+    data = tx.read(shown)
+    if data is not None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise GovernanceError(f"{index_rel} is not UTF-8 text; fix it before merging here") from exc
+        new_target = os.path.relpath(version.article, current.node or ".").replace(os.sep, "/")
+        redirected = index_with_redirect(text, current.node, PurePosixPath(current.article).name,
+                                         current.title, new_target, version.title)
+        tx.replace(shown, redirected.encode("utf-8"), base=atomic.sha256(data))
+    _transition(session.store, current, "retired", "retirement",
+                {**_decision(session, "merge", f"merged into {version.id}"), "merged_into": version.id})
+    tx.detail["merged"] = current.id

@@ -80,6 +80,7 @@ async def test_the_owner_refreshes_a_one_liner_contests_and_resolves(tmp_path: P
         actions = [e.action for e in app.session.audit.entries(limit=4)][::-1]
         assert actions == ["consolidate.refresh-line", "consolidate.refresh-line-undo", "consolidate.contest",
                            "consolidate.resolve"]
+        _select(screen, "stale:support/vpn.md")
         await pilot.press("p")
         await wait_for(pilot, lambda: screen.query_one("#pins-table", DataTable).row_count == 0
                        and "support/vpn.md@1" in str(screen.query_one("#pins-head").render()))

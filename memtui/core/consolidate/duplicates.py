@@ -25,6 +25,8 @@ together are shared by both", fixed before any labelled pair was looked at;
 from __future__ import annotations
 
 import re
+import sys
+import unicodedata
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -38,6 +40,9 @@ NUM_PERM = 128
 #: The LSH index's threshold sits below :data:`BODY_JACCARD` so that pairs whose estimate
 #: falls a little short are still checked exactly.
 LSH_THRESHOLD = 0.4
+#: A candidate whose MinHash estimate is this far below :data:`BODY_JACCARD` is not compared
+#: exactly (about three standard errors of the estimate).
+SCREEN_MARGIN = 0.13
 #: Bodies with fewer content words are too short to judge by words (names still count).
 MIN_WORDS = 12
 #: A name (title, alias, summary) shorter than this many letters after normalising is too
@@ -48,10 +53,23 @@ _WORD = re.compile(r"[^\W_]+")
 _STOP = frozenset(EN_STOP) | frozenset(BG_STOP)
 
 
+_MARKS = re.compile("[\u0300-\u036f]")
+
+
+def _fold(text: str) -> str:
+    """:func:`normalize`'s folding for a whole text at C speed: compatibility forms, case,
+    combining marks (the breve of ``й`` too, on both sides of a comparison alike)."""
+    return _MARKS.sub("", unicodedata.normalize("NFKD", text.casefold())).replace("ё", "е")
+
+
 def content_words(text: str) -> set[str]:
-    """The set of content words of ``text``: normalised (:func:`normalize`), stop words and
-    one-letter words removed; digits kept (error codes are content)."""
-    return {w for w in _WORD.findall(normalize(text)) if len(w) > 1 and w not in _STOP}
+    """The set of content words of ``text``: folded (:func:`_fold`), stop words and one-letter
+    words removed; digits kept (error codes are content)."""
+    intern = sys.intern
+    return {intern(w) for w in _WORD.findall(_fold(text)) if len(w) > 1 and w not in _STOP_FOLDED}
+
+
+_STOP_FOLDED = frozenset(_fold(w) for w in _STOP)
 
 
 def name_key(text: str) -> str | None:
@@ -137,12 +155,17 @@ def find(docs: list[Doc], progress=None) -> list[Pair]:  # noqa: ANN001 - Callab
     candidates: set[tuple[str, str]] = set()
     signed = [d for d in docs if len(d.words) >= MIN_WORDS]
     total = len(signed)
+    signatures: dict[str, Any] = {}
+    first = MinHash(num_perm=NUM_PERM, hashfunc=_hash)  # one draw of permutations for all
     for done, doc in enumerate(signed, 1):
-        m = MinHash(num_perm=NUM_PERM, hashfunc=_hash)
+        m = MinHash(num_perm=NUM_PERM, hashfunc=_hash, permutations=first.permutations, scheme=first.scheme)
         m.update_batch([w.encode("utf-8") for w in doc.words])
         for other in lsh.query(m):
-            candidates.add((other, doc.path) if other < doc.path else (doc.path, other))
+            # the estimate screens LSH's candidates; only plausible pairs are compared exactly
+            if m.jaccard(signatures[other]) >= BODY_JACCARD - SCREEN_MARGIN:
+                candidates.add((other, doc.path) if other < doc.path else (doc.path, other))
         lsh.insert(doc.path, m)
+        signatures[doc.path] = m
         if progress and (done % 500 == 0 or done == total):
             progress(done, total)
     named: dict[str, list[str]] = {}

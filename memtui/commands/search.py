@@ -82,19 +82,21 @@ def run_search(args: argparse.Namespace) -> int:
         raise AssertionError("unreachable") from exc  # pragma: no cover
     page = _page(res, offset, args.limit)
     findings = [f for f in report.findings if f.code == "search-index-damaged"] + list(res.findings)
+    marks = _marks(ws, page.items)
     if args.json:
         _common.emit_json(_common.page_json(
-            "hits", page, [h.to_json() for h in page.items],
+            "hits", page, [{**h.to_json(), "marks": list(m)} for h, m in zip(page.items, marks, strict=True)],
             query=text, total_at_least=res.at_least, total_estimated=res.estimated, ms=round(res.ms, 2),
             likelihood=round(res.likelihood, 4), findings=[f.to_json() for f in findings]))
     else:
         _print_findings(findings)
         if res.hits and not offset:  # the verdict is about the first results; later pages show none
             print(_answer_line(res.likelihood, res.hits[0].verdict))
-        for h in page.items:
+        for h, m in zip(page.items, marks, strict=True):
             where = h.path + (f":{h.line}" if h.line else "")
             label = h.entry_id or h.title
             state = "" if h.state in ("active", "") else f" [{h.state}]"
+            state += "".join(f" [{mark}]" for mark in m)
             print(f"{h.verdict:<8} {h.score:7.2f}  {h.kind:<10} {where}  {label}{state}")
             if h.snippet and h.snippet.text:
                 print("                    " + _marked(h.snippet.text, h.snippet.spans))
@@ -112,6 +114,19 @@ def _page(res: Results, offset: int, limit: int) -> Page[Hit]:
     full = len(res.hits) >= end
     more = full and (res.total > end or res.at_least or res.estimated)
     return Page(res.hits[offset:end], res.total, end if more else None)
+
+
+def _marks(ws, hits) -> list[tuple[str, ...]]:  # noqa: ANN001
+    """The marks of each hit's article (:meth:`Ledger.marks`; an index line carries its article's)."""
+    from memtui.core import governance as gov
+    from memtui.core.store import Store
+
+    store = Store.open(ws, read_only=True)
+    try:
+        ledger = gov.Ledger(store)
+        return [ledger.marks_at(ws, h.target or h.path) for h in hits]
+    finally:
+        store.close()
 
 
 def _answer_line(likelihood: float, first: str) -> str:

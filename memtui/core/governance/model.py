@@ -292,6 +292,14 @@ class Ledger:
             return ()
         return _marks(active, {c.version for c in self.contests(article) if c.open})
 
+    def marks_at(self, ws: Workspace, shown: str) -> tuple[str, ...]:
+        """:meth:`marks` of the article at the workspace-relative path ``shown`` (a search hit's
+        ``path`` or ``target``); ``()`` for anything that is not an article of the tree."""
+        prefix = f"{ws.memory_rel}/" if ws.memory_rel else ""
+        if not shown.endswith(".md") or (prefix and not shown.startswith(prefix)):
+            return ()
+        return self.marks(shown[len(prefix):])
+
     def all_marks(self) -> dict[str, tuple[str, ...]]:
         """:meth:`marks` of every article that has any, in one read of the store (for a
         consumer showing many articles at once: the consolidation pass, a search page)."""

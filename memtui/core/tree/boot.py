@@ -68,6 +68,10 @@ class Boot:
     domains: list[tuple[str, str]] = field(default_factory=list)
     omitted: list[tuple[str, str]] = field(default_factory=list)
     skills: SkillIndex | None = None
+    #: the marks of the own node's listed articles that have any (``{article: marks}``,
+    #: :meth:`memtui.core.governance.Ledger.marks`): an agent booting here is told which of
+    #: its articles are contested or untrusted
+    marks: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -82,6 +86,8 @@ class Boot:
     def notes(self) -> list[str]:
         """What was truncated or omitted, in plain words (empty when everything fit)."""
         out = []
+        for article, marks in self.marks.items():
+            out.append(f"{article} is {' and '.join(marks)}")
         if self.own_truncated:
             out.append(f"{self.path} truncated: {self.own_kept:,} of {self.own_size:,} bytes kept")
         if self.omitted:
@@ -106,6 +112,7 @@ class Boot:
             # not asked for: the same object with empty lists, never null (issue 13)
             "skills": self.skills.to_json() if self.skills else {
                 "budget": 0, "size": 0, "full_size": 0, "text": "", "entries": [], "cut": [], "left_out": []},
+            "marks": {a: list(m) for a, m in self.marks.items()},
             "notes": self.notes(), "text": self.text,
         }
 
@@ -218,4 +225,21 @@ def build_boot(ws: Workspace, node: str, budget: int = DEFAULT_BOOT_BUDGET, *,
         boot.skills = build_index(load_catalogue(ws), skills_budget)
         parts.append(SKILLS_HEADER + boot.skills.text)
     boot.text = "".join(parts)
+    boot.marks = _marks(ws, [e.path for e in index.entries if e.path])
     return boot
+
+
+def _marks(ws: Workspace, articles: list[str]) -> dict[str, tuple[str, ...]]:
+    """The marks of ``articles`` that have any (read-only; nothing when the store is damaged)."""
+    from memtui.core.governance.model import Ledger
+    from memtui.core.store import Store
+
+    store = Store.open(ws, read_only=True)
+    try:
+        if store.damaged:
+            return {}
+        ledger = Ledger(store)
+        found = {a: ledger.marks(a) for a in articles}
+        return {a: m for a, m in found.items() if m}
+    finally:
+        store.close()

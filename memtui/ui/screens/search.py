@@ -316,10 +316,16 @@ class SearchScreen(Screen):
         self._hits = list(results.hits)
         table = self.query_one("#search-results", DataTable)
         table.clear()
+        from memtui.core import governance as gov
+
+        ledger = gov.Ledger(self.app.session.store)
         for i, hit in enumerate(self._hits):
+            title = safe(hit.title or hit.path, "bold")
+            for mark in ledger.marks_at(self.app.ws, hit.target or hit.path):  # seed 000 §7.4b, §4.5
+                title.append(Text(f" [{mark}]", style="bold red"))
             table.add_row(Text(hit.verdict, style=_VERDICT_STYLE.get(hit.verdict, "")),
                           safe(hit.kind, "dim" if hit.state != "active" else ""),
-                          safe(hit.title or hit.path, "bold"), safe(_where(hit)),
+                          title, safe(_where(hit)),
                           Text(f"{hit.confidence:.2f}"), key=str(i))
         if self.query_one("#search-query", Input).value.strip() or self._hits:
             about = "at least " if results.at_least else "about " if results.estimated else ""

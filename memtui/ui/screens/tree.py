@@ -248,9 +248,12 @@ class TreeScreen(Screen):
         rows: list[EntryRow] = []
         listed = set()
         states = governance.entry_states(self.app.ws, path, self.app.session.store)
+        ledger = governance.Ledger(self.app.session.store)
         for entry in index.entries:
             exists = entry.path is not None and os.path.lexists(model.abs(entry.path))
             state = _state_word(states.get(entry.path or "")) if exists else "missing"
+            if exists and entry.path:
+                state = " ".join([state, *ledger.marks(entry.path)])  # untrusted, contested
             rows.append(EntryRow(entry.title, entry.path, entry.one_liner or "", state, entry.line))
             if entry.path:
                 listed.add(entry.path)
@@ -288,6 +291,8 @@ class TreeScreen(Screen):
                 found += self._findings_for(model.shown(row.path))
             state_style = {"missing": "red", "unlisted": "yellow", "edited": "yellow"}.get(
                 row.state.split(" ")[0], "dim")
+            if "contested" in row.state or "untrusted" in row.state:
+                state_style = "bold red"
             table.add_row(safe(_clip(row.title, 28)), Text(row.state, style=state_style), _worst(found),
                           safe(_clip(row.one_liner, 40)), safe(_clip(owner or "—", 24)), key=str(i))
         if not rows:

@@ -131,9 +131,9 @@ class _Read:
     title: str
 
 
-def _q(path: str) -> str:
+def _q(word: str) -> str:
     """A path as one shell word in a suggested command."""
-    return path if re.fullmatch(r"[\w./@-]+", path) else "'" + path.replace("'", "'\\''") + "'"
+    return word if re.fullmatch(r"[\w./@-]+", word) else "'" + word.replace("'", "'\\''") + "'"
 
 
 def scan(ws: Workspace, store: Store | None = None, *, node: str | None = None,

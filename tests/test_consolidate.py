@@ -395,7 +395,7 @@ def test_cli_lists_candidates_as_a_page_and_the_actions_refuse_a_non_owner(ws):
     assert page["count"] == 2 and page["total"] == 5 and page["cursor"] == "2"
     rest = json.loads(_cli("consolidate", "-w", str(ws), "--json", "--cursor", page["cursor"]).stdout)
     assert rest["count"] == 3 and rest["cursor"] is None
-    keys = {c["key"] for c in page["items"] + rest["items"]}
+    keys = {c["key"] for c in page["candidates"] + rest["candidates"]}
     assert "one-liner:support/vpn.md" in keys and "stale:support/vpn.md" in keys
     assert _cli("consolidate", "-w", str(ws), "--limit", "0").returncode == 2
     assert _cli("consolidate", "-w", str(ws), "--cursor", "x").returncode == 2
@@ -413,7 +413,7 @@ def test_cli_lists_candidates_as_a_page_and_the_actions_refuse_a_non_owner(ws):
                 "--source-request", "S-2", "--verdict", "pass", "--check", "asked")
     assert pins.returncode == 0, pins.stderr
     listed = json.loads(_cli("pins", "-w", str(ws), "--case", "C-2", "--json").stdout)
-    assert listed["total"] == 1 and listed["items"][0]["status"] == "active"
+    assert listed["total"] == 1 and listed["pins"][0]["status"] == "active"
     merged = _cli("merge", "billing/credit-note.md", "billing/credit-note-bg.md", "-w", str(ws), "--as", SUPPORT,
                   "--yes", "--json")
     assert merged.returncode == 0 and json.loads(merged.stdout)["merge"]["retire"] == "billing/credit-note-bg.md"

@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from memtui.commands import _common
+from memtui.core.paging import Page
 from memtui.commands._common import ExitCode
 from memtui.core import consolidate
 from memtui.core.session import Session
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--node", metavar="NODE", help="only candidates in this node or below (memory-relative)")
     p.add_argument("--kind", choices=consolidate.KINDS, action="append",
                    help="only candidates of this kind (repeatable)")
-    _common.add_page_args(p)
+    _common.add_page_args(p, "candidates")
     p.set_defaults(func=run)
 
 
@@ -48,20 +49,20 @@ def run(args: argparse.Namespace) -> int:
     if show:
         print("\r" + " " * 50 + "\r", end="", file=sys.stderr)
     found = [c for c in report.candidates if not args.kind or c.kind in args.kind]
-    listed = _common.page(found, args.limit, args.cursor)
+    listed = Page.of(found, args.cursor or 0, args.limit)
     if args.json:
-        _common.emit_json({**listed, "items": [c.to_json() for c in listed["items"]],
-                           "counts": report.counts(), "articles": report.articles, "nodes": report.nodes,
-                           "seconds": round(report.seconds, 3)})
+        _common.emit_json(_common.page_json("candidates", listed, [c.to_json() for c in listed.items],
+                                            counts=report.counts(), articles=report.articles,
+                                            nodes=report.nodes, seconds=round(report.seconds, 3)))
     else:
         last: tuple[str, str | None] | None = None
-        for c in listed["items"]:
+        for c in listed.items:
             if (c.node, c.owner) != last:
                 last = (c.node, c.owner)
                 print(f"{visible(c.node or '(root)')}  owner {visible(c.owner or '(none)')}")
             print(f"  {c.kind}: {visible(', '.join(c.articles))}")
             print(f"    {visible(c.reason)}")
             print(f"    {c.action}: {visible(c.command)}")
-        more = f" (showing {listed['count']}; next page: --cursor {listed['cursor']})" if listed["cursor"] else ""
-        print(f"{report.summary()} ({report.seconds:.2f} s){more}")
+        print(f"{report.summary()} ({report.seconds:.2f} s)")
+        _common.print_more(listed, "candidates")
     return int(ExitCode.PROBLEM if found else ExitCode.OK)

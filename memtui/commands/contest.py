@@ -28,10 +28,10 @@ def run(args: argparse.Namespace) -> int:
     if not (args.case or args.against):
         _common.fail("name what contradicts it: --case ID or --against ARTICLE", ExitCode.USAGE)
     with _gov.session(args, "contest") as s:
-        _gov.guarded(lambda: consolidate.check_owner(s, [args.article], "mark knowledge contested"))
+        consolidate.check_owner(s, [args.article], "mark knowledge contested")
         _gov.confirm(args, s, f"Mark {args.article} contested")
-        c = _gov.guarded(lambda: consolidate.contest(s, args.article, reason=args.reason, case=args.case,
-                                                     against=args.against))
+        c = consolidate.contest(s, args.article, reason=args.reason, case=args.case,
+                                                     against=args.against)
         _gov.reindex(s, c.article)
         if args.json:
             _common.emit_json(c.to_json())

@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "merge") as s:
-        _gov.guarded(lambda: consolidate.check_owner(s, [args.keep, args.drop], "merge articles"))
+        consolidate.check_owner(s, [args.keep, args.drop], "merge articles")
         _gov.confirm(args, s, f"Propose merging {args.drop} into {args.keep}")
-        v = _gov.guarded(lambda: consolidate.merge(s, args.keep, args.drop, reason=args.reason, case=args.case))
+        v = consolidate.merge(s, args.keep, args.drop, reason=args.reason, case=args.case)
         if args.json:
             _common.emit_json(v.to_json(content=False))
         else:

@@ -24,13 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "refresh") as s:
-        _gov.guarded(lambda: consolidate.check_owner(s, [args.article], "refresh the node's one-liners"))
+        consolidate.check_owner(s, [args.article], "refresh the node's one-liners")
         what = "Put back the previous one-liner of" if args.undo else "Refresh the index one-liner of"
         _gov.confirm(args, s, f"{what} {args.article}")
         if args.undo:
-            done = _gov.guarded(lambda: consolidate.undo_refresh_line(s, args.article))
+            done = consolidate.undo_refresh_line(s, args.article)
         else:
-            done = _gov.guarded(lambda: consolidate.refresh_line(s, args.article))
+            done = consolidate.refresh_line(s, args.article)
         _gov.reindex(s, done["article"])
         if args.json:
             _common.emit_json(done)

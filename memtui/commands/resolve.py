@@ -23,13 +23,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "resolve") as s:
-        _gov.guarded(lambda: consolidate.check_owner(s, [args.article], "resolve contested knowledge"))
+        consolidate.check_owner(s, [args.article], "resolve contested knowledge")
         _gov.confirm(args, s, f"Resolve the contests of {args.article}")
-        done = _gov.guarded(lambda: consolidate.resolve(s, args.article, why=args.why))
+        done = consolidate.resolve(s, args.article, why=args.why)
         if done:
             _gov.reindex(s, done[0].article)
         if args.json:
-            _common.emit_json(_common.page([c.to_json() for c in done], None, None))
+            _common.emit_json(_common.all_json("resolved", [c.to_json() for c in done]))
         else:
             for c in done:
                 print(f"resolved {c.id}: {args.why}")

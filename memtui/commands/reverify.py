@@ -31,9 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "reverify") as s:
-        c = _gov.guarded(lambda: consolidate.reverify(
+        c = consolidate.reverify(
             s, args.article, case=args.case, source_request=args.source_request, verdict=args.verdict,
-            check=args.check, environment=args.environment, observed_version=args.observed_version))
+            check=args.check, environment=args.environment, observed_version=args.observed_version)
         marks = gov.Ledger(s.store).marks(c.article)
         if args.json:
             _common.emit_json({"check": c.to_json(), "marks": list(marks)})

@@ -185,3 +185,20 @@ def test_a_write_removes_the_leftovers_of_the_files_it_writes_and_closes(tmp_pat
     with Session.open(root) as again:
         assert not again.read_only
         assert len(again.audit.entries()) == 1
+
+
+def test_a_file_replaced_twice_in_one_write_is_one_change_with_the_last_bytes(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    session = Session.open(root)
+
+    def twice(tx) -> None:
+        tx.replace("memory/n.md", b"first\n", base=None)
+        tx.replace("memory/n.md", b"second\n", base=tx.sha("memory/n.md"))  # based on the first
+        assert tx.read("memory/n.md") == b"second\n"
+
+    done = session.write("test.twice", "memory/n.md", twice)
+    assert done.files == ["memory/n.md"]
+    assert (root / "memory" / "n.md").read_bytes() == b"second\n"
+    import hashlib
+
+    assert (done.entry.before, done.entry.after) == (None, hashlib.sha256(b"second\n").hexdigest())

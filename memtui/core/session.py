@@ -108,6 +108,7 @@ class Tx:
         self.audit_after: str | None = None
         self.detail: dict[str, Any] = {}
         self._hashes_set = False
+        self._auto_hashes = False  # the hashes came from the first file, not from hashes()
 
     # -- reading, under the lock ---------------------------------------------------------------
     def path(self, shown: str) -> Path:
@@ -171,12 +172,14 @@ class Tx:
         for change in self.files:  # one change per file: the first base, the last bytes
             if change.shown == shown:
                 change.new = data
+                if self._auto_hashes and change is self.files[0]:
+                    self.audit_after = None if data is None else atomic.sha256(data)
                 return True
         self.files.append(_FileChange(shown, path, current_sha, data))
         if not self._hashes_set:
             self.audit_before = current_sha
             self.audit_after = None if data is None else atomic.sha256(data)
-            self._hashes_set = True
+            self._hashes_set = self._auto_hashes = True
         return True
 
     def table(self, name: str) -> Table:
@@ -187,7 +190,7 @@ class Tx:
     def hashes(self, before: str | None, after: str | None) -> None:
         """Set the hashes the audit entry records (for a write whose subject is a record)."""
         self.audit_before, self.audit_after = before, after
-        self._hashes_set = True
+        self._hashes_set, self._auto_hashes = True, False
 
     @property
     def changed(self) -> bool:

@@ -94,6 +94,30 @@ CODES: dict[str, tuple[Severity, str]] = {
     "backup-skipped": (Severity.WARNING, "a workspace entry is not in the backup tree (a symbolic link, a .git folder, a special file)"),
     "restore-refused": (Severity.ERROR, "a backup entry would land outside the restore folder or is not a plain file (.., absolute path, symlink, .git); not written"),
     "restore-mismatch": (Severity.ERROR, "a restored file differs from its MANIFEST line, or a MANIFEST file is missing from the backup"),
+    # issue 17: secrets and personal data (seed 000 §2 rules 2 and 5, §5 "No PII")
+    "secret": (Severity.ERROR, "a text holds what looks like a secret (token, key, password); shown masked"),
+    "pii-email": (Severity.WARNING, "the memory tree holds an e-mail address (seed 000 §5: no PII)"),
+    "pii-phone": (Severity.WARNING, "the memory tree holds a phone number (seed 000 §5: no PII)"),
+    "pii-egn": (Severity.WARNING, "the memory tree holds a valid Bulgarian personal number (ЕГН)"),
+    "pii-iban": (Severity.WARNING, "the memory tree holds a valid IBAN"),
+    "pii-card": (Severity.WARNING, "the memory tree holds a valid payment card number"),
+    "saga-person-key": (Severity.WARNING, "a saga entry carries a person key instead of the object's keyed hash (seed 000 §7.3)"),
+    "article-diary": (Severity.INFO, "an article body holds dates or session references (seed 000 §2.2: guide, not diary)"),
+    # issue 17: the past-case index and the tree (seed 000 §1, §2 rule 4, §5)
+    "experience-field-missing": (Severity.WARNING, "an experience entry lacks a field of the past-case entry shape"),
+    "experience-fix-shape": (Severity.WARNING, "an experience entry's fix shape is not data fix, config cell, code or answer"),
+    "link-broken": (Severity.WARNING, "a relative link points at a file that does not exist"),
+    "anchor-broken": (Severity.WARNING, "a link's #anchor names no heading of its target"),
+    "folder-no-index": (Severity.WARNING, "a folder of the memory tree holds articles but no AGENTS.md"),
+    "node-unlisted": (Severity.WARNING, "a node is not listed in its parent's index (seed 000 §2 rule 4)"),
+    "node-owner-same": (Severity.WARNING, "a node's own owner is its parent's owner (seed 000 §2 rule 4: a distinct owning profile)"),
+    "routing-without-graph": (Severity.WARNING, "MEMORY_ROUTING.md is present but the workspace has no graph (seed 002: actively wrong)"),
+    "operator-file-missing": (Severity.INFO, "CONTEXT_RECOVERY.md or FILE_DELIVERY.md is missing (seed 002)"),
+    "skill-stricter": (Severity.INFO, "memtui reads a SKILL.md field more strictly than the Agent Skills reference validator"),
+    # issue 17: session histories (seed 002)
+    "session-line-malformed": (Severity.WARNING, "a session history line is not one JSON object; kept as written"),
+    "session-rewritten": (Severity.ERROR, "a session history shrank or its earlier lines changed since memtui last saw it (seed 002: append-only)"),
+    "session-claim-unbacked": (Severity.WARNING, "a turn says a graph write happened but the graph lacks the entity (seed 002: never claim a save you did not make)"),
 }
 
 
@@ -109,6 +133,9 @@ class Finding:
         message: what is wrong, in plain words (user text inside is quoted, never markup).
         fix: what to do about it.
         column: 1-based column where the parser gives one, else ``None``.
+        fingerprint: for a found value (secrets, personal data), a short hash of it
+            (:func:`memtui.core.scan.secrets.fingerprint`): what ``memtui audit allow``
+            records; never the value itself.
     """
 
     severity: Severity
@@ -118,17 +145,19 @@ class Finding:
     message: str
     fix: str = ""
     column: int | None = field(default=None)
+    fingerprint: str | None = field(default=None)
 
     @classmethod
     def make(cls, code: str, path: str, message: str, fix: str = "", line: int | None = None,
-             column: int | None = None, severity: Severity | None = None) -> "Finding":
+             column: int | None = None, severity: Severity | None = None,
+             fingerprint: str | None = None) -> "Finding":
         """Build a finding whose severity defaults to the one registered for ``code``.
 
         Raises:
             KeyError: ``code`` is not in :data:`CODES` (a programming error, caught by tests).
         """
         default = CODES[code][0]
-        return cls(severity or default, code, path, line, message, fix, column)
+        return cls(severity or default, code, path, line, message, fix, column, fingerprint)
 
     @property
     def place(self) -> str:
@@ -144,9 +173,12 @@ class Finding:
         return f"{self.severity.value}: {self.place}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict: ``{"severity", "code", "path", "line", "column", "message", "fix"}``."""
+        """A JSON-ready dict: ``{"severity", "code", "path", "line", "column", "message", "fix"}``,
+        plus ``"fingerprint"`` when the finding has one."""
         data = asdict(self)
         data["severity"] = self.severity.value
+        if data["fingerprint"] is None:
+            del data["fingerprint"]
         return data
 
 

@@ -7,11 +7,13 @@ Per-article results are cached between audits in the user cache folder
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from memtui.core import scan
 from memtui.core.files import is_inside
+from memtui.core.tree import shape
 from memtui.core.findings import Finding, Severity
 from memtui.core.tree.model import MemoryTree
 from memtui.core.tree.index import NodeIndex, index_line, iter_links, one_liner_matches
@@ -50,16 +52,20 @@ def _check_symlink(ws: Workspace, path: Path, shown: str) -> Finding | None:
 
 @dataclass(slots=True)
 class ArticleFacts:
-    """What the audit keeps of one article: its own findings (reading, front matter, links),
-    its ``summary`` and its title."""
+    """What the audit keeps of one article: its own findings (reading, front matter, links
+    leaving the workspace, secrets, personal data, entry shape), its ``summary``, its title
+    and its relative links (``[line, target, anchor]``, resolved again on every audit because
+    their targets may change while the article does not)."""
 
     findings: list[Finding]
     summary: str | None
     title: str
+    links: list[list] = field(default_factory=list)
 
 
 #: Bump when what the audit finds in an article changes, so old cache entries are dropped.
-CACHE_FORMAT = 1
+#: 2: secrets, personal data, entry shape, diary notes and the links to resolve (issue 17).
+CACHE_FORMAT = 2
 
 
 class ArticleCache:
@@ -81,10 +87,12 @@ class ArticleCache:
         if entry is None or entry[0] != stamp[0] or entry[1] != stamp[1]:
             return None
         self.hits.append(path)  # still live: kept in the next save
-        return ArticleFacts([_finding_from(d) for d in entry[2]], entry[3], entry[4])
+        return ArticleFacts([_finding_from(d) for d in entry[2]], entry[3], entry[4],
+                            entry[5] if len(entry) > 5 else [])
 
     def put(self, path: str, stamp: tuple[int, int], facts: ArticleFacts) -> None:
-        self.new[path] = [stamp[0], stamp[1], [f.to_json() for f in facts.findings], facts.summary, facts.title]
+        self.new[path] = [stamp[0], stamp[1], [f.to_json() for f in facts.findings], facts.summary, facts.title,
+                          facts.links]
 
     def subset(self, nodes: list[str]) -> "ArticleCache":
         """The entries of the articles of ``nodes`` (what one worker needs)."""
@@ -98,14 +106,17 @@ class ArticleCache:
             keep.update(self._by_folder.get(node, {}))
         return ArticleCache(keep)
 
-    @staticmethod
-    def _file(ws: Workspace) -> Path:
+    #: The folder of the user cache this kind of cache lives in.
+    FOLDER = "audit"
+
+    @classmethod
+    def _file(cls, ws: Workspace) -> Path:
         import hashlib
 
         from memtui.paths import cache_dir
 
         key = hashlib.sha256(os.fsencode(ws.root)).hexdigest()[:24]
-        return cache_dir() / "audit" / f"{key}.json"
+        return cache_dir() / cls.FOLDER / f"{key}.json"
 
     @classmethod
     def load(cls, ws: Workspace) -> "ArticleCache":
@@ -145,7 +156,56 @@ class ArticleCache:
 
 def _finding_from(data: dict) -> Finding:
     return Finding(Severity(data["severity"]), data["code"], data["path"], data["line"], data["message"],
-                   data["fix"], data.get("column"))
+                   data["fix"], data.get("column"), data.get("fingerprint"))
+
+
+def _article_facts(ws: Workspace, tree: MemoryTree, article, file: Path, shown: str) -> ArticleFacts:  # noqa: ANN001
+    """Everything the audit finds in one article's own bytes (cached by size and mtime)."""
+    found = list(article.findings)
+    links: list[list] = []
+    if article.ok:
+        found.extend(_check_links(ws, article.body, file, shown, article.body_line))
+        found.extend(scan.secret_findings(article.text, shown))
+        found.extend(scan.personal_findings(article.text, shown))
+        links = shape.collect_links(article.body, article.body_line)
+        found.extend(shape.own_anchor_findings(article.body, links, shown))
+        if shape.is_experience(article.node):
+            found.extend(shape.experience_findings(article.meta, shown, os.path.dirname(os.fspath(file)),
+                                                   os.fspath(ws.root)))
+        else:
+            found.extend(shape.diary_findings(article.body, shown, article.body_line))
+    return ArticleFacts(found, article.summary, article.title, links)
+
+
+def _index_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, folder: Path, shown: str,
+                 cache: "ArticleCache | None") -> list[Finding]:
+    """A node index's links, secrets and personal data (the scans cached like an article's)."""
+    found = list(_check_links(ws, index.body, folder / NODE_INDEX, shown, index.body_line))
+    key = f"{node}/{NODE_INDEX}" if node else NODE_INDEX
+    file = folder / NODE_INDEX
+    try:
+        stat = os.stat(file)
+    except OSError:
+        return found
+    stamp = (stat.st_size, stat.st_mtime_ns)
+    facts = cache.get(key, stamp) if cache is not None else None
+    if facts is None:
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")[:ws.config.max_file_bytes]
+        except OSError:
+            return found
+        scanned = scan.secret_findings(text, shown) + scan.personal_findings(text, shown)
+        links = shape.collect_links(index.body, index.body_line)
+        scanned.extend(shape.own_anchor_findings(index.body, links, shown))
+        facts = ArticleFacts(scanned, None, "", links)
+        if cache is not None:
+            cache.put(key, stamp, facts)
+    found.extend(facts.findings)
+    if facts.links:  # the index's own entry lines are checked as entries (index-missing-file)
+        entry_lines = {e.line for e in index.entries + index.children}
+        links = [link for link in facts.links if link[0] not in entry_lines]
+        found.extend(shape.resolve_links(links, os.fspath(file), shown, os.fspath(ws.root), {}))
+    return found
 
 
 def _listed(ws: Workspace, tree: MemoryTree, index, folder: Path, index_shown: str,  # noqa: ANN001
@@ -229,7 +289,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
                 "no-root-index", tree.shown(""), "the memory tree has no root AGENTS.md (the protocol and top index)",
                 "write memory/AGENTS.md with the protocol and one line per top branch"))
     else:
-        findings.extend(_check_links(ws, index.body, folder / NODE_INDEX, index_shown, index.body_line))
+        findings.extend(_index_facts(ws, tree, node, index, folder, index_shown, cache))
     # symbolic links directly in the node folder
     try:
         with os.scandir(folder) as it:
@@ -242,6 +302,8 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
             findings.append(problem)
     files = tree.article_files(node)
     listed = _listed(ws, tree, index, folder, index_shown, findings)
+    root = os.fspath(ws.root)
+    anchor_cache: dict[str, set[str] | None] = {}
     articles = 0
     read: dict[str, ArticleFacts] = {}
     for path in files:
@@ -259,15 +321,14 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
         facts = cache.get(path, stamp) if cache is not None and not os.path.islink(file) else None
         if facts is None:
             article = tree.read_article(path)
-            found = list(article.findings)
-            if article.ok:
-                found.extend(_check_links(ws, article.body, file, shown, article.body_line))
-            facts = ArticleFacts(found, article.summary, article.title)
+            facts = _article_facts(ws, tree, article, file, shown)
             if cache is not None and not os.path.islink(file):
                 cache.put(path, stamp, facts)
         read[path] = facts
         articles += 1
         findings.extend(facts.findings)
+        if facts.links:
+            findings.extend(shape.resolve_links(facts.links, os.fspath(file), shown, root, anchor_cache))
         if index.exists and path not in listed:
             findings.append(Finding.make(
                 "article-unlisted", shown, f"is not listed in {index_shown}",

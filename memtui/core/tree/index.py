@@ -277,6 +277,26 @@ def redirect_line(title: str, target: str, new_title: str, new_target: str) -> s
 def iter_links(text: str) -> Iterator[tuple[int, str]]:
     """Yield ``(line offset, target)`` for every local Markdown link in ``text`` outside code
     fences and inline code (0-based line offsets)."""
+    for offset, target in _raw_links(text):
+        if is_local_link(target):
+            yield offset, _clean_target(target)
+
+
+def iter_anchored_links(text: str) -> Iterator[tuple[int, str, str | None]]:
+    """Yield ``(line offset, file target or "", anchor or None)`` for every local Markdown
+    link in ``text`` (outside code), pure ``#anchor`` links included (target ``""``)."""
+    for offset, raw in _raw_links(text):
+        target = raw[1:-1] if raw.startswith("<") and raw.endswith(">") else raw
+        path, _, anchor = target.partition("#")
+        path = path.split("?", 1)[0]
+        if path and _SCHEME.match(path):
+            continue
+        if not path and not anchor:
+            continue
+        yield offset, path, (anchor or None) if "#" in target else None
+
+
+def _raw_links(text: str) -> Iterator[tuple[int, str]]:
     in_fence = False
     for offset, line in enumerate(text.splitlines()):
         if _FENCE.match(line):
@@ -286,9 +306,7 @@ def iter_links(text: str) -> Iterator[tuple[int, str]]:
             continue
         stripped = re.sub(r"`[^`]*`", "", line)
         for match in _ANY_LINK.finditer(stripped):
-            target = match.group(1)
-            if is_local_link(target):
-                yield offset, _clean_target(target)
+            yield offset, match.group(1)
 
 
 # -- editing a node index ------------------------------------------------------------------------

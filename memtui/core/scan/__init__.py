@@ -1,0 +1,48 @@
+"""Secrets and personal data in the texts memtui reads (issue 17).
+
+- :mod:`memtui.core.scan.secrets`: detect-secrets behind one door; values are masked.
+- :mod:`memtui.core.scan.personal`: e-mail, phone, ЕГН, IBAN and card numbers (checksums).
+- :mod:`memtui.core.scan.allow`: false positives the operator allowed (``memtui audit allow``).
+- :mod:`memtui.core.scan.workspace`: the audit contributor for the texts outside the memory
+  tree's articles (notes, notebook, operator files, skills, graph, session histories, store).
+
+The functions here turn hits into findings; a finding names the place and the masked value,
+never the value (seed 000 §2 rule 5; DESIGN.md §4 invariant 8).
+"""
+
+from __future__ import annotations
+
+from memtui.core.findings import Finding
+
+#: The codes whose findings carry a value fingerprint and may be allowed as false positives.
+ALLOWABLE = frozenset({"secret", "pii-email", "pii-phone", "pii-egn", "pii-iban", "pii-card"})
+
+
+def secret_findings(text: str, shown: str, first_line: int = 1) -> list[Finding]:
+    """``secret`` findings (errors) for every value detect-secrets flags in ``text``.
+
+    Args:
+        text: the text as read.
+        shown: its workspace-relative path (the finding's place).
+        first_line: the file line of ``text``'s first line.
+    """
+    from memtui.core.scan import secrets
+
+    return [Finding.make(
+        "secret", shown, f"holds what looks like a {hit.kind} ({hit.masked})",
+        "remove it from the file and revoke it where it was issued; if it is no secret, "
+        f"`memtui audit allow secret {shown}:{hit.line} --reason …`",
+        line=hit.line, column=hit.column, fingerprint=hit.fingerprint)
+        for hit in secrets.find(text, first_line)]
+
+
+def personal_findings(text: str, shown: str, first_line: int = 1) -> list[Finding]:
+    """``pii-*`` findings (warnings) for the personal data in ``text`` (seed 000 §5)."""
+    from memtui.core.scan import personal
+
+    return [Finding.make(
+        hit.code, shown, f"holds {hit.kind} ({hit.masked}); the memory tree holds no personal data",
+        "write the pattern without the person: replace the value by what it is (\"the sender's "
+        f"phone\") or a keyed hash; if it is no one's, `memtui audit allow {hit.code} {shown}:{hit.line} "
+        "--reason …`", line=hit.line, column=hit.column, fingerprint=hit.fingerprint)
+        for hit in personal.find(text, first_line)]

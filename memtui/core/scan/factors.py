@@ -1,0 +1,224 @@
+"""Required literals of a regular expression: a cheap, exact gate before the expensive match.
+
+:func:`required` reads a pattern's syntax tree (Python's own parser) and returns a set of
+case-folded strings one of which every match must contain, or ``None`` when no such set is
+known. Searching a case-folded text for a few literals is a C-speed substring test, while a
+complex case-insensitive pattern with look-behinds costs a Python ``re`` step at every
+position; the detectors run a pattern only on text that passes its gate. This is the
+"required factor" prefilter of literal-optimising regex engines (RE2's prefilter,
+Hyperscan, ripgrep's literal extraction), kept minimal: a gate never rejects text the
+pattern matches (tests check the detectors against an ungated scan), it only lets through
+text the pattern then does not match.
+"""
+
+from __future__ import annotations
+
+import re
+from re import _parser as sre  # noqa: PLC2701 - the parser of the re module itself
+
+#: An exact alternative set larger than this is given up (the gate then uses a shorter factor).
+_MAX_SET = 256
+#: A character class wider than this is not expanded into literals.
+_MAX_CLASS = 8
+
+_ZERO_WIDTH = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}
+_REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sre.MAX_REPEAT)}
+
+
+_FOLD = [True]  # set per pattern by conditions(): fold literals of case-insensitive patterns only
+
+
+def _char(code: int) -> str:
+    return chr(code).casefold() if _FOLD[0] else chr(code)
+
+
+def _class_chars(items: list) -> set[str] | None:
+    chars: set[str] = set()
+    for op, arg in items:
+        if op is sre.LITERAL:
+            chars.add(_char(arg))
+        elif op is sre.RANGE and arg[1] - arg[0] < _MAX_CLASS:
+            chars.update(_char(c) for c in range(arg[0], arg[1] + 1))
+        else:  # NEGATE, CATEGORY, wide ranges
+            return None
+        if len(chars) > _MAX_CLASS:
+            return None
+    return chars
+
+
+def _product(left: set[str], right: set[str]) -> set[str] | None:
+    if len(left) * len(right) > _MAX_SET:
+        return None
+    return {a + b for a in left for b in right}
+
+
+def _exact(node: tuple) -> set[str] | None:
+    """Every string ``node`` can match, when that is a small finite set (else ``None``)."""
+    op, arg = node
+    if op is sre.LITERAL:
+        return {_char(arg)}
+    if op is sre.IN:
+        return _class_chars(arg)
+    if op in _ZERO_WIDTH:
+        return {""}
+    if op is sre.SUBPATTERN:
+        return _exact_seq(arg[-1])
+    if op is sre.BRANCH:
+        out: set[str] = set()
+        for branch in arg[1]:
+            part = _exact_seq(branch)
+            if part is None:
+                return None
+            out |= part
+        return out if len(out) <= _MAX_SET else None
+    if op in _REPEATS and arg[1] <= 4:  # x{n}, x?, x{0,2}: every count spelled out
+        item = _exact_seq(arg[2])
+        if item is None:
+            return None
+        out = set()
+        result: set[str] | None = {""}
+        for count in range(arg[1] + 1):
+            if result is None:
+                return None
+            if count >= arg[0]:
+                out |= result
+            result = _product(result, item)
+        return out if len(out) <= _MAX_SET else None
+    return None
+
+
+def _exact_seq(seq) -> set[str] | None:  # noqa: ANN001 - sre SubPattern
+    result: set[str] | None = {""}
+    for node in seq:
+        part = _exact(node)
+        if part is None or result is None:
+            return None
+        result = _product(result, part)
+    return result
+
+
+def _score(factor: set[str] | None) -> int:
+    if not factor or "" in factor:
+        return -1
+    return min(len(s) for s in factor) * 4 - len(factor) // 8
+
+
+def _required_node(node: tuple) -> set[str] | None:
+    op, arg = node
+    if op is sre.SUBPATTERN:
+        return _required_seq(arg[-1])
+    if op is sre.BRANCH:
+        out: set[str] = set()
+        for branch in arg[1]:
+            part = _required_seq(branch)
+            if part is None:
+                return None
+            out |= part
+        return out if len(out) <= _MAX_SET else None
+    if op in _REPEATS and arg[0] >= 1:
+        return _required_seq(arg[2])
+    if op is getattr(sre, "ATOMIC_GROUP", None):
+        return _required_seq(arg)
+    exact = _exact(node)
+    return exact if exact and "" not in exact else None
+
+
+def _required_seq(seq) -> set[str] | None:  # noqa: ANN001 - sre SubPattern
+    best: set[str] | None = None
+    run: set[str] | None = {""}
+
+    def consider(candidate: set[str] | None) -> None:
+        nonlocal best
+        if _score(candidate) > _score(best):
+            best = candidate
+
+    for node in seq:
+        part = _exact(node)
+        if part is not None and run is not None:
+            joined = _product(run, part)
+            if joined is not None:
+                run = joined
+                continue
+            consider(run)
+            run = part
+            continue
+        consider(run)
+        run = {""}
+        consider(_required_node(node))
+    consider(run)
+    return best if _score(best) >= 0 else None
+
+
+def _conditions_seq(seq) -> list[set[str]]:  # noqa: ANN001 - sre SubPattern
+    """Every factor set of a sequence that a match must satisfy (a conjunction)."""
+    if len(seq) == 1 and seq[0][0] is sre.SUBPATTERN:
+        return _conditions_seq(seq[0][1][-1])
+    out: list[set[str]] = []
+    run: set[str] | None = {""}
+
+    def keep(candidate: set[str] | None) -> None:
+        if _score(candidate) >= 0 and candidate is not None:
+            out.append(candidate)
+
+    for node in seq:
+        part = _exact(node)
+        if part is not None and run is not None:
+            keep(part)  # the node alone is required too (a longer run may be given up later)
+            joined = _product(run, part)
+            if joined is not None:
+                run = joined
+                continue
+            keep(run)
+            run = part
+            continue
+        keep(run)
+        run = {""}
+        keep(_required_node(node))
+    keep(run)
+    return out
+
+
+def _minimal(strings: set[str]) -> frozenset[str]:
+    """``strings`` without those containing another one (the same "contains one of" test)."""
+    out: list[str] = []
+    for s in sorted(strings, key=len):
+        if not any(o in s for o in out):
+            out.append(s)
+    return frozenset(out)
+
+
+def conditions(pattern: re.Pattern[str]) -> tuple[bool, list[frozenset[str]]] | None:
+    """Factor sets a match of ``pattern`` satisfies all at once.
+
+    Returns:
+        ``(folded, sets)``: every match lies in a text that, for each set, contains one of its
+        strings — in the text's ``casefold()`` when ``folded`` (a case-insensitive pattern),
+        else in the text as it is. ``None`` when nothing is known.
+    """
+    _FOLD[0] = bool(pattern.flags & re.IGNORECASE)
+    try:
+        tree = sre.parse(pattern.pattern, pattern.flags & ~re.UNICODE)
+        found = _conditions_seq(tree)
+    except Exception:  # noqa: BLE001 - an unparsable pattern gets no gate
+        return None
+    finally:
+        folded, _FOLD[0] = _FOLD[0], True
+    sets = [_minimal(s) for s in found]
+    return (folded, sets) if sets else None
+
+
+def required(pattern: re.Pattern[str] | str) -> frozenset[str] | None:
+    """Case-folded strings one of which every match of ``pattern`` contains, or ``None``.
+
+    A match of the pattern (with or without ``re.IGNORECASE``) in a text means the text's
+    ``casefold()`` contains one of the returned strings. ``None`` says nothing is known
+    (the pattern must be run on every text).
+    """
+    source = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
+    flags = pattern.flags if isinstance(pattern, re.Pattern) else re.IGNORECASE
+    try:
+        tree = sre.parse(source, flags & ~re.UNICODE)
+    except Exception:  # noqa: BLE001 - an unparsable pattern gets no gate
+        return None
+    found = _required_seq(tree)
+    return _minimal(found) if found else None

@@ -146,7 +146,7 @@ def test_owner_resolution_order(tmp_path: Path) -> None:
 
 def test_gap_folder_between_nodes_is_walked(tmp_path: Path) -> None:
     root = tmp_path / "ws"
-    write(root, "memory/AGENTS.md", "---\nowner: o\n---\n# Root\n")
+    write(root, "memory/AGENTS.md", "---\nowner: o\n---\n# Root\n- [Deep](gap/deeper/AGENTS.md) — deep\n")
     write(root, "memory/gap/deeper/AGENTS.md", "# Deep\n- [X](x.md) — y\n")
     write(root, "memory/gap/deeper/x.md", article("X", "y"))
     tree = MemoryTree(Workspace.open(root))
@@ -161,7 +161,7 @@ def test_a_bad_config_is_a_finding_and_defaults_apply(ws_root: Path) -> None:
 
 
 def test_folder_without_memory_is_read_as_the_tree(tmp_path: Path) -> None:
-    write(tmp_path / "repo", "AGENTS.md", "---\nowner: me\n---\n# Repo\n")
+    write(tmp_path / "repo", "AGENTS.md", "---\nowner: me\n---\n# Repo\n- [Docs](docs/AGENTS.md) — docs\n")
     write(tmp_path / "repo", "docs/AGENTS.md", "# Docs\n")
     ws = Workspace.open(tmp_path / "repo")
     assert ws.memory == ws.root
@@ -186,7 +186,9 @@ def test_parallel_audit_finds_exactly_what_the_serial_one_finds(ws_root: Path) -
     parallel = audit.run(ws, parallel=True)
     assert serial.findings == parallel.findings
     assert (serial.nodes, serial.articles) == (parallel.nodes, parallel.articles) == (8, 13)
-    assert len(serial.findings) == 6 + 3 + 6  # missing files, mismatches, unlisted
+    # missing files, mismatches, unlisted articles, and the six nodes support/AGENTS.md does not list
+    assert len(serial.findings) == 6 + 3 + 6 + 6
+    assert sum(f.code == "node-unlisted" for f in serial.findings) == 6
 
 
 def test_reading_an_article_never_follows_a_symlink_out_of_the_workspace(ws_root: Path, tmp_path: Path) -> None:

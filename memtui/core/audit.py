@@ -36,6 +36,9 @@ CHECKS: tuple[str, ...] = (
     "memtui.core.skills:audit_findings",
     "memtui.core.graph.audit:workspace_findings",
     "memtui.core.governance:audit_findings",
+    "memtui.core.tree.integrity:audit_findings",
+    "memtui.core.scan.workspace:audit_findings",
+    "memtui.core.sessions:audit_findings",
 )
 
 
@@ -58,12 +61,14 @@ class AuditReport:
         nodes: number of nodes (folders with ``AGENTS.md``).
         articles: number of article files read.
         seconds: wall time of the audit.
+        allowed: findings left out because the operator allowed them (``memtui audit allow``).
     """
 
     findings: list[Finding] = field(default_factory=list)
     nodes: int = 0
     articles: int = 0
     seconds: float = 0.0
+    allowed: list[Finding] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -79,8 +84,10 @@ class AuditReport:
     def summary(self) -> str:
         """``"41 nodes, 92 articles: 0 errors, 1 warning, 2 notes"``."""
         c = self.counts
+        allowed = f" ({len(self.allowed)} allowed)" if self.allowed else ""
         return (f"{plural(self.nodes, 'node')}, {plural(self.articles, 'article')}: "
-                f"{plural(c['error'], 'error')}, {plural(c['warning'], 'warning')}, {plural(c['info'], 'note')}")
+                f"{plural(c['error'], 'error')}, {plural(c['warning'], 'warning')}, {plural(c['info'], 'note')}"
+                f"{allowed}")
 
     def by_path(self) -> dict[str, list[Finding]]:
         """Findings grouped by workspace-relative path."""
@@ -88,6 +95,17 @@ class AuditReport:
         for finding in self.findings:
             out.setdefault(finding.path, []).append(finding)
         return out
+
+
+def _allowances(ws: Workspace, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """Leave out the findings the operator allowed (:mod:`memtui.core.scan.allow`)."""
+    if not any(f.fingerprint for f in findings):
+        return findings, []
+    from memtui.core.scan import allow
+    from memtui.core.store import Store
+
+    store = Store.open(ws, read_only=True)
+    return allow.split(findings, allow.keys(None if store.damaged else store))
 
 
 def _audit_workspace_files(ws: Workspace) -> list[Finding]:
@@ -186,6 +204,7 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
         cache.save(ws)
     report.findings.extend(_audit_workspace_files(ws))
     report.findings.extend(_contributed(ws))
+    report.findings, report.allowed = _allowances(ws, report.findings)
     report.findings.sort(key=sort_key)
     report.seconds = time.perf_counter() - started
     return report

@@ -14,7 +14,7 @@ text the pattern then does not match.
 from __future__ import annotations
 
 import re
-from re import _parser as sre  # noqa: PLC2701 - the parser of the re module itself
+from re import _parser as sre  # type: ignore[attr-defined]  # the parser of the re module itself
 
 #: An exact alternative set larger than this is given up (the gate then uses a shorter factor).
 _MAX_SET = 256

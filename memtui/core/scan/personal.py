@@ -184,5 +184,6 @@ def _plan_lengths() -> tuple[int, int]:
     import phonenumbers
 
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(REGION)
-    lengths = [n for n in (metadata.general_desc.possible_length if metadata else ()) if n > 0]
+    general = metadata.general_desc if metadata else None
+    lengths = [n for n in (general.possible_length if general else ()) if n > 0]
     return (min(lengths) if lengths else 4), 15

@@ -33,12 +33,15 @@ import re
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from memtui.core.scan import factors
 
 #: detect-secrets plugins left out, with the reason in the module docstring.
 EXCLUDED_PLUGINS = frozenset({"IPPublicDetector"})
+#: Placeholder words (one a line) of detect-secrets' wordlist filter.
+PLACEHOLDERS = Path(__file__).with_name("placeholders.txt")
 #: The file name detect-secrets is told (its rules pick by extension: ``.md`` is "other").
 _FILENAME = "memory.md"
 _LOCK = threading.Lock()
@@ -100,6 +103,11 @@ def _engine() -> tuple[list[Any], Any, dict, Any, Any]:
     settings.configure_plugins([{"name": cls.__name__}
                                 for cls in get_mapping_from_secret_type_to_class().values()
                                 if cls.__name__ not in EXCLUDED_PLUGINS])
+    from detect_secrets.filters import wordlist
+
+    # detect-secrets' own wordlist filter drops values holding a placeholder word (YOUR_KEY,
+    # your-key-here, DEMO_KEY): documentation shows where a key goes, not a key.
+    wordlist.initialize(str(PLACEHOLDERS), min_length=4)
     assert not any("verification" in path for path in settings.filters), "verification must stay off"
     plugins = list(get_plugins())
     keyword = next((p for p in plugins if type(p).__name__ == "KeywordDetector"), None)
@@ -175,6 +183,34 @@ class _Plugin:
         return True
 
 
+def _filtered(filtered_out: Any, plugin: Any, line: str, value: str, context: Any) -> bool:
+    """detect-secrets' filters, in its own order: the value, the line, the context."""
+    return bool(filtered_out(["secret"], filename=_FILENAME, secret=value, plugin=plugin, line=line)
+                or filtered_out(["line"], filename=_FILENAME, line=line, context=context)
+                or filtered_out(["context"], filename=_FILENAME, secret=value, plugin=plugin, line=line,
+                                context=context))
+
+
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _placeholder(value: str) -> bool:
+    """A value documentation shows where a secret goes, not a secret: under 4 characters
+    (``KEY``), elided (``abc123...``), or the name of a variable (``TWILIO_API_KEY``)."""
+    value = value.strip().strip("\"'`")
+    return len(value) < 4 or value.endswith(("...", "…")) or bool(_ENV_NAME.fullmatch(value))
+
+
+def _assigned(line: str, value: str, at: int) -> bool:
+    """For the keyword plugin in prose: the value is written next to its ``=``, ``:`` or
+    quote (``password=hunter2``, ``"api_key": "…"``), not a word after "api_key= " in a
+    sentence ("pass api_key= directly")."""
+    if at <= 0:
+        return True
+    before = line[at - 1]
+    return before in "\"'`=:" or not before.isspace()
+
+
 @lru_cache(maxsize=1)
 def _plugins() -> list[_Plugin]:
     plugins, keyword, rules, _, _ = _engine()
@@ -183,7 +219,7 @@ def _plugins() -> list[_Plugin]:
 
 #: Characters a secret token is made of, to mask the whole token when a plugin reports only
 #: a part of it (detect-secrets returns the first group: ``ghp`` of a GitHub token).
-_TOKEN = re.compile(r"[^\s'\"`,;<>()\[\]{}|]+")
+_TOKEN = re.compile(r"[^\s'\"`,;<>()\[\]{}|&]+")
 
 
 @lru_cache(maxsize=1)
@@ -229,9 +265,8 @@ def find(text: str, first_line: int = 1) -> list[Hit]:
         return _find(text, first_line)
 
 
-def _find(text: str, first_line: int) -> list[Hit]:
-    _, keyword, rules, filtered_out, snippet = _engine()
-    plugins = _plugins()
+def _plan(text: str, plugins: list[_Plugin]) -> list[tuple[_Plugin, set[str] | None, set[int] | None]]:
+    """Which plugins to run on which lines (``None``: every line), and the entropy candidates."""
     folded = text.casefold()
     auto_folded, auto_raw, gates = _automata()
     present: set[tuple[int, int, int]] = set()
@@ -243,7 +278,6 @@ def _find(text: str, first_line: int) -> list[Hit]:
                 for p_index, g_index, s_index in entries:
                     if s_index == 0:
                         ends.setdefault((p_index, g_index), []).append(end)
-    lines = text.split("\n")
     starts: list[int] = []
     rows_of: dict[int, set[int] | None] = {}
     for p_index, g_index, count in gates:
@@ -273,8 +307,15 @@ def _find(text: str, first_line: int) -> list[Hit]:
                 continue
             if gate_value:
                 plan.append((plugin, gate_value if isinstance(gate_value, set) else None, None))
+    return plan
+
+
+def _find(text: str, first_line: int) -> list[Hit]:
+    _, keyword, rules, filtered_out, snippet = _engine()
+    plan = _plan(text, _plugins())
     if not plan:
         return []
+    lines = text.split("\n")
     hits: list[Hit] = []
     seen: set[tuple[int, str]] = set()
     contexts: dict[int, Any] = {}
@@ -291,37 +332,35 @@ def _find(text: str, first_line: int) -> list[Hit]:
             context = contexts.get(number)
             if context is None:
                 context = contexts[number] = snippet(lines=lines, line_number=number)
-            try:
+            try:  # the library's own calls: a failure on odd text skips the line, never the audit
                 if plugin_entry.keyword:
-                    secrets = type(plugin).__mro__[1].analyze_line(
+                    secrets = type(plugin).__mro__[1].analyze_line(  # type: ignore[attr-defined]
                         plugin, filename=_FILENAME, line=line, line_number=number, context=context,
                         denylist_regex_to_group=rules)
                 else:
                     secrets = plugin.analyze_line(filename=_FILENAME, line=line, line_number=number,
                                                   context=context)
-                for secret in secrets or ():
-                    value = secret.secret_value or ""
-                    if not value or filtered_out(["secret"], filename=_FILENAME, secret=value,
-                                                 plugin=plugin, line=line):
-                        continue
-                    if filtered_out(["line"], filename=_FILENAME, line=line, context=context):
-                        continue
-                    if filtered_out(["context"], filename=_FILENAME, secret=value, plugin=plugin,
-                                    line=line, context=context):
-                        continue
-                    at = line.find(value)
-                    token = value
-                    if at >= 0:
-                        whole = _TOKEN.match(line, at)
-                        if whole:
-                            token = whole.group(0)
-                    key = (number, token)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    hits.append(Hit(secret.type, number + first_line - 1, at + 1 if at >= 0 else None,
-                                    mask(token), fingerprint(token)))
-            except Exception:  # noqa: BLE001 - see find()
+                found = [s.secret_value or "" for s in secrets or ()]
+                kind = next(iter(secrets)).type if secrets else ""
+                kept = [v for v in found if v and not _filtered(filtered_out, plugin, line, v, context)]
+            except Exception:  # noqa: BLE001 - its message may quote the value: never shown
                 continue
+            for value in kept:
+                at = line.find(value)
+                if plugin_entry.keyword and not _assigned(line, value, at):
+                    continue
+                token = value
+                if at >= 0:
+                    whole = _TOKEN.match(line, at)
+                    if whole:
+                        token = whole.group(0)
+                if _placeholder(token):
+                    continue
+                key = (number, token)
+                if key in seen:
+                    continue
+                seen.add(key)
+                hits.append(Hit(kind, number + first_line - 1, at + 1 if at >= 0 else None,
+                                mask(token), fingerprint(token)))
     hits.sort(key=lambda h: (h.line, h.column or 0))
     return hits

@@ -228,13 +228,12 @@ def resolve_links(links: list[list[Any]], file: str, shown: str, root: str,
             candidate = decoded
         if not anchor or not candidate.lower().endswith(".md") or os.path.isdir(candidate):
             continue
-        known = anchor_cache.get(candidate, False)
-        if known is False:
+        if candidate not in anchor_cache:
             try:
                 with open(candidate, encoding="utf-8", errors="replace") as handle:
-                    known = anchors(handle.read(2_000_000))
+                    anchor_cache[candidate] = anchors(handle.read(2_000_000))
             except OSError:
-                known = None
-            anchor_cache[candidate] = known
+                anchor_cache[candidate] = None
+        known = anchor_cache[candidate]
         if known is not None and anchor.lower() not in known and unquote(anchor).lower() not in known:
             yield _anchor_finding(shown, [line, target, anchor])

@@ -1,0 +1,104 @@
+"""The memory tree's structure (issue 17; seed 000 §1, §2 rule 4; seed 002's operator files).
+
+An entry of :data:`memtui.core.audit.CHECKS`:
+
+- ``folder-no-index``: a folder of the memory tree holding articles but no ``AGENTS.md``
+  (seed 000 §1: "every node in the memory tree has an AGENTS.md index");
+- ``node-unlisted``: a node its parent's index does not list ("creating one updates the parent
+  AGENTS.md index in the same change", §2 rule 4);
+- ``node-owner-same``: a node whose own owner is the owner of the node above it ("a new node
+  needs ... a distinct owning profile", §2 rule 4);
+- ``routing-without-graph``: ``MEMORY_ROUTING.md`` while the workspace has no graph (seed 002:
+  "a document telling it to prefer them would be actively wrong — worse than silent");
+- ``operator-file-missing``: no ``CONTEXT_RECOVERY.md`` or ``FILE_DELIVERY.md`` in a workspace
+  of seed 002's harness (one with another operator file or with session histories: the
+  operator mounts them into every workspace it creates).
+"""
+
+from __future__ import annotations
+
+import os
+
+from memtui.core.findings import Finding
+from memtui.core.tree.model import MemoryTree
+from memtui.core.workspace import NODE_INDEX, SPECIAL_FILES, Workspace
+
+
+def _folders_without_index(ws: Workspace, tree: MemoryTree) -> list[Finding]:
+    out: list[Finding] = []
+    for folder, dirs, files in os.walk(ws.memory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
+        if folder == os.fspath(ws.memory) or NODE_INDEX in files:
+            continue
+        articles = [f for f in files if f.lower().endswith(".md") and f not in SPECIAL_FILES]
+        if articles:
+            rel = os.path.relpath(folder, ws.memory).replace(os.sep, "/")
+            out.append(Finding.make(
+                "folder-no-index", tree.shown(rel),
+                f"holds {len(articles)} article{'s' if len(articles) != 1 else ''} but no AGENTS.md, so no agent "
+                "boots from it and its articles are listed nowhere (seed 000 §1)",
+                "write an AGENTS.md with one line per article (and an owner), or move the articles into a node"))
+    return out
+
+
+def _nodes(ws: Workspace, tree: MemoryTree) -> list[Finding]:
+    out: list[Finding] = []
+    for node in tree.walk_nodes():
+        if not node:
+            continue
+        parent = tree.parent_node(node)
+        if parent is None:
+            continue
+        index = tree.index(node)
+        if not index.exists:
+            continue
+        shown = tree.shown(f"{node}/{NODE_INDEX}")
+        parent_index = tree.index(parent)
+        if parent_index.exists:
+            listed = {e.path for e in parent_index.entries + parent_index.children if e.path}
+            if f"{node}/{NODE_INDEX}" not in listed and node not in listed:
+                parent_shown = tree.shown(f"{parent}/{NODE_INDEX}" if parent else NODE_INDEX)
+                rel = node[len(parent) + 1:] if parent else node
+                out.append(Finding.make(
+                    "node-unlisted", shown, f"the node is not listed in {parent_shown}, so agents reading the "
+                    "parent index do not know it exists (seed 000 §2 rule 4)",
+                    f"add a line '- [{index.title}]({rel}/AGENTS.md) — <what it holds>' to {parent_shown}"))
+        own, _how = tree.own_owner(node)
+        above, _ = tree.owner(parent)
+        if own and above and own == above:
+            out.append(Finding.make(
+                "node-owner-same", shown,
+                f"the node's owner {own!r} also owns the node above it: a node exists because a distinct "
+                "profile writes it (seed 000 §2 rule 4)",
+                "keep these articles as entries of the parent node, or give the node its own owning profile"))
+    return out
+
+
+def _operator_files(ws: Workspace) -> list[Finding]:
+    out: list[Finding] = []
+    routing = ws.memory / "MEMORY_ROUTING.md"
+    if routing.is_file() and not ws.graph_file.exists():
+        out.append(Finding.make(
+            "routing-without-graph", ws.shown(routing),
+            "MEMORY_ROUTING.md tells the agent to use the memory graph, but this workspace has no graph: "
+            "with no graph the agent has no mcp_memory_* tools (seed 002: actively wrong)",
+            "remove MEMORY_ROUTING.md, or enable the graph (memory/graph.jsonl)"))
+    # a workspace of seed 002's harness: the operator mounts its files together, and
+    # CONTEXT_RECOVERY.md is what tells the agent where its session histories are
+    harnessed = any(p.exists() for p in ws.operator_files) or (ws.root / "sessions" / "durable").is_dir()
+    if ws.memory != ws.root and harnessed:
+        for name in ("CONTEXT_RECOVERY.md", "FILE_DELIVERY.md"):
+            if not (ws.memory / name).exists():
+                out.append(Finding.make(
+                    "operator-file-missing", ws.shown(ws.memory / name),
+                    f"the operator file {name} is missing; agents are not told "
+                    + ("where their complete history is kept" if name.startswith("CONTEXT") else
+                       "where a produced file goes") + " (seed 002)",
+                    "ask the operator to mount it (memtui never writes operator files)"))
+    return out
+
+
+def audit_findings(ws: Workspace) -> list[Finding]:
+    """The structure findings of ``ws`` (see the module docstring)."""
+    tree = MemoryTree(ws)
+    return _folders_without_index(ws, tree) + _nodes(ws, tree) + _operator_files(ws)

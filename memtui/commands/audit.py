@@ -1,4 +1,10 @@
-"""``memtui audit``: every finding in a workspace (issue 2)."""
+"""``memtui audit``: every finding in a workspace (issue 2).
+
+``memtui audit allow CODE PLACE --reason R`` marks the secret or personal-data finding(s) at
+``PLACE`` (``PATH:LINE`` as the audit prints it, or ``PATH``) as false positives: a governed
+write (audit log entry ``audit.allow``, kept in the store); the next audit and backup leave
+them out (issue 17). ``memtui audit --allowed`` lists the allowances.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--severity", choices=[s.value for s in Severity], default="info",
                         help="show findings of this severity and worse (default: info, i.e. all)")
     parser.add_argument("--codes", action="store_true", help="list every finding code and exit")
+    parser.add_argument("verb", nargs="?", choices=["allow"],
+                        help="allow CODE PLACE: mark a secret/personal-data finding as a false positive")
+    parser.add_argument("code", nargs="?", help="with allow: the finding code (secret, pii-email, …)")
+    parser.add_argument("place", nargs="?", help="with allow: PATH:LINE (or PATH) as the audit shows it")
+    parser.add_argument("--reason", help="with allow: why it is no secret (kept with the allowance)")
+    parser.add_argument("--as", dest="as_profile", metavar="PROFILE", help="with allow: the acting profile")
+    parser.add_argument("--client-id", metavar="ID", help="with allow: an id that makes a retry do nothing twice")
+    parser.add_argument("--allowed", action="store_true", help="list the allowed findings and exit")
     parser.set_defaults(func=run)
 
 
@@ -35,7 +49,11 @@ def run(args: argparse.Namespace) -> int:
         for code, (severity, meaning) in CODES.items():
             print(f"{code:28} {severity.value:8} {meaning}")
         return ExitCode.OK
+    if args.verb == "allow":
+        return _allow(args)
     ws = _common.open_workspace(args)
+    if args.allowed:
+        return _list_allowed(args, ws)
     show_progress = sys.stderr.isatty() and not args.json
 
     def progress(done: int, total: int) -> None:
@@ -50,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         _common.emit_json({
             "workspace": str(ws.root), "nodes": report.nodes, "articles": report.articles,
             "counts": report.counts, "seconds": round(report.seconds, 3),
-            "findings": [f.to_json() for f in shown],
+            "findings": [f.to_json() for f in shown], "allowed": len(report.allowed),
         })
     else:
         for f in shown:
@@ -59,3 +77,48 @@ def run(args: argparse.Namespace) -> int:
                 print(f"    fix: {visible(f.fix)}")
         print(f"{report.summary()} ({report.seconds:.2f} s)")
     return ExitCode.PROBLEM if report.has_errors else ExitCode.OK
+
+
+def _allow(args: argparse.Namespace) -> int:
+    from memtui.core.errors import MemtuiError, ReadOnlyError
+    from memtui.core.scan import allow
+    from memtui.core.session import Session
+
+    if not args.code or not args.place:
+        _common.fail("usage: memtui audit allow CODE PLACE --reason WHY", ExitCode.USAGE)
+    ws = _common.open_workspace(args)
+    with Session.open(ws, purpose="cli audit allow", profile=args.as_profile) as session:
+        try:
+            done = allow.allow(session, args.code, args.place, args.reason or "", client_id=args.client_id)
+        except ReadOnlyError as exc:
+            _common.fail(f"refused: {exc}", ExitCode.REFUSED)
+        except MemtuiError as exc:
+            _common.fail(str(exc), ExitCode.PROBLEM)
+    made = done.result or []
+    if args.json:
+        _common.emit_json({"allowed": made, "retried": done.retried,
+                           "entry": done.entry.to_json() if done.entry is not None else None})
+    elif done.retried:
+        print(f"already done by client id {args.client_id}; nothing changed")
+    else:
+        for doc in made:
+            print(f"allowed {doc['code']} at {visible(doc['path'])}:{doc['line']} (value {doc['fingerprint']}): "
+                  f"{visible(doc['reason'])}")
+    return ExitCode.OK
+
+
+def _list_allowed(args: argparse.Namespace, ws) -> int:  # noqa: ANN001
+    from memtui.core.scan import allow
+    from memtui.core.store import Store
+
+    store = Store.open(ws, read_only=True)
+    docs = allow.records(None if store.damaged else store)
+    if args.json:
+        _common.emit_json(docs)
+    else:
+        for doc in docs:
+            print(f"{doc.get('code')} {visible(str(doc.get('path')))}:{doc.get('line')} value {doc.get('fingerprint')} "
+                  f"by {doc.get('by') or '(no profile)'} at {doc.get('time')}: {visible(str(doc.get('reason')))}")
+        if not docs:
+            print("no finding is allowed")
+    return ExitCode.OK

@@ -9,9 +9,16 @@
   newest first, with their changed-file counts; a page (``--json``: ``{"history", "count",
   "total", "cursor", "state"}``).
 
-Exit codes: 0 done (or nothing to do), 1 the store cannot be read, 2 no repository given,
+A file with an open secret finding, or a session history rewritten since memtui last saw it,
+stops the backup before anything is written (exit 1, each place named): remove the secret or
+allow it (``memtui audit allow``), accept the rewrite with ``--accept-rewrite KEY`` (issue 17).
+What memtui sees of the session histories is recorded at each backup (an audit entry
+``sessions.seen`` when they grew).
+
+Exit codes: 0 done (or nothing to do), 1 the store cannot be read, a secret or a rewritten
+history blocks it, 2 no repository given,
 3 refused (detached HEAD, no git identity, unsafe path), 4 git or the push failed.
-The backup takes no writer lock: it only reads the workspace (see ``memtui.core.backup.commit``).
+The backup takes the writer lock only to record the session histories as seen; it reads the rest.
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--push", action=argparse.BooleanOptionalAction, default=None,
                         help="push the branch to the remote afterwards (default: memtui.toml [backup] push)")
     parser.add_argument("--remote", metavar="NAME", help="the remote to push to (default: upstream, else origin)")
+    parser.add_argument("--accept-rewrite", metavar="KEY", action="append", default=[],
+                        help="accept that session history KEY was rewritten (audited; repeat for several)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--status", action="store_true", help="show the backup repository's state; back nothing up")
     what.add_argument("--history", action="store_true", help="list the backups, newest first; back nothing up")
@@ -86,9 +95,21 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.OK if not state["problem"] else ExitCode.EXTERNAL
     if not conf.repo:
         _common.fail("no backup repository: give --repo PATH, or set [backup] repo in memtui.toml", ExitCode.USAGE)
+    from memtui.core.session import Session
+
+    session = Session.open(ws, purpose="cli backup")
     try:
         result = core.backup(ws, conf.repo, conf.path, message=args.message, push=conf.push,
-                             remote=conf.remote, git_table=conf.git)
+                             remote=conf.remote, git_table=conf.git, session=session,
+                             accept_rewrite=args.accept_rewrite)
+    except core.BackupBlocked as exc:  # a secret or a rewritten history: each place, masked (issue 17)
+        if args.json:
+            _common.emit_json({"ok": False, "error": str(exc), "exit": int(ExitCode.PROBLEM),
+                               "findings": [f.to_json() for f in exc.findings]})
+            raise SystemExit(int(ExitCode.PROBLEM)) from None
+        for finding in exc.findings:
+            print(finding.summary())
+        _common.fail(f"backup not made: {exc}", ExitCode.PROBLEM)
     except StoreDamagedError as exc:  # refused (3) and git (4) go to the exit-code table as they are
         _common.fail(f"no backup made: {exc}", ExitCode.PROBLEM)
     if args.json:

@@ -84,7 +84,7 @@ class AuditReport:
     def summary(self) -> str:
         """``"41 nodes, 92 articles: 0 errors, 1 warning, 2 notes"``."""
         c = self.counts
-        allowed = f" ({len(self.allowed)} allowed)" if self.allowed else ""
+        allowed = f", {len(self.allowed)} allowed" if self.allowed else ""
         return (f"{plural(self.nodes, 'node')}, {plural(self.articles, 'article')}: "
                 f"{plural(c['error'], 'error')}, {plural(c['warning'], 'warning')}, {plural(c['info'], 'note')}"
                 f"{allowed}")

@@ -25,10 +25,24 @@ from memtui.core import secrets
 from memtui.core.backup import render as rd
 from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir, first_missing,
                                     find_identity)
+from memtui.core.errors import MemtuiError, RefusedError
 from memtui.core.findings import Finding
 from memtui.core.workspace import Workspace
 
 DEFAULT_PATH = "memtui-backup"
+
+
+class BackupBlocked(MemtuiError):
+    """The workspace holds what a backup may not commit (exit 1): an open secret finding or a
+    rewritten session history (issue 17). Nothing was written to the repository.
+
+    Attributes:
+        findings: each place (``secret`` findings show masked values only).
+    """
+
+    def __init__(self, message: str, findings: list[Finding]) -> None:
+        super().__init__(message)
+        self.findings = findings
 
 Progress = Callable[[str, float], None]
 
@@ -160,7 +174,8 @@ def prepare(repo_path: str | os.PathLike[str], subdir: str, git_table: dict[str,
 
 def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAULT_PATH, *,
            message: str | None = None, push: bool = False, remote: str | None = None,
-           git_table: dict[str, Any] | None = None, progress: Progress | None = None) -> BackupResult:
+           git_table: dict[str, Any] | None = None, progress: Progress | None = None,
+           session: Any = None, accept_rewrite: Any = ()) -> BackupResult:
     """Back ``ws`` up into ``repo_path`` under ``subdir``.
 
     Steps: check the repository (:func:`prepare`), render the workspace (:func:`render.render`),
@@ -179,12 +194,18 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
         remote: the remote name (default: the branch's upstream, else ``origin``).
         git_table: ``memtui.toml [git]`` (``name``, ``email``) for the author.
         progress: called with ``(step description, fraction done 0..1)``.
+        session: a :class:`~memtui.core.session.Session` of ``ws``: what memtui sees of the
+            session histories is recorded through it before the render (seed 002's append-only
+            check, :func:`memtui.core.sessions.record`); ``None`` or a read-only one records
+            nothing (the check still runs against the last record).
+        accept_rewrite: session keys whose rewrite the operator accepts (``--accept-rewrite``).
 
     Returns:
         :class:`BackupResult`; a failed push is ``result.push.ok == False`` (never "complete").
 
     Raises:
         BackupRefused: see :func:`prepare`, or the workspace lies inside the backup folder.
+        BackupBlocked: an open secret finding or a rewritten session history (nothing written).
         GitError: git failed.
         StoreDamagedError: the store cannot be read (a backup without it would be incomplete).
     """
@@ -201,10 +222,28 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             shutil.rmtree(created, ignore_errors=True)
         raise BackupRefused(f"the workspace {ws.root} lies inside the backup folder {dest}; "
                             "choose another --path or --repo.")
+    step("checking the session histories", 0.05)
+    try:
+        _record_sessions(ws, session, accept_rewrite)
+    except BackupBlocked:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
     step("reading the remote graph", 0.05)
     remote_graph = _remote_snapshot(ws)
     step("rendering the workspace", 0.1)
     tree = rd.render(ws.root, skip=[dest], remote_graph=remote_graph)
+    step("looking for secrets", 0.3)
+    blocked = _open_secrets(ws, tree)
+    if blocked:
+        if created is not None:  # a refused backup leaves no repository it just made
+            shutil.rmtree(created, ignore_errors=True)
+        places = "; ".join(f"{f.place} {f.message.split('(')[-1].rstrip(')')}" for f in blocked[:20])
+        more = f" and {len(blocked) - 20} more" if len(blocked) > 20 else ""
+        raise BackupBlocked(
+            f"the workspace holds {len(blocked)} open secret finding{'s' if len(blocked) != 1 else ''}, so "
+            f"nothing was written to the backup repository: {places}{more}. Remove each secret (and revoke "
+            "it), or, for a false positive, `memtui audit allow secret PLACE --reason …`.", blocked)
     step("writing the changed files of the backup tree", 0.4)
     stats = rd.write_tree(tree, dest)
     step("committing the backup path", 0.6)
@@ -235,7 +274,38 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
     return result
 
 
-__all__ = ["BackupRefused", "BackupResult", "DEFAULT_PATH", "GitError", "Settings", "backup",
+def _record_sessions(ws: Workspace, session: Any, accept: Any) -> None:
+    """Record the session histories as seen (or refuse a rewritten one): see :func:`backup`."""
+    from memtui.core import sessions
+    from memtui.core.store import Store
+
+    accepted = set(accept or ())
+    if session is not None and not session.read_only:
+        try:
+            sessions.record(session, accept=accepted)
+        except RefusedError as exc:
+            found = [f for f in sessions.rewrites(ws, session.store) if f.path.rsplit("/", 1)[-1][:-6] not in accepted]
+            raise BackupBlocked(f"{exc} Nothing was written to the backup repository.", found) from exc
+        return
+    store = Store.open(ws, read_only=True)
+    found = [f for f in sessions.rewrites(ws, None if store.damaged else store)
+             if f.path.rsplit("/", 1)[-1][:-6] not in accepted]
+    if found:
+        raise BackupBlocked(
+            "session histories were rewritten since memtui last saw them: "
+            + "; ".join(f"{f.place}" for f in found) + ". Nothing was written to the backup repository; "
+            "accept the new content with --accept-rewrite KEY (that needs a writable workspace).", found)
+
+
+def _open_secrets(ws: Workspace, tree: rd.BackupTree) -> list[Finding]:
+    from memtui.core.scan.backup import open_secrets
+    from memtui.core.store import Store
+
+    store = Store.open(ws, read_only=True)
+    return open_secrets(ws, tree, None if store.damaged else store)
+
+
+__all__ = ["BackupBlocked", "BackupRefused", "BackupResult", "DEFAULT_PATH", "GitError", "Settings", "backup",
            "message_for", "prepare", "settings"]
 
 

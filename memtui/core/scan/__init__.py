@@ -29,7 +29,7 @@ def secret_findings(text: str, shown: str, first_line: int = 1) -> list[Finding]
     from memtui.core.scan import secrets
 
     return [Finding.make(
-        "secret", shown, f"holds what looks like a {hit.kind} ({hit.masked})",
+        "secret", shown, f"holds what looks like a secret ({hit.kind}: {hit.masked})",
         "remove it from the file and revoke it where it was issued; if it is no secret, "
         f"`memtui audit allow secret {shown}:{hit.line} --reason …`",
         line=hit.line, column=hit.column, fingerprint=hit.fingerprint)

@@ -80,7 +80,21 @@ def _starts(text: str) -> list[int]:
     return starts
 
 
-def _alone(text: str, match: re.Match[str]) -> bool:
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """Where a number the phone matcher found lies (the shape of a match for :func:`_alone`)."""
+
+    begin: int
+    finish: int
+
+    def start(self) -> int:
+        return self.begin
+
+    def end(self) -> int:
+        return self.finish
+
+
+def _alone(text: str, match: "re.Match[str] | _Span") -> bool:
     """The digit run is not part of a word or a longer number (``BP0000012345``, ``1,200``)."""
     start = match.start()
     before = text[start - 1:start]
@@ -170,6 +184,9 @@ def _phones(text: str, numbers: list[re.Match[str]], taken: set[str], first_line
         for found in PhoneNumberMatcher(text[begin:end], REGION, leniency=Leniency.VALID):
             digits = _NON_DIGIT.sub("", found.raw_string)
             if digits in taken or not phonenumbers.is_valid_number(found.number):
+                continue
+            at = begin + found.start
+            if not _alone(text, _Span(at, at + len(found.raw_string))):
                 continue
             out.append(Personal("pii-phone", "a phone number", line + first_line - 1, found.start + 1,
                                 mask(found.raw_string), fingerprint(found.raw_string)))

@@ -101,7 +101,7 @@ async def test_big_graph_is_paged(tmp_path: Path) -> None:
 from memtui.core.auditlog import AuditLog  # noqa: E402
 from memtui.core.graph.provenance import Provenance, ProvenanceBook  # noqa: E402
 from memtui.core.session import Session  # noqa: E402
-from memtui.ui.screens.graph import SessionHistory
+from memtui.ui.screens.sessions import SessionsScreen
 from memtui.ui.widgets import AskText  # noqa: E402
 from tests.conftest import wait_for
 
@@ -228,10 +228,9 @@ async def test_provenance_is_shown_and_opens_the_session_history_at_the_line(sam
         assert f"from session {history.stem}" in str(listing.get_option_at_index(0).prompt)
         listing.highlighted = 0
         await pilot.press("h")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionHistory))
-        viewer = app.screen
-        area = viewer.query_one("#history")
-        assert area.read_only and area.cursor_location[0] == 1
-        assert area.document.get_line(1) == history.read_text().splitlines()[1]
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen)
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen._history is not None
+                       and app.screen._history.key == history.stem)
+        turns = app.screen.query_one("#turns", OptionList)
+        await wait_for(pilot, lambda: turns.highlighted == 1)  # line 2, the turn the observation came from
+        detail = str(app.screen.query_one("#turn-detail").render())
+        assert "line 2" in detail and "cited by" in detail and entity.name in detail

@@ -42,6 +42,8 @@ AREAS: list[Area] = [
          "review proposals (diff, provenance, uses), approve or reject; version history, rollback, retire"),
     Area("backup", "Backup", "8", "memtui.ui.screens.backup:BackupScreen",
          "back the workspace up to git, list the backups, restore one into a folder, verify the round trip"),
+    Area("sessions", "Sessions", "9", "memtui.ui.screens.sessions:SessionsScreen",
+         "the agents' session histories as turns; append-only checks; the graph facts a turn gave"),
     Area("consolidate", "Consolidate", "0", "memtui.ui.screens.consolidate:ConsolidateScreen",
          "the consolidation pass: merge duplicates, resolve contested, re-verify stale, refresh one-liners; pins"),
 ]

@@ -31,16 +31,31 @@ class AreaBar(Static):
     """
 
     def on_mount(self) -> None:
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        """The widest form that fits: every title and the palette hint; every title; titles cut
+        to 4, then 3 letters; the current title only (every key is always shown, so every area
+        stays findable at 80 columns)."""
         current = getattr(self.app, "current_mode", None)
-        bar = Text()
-        for area in AREAS:
-            if area.mode == current:
-                bar.append(f" {area.key} {area.title} ", style="bold reverse")
-            else:
-                bar.append(f" {area.key} ", style="bold")
-                bar.append(f"{area.title} ")
-            bar.append(" ")
-        bar.append("  ctrl+p: commands", style="dim")
+        room = (self.size.width or 200) - 2
+        for form, hint in ((None, True), (None, False), (4, False), (3, False), (0, False)):
+            bar = Text()
+            for area in AREAS:
+                if area.mode == current:
+                    bar.append(f" {area.key} {area.title} ", style="bold reverse")
+                else:
+                    bar.append(f" {area.key}", style="bold")
+                    title = area.title if form is None else area.title[:form]
+                    bar.append(f" {title} " if title else " ")
+                bar.append(" " if form != 0 else "")
+            if hint:
+                bar.append("  ctrl+p: commands", style="dim")
+            if bar.cell_len <= room:
+                break
         self.update(bar)
 
 

@@ -6,7 +6,7 @@ a DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES; B23). The neighbourhood
 built lazily on expand, children capped at :data:`MAX_CHILDREN`; an entity with findings is
 marked there (``⚠ n``) as in the table. Observations are a list showing each one's
 provenance (which session, when; :mod:`memtui.core.graph.provenance`); ``h`` opens that
-session history read-only at the line. Every user string goes through
+turn in the Sessions area. Every user string goes through
 :func:`memtui.ui.text.safe` (B17: never markup).
 
 Curating (seed 002; issue 4): add / edit / delete an observation, rename, merge, retype a
@@ -33,8 +33,8 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static, TextArea, Tree
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
@@ -52,8 +52,6 @@ PAGE = 500
 MAX_LISTED = 200
 #: Children of one neighbourhood tree node before "… N more".
 MAX_CHILDREN = 200
-#: Largest session history shown in the viewer (bytes); longer ones are cut with a note.
-MAX_HISTORY_BYTES = 8 * 1024 * 1024
 #: Graphs with more entities skip the fuzzy near-duplicate search when re-audited after an edit.
 NEAR_AFTER_EDIT = 20_000
 
@@ -65,45 +63,6 @@ _SORTS = {
     "observations": lambda r: (-len(r[0].observations), r[0].name.casefold()),
     "relations": lambda r: (-r[1], r[0].name.casefold()),
 }
-
-
-class SessionHistory(ModalScreen[None]):
-    """A read-only view of one session history (``sessions/durable/<key>.jsonl``) at a line.
-
-    Args:
-        shown: the workspace-relative path, for the title.
-        text: the file's text (decoded with replacement characters; never markup).
-        line: the 1-based line to put the cursor on, centred.
-    """
-
-    DEFAULT_CSS = """
-    SessionHistory { align: center middle; }
-    SessionHistory #history-box { width: 90%; height: 90%; border: thick $primary; background: $surface; }
-    SessionHistory #history-title { height: 1; }
-    SessionHistory TextArea { height: 1fr; }
-    """
-
-    BINDINGS = [Binding("escape,q", "close", "Close")]
-
-    def __init__(self, shown: str, text: str, line: int) -> None:
-        super().__init__()
-        self._shown = shown
-        self._text = text
-        self.line = line
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="history-box"):
-            yield Static(join(safe(self._shown, "bold"), Text(f"  line {self.line:,} · read-only · Esc closes",
-                                                               style="dim")), id="history-title")
-            yield TextArea(self._text, read_only=True, show_line_numbers=True, soft_wrap=True, id="history")
-
-    def on_mount(self) -> None:
-        area = self.query_one("#history", TextArea)
-        area.focus()
-        area.move_cursor((max(0, self.line - 1), 0), center=True)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
 
 class GraphScreen(Screen):
@@ -540,7 +499,7 @@ class GraphScreen(Screen):
     @work(thread=True, exclusive=True, group="graph-history")
     def open_history(self, entity: str, text: str, item: Provenance | None) -> None:
         """Find the place (the recorded one, else the first session line mentioning ``text``)
-        and read the history in a thread; then show :class:`SessionHistory`."""
+        in a thread; then open that turn in the Sessions area."""
         root = self.app.ws.root
         notice = ""
         try:
@@ -555,21 +514,17 @@ class GraphScreen(Screen):
                 item = Provenance(entity, text, key, ts, line, "agent")
                 notice = "no provenance recorded; showing the first session line that mentions it"
             path, line = session_position(root, item)
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_HISTORY_BYTES + 1)
         except (MemtuiError, OSError) as exc:
             self.app.call_from_thread(self.notify, str(exc), title="Session history", severity="warning",
                                       markup=False)
             return
-        shown = self.app.ws.shown(path)
-        body = data[:MAX_HISTORY_BYTES].decode("utf-8", "replace")
-        if len(data) > MAX_HISTORY_BYTES:
-            body += f"\n… (cut at {MAX_HISTORY_BYTES:,} bytes)"
 
-        def show() -> None:
+        async def show() -> None:
             if notice:
                 self.notify(notice, markup=False)
-            self.app.push_screen(SessionHistory(shown, body, line))
+            # the turn in the Sessions area (issue 17), where the history reads as turns
+            await self.app.switch_mode("sessions")
+            self.app.screen.reveal(path.stem, line)
 
         self.app.call_from_thread(show)
 

@@ -213,7 +213,10 @@ class BackupScreen(Screen):
 
         try:
             result = core.backup(ws, conf.repo, conf.path, push=conf.push, remote=conf.remote, git_table=conf.git,
-                                 progress=progress)
+                                 progress=progress, session=self.app.session)
+        except core.BackupBlocked as exc:  # a secret or a rewritten history (issue 17): see the Audit area
+            self.app.call_from_thread(self._failed, f"backup not made: {exc}")
+            return
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"backup failed: {exc}")
             return

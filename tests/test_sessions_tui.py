@@ -69,3 +69,23 @@ async def test_a_rewritten_history_is_marked_and_a_bad_line_kept(sample_copy: Pa
         await wait_for(pilot, lambda: turns.option_count == 4)
         assert "▲" in str(turns.get_option_at_index(2).prompt)  # the first changed line
         assert "{bad" in str(turns.get_option_at_index(3).prompt)  # kept as written
+
+
+async def test_a_session_search_hit_opens_at_its_turn(sample_copy: Path) -> None:
+    from memtui.core.search import index as index_mod
+    from memtui.core.search.query import search
+    from memtui.ui.screens.search import open_hit
+
+    ws = Workspace.open(sample_copy)
+    index = index_mod.SearchIndex(ws)
+    index.update()
+    hits = search(index, "kind:session payout").hits
+    assert hits and all(h.kind == "session" and h.path.startswith("sessions/durable/") for h in hits)
+    hit = next(h for h in hits if h.line and h.line > 1)
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await open_hit(app, hit)
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen._history is not None)
+        turns = app.screen.query_one("#turns", OptionList)
+        await wait_for(pilot, lambda: turns.highlighted is not None
+                       and app.screen._turn(turns.highlighted).line == hit.line)

@@ -222,3 +222,57 @@ def required(pattern: re.Pattern[str] | str) -> frozenset[str] | None:
         return None
     found = _required_seq(tree)
     return _minimal(found) if found else None
+
+
+def _class_inside(items: list, allowed: str) -> bool:
+    """Every character the class ``items`` (an ``IN`` node's list) matches is in ``allowed``
+    (a category counts only when ``allowed`` is :data:`WORD_RUN`'s, which holds all of ``\\w``)."""
+    for op, arg in items:
+        if op is sre.LITERAL:
+            if chr(arg) not in allowed and not (allowed is WORD_RUN and (chr(arg).isalnum() or chr(arg) == "_")):
+                return False
+        elif op is sre.RANGE:
+            if not all(chr(c) in allowed or (allowed is WORD_RUN and (chr(c).isalnum() or chr(c) == "_"))
+                       for c in range(arg[0], arg[1] + 1)):
+                return False
+        elif op is sre.CATEGORY:
+            if allowed is not WORD_RUN or arg not in (sre.CATEGORY_DIGIT, sre.CATEGORY_WORD,
+                                                       getattr(sre, "CATEGORY_UNI_DIGIT", None),
+                                                       getattr(sre, "CATEGORY_UNI_WORD", None)):
+                return False
+        else:  # NEGATE and the like
+            return False
+    return True
+
+
+#: The characters of a "token run": word characters (any script) and ``-+/=.\\``. A secret
+#: value of the detectors is a run of these; prose is made of short ones.
+WORD_RUN = "-+/=.\\"
+
+
+def _run_seq(seq) -> int:  # noqa: ANN001 - sre SubPattern
+    best = 0
+    for node in seq:
+        op, arg = node
+        if op in _REPEATS and arg[0] >= 1:
+            inner = list(arg[2])
+            if len(inner) == 1 and inner[0][0] is sre.IN and _class_inside(inner[0][1], WORD_RUN):
+                best = max(best, arg[0])
+            else:
+                best = max(best, _run_seq(arg[2]))
+        elif op is sre.SUBPATTERN:
+            best = max(best, _run_seq(arg[-1]))
+        elif op is sre.BRANCH:
+            best = max(best, min(_run_seq(b) for b in arg[1]) if arg[1] else 0)
+    return best
+
+
+def required_run(pattern: re.Pattern[str]) -> int:
+    """The length of a run of :data:`WORD_RUN` characters every match of ``pattern`` holds
+    (0 when none is known): ``[a-f0-9]{48}`` gives 48. A text whose longest such run is
+    shorter cannot match."""
+    try:
+        tree = sre.parse(pattern.pattern, pattern.flags & ~re.UNICODE)
+    except Exception:  # noqa: BLE001
+        return 0
+    return _run_seq(tree)

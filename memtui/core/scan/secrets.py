@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import math
 import logging
 import re
 import threading
@@ -154,7 +155,7 @@ class _Plugin:
     are run on the lines holding one of their candidate strings.
     """
 
-    __slots__ = ("plugin", "keyword", "entropy", "gates", "patterns")
+    __slots__ = ("plugin", "keyword", "entropy", "gates", "patterns", "run")
 
     def __init__(self, plugin: Any, keyword: bool, rules: dict) -> None:
         self.plugin = plugin
@@ -173,6 +174,11 @@ class _Plugin:
             gates.append(gate)
         self.gates = gates if not self.entropy else None
         self.patterns = [re.compile(p.pattern, p.flags | re.MULTILINE) for p in patterns]
+        # the token run every match holds (factors.required_run); for an entropy plugin, a
+        # string over its limit has at least 2**limit characters (entropy <= log2(length))
+        self.run = min((factors.required_run(p) for p in patterns), default=0)
+        if self.entropy:
+            self.run = max(self.run, math.ceil(2 ** float(plugin.entropy_limit)))
 
     def whole(self, text: str) -> set[str] | bool:
         """The whole-text gate of an ungated plugin (candidates for the entropy plugins)."""
@@ -222,30 +228,45 @@ def _plugins() -> list[_Plugin]:
 _TOKEN = re.compile(r"[^\s'\"`,;<>()\[\]{}|&]+")
 
 
-@lru_cache(maxsize=1)
-def _automata() -> tuple[Any, Any, list[tuple[int, int, int]]]:
-    """Aho–Corasick automata of every strong factor: ``(case-folded, case-sensitive, gates)``.
+class _Automaton:
+    """Aho–Corasick search for many literals at once (the Rust ``aho-corasick`` crate through
+    ``ahocorasick_rs``): every occurrence, overlapping ones included, with what each satisfies."""
 
-    Each string's value lists the ``(plugin, gate, set)`` indexes it satisfies; ``gates``
+    def __init__(self, values: dict[str, list[tuple[int, int, int]]]) -> None:
+        import ahocorasick_rs
+
+        self.words = list(values)
+        self.entries = [tuple(values[w]) for w in self.words]
+        self.search = ahocorasick_rs.AhoCorasick(self.words).find_matches_as_indexes if self.words else None
+
+    def iter(self, text: str) -> list[tuple[int, tuple[tuple[int, int, int], ...]]]:
+        """``[(index of the last character, entries)]`` of every occurrence in ``text``."""
+        if self.search is None:
+            return []
+        entries = self.entries
+        return [(end - 1, entries[i]) for i, _start, end in self.search(text, overlapping=True)]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+@lru_cache(maxsize=1)
+def _automata() -> tuple[_Automaton, _Automaton, list[tuple[int, int, int]]]:
+    """Automata of every strong factor: ``(case-folded, case-sensitive, gates)``.
+
+    Each string's entries list the ``(plugin, gate, set)`` indexes it satisfies; ``gates``
     lists ``(plugin, gate, number of strong sets)``.
     """
-    import ahocorasick
-
-    folded, raw = ahocorasick.Automaton(), ahocorasick.Automaton()
-    values: dict[tuple[bool, str], list[tuple[int, int, int]]] = {}
+    folded: dict[str, list[tuple[int, int, int]]] = {}
+    raw: dict[str, list[tuple[int, int, int]]] = {}
     gates: list[tuple[int, int, int]] = []
     for p_index, plugin in enumerate(_plugins()):
         for g_index, gate in enumerate(plugin.gates or ()):
             gates.append((p_index, g_index, len(gate.strong)))
             for s_index, need in enumerate(gate.strong):
                 for s in need:
-                    values.setdefault((gate.folded, s), []).append((p_index, g_index, s_index))
-    for (flag, s), where in values.items():
-        (folded if flag else raw).add_word(s, tuple(where))
-    for automaton in (folded, raw):
-        if len(automaton):
-            automaton.make_automaton()
-    return folded, raw, gates
+                    (folded if gate.folded else raw).setdefault(s, []).append((p_index, g_index, s_index))
+    return _Automaton(folded), _Automaton(raw), gates
 
 
 def find(text: str, first_line: int = 1) -> list[Hit]:
@@ -269,6 +290,10 @@ def _plan(text: str, plugins: list[_Plugin]) -> list[tuple[_Plugin, set[str] | N
     """Which plugins to run on which lines (``None``: every line), and the entropy candidates."""
     folded = text.casefold()
     auto_folded, auto_raw, gates = _automata()
+    # the longest run of token characters is at most the longest word between white space
+    # (an over-estimate only lets a detector run; 2x cheaper than finding the runs)
+    longest = max(map(len, text.split()), default=0)
+    plugins = [p if p.run <= longest else None for p in plugins]  # type: ignore[misc]
     present: set[tuple[int, int, int]] = set()
     ends: dict[tuple[int, int], list[int]] = {}  # (plugin, gate) -> ends of its first strong set
     for automaton, where in ((auto_folded, folded), (auto_raw, text)):
@@ -281,6 +306,8 @@ def _plan(text: str, plugins: list[_Plugin]) -> list[tuple[_Plugin, set[str] | N
     starts: list[int] = []
     rows_of: dict[int, set[int] | None] = {}
     for p_index, g_index, count in gates:
+        if plugins[p_index] is None:
+            continue
         if (p_index, g_index) not in ends or any((p_index, g_index, s) not in present for s in range(1, count)):
             continue
         gate = plugins[p_index].gates[g_index]  # type: ignore[index]
@@ -300,7 +327,7 @@ def _plan(text: str, plugins: list[_Plugin]) -> list[tuple[_Plugin, set[str] | N
     plan: list[tuple[_Plugin, set[str] | None, set[int] | None]] = [
         (plugins[p], None, rows) for p, rows in rows_of.items()]
     for plugin in plugins:
-        if plugin.gates is None:
+        if plugin is not None and plugin.gates is None:
             try:
                 gate_value = plugin.whole(text)
             except Exception:  # noqa: BLE001 - a library failure must not stop an audit

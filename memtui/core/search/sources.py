@@ -66,7 +66,7 @@ TRANSLIT_SOURCES = ("symptom", "aliases", "title", "summary", "mechanism", "syst
 
 #: Item kinds (the values of the ``kind:`` filter).
 KINDS = ("article", "experience", "index-line", "node", "notes", "notebook", "skill", "entity",
-         "proposal")
+         "proposal", "session")
 
 #: Index reads a file up to this size (bytes), far above the preview limit, so a 5 MB note
 #: is searchable to its end (``B22``).
@@ -175,6 +175,12 @@ def scan(ws: Workspace) -> Scan:
     store = ws.state_dir / "store.json"
     if store.is_file() and not store.is_symlink():
         out.sources.append(Source(rel(root, store), store, "governance"))
+    from memtui.core import sessions
+
+    for key in sessions.keys(ws):  # seed 002's histories, one document a turn (issue 17)
+        history = sessions.path_of(ws, key)
+        if is_inside(root, history):
+            out.sources.append(Source(rel(root, history), history, "session"))
     out.sources.sort(key=lambda s: s.rel)
     return out
 
@@ -193,6 +199,8 @@ def source_for(ws: Workspace, shown: str) -> Source | None:
         return None
     if path == ws.graph_file:
         return Source(shown, path, "graph")
+    if path.parent == ws.root / "sessions" / "durable" and path.suffix == ".jsonl":
+        return Source(shown, path, "session")
     for skill_root in ws.skill_roots.values():
         if path.name == "SKILL.md" and path.parent.parent == skill_root:
             return Source(shown, path, "skill")
@@ -265,6 +273,9 @@ def parse(ws: Workspace, src: Source, text: str, node_cache: dict[Path, str] | N
     if src.kind == "governance":
         _parse_governance(ws, src, text, out)
         return out
+    if src.kind == "session":
+        _parse_session(src, text, out)
+        return out
     fm = split(text)
     meta = fm.meta if isinstance(fm.meta, dict) else {}
     if fm.error:
@@ -326,6 +337,21 @@ def parse(ws: Workspace, src: Source, text: str, node_cache: dict[Path, str] | N
     )
     out.docs.append(doc)
     return out
+
+
+def _parse_session(src: Source, text: str, out: Parsed) -> None:
+    """One document a turn of a session history (read by :mod:`memtui.core.sessions`, the one
+    reader of the format): its text and its tool calls and results; a hit opens at the turn."""
+    from memtui.core import sessions
+
+    history = sessions.parse(src.path.stem, src.rel, text.encode("utf-8", "surrogatepass"))
+    for turn in history.turns:
+        body = "\n".join([turn.text] + [t.text for t in turn.tools if t.text != turn.text])
+        if not body.strip():
+            continue
+        doc = _base(src, "session", src.rel, "")
+        doc.update(title=f"{history.key} · {turn.role} · line {turn.line}", body=body, line=turn.line)
+        out.docs.append(doc)
 
 
 def _parse_graph(src: Source, text: str, out: Parsed) -> None:

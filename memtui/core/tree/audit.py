@@ -13,7 +13,7 @@ from typing import Iterable
 
 from memtui.core import scan
 from memtui.core.files import is_inside
-from memtui.core.tree import shape
+from memtui.core.tree import integrity, shape
 from memtui.core.findings import Finding, Severity
 from memtui.core.tree.model import MemoryTree
 from memtui.core.tree.index import NodeIndex, index_line, iter_links, one_liner_matches
@@ -335,6 +335,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
                 f"add a line '{index_line(facts.title, Path(path).name, '<one-liner>')}' to {index_shown}"))
     if index.exists:
         findings.extend(_one_liner_findings(tree, index, index_shown, read))
+    findings.extend(integrity.node_findings(tree, node))
     # owner: report the top-most node of every chain without an owner
     owner, _ = tree.owner(node)
     if owner is None and (index.exists or not node):

@@ -41,17 +41,15 @@ def _folders_without_index(ws: Workspace, tree: MemoryTree) -> list[Finding]:
     return out
 
 
-def _nodes(ws: Workspace, tree: MemoryTree) -> list[Finding]:
+def node_findings(tree: MemoryTree, node: str) -> list[Finding]:
+    """``node-unlisted`` and ``node-owner-same`` for one node (called by the per-node audit,
+    :func:`memtui.core.tree.audit.audit_node`, so it runs in the audit's worker processes)."""
     out: list[Finding] = []
-    for node in tree.walk_nodes():
-        if not node:
-            continue
+    if node:
         parent = tree.parent_node(node)
-        if parent is None:
-            continue
         index = tree.index(node)
-        if not index.exists:
-            continue
+        if parent is None or not index.exists:
+            return out
         shown = tree.shown(f"{node}/{NODE_INDEX}")
         parent_index = tree.index(parent)
         if parent_index.exists:
@@ -99,6 +97,7 @@ def _operator_files(ws: Workspace) -> list[Finding]:
 
 
 def audit_findings(ws: Workspace) -> list[Finding]:
-    """The structure findings of ``ws`` (see the module docstring)."""
+    """The workspace-wide structure findings of ``ws`` (the per-node ones come from
+    :func:`node_findings` through the node audit)."""
     tree = MemoryTree(ws)
-    return _folders_without_index(ws, tree) + _nodes(ws, tree) + _operator_files(ws)
+    return _folders_without_index(ws, tree) + _operator_files(ws)

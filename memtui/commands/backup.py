@@ -104,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
                              accept_rewrite=args.accept_rewrite)
     except core.BackupBlocked as exc:  # a secret or a rewritten history: each place, masked (issue 17)
         if args.json:
-            _common.emit_json({"ok": False, "error": str(exc), "exit": int(ExitCode.PROBLEM),
-                               "findings": [f.to_json() for f in exc.findings]})
+            _common.emit_json(_common.all_json("findings", [f.to_json() for f in exc.findings], ok=False,
+                                               error=str(exc), exit=int(ExitCode.PROBLEM)))
             raise SystemExit(int(ExitCode.PROBLEM)) from None
         for finding in exc.findings:
             print(finding.summary())

@@ -13,12 +13,14 @@ Exit codes: 0 ok, 1 a check found an error (a rewrite) or a history is missing, 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core import sessions as core
 from memtui.core.errors import MemtuiError, RefusedError, ReadOnlyError
 from memtui.core.findings import Severity
+from memtui.core.paging import Page
 from memtui.core.text import clip, visible
 
 
@@ -31,12 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = verbs.add_parser("list", help="every history: key, turns, size, first and last time")
     _common.add_workspace_arg(p)
     _common.add_json_arg(p)
+    _common.add_page_args(p, "histories")
     p = verbs.add_parser("show", help="a history as turns")
     _common.add_workspace_arg(p)
     _common.add_json_arg(p)
     p.add_argument("key", help="the session key (`memtui sessions list`)")
-    p.add_argument("--line", type=int, metavar="N", help="start at line N (a turn)")
-    p.add_argument("--limit", type=int, default=0, metavar="N", help="at most N turns (default: all)")
+    p.add_argument("--line", type=_common.positive_int, metavar="N", help="start at line N (a turn)")
+    _common.add_page_args(p, "turns")
     p.add_argument("--tools", action="store_true", help="show tool calls and results whole, not folded")
     p.add_argument("--raw", action="store_true", help="print the JSON lines as written")
     p = verbs.add_parser("check", help="malformed lines, rewrites, unbacked graph-write claims")
@@ -64,13 +67,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace, ws) -> int:  # noqa: ANN001
-    items = [h.summary() for h in core.histories(ws)]
+    page = Page.of([h.summary() for h in core.histories(ws)], args.cursor or 0, args.limit)
     if args.json:
-        _common.emit_json(items)
+        _common.emit_json(_common.page_json("sessions", page))
         return ExitCode.OK
-    if not items:
+    if not page.total:
         print(f"no session histories in {core.FOLDER}/")
-    for h in items:
+    if page.next is not None:
+        print(f"(more: --cursor {page.next})", file=sys.stderr)
+    for h in page.items:
         problems = f", {h['problems']} malformed line(s)" if h["problems"] else ""
         print(f"{visible(h['key'])}  {h['turns']} turns  {h['bytes']} bytes  {h['first'] or '?'} .. {h['last'] or '?'}{problems}")
     return ExitCode.OK
@@ -82,16 +87,17 @@ def _fold(text: str, width: int = 100) -> str:
 
 def _show(args: argparse.Namespace, ws) -> int:  # noqa: ANN001
     history = core.read(ws, args.key)
-    turns = [t for t in history.turns if not args.line or t.line >= args.line]
-    if args.limit:
-        turns = turns[: args.limit]
+    page = Page.of([t for t in history.turns if not args.line or t.line >= args.line], args.cursor or 0, args.limit)
+    turns = page.items
     if args.json:
-        _common.emit_json({**history.summary(), "turns": [
+        _common.emit_json(_common.page_json("turns", page, [
             {"line": t.line, "role": t.role, "time": t.time, "text": t.text,
              "tools": [{"name": c.name, "result": c.result, "text": c.text} for c in t.tools],
              **({"raw": t.raw if t.raw is not None else t.source} if args.raw else {})} for t in turns],
-            "findings": [f.to_json() for f in history.findings]})
+            **history.summary(), findings=[f.to_json() for f in history.findings]))
         return ExitCode.OK
+    if page.next is not None:
+        print(f"(more turns: --cursor {page.next})", file=sys.stderr)
     if args.raw:
         for t in turns:
             print(f"{t.line}: {visible(t.source)}")
@@ -130,7 +136,7 @@ def _check(args: argparse.Namespace, ws) -> int:  # noqa: ANN001
     findings = [f for f in core.audit_findings(ws)
                 if not args.key or f.path.endswith(f"/{args.key}.jsonl")]
     if args.json:
-        _common.emit_json({"findings": [f.to_json() for f in findings]})
+        _common.emit_json(_common.all_json("findings", [f.to_json() for f in findings]))
     else:
         for f in findings:
             print(f"{visible(f.place)}: {f.severity.value}: [{f.code}] {visible(f.message)}")

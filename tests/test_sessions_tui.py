@@ -89,3 +89,15 @@ async def test_a_session_search_hit_opens_at_its_turn(sample_copy: Path) -> None
         turns = app.screen.query_one("#turns", OptionList)
         await wait_for(pilot, lambda: turns.highlighted is not None
                        and app.screen._turn(turns.highlighted).line == hit.line)
+
+
+async def test_the_area_follows_a_growing_history(sample_copy: Path) -> None:
+    history = sample_copy / "sessions/durable/tg-4411-2026-11-02.jsonl"
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(pilot, app)
+        turns = screen.query_one("#turns", OptionList)
+        await wait_for(pilot, lambda: turns.option_count == 13)
+        with open(history, "a", encoding="utf-8") as handle:  # the agent appends a turn
+            handle.write(json.dumps({"ts": "2026-11-02T09:19:00Z", "role": "user", "content": "one more"}) + "\n")
+        await wait_for(pilot, lambda: turns.option_count == 14)

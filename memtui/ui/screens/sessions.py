@@ -104,7 +104,18 @@ class SessionsScreen(Screen):
         for name in ("key", "turns", "day"):
             table.add_column(name, key=name)
         self.query_one("#sessions-status", Static).update(Text("reading the session histories…", style="dim"))
+        if hasattr(self.app, "workspace_changed"):  # the TUI follows the workspace (its watcher)
+            self.app.workspace_changed.subscribe(self, self._on_changes)
         self.load()
+
+    def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
+        """A history grew (an agent is writing), or the store changed (last seen, provenance):
+        read them again, keeping the open history and turn."""
+        if changes.topics & {"sessions", "store", "graph"}:
+            if self._history is not None:
+                turn = self._turn(self.query_one("#turns", OptionList).highlighted)
+                self._pending = (self._history.key, turn.line if turn else None)
+            self.load()
 
     # -- loading --------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="sessions-load")
@@ -123,6 +134,8 @@ class SessionsScreen(Screen):
 
     def _loaded(self, histories: list[core.History], findings: dict[str, list[Finding]]) -> None:
         self._histories = histories
+        if self._pending is None and self._history is not None:
+            self._history = next((h for h in histories if h.key == self._history.key), None)
         self._findings = findings
         table = self.query_one("#histories", DataTable)
         table.clear()

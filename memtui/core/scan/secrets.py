@@ -299,14 +299,14 @@ def find(text: str, first_line: int = 1) -> list[Hit]:
         return _find(text, first_line)
 
 
-def _plan(text: str, plugins: list[_Plugin]) -> list[tuple[_Plugin, set[str] | None, set[int] | None]]:
+def _plan(text: str, every: list[_Plugin]) -> list[tuple[_Plugin, set[str] | None, set[int] | None]]:
     """Which plugins to run on which lines (``None``: every line), and the entropy candidates."""
     folded = text.casefold()
     auto_folded, auto_raw, gates = _automata()
     # the longest run of token characters is at most the longest word between white space
     # (an over-estimate only lets a detector run; 2x cheaper than finding the runs)
     longest = max(map(len, text.split()), default=0)
-    plugins = [p if p.run <= longest else None for p in plugins]  # type: ignore[misc]
+    plugins: list[_Plugin | None] = [p if p.run <= longest else None for p in every]
     present: set[tuple[int, int, int]] = set()
     ends: dict[tuple[int, int], list[int]] = {}  # (plugin, gate) -> ends of its first strong set
     for automaton, where in ((auto_folded, folded), (auto_raw, text)):
@@ -323,7 +323,7 @@ def _plan(text: str, plugins: list[_Plugin]) -> list[tuple[_Plugin, set[str] | N
             continue
         if (p_index, g_index) not in ends or any((p_index, g_index, s) not in present for s in range(1, count)):
             continue
-        gate = plugins[p_index].gates[g_index]  # type: ignore[index]
+        gate = every[p_index].gates[g_index]  # type: ignore[index]
         if gate.weak and not gate.passes_weak(text, folded):
             continue
         if not starts:
@@ -338,7 +338,7 @@ def _plan(text: str, plugins: list[_Plugin]) -> list[tuple[_Plugin, set[str] | N
         elif rows is not None:
             rows.update(bisect.bisect_right(starts, end) - 1 for end in ends[(p_index, g_index)])
     plan: list[tuple[_Plugin, set[str] | None, set[int] | None]] = [
-        (plugins[p], None, rows) for p, rows in rows_of.items()]
+        (every[p], None, rows) for p, rows in rows_of.items()]
     quoted = _quoted()
     if quoted is not None and any(p is not None and p.entropy for p in plugins) and not quoted.search(text):
         plugins = [None if p is not None and p.entropy else p for p in plugins]

@@ -275,3 +275,9 @@ def test_the_detector_is_not_asked_to_verify_anything() -> None:
     from detect_secrets.settings import get_settings
 
     assert not any("verification" in path for path in get_settings().filters)
+
+
+def test_routing_with_a_remote_graph_is_no_finding(cases: Path) -> None:
+    write(cases, "memtui.toml", '[user]\nprofile = "support.curator"\n[graph]\nremote = "https://proxy.example/v1/mcp"\n')
+    report = audit.run(Workspace.open(cases))
+    assert "routing-without-graph" not in {f.code for f in report.findings}

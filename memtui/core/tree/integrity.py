@@ -72,10 +72,21 @@ def node_findings(tree: MemoryTree, node: str) -> list[Finding]:
     return out
 
 
+def _remote_graph(ws: Workspace) -> bool:
+    """A remote graph is configured (``[graph] remote`` or the ``config.json`` memory block,
+    issue 16): the agent then has the graph tools although there is no local file."""
+    if ws.config.graph.remote:
+        return True
+    from memtui.core.graph.remote import memory_block
+
+    block, _problem = memory_block(ws.root)
+    return block is not None
+
+
 def _operator_files(ws: Workspace) -> list[Finding]:
     out: list[Finding] = []
     routing = ws.memory / "MEMORY_ROUTING.md"
-    if routing.is_file() and not ws.graph_file.exists():
+    if routing.is_file() and not ws.graph_file.exists() and not _remote_graph(ws):
         out.append(Finding.make(
             "routing-without-graph", ws.shown(routing),
             "MEMORY_ROUTING.md tells the agent to use the memory graph, but this workspace has no graph: "

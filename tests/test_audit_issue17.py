@@ -281,3 +281,12 @@ def test_routing_with_a_remote_graph_is_no_finding(cases: Path) -> None:
     write(cases, "memtui.toml", '[user]\nprofile = "support.curator"\n[graph]\nremote = "https://proxy.example/v1/mcp"\n')
     report = audit.run(Workspace.open(cases))
     assert "routing-without-graph" not in {f.code for f in report.findings}
+
+
+def test_a_merge_redirect_line_is_no_broken_link(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root, "memory/AGENTS.md", "---\nowner: o\n---\n# Root\n\n- [New](new.md) — kept\n"
+          "- [Old](old.md) → [New](new.md)\n")
+    write(root, "memory/new.md", "---\ntitle: New\nsummary: kept\n---\n# New\n")
+    report = audit.run(Workspace.open(root))
+    assert "link-broken" not in {f.code for f in report.findings}

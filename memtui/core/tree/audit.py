@@ -201,8 +201,8 @@ def _index_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, f
         if cache is not None:
             cache.put(key, stamp, facts)
     found.extend(facts.findings)
-    if facts.links:  # the index's own entry lines are checked as entries (index-missing-file)
-        entry_lines = {e.line for e in index.entries + index.children}
+    if facts.links:  # entry and redirect lines have their own checks (index-missing-file, redirects)
+        entry_lines = {e.line for e in index.entries + index.children} | {r.line for r in index.redirects}
         links = [link for link in facts.links if link[0] not in entry_lines]
         found.extend(shape.resolve_links(links, os.fspath(file), shown, os.fspath(ws.root), {}))
     return found

@@ -175,9 +175,10 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
     if parallel:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        from memtui.core import scan
+        if cache is None or not cache.entries:  # a cold audit: every worker will scan
+            from memtui.core import scan
 
-        scan.prepare()  # before the fork: the workers inherit the configured detectors
+            scan.prepare()  # before the fork: the workers inherit the configured detectors
 
         chunks = [nodes[i:i + _CHUNK] for i in range(0, total, _CHUNK)]
         context = process_context()

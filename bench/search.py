@@ -1,52 +1,69 @@
-"""Search benchmark (issue 8): build time, index size, query latency per type, save-to-searchable.
+"""Search benchmark: memtui beside SQLite FTS5, tantivy and grep on the same documents.
 
-Usage: python bench/search.py N [--workdir DIR] [--queries 243] [--seed 7] [--vocabulary small]
-       python bench/search.py N --workspace /tmp/ws100k [--reuse-index]
+Usage: python bench/search.py WORKSPACE [--queries 243] [--seed 7] [--out bench/out]
+                              [--reuse-index] [--engines memtui,fts5,tantivy,grep]
 
-Generates an N-article workspace with ``bench/make_workspace.py`` (about 10 % Bulgarian), or
-uses ``--workspace`` (made by the same script; only its ``.memtui/index`` is written, and with
-``--reuse-index`` an index already there is kept), builds the index from scratch, runs a fixed
-mix of known-item queries (terms, AND, OR, phrases, prefixes, fuzzy, filters, Bulgarian, a
-pasted ticket; words taken from articles drawn at random, the same every run for a given seed
-and workspace: see :func:`queries`) and prints, per query type, p50 and p95 latency in
-ms; then the time from saving one article to it being searchable, the first result after a
-cold start, and peak RSS. On the same data and the same queries, in the same run: the seed's
-grep baseline (substring counts over the node index one-liners) and SQLite FTS5 (stdlib
-``sqlite3``, ``unicode61`` tokenizer, bm25 ranking; FTS5 has no fuzzy search, so ``word~``
-runs as the exact word there). Prints figures; it is not a test.
+WORKSPACE is made by ``bench/make_workspace.py N DIR`` (only ``DIR/.memtui/index`` and the
+anchors' files under ``DIR/.bench`` are written). In one run, on the same data:
+
+1. **Build**, each engine in a fresh process from the same files: wall time, CPU time of
+   the process *and its worker processes* (``RUSAGE_CHILDREN``), the peak RSS of the
+   largest worker and of the parent, and the size on disk. The anchors index the
+   documents memtui's own parser makes (``bench/anchors.py``), and the time of that parse
+   is printed apart.
+2. **Latency** of a fixed mix of known-item queries (terms, AND, OR, phrases, prefixes,
+   fuzzy, filters, Bulgarian, pasted tickets; :func:`queries`), every engine returning 10
+   hits *with snippets*: after a warm-up pass over the whole mix, the engines are run
+   interleaved, query by query (the order of the engines rotating), so a slow moment of
+   the machine hits all of them. Per query type: p50 and p95 in ms, memtui's CPU ms, each
+   engine's p50 over memtui's, and the median number of matches each engine counted (its
+   exact count, taken outside the timing; grep counts files), so a reader sees whether
+   the engines did the same work. The semantics given to each anchor are in
+   ``bench/anchors.py``.
+3. **Save → searchable**: one document changed, the index updated, the change found
+   (median of 5 saves), for memtui and the anchors.
+4. **Start**: a fresh process opening the index and answering one query; the no-change
+   catch-up scan a start does (``SearchIndex.update()`` with nothing changed) in a fresh
+   process, and again in a warm one.
+
+Prints text tables and writes them as JSON to ``--out`` (``bench/out/``, not in git). The
+machine must be otherwise idle (2 cores: never beside the test suite or another bench).
+Not a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
 import resource
 import shutil
 import statistics
-import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from memtui.core.frontmatter import split  # noqa: E402
-from memtui.core.search.index import SearchIndex  # noqa: E402
-from memtui.core.search.query import search  # noqa: E402
 from memtui.core.workspace import Workspace  # noqa: E402
 
-sys.path.insert(0, str(HERE))
 from make_workspace import BG_FUNCTION, FUNCTION  # noqa: E402
+
+KINDS = ["term", "and", "or", "phrase", "prefix", "fuzzy", "filter", "bulgarian", "ticket"]
+ENGINES = ["memtui", "fts5", "tantivy", "grep"]
+SAVES = 5
 
 
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
 
 
 _TOKEN = re.compile(r"[^\W\d_]+(?:[-_./][^\W_]+)*")
@@ -60,12 +77,11 @@ def queries(rng: random.Random, n: int, ws: Workspace) -> list[tuple[str, str]]:
     content words often, rare ones seldom. Function words are never query words, but a
     pasted ticket keeps them (25 running words of an article).
     """
-    kinds = ["term", "and", "or", "phrase", "prefix", "fuzzy", "filter", "bulgarian", "ticket"]
     articles = sorted(p for p in ws.memory.rglob("*.md") if p.name != "AGENTS.md")
     stop = set(FUNCTION) | set(BG_FUNCTION)
     out: list[tuple[str, str]] = []
     while len(out) < n:
-        kind = kinds[len(out) % len(kinds)]
+        kind = KINDS[len(out) % len(KINDS)]
         fm = split(rng.choice(articles).read_text("utf-8", errors="replace"))
         meta = fm.meta if isinstance(fm.meta, dict) else {}
         running = _TOKEN.findall(fm.body.split("\n", 1)[-1])
@@ -77,7 +93,7 @@ def queries(rng: random.Random, n: int, ws: Workspace) -> list[tuple[str, str]]:
             content = [t for t in content if t not in cyrillic] or content
         if len(set(content)) < 3:
             continue
-        w = []
+        w: list[str] = []
         while len(w) < 3:
             t = rng.choice(content)
             if t not in w:
@@ -114,161 +130,340 @@ def queries(rng: random.Random, n: int, ws: Workspace) -> list[tuple[str, str]]:
     return out
 
 
-def fts_query(kind: str, q: str) -> tuple[str, str | None]:
-    """The FTS5 MATCH expression of one mix query (and a tag for the filter type)."""
-    if kind == "and":
-        a, b = q.split(" AND ")
-        return f'"{a}" AND "{b}"', None
-    if kind == "phrase":
-        return q, None
-    if kind == "prefix":
-        return f'"{q[:-1]}"*', None
-    if kind == "fuzzy":
-        return f'"{q.rstrip("~")}"', None
-    if kind == "filter":
-        word, tag = q.split(" tag:")
-        return f'"{word}" AND tags:"{tag}"', None
-    words = [w for w in re.findall(r"\w+", q)]
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words)), None
+# -- builds, each in a fresh process ---------------------------------------------------------------
+def _child_build(engine: str, root: str, work: str) -> None:
+    """Build one engine's index (in this fresh process) and print its figures as JSON."""
+    ws = Workspace.open(root)
+    t0, r0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    if engine == "memtui":
+        from memtui.core.search.index import SearchIndex
+
+        idx = SearchIndex(ws)
+        rep = idx.update(rebuild=True)
+        extra = {"documents": rep.documents}
+        folder = idx.dir
+        size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    elif engine == "fts5":
+        from anchors import Fts5
+
+        db = Path(work) / "fts5.db"
+        extra = Fts5.build(ws, db)
+        size = db.stat().st_size
+    else:
+        from anchors import Tantivy
+
+        folder = Path(work) / "tantivy"
+        extra = Tantivy.build(ws, folder, threads=os.cpu_count() or 1)
+        size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    wall = time.perf_counter() - t0
+    r1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_self = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    cpu_children = (c1.ru_utime + c1.ru_stime) - (c0.ru_utime + c0.ru_stime)
+    print(json.dumps({"engine": engine, "wall_s": wall, "cpu_s": cpu_self + cpu_children,
+                      "cpu_self_s": cpu_self, "cpu_workers_s": cpu_children,
+                      "rss_parent_mb": r1.ru_maxrss / 1024, "rss_worker_mb": c1.ru_maxrss / 1024 if cpu_children else None,
+                      "bytes": size, **extra}))
 
 
-def build_fts(ws: Workspace, db: Path) -> tuple[sqlite3.Connection, float, int]:
-    """Index every article of ``ws`` in an FTS5 table; returns (connection, seconds, rows)."""
-    if db.exists():
-        db.unlink()
-    con = sqlite3.connect(db)
-    t = time.perf_counter()
-    con.execute("CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, title, summary, tags, body, "
-                "tokenize='unicode61 remove_diacritics 2')")
-    rows = 0
-    batch = []
-    for path in ws.memory.rglob("*.md"):
-        fm = split(path.read_text("utf-8", errors="replace"))
-        meta = fm.meta if isinstance(fm.meta, dict) else {}
-        tags = meta.get("tags")
-        batch.append((ws.shown(path), str(meta.get("title") or ""), str(meta.get("summary") or ""),
-                      " ".join(map(str, tags)) if isinstance(tags, list) else str(tags or ""), fm.body))
-        if len(batch) >= 2000:
-            con.executemany("INSERT INTO docs VALUES (?,?,?,?,?)", batch)
-            rows += len(batch)
-            batch = []
-    con.executemany("INSERT INTO docs VALUES (?,?,?,?,?)", batch)
-    rows += len(batch)
-    con.execute("INSERT INTO docs(docs) VALUES('optimize')")
-    con.commit()
-    return con, time.perf_counter() - t, rows
+def build(engine: str, root: Path, work: Path) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--child-build", engine, str(root), str(work)],
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"{engine} build failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def table(rows: dict[str, dict[str, list[float]]]) -> None:
-    engines = list(rows)
-    kinds = list(next(iter(rows.values())))
-    head = f"{'query type':<11}{'n':>4}" + "".join(f"{e + ' p50':>16}{e + ' p95':>16}" for e in engines)
-    print(head)
-    for kind in kinds:
-        line = f"{kind:<11}{len(rows[engines[0]][kind]):>4}"
+# -- start-up probes, each in a fresh process --------------------------------------------------------
+_START = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {repo!r})
+from memtui.core.workspace import Workspace
+from memtui.core.search.index import SearchIndex
+from memtui.core.search.query import search
+idx = SearchIndex(Workspace.open({root!r}))
+if {catchup!r}:
+    t1 = time.perf_counter(); rep = idx.update(); t2 = time.perf_counter()
+    t3 = time.perf_counter(); idx.update(); t4 = time.perf_counter()
+    print(json.dumps({{"catchup_ms": (t2 - t1) * 1000, "warm_catchup_ms": (t4 - t3) * 1000,
+                      "process_ms": (t2 - t0) * 1000, "changed": rep.added + rep.updated + rep.removed}}))
+else:
+    r = search(idx, {query!r})
+    print(json.dumps({{"first_result_ms": (time.perf_counter() - t0) * 1000, "hits": len(r.hits),
+                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+def probe(root: Path, catchup: bool, query: str = "parcel") -> dict[str, Any]:
+    code = _START.format(repo=str(HERE.parent), root=str(root), catchup=catchup, query=query)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# -- the engines as the timing loop sees them ---------------------------------------------------------
+class Memtui:
+    name = "memtui"
+
+    def __init__(self, ws: Workspace) -> None:
+        from memtui.core.search.index import SearchIndex
+        from memtui.core.search.query import search
+
+        self.idx = SearchIndex(ws)
+        self._search = search
+        self.last: Any = None
+
+    def search(self, kind: str, q: str, words: list[str] | None = None) -> Any:
+        self.last = self._search(self.idx, q, limit=10)
+        return self.last
+
+    def count(self, kind: str, q: str, words: list[str] | None = None) -> int:
+        """memtui's exact number of matching documents (outside the timing): its query
+        plan's matches, hidden states left out (a ticket: the matches of the candidates'
+        plan, as searched)."""
+        return exact_count(self.idx, q)
+
+
+def exact_count(idx, q: str) -> int:  # noqa: ANN001
+    """Every document memtui's plan for ``q`` matches (Whoosh's ``docs_for_query``)."""
+    from whoosh import query as wq
+
+    from memtui.core.search.engine import matching
+    from memtui.core.search.query import parse
+
+    items, filters = parse(q)
+    with idx.search_lock:
+        searcher = idx.searcher()
+        reader = searcher.reader()
+        extra: dict[str, Any] = {}
+        query, _, fq, _ = matching.build(items, filters, reader, extra)
+        if query is None:
+            return 0
+        if fq is not None:
+            query = wq.And([query, fq])
+        hidden = set(searcher.docs_for_query(wq.Or([wq.Term("state", s) for s in matching.HIDDEN_STATES])))
+        if "rare" in extra:  # a pasted ticket: its matches among the candidates searched
+            cands = [h.docnum for h in searcher.search(extra["rare"], limit=matching.TICKET_CANDIDATES,
+                                                        mask=hidden or None)]
+            return len(set(searcher.docs_for_query(query)) & set(cands))
+        return len(set(searcher.docs_for_query(query)) - hidden)
+
+
+def timed_loop(engines: dict[str, Any], mix: list[tuple[str, str]], words: list[list[str] | None],
+               warm_grep: int = 3) -> dict[str, Any]:
+    """Warm-up over the whole mix, then the mix interleaved query by query."""
+    for i, (kind, q) in enumerate(mix):  # warm-up
+        for name, eng in engines.items():
+            if name == "grep" and i >= warm_grep:
+                continue
+            eng.search(kind, q, words[i])
+    rows: list[dict[str, Any]] = []
+    names = list(engines)
+    for i, (kind, q) in enumerate(mix):
+        row: dict[str, Any] = {"kind": kind, "q": q, "ms": {}, "count": {}}
+        order = names[i % len(names):] + names[:i % len(names)]
+        for name in order:
+            eng = engines[name]
+            t, c = time.perf_counter(), time.process_time()
+            got = eng.search(kind, q, words[i])
+            ms, cpu = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
+            if got is None:  # the engine cannot run this query (grep: fuzzy)
+                continue
+            row["ms"][name] = ms
+            if name == "memtui":
+                row["cpu_ms"] = cpu
+                row["memtui_reported"] = got.total
+            if name == "grep":
+                row["count"][name] = len(got)
+        rows.append(row)
+    for i, row in enumerate(rows):  # counts, outside the timing
+        for name, eng in engines.items():
+            if name != "grep" and hasattr(eng, "count"):
+                row["count"][name] = eng.count(row["kind"], row["q"], words[i])
+    return {"rows": rows}
+
+
+def summarise(rows: list[dict[str, Any]], engines: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in KINDS + ["ticket-all", "all"]:
+        sel = [r for r in rows if r["kind"] == kind or (kind == "all" and r["kind"] != "ticket-all")]
+        if not sel:
+            continue
+        k: dict[str, Any] = {"n": len(sel)}
         for e in engines:
-            vals = rows[e].get(kind) or [float("nan")]
-            line += f"{statistics.median(vals):>16.1f}{pct(vals, 0.95):>16.1f}"
+            vals = [r["ms"][e] for r in sel if e in r["ms"]]
+            counts = [r["count"][e] for r in sel if e in r["count"]]
+            k[e] = {"p50": statistics.median(vals) if vals else None, "p95": pct(vals, 0.95) if vals else None,
+                    "count_p50": statistics.median(counts) if counts else None}
+        cpu = [r["cpu_ms"] for r in sel if "cpu_ms" in r]
+        k["memtui_cpu_p50"] = statistics.median(cpu) if cpu else None
+        out[kind] = k
+    return out
+
+
+def print_latency(summary: dict[str, Any], engines: list[str]) -> None:
+    others = [e for e in engines if e != "memtui"]
+    head = f"{'query type':<11}{'n':>4}" + "".join(f"{e:>10}{'p95':>8}" for e in engines) + f"{'m-cpu':>8}"
+    head += "".join(f"{'×' + e:>10}" for e in others) + "   matches: " + " / ".join(engines)
+    print(head)
+    for kind, k in summary.items():
+        line = f"{kind:<11}{k['n']:>4}"
+        for e in engines:
+            p50, p95 = k[e]["p50"], k[e]["p95"]
+            line += f"{p50:>10.1f}{p95:>8.1f}" if p50 is not None else f"{'—':>10}{'':>8}"
+        line += f"{k['memtui_cpu_p50']:>8.1f}" if k.get("memtui_cpu_p50") is not None else f"{'':>8}"
+        for e in others:
+            m, a = (k.get("memtui") or {}).get("p50"), k[e]["p50"]
+            line += f"{m / a:>10.1f}" if m is not None and a else f"{'—':>10}"
+        line += "   " + " / ".join(f"{k[e]['count_p50']:.0f}" if k[e]["count_p50"] is not None else "—" for e in engines)
         print(line)
 
 
+def save_to_searchable(engines: dict[str, Any], ws: Workspace, docs_by_path: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """Median ms of :data:`SAVES` saves per engine (different articles each time)."""
+    arts = [p for p in sorted(ws.memory.rglob("a*.md"))][::997][:SAVES]
+    out: dict[str, Any] = {}
+    if "memtui" in engines:
+        m = engines["memtui"]
+        times, found = [], []
+        for n, article in enumerate(arts):
+            original = article.read_bytes()
+            marker = f"wombatquartz{n}"
+            t = time.perf_counter()
+            article.write_text(original.decode("utf-8") + f"\n{marker}\n", "utf-8")
+            m.idx.update(only=[ws.shown(article)])
+            hits = m._search(m.idx, marker).hits
+            times.append((time.perf_counter() - t) * 1000)
+            found.append(bool(hits))
+            article.write_bytes(original)
+            m.idx.update(only=[ws.shown(article)])
+        out["memtui"] = {"ms": statistics.median(times), "runs": times, "found": all(found)}
+    for name in ("fts5", "tantivy"):
+        if name not in engines:
+            continue
+        times, found = [], []
+        for n, article in enumerate(arts):
+            path = ws.shown(article)
+            if name == "fts5":
+                ms, ok = engines[name].save(path, f"wombatquartz{n}")
+            else:
+                doc = docs_by_path[path]
+                ms, ok = engines[name].save(path, doc["body"], doc, f"wombatquartz{n}")
+            times.append(ms)
+            found.append(ok)
+        out[name] = {"ms": statistics.median(times), "runs": times, "found": all(found)}
+    return out
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("n", type=int)
-    ap.add_argument("--workdir")
-    ap.add_argument("--workspace", help="an existing workspace from make_workspace.py (kept)")
-    ap.add_argument("--reuse-index", action="store_true", help="keep an index already built there")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("workspace", type=Path)
     ap.add_argument("--queries", type=int, default=243)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--vocabulary", choices=("zipf", "small"), default="zipf",
-                    help="text of a generated workspace (see make_workspace.py)")
+    ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--reuse-index", action="store_true", help="keep every engine's index from an earlier run")
+    ap.add_argument("--engines", default=",".join(ENGINES))
     args = ap.parse_args()
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="memtui-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    if args.workspace:
-        root = Path(args.workspace)
-    else:
-        root = work / f"ws{args.n}"
-        if root.exists():
-            shutil.rmtree(root)
-        subprocess.run([sys.executable, str(HERE / "make_workspace.py"), str(args.n), str(root),
-                        "--vocabulary", args.vocabulary],
-                       check=True, stdout=subprocess.DEVNULL)
+    root = args.workspace.resolve()
+    engines_wanted = [e for e in args.engines.split(",") if e]
     ws = Workspace.open(root)
-    idx = SearchIndex(ws)
-    if args.reuse_index and idx.exists():
-        print(f"articles {args.n}: index reused (build not measured in this run)")
-    else:
-        t0, c0 = time.perf_counter(), time.process_time()
-        rep = idx.update(rebuild=True)
-        build, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"articles {args.n}: memtui build {build:.1f} s wall, {cpu:.1f} s CPU ({rep.documents} documents, "
-              f"{rep.documents / build:.0f} docs/s); load average {os.getloadavg()[0]:.1f}")
-    size = sum(p.stat().st_size for p in idx.dir.iterdir() if p.is_file())
-    print(f"memtui index {size / 1e6:.1f} MB")
+    work = root / ".bench"
+    work.mkdir(exist_ok=True)
+    articles = sum(1 for _ in ws.memory.rglob("a*.md"))
+    report: dict[str, Any] = {"workspace": str(root), "articles": articles, "cores": os.cpu_count(),
+                              "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "build": {}}
+    print(f"workspace {root}: {articles:,} articles; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
 
-    # first result after start: a fresh process opens the index and answers a query
-    code = ("import time,sys,resource; t=time.perf_counter(); sys.path.insert(0, %r);"
-            "from memtui.core.workspace import Workspace; from memtui.core.search.index import SearchIndex;"
-            "from memtui.core.search.query import search; ws=Workspace.open(%r); i=SearchIndex(ws);"
-            "r=search(i, %r); print((time.perf_counter()-t)*1000, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)"
-            ) % (str(HERE.parent), str(root), "parcel")
-    cold, cold_rss = map(float, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                               check=True).stdout.split())
-    print(f"first result after start (new process, index built): {cold:.0f} ms, that process's peak RSS {cold_rss:.0f} MB")
+    # 1. builds
+    if not args.reuse_index:
+        for e in [e for e in engines_wanted if e != "grep"]:
+            report["build"][e] = b = build(e, root, work)
+            worker = f", largest worker peak RSS {b['rss_worker_mb']:.0f} MB" if b.get("rss_worker_mb") else ""
+            parse_s = f" (of which reading and parsing with memtui's parser {b['parse_s']:.1f} s)" if "parse_s" in b else ""
+            print(f"build {e:<8} {b['wall_s']:7.1f} s wall{parse_s}, {b['cpu_s']:.1f} s CPU "
+                  f"({b['cpu_workers_s']:.1f} s in workers), {b['documents']:,} documents, "
+                  f"{b['bytes'] / 1e6:.1f} MB on disk; parent peak RSS {b['rss_parent_mb']:.0f} MB{worker}")
+        b = report["build"]
+        if "memtui" in b and "fts5" in b:
+            print(f"memtui / fts5: build {b['memtui']['wall_s'] / b['fts5']['wall_s']:.1f}× wall, "
+                  f"index {b['memtui']['bytes'] / b['fts5']['bytes']:.1f}× size"
+                  + (f"; memtui / tantivy: build {b['memtui']['wall_s'] / b['tantivy']['wall_s']:.1f}×, "
+                     f"index {b['memtui']['bytes'] / b['tantivy']['bytes']:.1f}×" if "tantivy" in b else ""))
 
-    rng = random.Random(args.seed)
-    mix = queries(rng, args.queries, ws)
-    rows: dict[str, dict[str, list[float]]] = {"memtui": {}, "memtui-cpu": {}, "fts5": {}, "grep": {}}
-    for kind, q in mix:
-        t, c = time.perf_counter(), time.process_time()
-        search(idx, q, limit=10)
-        rows["memtui"].setdefault(kind, []).append((time.perf_counter() - t) * 1000)
-        rows["memtui-cpu"].setdefault(kind, []).append((time.process_time() - c) * 1000)
-    rss_memtui = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # 4a. start (before the loop: the page cache holds what the builds left)
+    if "memtui" in engines_wanted:
+        report["start"] = start = probe(root, catchup=False)
+        report["catchup"] = catch = probe(root, catchup=True)
+        print(f"first result after start (new process): {start['first_result_ms']:.0f} ms, peak RSS {start['rss_mb']:.0f} MB; "
+              f"no-change catch-up at start: {catch['catchup_ms']:.0f} ms (whole process to then {catch['process_ms']:.0f} ms), "
+              f"again in the same process {catch['warm_catchup_ms']:.0f} ms")
 
-    # SQLite FTS5 on the same articles and queries
-    con, fts_build, fts_rows = build_fts(ws, work / "fts5.db")
-    print(f"fts5 build {fts_build:.1f} s ({fts_rows} articles), db {(work / 'fts5.db').stat().st_size / 1e6:.1f} MB")
-    for kind, q in mix:
-        expr, _ = fts_query(kind, q)
+    # 2. latency
+    engines: dict[str, Any] = {}
+    for e in engines_wanted:
+        if e == "memtui":
+            engines[e] = Memtui(ws)
+        elif e == "fts5":
+            from anchors import Fts5
+
+            engines[e] = Fts5(work / "fts5.db")
+        elif e == "tantivy":
+            from anchors import Tantivy
+
+            engines[e] = Tantivy(work / "tantivy")
+        elif e == "grep":
+            from anchors import Grep
+
+            engines[e] = Grep(ws.memory)
+    from anchors import Fts5
+
+    chooser = engines["fts5"] if "fts5" in engines else Fts5(work / "fts5.db")
+    chooser.load_vocabulary()
+    mix = queries(random.Random(args.seed), args.queries, ws)
+    words: list[list[str] | None] = [chooser.rarest(q) if kind == "ticket" else None for kind, q in mix]
+    # the second ticket row: every word of the ticket for the anchors (memtui runs its plan again)
+    extra = [(k, q) for k, q in mix if k == "ticket"]
+    all_mix = mix + [("ticket-all", q) for _, q in extra]
+    all_words = words + [None] * len(extra)
+
+    class _Alias:  # ticket-all runs as ticket for every engine, with all words
+        def __init__(self, eng: Any) -> None:
+            self.eng = eng
+
+        def search(self, kind: str, q: str, w: list[str] | None = None) -> Any:
+            return self.eng.search("ticket" if kind == "ticket-all" else kind, q, w)
+
+        def count(self, kind: str, q: str, w: list[str] | None = None) -> int:
+            return self.eng.count("ticket" if kind == "ticket-all" else kind, q, w)
+
+    loop = timed_loop({n: _Alias(e) for n, e in engines.items()}, all_mix, all_words)
+    report["queries"] = loop["rows"]
+    report["latency"] = summary = summarise(loop["rows"], list(engines))
+    print(f"\nlatency in ms, 10 hits with snippets, {len(mix)} queries + {len(extra)} ticket-all, interleaved after a "
+          f"warm-up (p50 and p95; m-cpu: memtui's CPU ms p50; ×E: memtui p50 / E p50; matches: median count per "
+          f"query, grep in files); load average {os.getloadavg()[0]:.1f}")
+    print_latency(summary, list(engines))
+
+    # 3. save → searchable
+    from anchors import documents
+
+    docs_by_path = {d["path"]: d for d in documents(ws)} if "tantivy" in engines else {}
+    report["save"] = saves = save_to_searchable(engines, ws, docs_by_path)
+    print("\nsave → searchable (median of %d saves): " % SAVES
+          + ", ".join(f"{e} {s['ms']:.0f} ms (found: {s['found']})" for e, s in saves.items()))
+    if "memtui" in engines:
+        m = engines["memtui"]
         t = time.perf_counter()
-        con.execute("SELECT path FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 0, 3.0, 2.0, 2.0, 1.0) LIMIT 10",
-                    (expr,)).fetchall()
-        rows["fts5"].setdefault(kind, []).append((time.perf_counter() - t) * 1000)
-
-    # grep baseline on the same queries: substring counts over the one-liners
-    lines = []
-    for agents in ws.memory.rglob("AGENTS.md"):
-        lines.extend(ln.lower() for ln in agents.read_text("utf-8").splitlines() if ln.startswith("- ["))
-    for kind, q in mix:
-        t = time.perf_counter()
-        wanted = {w.lower().strip("*~") for w in q.replace('"', " ").split() if len(w) >= 3 and ":" not in w}
-        scored = sorted(((sum(w in ln for w in wanted), i) for i, ln in enumerate(lines)), reverse=True)[:5]
-        del scored
-        rows["grep"].setdefault(kind, []).append((time.perf_counter() - t) * 1000)
-    print(f"latency in ms over {len(mix)} queries (grep: over {len(lines)} one-liners; memtui-cpu: "
-          f"CPU time of the same memtui queries; load average {os.getloadavg()[0]:.1f})")
-    table(rows)
-
-    # save one article → searchable
-    article = next(p for p in sorted(ws.memory.rglob("*.md")) if p.name != "AGENTS.md")
-    original = article.read_bytes()
-    t = time.perf_counter()
-    article.write_text(original.decode("utf-8") + "\nwombatquartz\n", "utf-8")
-    idx.update(only=[ws.shown(article)])
-    hits = search(idx, "wombatquartz").hits
-    print(f"save to searchable: {(time.perf_counter() - t) * 1000:.0f} ms (found: {bool(hits)})")
-    article.write_bytes(original)
-    idx.update(only=[ws.shown(article)])
-    t = time.perf_counter()
-    idx.update()
-    print(f"no-change catch-up scan: {(time.perf_counter() - t) * 1000:.0f} ms")
-    print(f"peak RSS of this process after memtui queries: {rss_memtui:.0f} MB; "
-          f"at the end (FTS5 too): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-    if not args.workdir:
-        shutil.rmtree(work, ignore_errors=True)
+        m.idx.update()
+        report["catchup"]["after_saves_ms"] = (time.perf_counter() - t) * 1000
+        print(f"no-change catch-up in this process after the saves: {report['catchup']['after_saves_ms']:.0f} ms")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"search-{articles}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(report, indent=1, ensure_ascii=False), "utf-8")
+    print(f"\nfigures written to {path}")
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--child-build":
+        _child_build(*sys.argv[2:5])
+    else:
+        main()

@@ -161,7 +161,7 @@ def test_schema_change_rebuilds(ws: Workspace, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(index_mod, "SCHEMA_VERSION", index_mod.SCHEMA_VERSION + 1)
     rep = SearchIndex(ws).update()
     assert rep.rebuilt and rep.added >= 5
-    assert json.loads((idx.dir / "manifest.json").read_text())["schema"] == index_mod.SCHEMA_VERSION
+    assert idx.manifest.schema() == index_mod.SCHEMA_VERSION
 
 
 def test_progress_callback(ws: Workspace) -> None:
@@ -575,19 +575,36 @@ def test_prefix_ties_show_the_shorter_document_first(ws: Workspace) -> None:
     assert res.hits[0].score == res.hits[1].score
 
 
-def test_manifest_is_parsed_once_until_the_file_changes(ws: Workspace) -> None:
-    """The manifest is kept parsed between saves (issue 8: 90 ms twice per save at 100k
-    articles), but a manifest written by another process is read again."""
+def test_a_save_changes_only_its_own_manifest_entry(ws: Workspace) -> None:
+    """The manifest is one table, a row a file (issue 14: the JSON manifest was rewritten
+    whole at every save, 10 MB at 100k articles): a save updates its file's row and leaves
+    every other row as it was; another process's index sees it at once."""
     idx = SearchIndex(ws)
     idx.update()
-    first = idx._manifest()
-    assert first["sources"] and idx._manifest() is first
-    other = SearchIndex(ws)  # another process's view: it rewrites the manifest
-    _article(ws.memory / "payments", "late", title="Late refunds")
-    other.update()
-    again = idx._manifest()
-    assert again is not first and "memory/payments/late.md" in again["sources"]
-    assert idx.update().unchanged == len(again["sources"])
+    before = idx.manifest.stamps()
+    late = _article(ws.memory / "payments", "late", title="Late refunds")
+    rel = ws.shown(late)
+    rep = idx.update(only=[rel])
+    assert rep.added == 1
+    after = SearchIndex(ws).manifest.stamps()  # another process's view
+    assert set(after) == set(before) | {rel}
+    assert all(after[p] == before[p] for p in before), "no other row changed"
+    st = late.stat()
+    assert after[rel] == (st.st_mtime_ns, st.st_size)
+    assert idx.update().unchanged == len(after)
+    late.unlink()
+    assert idx.update(only=[rel]).removed == 1 and rel not in idx.manifest.stamps()
+
+
+def test_a_damaged_manifest_means_a_rebuild_not_a_crash(ws: Workspace) -> None:
+    """A manifest that is not a database reads as absent: the index is rebuilt from the files."""
+    idx = SearchIndex(ws)
+    idx.update()
+    (idx.dir / index_mod.MANIFEST).write_bytes(b"not a database at all" * 100)
+    fresh = SearchIndex(ws)
+    rep = fresh.update()
+    assert rep.rebuilt and rep.added >= 5
+    assert search(fresh, "refund").hits
 
 
 def test_compressed_and_plain_posting_blocks_are_read_alike(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -571,8 +571,11 @@ class SearchIndex:
         ix = self.open()
         report.findings.extend(self.findings)
         self.findings = []
-        old = self.manifest.stamps() if self.manifest.schema() == SCHEMA_VERSION else {}
-        report.rebuilt = rebuild or not had_index or not old and bool(report.findings)
+        listed = self.manifest.schema() == SCHEMA_VERSION
+        wanted = {p.replace(os.sep, "/") for p in only} if only is not None else set()
+        old = (self.manifest.stamps(wanted if only is not None else None) if listed else {})
+        empty = not old and (only is None or not listed or self.manifest.count() == 0)
+        report.rebuilt = rebuild or not had_index or empty and bool(report.findings)
         if only is None:
             found = scan(self.ws, old)
             report.findings.extend(found.findings)
@@ -581,7 +584,6 @@ class SearchIndex:
             known_seen = found.unchanged + sum(1 for rel_path in current if rel_path in old)
             gone = [] if known_seen == len(old) else sorted(set(old).difference(found.seen))
         else:
-            wanted = {p.replace(os.sep, "/") for p in only}
             current = {}
             for p in sorted(wanted):
                 src = source_for(self.ws, p)
@@ -593,7 +595,7 @@ class SearchIndex:
         total = len(current) + report.unchanged
         if progress:
             progress(0, total)
-        if not old and only is None and total >= PARALLEL_SOURCES and worker_count() > 1:
+        if empty and only is None and total >= PARALLEL_SOURCES and worker_count() > 1:
             self._build_parallel(ix, list(current.values()), report, progress)
             return self._finish_report(ix, report, progress, total, started)
         stale: list[tuple[Source, os.stat_result]] = []
@@ -655,21 +657,21 @@ class SearchIndex:
         """Delete the documents of one source file in ``writer``.
 
         Whoosh's ``delete_by_term`` opens a reader over every segment for it (60 ms at 100k
-        articles, 45 segments: a third of a save, issue 14); when the kept searcher reads
-        the very version the writer started from, its reader finds the documents instead."""
-        searcher = self._searcher
-        if searcher is not None:
+        articles, 45 segments: a third of a save, issue 14); the kept searcher, brought to
+        the version the writer started from (:meth:`searcher` keeps the readers of unchanged
+        segments), finds the documents instead."""
+        with self.search_lock:
+            searcher = self.searcher()
             reader = searcher.reader()
             same = (reader.generation() == writer.generation - 1
                     and [seg.segment_id() for seg in writer.segments]
                     == [leaf.segment().segment_id() for leaf, _ in reader.leaf_readers()])
-            if same:
-                with self.search_lock:
-                    docnums = list(searcher.document_numbers(source=rel_path))
-                for docnum in docnums:
-                    writer.delete_document(docnum)
-                return
-        writer.delete_by_term("source", rel_path)
+            docnums = list(searcher.document_numbers(source=rel_path)) if same else None
+        if docnums is None:
+            writer.delete_by_term("source", rel_path)
+            return
+        for docnum in docnums:
+            writer.delete_document(docnum)
 
     def _finish_report(self, ix, report: IndexReport, progress: ProgressFn | None, total: int,
                        started: float) -> IndexReport:

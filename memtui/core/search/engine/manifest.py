@@ -72,17 +72,23 @@ class Manifest:
         rows = self._read("SELECT count(*) FROM sources")
         return int(rows[0][0]) if rows else 0
 
-    def stamps(self) -> dict[str, tuple[int, int]]:
-        """``rel → (mtime ns, size)`` of every listed file (what a catch-up compares)."""
-        return {rel: (mtime, size) for rel, mtime, size in self._read("SELECT rel, mtime, size FROM sources")}
+    def stamps(self, rels: Iterable[str] | None = None) -> dict[str, tuple[int, int]]:
+        """``rel → (mtime ns, size)`` of every listed file (what a catch-up compares), or of
+        the listed ones among ``rels`` (what a save compares: one row, not 100,000)."""
+        if rels is None:
+            return {rel: (mtime, size) for rel, mtime, size in self._read("SELECT rel, mtime, size FROM sources")}
+        return {rel: (mtime, size) for rel, mtime, size in self._select("rel, mtime, size", rels)}
 
     def sha(self, rels: Iterable[str]) -> dict[str, str]:
         """``rel → SHA-1`` of the given listed files (those not listed are left out)."""
+        return dict(self._select("rel, sha", rels))
+
+    def _select(self, columns: str, rels: Iterable[str]) -> list[tuple]:
         wanted = list(rels)
-        out: dict[str, str] = {}
+        out: list[tuple] = []
         for i in range(0, len(wanted), 500):
             part = wanted[i:i + 500]
-            out.update(self._read(f"SELECT rel, sha FROM sources WHERE rel IN ({','.join('?' * len(part))})",
+            out.extend(self._read(f"SELECT {columns} FROM sources WHERE rel IN ({','.join('?' * len(part))})",
                                   tuple(part)))
         return out
 

@@ -248,6 +248,19 @@ def exact_count(idx, q: str) -> int:  # noqa: ANN001
         return len(set(searcher.docs_for_query(query)) - hidden)
 
 
+def cpu_seconds() -> tuple[float, float]:
+    """(CPU seconds the whole machine has been busy, CPU seconds of this process and its
+    waited-for children), to tell how much other processes ran during a measurement."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        busy = (sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        busy = float("nan")
+    own = sum(getattr(resource.getrusage(w), a) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for a in ("ru_utime", "ru_stime"))
+    return busy, own
+
+
 def timed_loop(engines: dict[str, Any], mix: list[tuple[str, str]], words: list[list[str] | None],
                warm_grep: int = 3) -> dict[str, Any]:
     """Warm-up over the whole mix, then the mix interleaved query by query."""
@@ -435,12 +448,16 @@ def main() -> None:
         def count(self, kind: str, q: str, w: list[str] | None = None) -> int:
             return self.eng.count("ticket" if kind == "ticket-all" else kind, q, w)
 
+    busy0, own0, wall0 = *cpu_seconds(), time.perf_counter()
     loop = timed_loop({n: _Alias(e) for n, e in engines.items()}, all_mix, all_words)
+    busy1, own1, wall1 = *cpu_seconds(), time.perf_counter()
+    report["foreign_cpu"] = foreign = {"seconds": max(0.0, (busy1 - busy0) - (own1 - own0)), "wall": wall1 - wall0}
     report["queries"] = loop["rows"]
     report["latency"] = summary = summarise(loop["rows"], list(engines))
     print(f"\nlatency in ms, 10 hits with snippets, {len(mix)} queries + {len(extra)} ticket-all, interleaved after a "
           f"warm-up (p50 and p95; m-cpu: memtui's CPU ms p50; ×E: memtui p50 / E p50; matches: median count per "
-          f"query, grep in files); load average {os.getloadavg()[0]:.1f}")
+          f"query, grep in files); load average {os.getloadavg()[0]:.1f}; other processes used "
+          f"{foreign['seconds']:.0f} CPU-s in these {foreign['wall']:.0f} s")
     print_latency(summary, list(engines))
 
     # 3. save → searchable

@@ -631,7 +631,7 @@ def test_b06_a_cut_posting_file_is_repaired_not_a_traceback(ws: Workspace, share
     TUI); the search rebuilds the index with a finding and answers as before."""
     words = ["parcel", "depot", "route", "label", "invoice", "refund"]
     for i in range(400):
-        body = " ".join(words[(i + k) % 6] for k in range(60))
+        body = " ".join(words[(i + k) % 6] for k in range(600))
         _article(ws.memory / "bulk", f"n{i:03d}", title=f"Note {i}", body=body)
     idx = SearchIndex(ws)
     idx.update()

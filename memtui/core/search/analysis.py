@@ -491,3 +491,24 @@ def term_positions(text: str, keys: bool = True, plain: bool = True) -> tuple[di
                         got.append(pos)
             pos += step
     return out, pos
+
+
+def term_positions_and_keys(text: str) -> tuple[dict[str, list[int]], int, dict[str, int]]:
+    """:func:`term_positions` of the plain terms and, in the same pass, how often each sound
+    key occurs: ``({term: [positions]}, words, {key: count})`` (an index build analysed a
+    body twice for the two, issue 14)."""
+    out: dict[str, list[int]] = {}
+    keys: dict[str, int] = {}
+    pos = 0
+    for m in _COMPOUND.finditer(text):
+        for plain_term, key, step in _chunk_terms(m.group(0)):
+            if plain_term is not None:
+                got = out.get(plain_term)
+                if got is None:
+                    out[plain_term] = [pos]
+                else:
+                    got.append(pos)
+                if key:
+                    keys[key] = keys.get(key, 0) + 1
+            pos += step
+    return out, pos, keys

@@ -40,15 +40,15 @@ from whoosh import fields as wf
 from whoosh import formats as wformats
 from whoosh import index as windex
 from whoosh import scoring
-from whoosh.system import pack_uint
 
 from memtui.core.atomic import write_text
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.procs import process_context, worker_count
 from memtui.core.search.engine import whoosh_fixes
-from memtui.core.search.analysis import term_positions
+from memtui.core.search.analysis import term_positions, term_positions_and_keys
 from memtui.core.search.engine.analyzer import MemtuiAnalyzer
+from memtui.core.search.engine.codec import CompactPool, MemtuiCodec, decode_positions, encode_positions, flush
 from memtui.core.search.engine.manifest import Entry, Manifest, ManifestError
 from memtui.core.search.sources import (CONTENT_FIELD, ID_WEIGHT, STORED_BODY_CHARS, TEXT_FIELDS,
                                         TRANSLIT_FIELD, TRANSLIT_SOURCES, Source, fingerprint,
@@ -59,7 +59,7 @@ from memtui.core.workspace import Workspace
 whoosh_fixes.apply()  # matcher fixes the ranking relies on (see the module)
 
 #: Bump when the schema or the analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 #: Positions left empty between two fields in :data:`CONTENT_FIELD`, so that no phrase (nor
 #: its slop) spans two fields.
 FIELD_GAP = 100
@@ -73,10 +73,10 @@ PARALLEL_SOURCES = 1000
 #: Most postings (Whoosh's estimate, MB) a build worker holds before closing its segment and
 #: starting another (see :func:`_index_part`); about as much resident memory per worker.
 SEGMENT_BUDGET_MB = 256
-#: zlib level of posting blocks: 0, not compressed (Whoosh's default is 3). Compressing
-#: every block, most of them a single posting, took 12 % of an index build, and reading a
-#: long posting list spends 7 % decompressing; the index is about 35 % larger (10k
-#: articles: 156 → 210 MB). Blocks written either way stay readable.
+#: zlib level of posting blocks: 0, not compressed (Whoosh's default is 3): most blocks hold
+#: a single posting, compressing them cost build time, and reading a long posting list
+#: spent time decompressing (the figures are in the changelog). Blocks written either way
+#: stay readable.
 BLOCK_COMPRESSION = 0
 MANIFEST = "manifest.sqlite"
 #: Whoosh's write lock file (``<index name>_WRITELOCK``).
@@ -119,8 +119,25 @@ class WeightedPositions(wformats.Positions):
     ``value`` is a list of ``(weight, text)`` pairs, one per field (``str`` is weight 1).
     Each field's positions start :data:`FIELD_GAP` after the previous field's last, so a
     phrase never spans two fields. The posting's weight (``Matcher.weight()``) is the
-    weighted frequency; its value decodes as Whoosh's ``Positions``.
+    weighted frequency; its value is the positions in memtui's compact encoding
+    (:func:`~memtui.core.search.engine.codec.encode_positions`).
+
+    The sound keys of the same texts are found in the same pass and kept for
+    :class:`FastFrequency` (:data:`_KEYS`), which Whoosh asks next for the same document
+    (the ``translit`` field sorts after ``text``): a body was analysed twice.
     """
+
+    def encode(self, poslist):  # noqa: ANN001, ANN201 - Whoosh's API
+        return encode_positions(poslist)
+
+    def decode_positions(self, valuestring):  # noqa: ANN001, ANN201
+        return list(decode_positions(valuestring))
+
+    def decode_frequency(self, valuestring):  # noqa: ANN001, ANN201
+        return len(decode_positions(valuestring))
+
+    def decode_weight(self, valuestring):  # noqa: ANN001, ANN201
+        return self.decode_frequency(valuestring) * self.field_boost
 
     def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
         if isinstance(value, str):
@@ -131,8 +148,10 @@ class WeightedPositions(wformats.Positions):
         positions: dict[str, list[int]] = {}
         weights: dict[str, float] = {}
         base = 0
+        _KEYS.clear()
         for weight, text in value:
-            found, used = term_positions(text, analyzer.keys, analyzer.plain)
+            found, used, keys = term_positions_and_keys(text)
+            _KEYS[id(text)] = (text, keys)
             for term, poslist in found.items():
                 got = positions.get(term)
                 if got is None:
@@ -172,15 +191,34 @@ class FastFrequency(wformats.Frequency):
         fb = self.field_boost
         weights: dict[str, float] = {}
         for weight, text in value:
-            for term, poslist in term_positions(text, analyzer.keys, analyzer.plain)[0].items():
-                weights[term] = weights.get(term, 0.0) + weight * len(poslist)
+            got = _KEYS.get(id(text))
+            counts = got[1] if got is not None and got[0] is text else None
+            if counts is None:
+                counts = {t: len(p) for t, p in term_positions(text, analyzer.keys, analyzer.plain)[0].items()}
+            for term, n in counts.items():
+                weights[term] = weights.get(term, 0.0) + weight * n
+        _KEYS.clear()
         for term, w in weights.items():
-            yield term, w, w * fb, pack_uint(max(1, round(w)))
+            yield term, w, w * fb, b""
+
+    # the weight is the posting's: no value is stored (Whoosh stored the count again)
+    posting_size = 0
+
+    def decode_frequency(self, valuestring):  # noqa: ANN001, ANN201
+        return 1
+
+    def decode_weight(self, valuestring):  # noqa: ANN001, ANN201
+        return self.field_boost
+
+
+#: The sound keys of the texts :class:`WeightedPositions` analysed for the document being
+#: added, by ``id`` of the text (checked by identity): ``{id: (text, {key: count})}``.
+_KEYS: dict[int, tuple[str, dict[str, int]]] = {}
 
 
 @lru_cache(maxsize=65536)
 def _encode_one(pos: int) -> bytes:
-    return wformats.Positions().encode([pos])
+    return encode_positions([pos])
 
 
 class _CachedLengths:
@@ -192,37 +230,40 @@ class _CachedLengths:
         self.pdr = pdr
         self.tables: dict[str, list[int]] = {}
 
-    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+    def table(self, fieldname: str) -> list[int]:
+        """Every document's length of ``fieldname``, by document number."""
         table = self.tables.get(fieldname)
         if table is None:
             get = self.pdr.doc_field_length
             table = self.tables[fieldname] = [get(d, fieldname, 0) or 0 for d in range(self.pdr.doc_count_all())]
+        return table
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+        table = self.table(fieldname)
         return table[docnum] if docnum < len(table) else default
 
 
 def _flush_with_cached_lengths(writer) -> None:  # noqa: ANN001 - a Whoosh SegmentWriter
-    """``SegmentWriter._flush_segment`` (whoosh 2.7) with :class:`_CachedLengths`."""
+    """``SegmentWriter._flush_segment`` (whoosh 2.7) writing the :class:`CompactPool` block by
+    block (:func:`~memtui.core.search.engine.codec.flush`), with :class:`_CachedLengths`."""
     writer.perdocwriter.close()
     pdr = writer.per_document_reader() if writer.codec.length_stats else None
-    writer.fieldwriter.add_postings(writer.schema, _CachedLengths(pdr) if pdr else None,
-                                    writer.pool.iter_postings())
+    flush(writer, _CachedLengths(pdr) if pdr else None)
     writer.fieldwriter.close()
     if pdr:
         pdr.close()
 
 
 def _codec():  # noqa: ANN202 - a Whoosh codec
-    """Whoosh's W3 codec with :data:`BLOCK_COMPRESSION`. (Its ``inlinelimit``, which would
-    keep one-posting lists in the term table, stays 1, i.e. off: whoosh-reloaded 2.7.5
-    fails on it with ``AttributeError: 'W3TermInfo' object has no attribute
-    'set_inline'``.)"""
-    from whoosh.codec.whoosh3 import W3Codec
-
-    return W3Codec(compression=BLOCK_COMPRESSION)
+    """:class:`~memtui.core.search.engine.codec.MemtuiCodec` with :data:`BLOCK_COMPRESSION`."""
+    return MemtuiCodec(compression=BLOCK_COMPRESSION)
 
 
 def _fast_flush(writer):  # noqa: ANN001, ANN202 - a Whoosh SegmentWriter
-    """``writer`` with :func:`_flush_with_cached_lengths` as its flush (this writer only)."""
+    """``writer`` with a :class:`CompactPool` and :func:`_flush_with_cached_lengths` as its
+    flush (this writer only)."""
+    old = writer.pool
+    writer.pool = CompactPool(old.tempstore, old.segment, limitmb=old.limit // 2**20)
     writer._flush_segment = types.MethodType(_flush_with_cached_lengths, writer)
     return writer
 

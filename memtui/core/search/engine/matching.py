@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
-import pickle
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -20,6 +19,7 @@ from whoosh.matching.wrappers import FilterMatcher
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from memtui.core.search.analysis import KEY_MARK, article_key, stem_word, terms
+from memtui.core.search.engine.codec import decode_positions
 from memtui.core.search.engine.index import SearchIndex
 from memtui.core.search.plan import PREFIX_MARK, PREFIX_MIN, Item
 from memtui.core.search.sources import CONTENT_FIELD, TEXT_FIELDS, TRANSLIT_FIELD, TRANSLIT_WEIGHT
@@ -360,14 +360,14 @@ POSITIONS_CACHE = 1 << 16
 
 
 def _positions(value: bytes) -> frozenset[int]:
-    """The positions in a posting value of Whoosh's ``Positions`` format (a count, then a
-    pickled list of deltas; see :class:`~memtui.core.search.index.WeightedPositions`),
-    remembered in :data:`_POSITIONS` (a plain dict: the phrase loop looks it up inline)."""
+    """The positions in a posting value (memtui's compact encoding,
+    :func:`~memtui.core.search.engine.codec.encode_positions`), remembered in
+    :data:`_POSITIONS` (a plain dict: the phrase loop looks it up inline)."""
     got = _POSITIONS.get(value)
     if got is None:
         if len(_POSITIONS) >= POSITIONS_CACHE:
             _POSITIONS.clear()
-        got = _POSITIONS[value] = frozenset(itertools.accumulate(pickle.loads(value[4:])))
+        got = _POSITIONS[value] = frozenset(decode_positions(value))
     return got
 
 

@@ -169,12 +169,14 @@ def test_a_zero_weight_filter_clause_does_not_break_pruning() -> None:
 
 def _phrase_docs() -> list[str]:
     """Texts where every document holds both words, laid out across Whoosh's posting blocks
-    (128 postings): a strong phrase match first, a block of weak documents with one weak
-    phrase match in it, then a block opening with a strong document where the words are
-    apart (never "red fox")."""
+    (128 postings): a strong phrase match first and, in the same block, a stronger document
+    where the words are apart (so the block's bound stays above the page's bar), a block of
+    weak documents with one weak phrase match in it, then a block opening with a strong
+    document where the words are apart (never "red fox")."""
     weak = "red " + "cat dog owl elk " * 10 + "fox"
     texts = ["red fox red fox"]  # 0: the phrase, strong
     texts += [weak] * 130  # 1..130: words apart, weak
+    texts[50] = "fox fox fox fox fox red red red red red"  # apart, stronger: the first block stays open
     texts.append("red fox " + "cat dog owl elk " * 10)  # 131: the phrase, weak
     texts += [weak] * (256 - len(texts))  # to the end of the second block
     texts.append("fox fox fox fox red red red red")  # 256: apart, the strongest of all
@@ -218,3 +220,66 @@ def test_pruned_phrase_search_returns_only_phrase_matches(monkeypatch: pytest.Mo
         checked.clear()
         s.search(q, limit=1, optimize=False)
         assert any(140 <= d < 256 for d in checked), "without pruning every candidate is checked"
+
+
+def test_filter_matcher_reports_new_blocks_and_skips_by_quality() -> None:
+    """Fix 1: Whoosh's ``FilterMatcher`` (posting lists of a segment with deletions) dropped
+    the child's "entered a new block" answer, so the collector never skipped by quality
+    after one deletion, and its ``skip_to_quality()`` could stop on a deleted document."""
+    from whoosh.matching.wrappers import FilterMatcher
+
+    schema = fields.Schema(n=fields.ID(stored=True, unique=True), x=fields.TEXT)
+    ix = _storage().create_index(schema)
+    with ix.writer() as w:
+        for i in range(300):  # block 1 (docs 0..127): the word once; block 2 on: three times
+            w.add_document(n=str(i), x="alpha" if i < 128 else "alpha alpha alpha")
+    with ix.writer() as w:
+        w.delete_by_term("n", "128")  # the first document of the second block
+    with ix.searcher(weighting=scoring.BM25F()) as s:
+        reader = s.reader()
+        m = reader.postings("x", "alpha", scorer=s.weighting.scorer(s, "x", "alpha"))
+        assert isinstance(m, FilterMatcher), "a segment with a deletion wraps its postings"
+        entered = []
+        while m.is_active():
+            entered.append(bool(m.next()))
+        assert any(entered), "next() says when it enters a new block (the collector's cue to skip)"
+        m = reader.postings("x", "alpha", scorer=s.weighting.scorer(s, "x", "alpha"))
+        m.skip_to_quality(m.block_quality())  # skips the weak first block
+        assert m.is_active() and m.id() != 128, "skipping by quality never stops on a deleted document"
+        assert m.id() == 129
+
+
+def test_top_collector_prunes_from_the_moment_the_page_is_full() -> None:
+    """Fix 5: Whoosh's ``TopCollector`` set its pruning bar only when a document displaced
+    another, so pruning began one page late; the bar is the page's worst score as soon as
+    the page holds ``limit`` documents."""
+    from whoosh import collectors
+
+    ix = _ram_index([{"x": "alpha " * (i + 1)} for i in range(6)])
+    with ix.searcher(weighting=scoring.BM25F()) as s:
+        c = collectors.TopCollector(limit=3)
+        c.prepare(s, query.Term("x", "alpha"), None)
+        for docnum, score in [(0, 1.0), (1, 3.0), (2, 2.0)]:
+            c._collect(docnum, score)
+        assert c.minscore == 1.0, "the full page's worst score is the bar at once"
+        c._collect(3, 0.5)
+        assert c.minscore == 1.0 and sorted(sc for sc, _ in c.items) == [1.0, 2.0, 3.0]
+
+
+def test_phrase_matcher_reports_new_blocks_and_skips_to_a_phrase_match() -> None:
+    """Fix 4: Whoosh's ``SpanWrappingMatcher.next()`` returned nothing, never that it entered
+    a new posting block (the collector's only cue to skip blocks by quality mid-list), and
+    its ``skip_to_quality()`` could stop on a document that holds the words apart."""
+    texts = _phrase_docs()
+    ix = _ram_index([{"x": t} for t in texts])
+    q = query.Phrase("x", ["red", "fox"])
+    with ix.searcher(weighting=scoring.BM25F()) as s:
+        m = q.matcher(s)
+        entered = []
+        while m.is_active():
+            assert _holds_phrase(texts[m.id()]), "the matcher stands on phrase matches only"
+            entered.append(bool(m.next()))
+        assert any(entered), "next() says when the phrase's postings enter a new block"
+        m = q.matcher(s)
+        m.skip_to_quality(m.block_quality())  # past the first block
+        assert not m.is_active() or _holds_phrase(texts[m.id()]), "skipping lands on a phrase match"

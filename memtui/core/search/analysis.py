@@ -431,8 +431,8 @@ def term_spans(text: str, keys: bool = True, plain: bool = True) -> Iterator[tup
 @lru_cache(maxsize=ANALYSIS_CACHE)
 def _chunk_spans(chunk: str, keys: bool = True) -> tuple[tuple[str, int, int], ...]:
     """``(term, start, end)`` of one compound chunk, offsets relative to it (cached: words
-    recur, and a snippet analyses every word of a field; a fifth of a pasted ticket's time
-    at 100k articles, issue 8). Sound keys only with ``keys`` (the costly part)."""
+    recur, and a snippet analyses every word of a field, a large share of a pasted
+    ticket's time, issue 8). Sound keys only with ``keys`` (the costly part)."""
     out: list[tuple[str, int, int]] = []
     for piece, s, e, whole in _split_chunk(chunk):
         plain_term, key = _word_terms(piece, whole) if keys else (_plain_term(piece, whole), None)
@@ -496,7 +496,7 @@ def term_positions(text: str, keys: bool = True, plain: bool = True) -> tuple[di
 def term_positions_and_keys(text: str) -> tuple[dict[str, list[int]], int, dict[str, int]]:
     """:func:`term_positions` of the plain terms and, in the same pass, how often each sound
     key occurs: ``({term: [positions]}, words, {key: count})`` (an index build analysed a
-    body twice for the two, issue 14)."""
+    body twice, once for each, issue 14)."""
     out: dict[str, list[int]] = {}
     keys: dict[str, int] = {}
     pos = 0

@@ -9,7 +9,8 @@ Query language (what a user types, and what a pasted ticket is read as):
 - ``"quoted phrase"``: the words in this order (straight double quotes), within one field;
 - ``prefix*``: words starting so (at least :data:`PREFIX_MIN` letters; in a longer query
   expanded to at most :data:`PREFIX_LIMIT` terms, the most frequent first — LIBRARY-NOTES:
-  unbounded prefix expansion took 33 s at 100k articles); scored by
+  unbounded expansion scores every expansion's postings; alone, every term with the
+  prefix is read, skipping blocks that cannot reach the page); scored by
   :func:`expansion_score`;
 - ``word~``: words within edit distance 1 (2 for words of 6+ letters) whose first
   :data:`FUZZY_PREFIX` letters are as typed (two edits only after the third letter),
@@ -52,7 +53,7 @@ FILTERS = ("kind", "node", "owner", "state", "tag")
 SNIPPET_CHARS = 160
 #: After a field's first match, its words are analysed for this many snippet widths more
 #: (the excerpt shows the densest cluster there); analysing every word of every result's
-#: body was a third of a common-word query's time in a new process (issue 8).
+#: body was a large share of a common-word query's time in a new process (issue 8).
 SNIPPET_LOOKAHEAD = 3
 #: Snippets are looked for in this many leading characters of a field.
 SNIPPET_SCAN = 50_000
@@ -284,7 +285,7 @@ def snippet_for(fields: dict[str, Any], highlight: set[str], width: int = SNIPPE
 @functools.lru_cache(maxsize=65536)
 def _folded(word: str) -> str:
     """:func:`~memtui.core.search.analysis.normalize`, cached: a prefix's snippet folds
-    every word of a field (a third of a ``prefix*`` query at 10k articles)."""
+    every word of a field (a large share of a ``prefix*`` query's time)."""
     return normalize(word)
 
 

@@ -92,8 +92,8 @@ class Source:
 
     @property
     def path(self) -> Path:
-        """The absolute path (made when asked: a 100k-file scan making one each took a
-        second, issue 14)."""
+        """The absolute path (made when asked: making one for every file of a scan was
+        most of the catch-up's time, issue 14)."""
         loc = self.location
         return loc if isinstance(loc, Path) else Path(loc)
 
@@ -137,7 +137,7 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
     from one ``stat`` (kept in :attr:`Source.stat`); with ``known`` (path → ``(mtime ns,
     size)``, the index manifest's stamps) a file whose stamp is unchanged is only counted,
     so the no-change catch-up at start does one system call and no object a file (issue
-    14: three calls and five path objects a file took two seconds at 100k articles).
+    14: three calls and five path objects a file made it grow to seconds).
 
     Returns:
         A :class:`Scan`: sources sorted by path; findings for directories named like notes

@@ -3,10 +3,10 @@
 Whoosh 2.7 writes each block of a posting list (up to 128 postings) as a pickled tuple of a
 pickled tuple: every document number a pickled integer, every weight a pickled 8-byte float,
 every value a pickled ``bytes``; and a term's first block carries ~25 bytes of pickled block
-information. Most terms have one posting, so at 100k articles the postings file was 70 % of
-an index 3.9 times the size of SQLite FTS5's. And while a segment is built, Whoosh keeps
-every posting as a 5-tuple of Python objects and sorts them all at the end: a build worker
-held 900 MB.
+information. Most terms have one posting, so the postings file was most of an index
+several times the size of SQLite FTS5's (the figures are in the changelog). And while a
+segment is built, Whoosh keeps every posting as a 5-tuple of Python objects and sorts them
+all at the end, so a build worker's memory was many times its postings' size.
 
 Here, with the same matcher interface (so Whoosh's queries, memtui's array paths and the
 fixes of :mod:`~memtui.core.search.engine.whoosh_fixes` work unchanged):
@@ -30,10 +30,12 @@ from __future__ import annotations
 import struct
 import zlib
 from array import array
+from bisect import bisect_left
 from itertools import accumulate
 from typing import Any
 
 from whoosh.codec import whoosh3
+from whoosh.matching import ReadTooFar
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3Codec, W3LeafMatcher, W3PostingsWriter, W3TermInfo
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import PostingPool
@@ -192,12 +194,54 @@ class CompactLeafMatcher(W3LeafMatcher):
             code = chr(raw[0])
             width = 1 if code == "B" else 2
             sizes = array(code, raw[1:1 + width * count])
-            ends = list(accumulate(sizes, initial=1 + width * count))
-            self._values = tuple(raw[a:b] for a, b in zip(ends, ends[1:]))
+            self._values = _Values(raw, list(accumulate(sizes, initial=1 + width * count)))
         elif fixed == 0:
             self._values = (None,) * count
         else:
             self._values = tuple(raw[i:i + fixed] for i in range(0, len(raw), fixed))
+
+
+    def skip_to(self, targetid: int) -> None:
+        """Whoosh's ``skip_to`` (the first posting at or after ``targetid``), skipping
+        blocks by their headers and finding the posting in a block by bisection (Whoosh
+        steps posting by posting, most of a phrase's time beside a common word)."""
+        if not self.is_active():
+            raise ReadTooFar
+        if self._ids is None:
+            self._read_ids()
+        if targetid <= self._ids[self._i]:
+            return
+        while targetid > self._maxid:
+            if self._lastblock:
+                self._atend = True
+                return
+            self._goto(self._nextoffset)
+        if self._ids is None:
+            self._read_ids()
+        self._i = bisect_left(self._ids, targetid, self._i)
+
+
+class _Values:
+    """The values of one block, each cut from the block's bytes when asked for (a phrase
+    beside a common word needs a few of each block's 128)."""
+
+    __slots__ = ("raw", "ends")
+
+    def __init__(self, raw: bytes, ends: list[int]) -> None:
+        self.raw = raw
+        self.ends = ends
+
+    def __len__(self) -> int:
+        return len(self.ends) - 1
+
+    def __getitem__(self, i: int) -> bytes:
+        if i < 0:
+            i += len(self.ends) - 1
+        return self.raw[self.ends[i]:self.ends[i + 1]]
+
+    def __iter__(self):  # noqa: ANN204
+        raw, ends = self.raw, self.ends
+        return (raw[a:b] for a, b in zip(ends, ends[1:]))
 
 
 class MemtuiCodec(W3Codec):
@@ -225,7 +269,9 @@ class CompactPool(PostingPool):
     (document number, weight, value), from its second on as arrays — document numbers
     (``I``), weights (``f``), the values' bytes in one ``bytearray`` with a length array.
     Documents are added in order, so each term's postings are in order. :attr:`currentsize`
-    is about the bytes held, which the build's segment budget reads."""
+    is about the resident bytes this takes (objects, dictionary slots and the arrays'
+    spare room, as measured on generated workspaces), which the build's segment budget
+    reads."""
 
     def __init__(self, tempstore, segment, limitmb: int = 128, **kwargs) -> None:  # noqa: ANN001
         super().__init__(tempstore, segment, limitmb=limitmb, **kwargs)
@@ -240,22 +286,22 @@ class CompactPool(PostingPool):
         got = terms.get(tbytes)
         if got is None:
             terms[tbytes] = _ONE_POSTING.pack(docnum, weight) + (value or b"")
-            self.currentsize += 110 + len(tbytes) + len(value or b"")
+            self.currentsize += 180 + len(tbytes) + len(value or b"")
             return
         if type(got) is bytes:
             d0, w0 = _ONE_POSTING.unpack_from(got)
             v0 = got[_ONE_POSTING.size:]
             got = terms[tbytes] = [array("I", (d0,)), array("f", (w0,)), bytearray(v0),
                                    array("H", (len(v0),)) if value else None]
-            self.currentsize += 330
+            self.currentsize += 500
         got[0].append(docnum)
         got[1].append(weight)
         if value:
             got[2] += value
             got[3].append(len(value))
-            self.currentsize += 10 + len(value)
+            self.currentsize += 16 + len(value)
         else:
-            self.currentsize += 8
+            self.currentsize += 10
 
     def postings(self, fieldname: str, tbytes: bytes) -> tuple[Any, Any, list[bytes] | None]:
         """``(document numbers, weights, values or None)`` of one term."""

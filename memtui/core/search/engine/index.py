@@ -68,11 +68,12 @@ LOCK_WAIT_SECONDS = 5.0
 #: Updates touching at most this many sources commit without merging segments.
 SMALL_UPDATE = 50
 #: A build from empty of at least this many source files runs in worker processes, one
-#: segment each (issue 8: the index build is pure Python and CPU-bound; 2 cores → about 1.8x).
+#: segment each (issue 8: the index build is pure Python and CPU-bound).
 PARALLEL_SOURCES = 1000
-#: Most postings (Whoosh's estimate, MB) a build worker holds before closing its segment and
-#: starting another (see :func:`_index_part`); about as much resident memory per worker.
-SEGMENT_BUDGET_MB = 256
+#: Most postings (MB, as :class:`~memtui.core.search.engine.codec.CompactPool` counts them) a
+#: build worker holds before closing its segment and starting another (see
+#: :func:`_index_part`); the worker's resident memory is this plus its parse and caches.
+SEGMENT_BUDGET_MB = 160
 #: zlib level of posting blocks: 0, not compressed (Whoosh's default is 3): most blocks hold
 #: a single posting, compressing them cost build time, and reading a long posting list
 #: spent time decompressing (the figures are in the changelog). Blocks written either way
@@ -113,8 +114,8 @@ class WeightedPositions(wformats.Positions):
     computes it (Robertson, Zaragoza & Taylor, "Simple BM25 extension to multiple weighted
     fields", CIKM 2004): a document's term frequency is ``sum(w_f * tf_f)`` and its length
     ``sum(w_f * len_f)`` over the fields of :data:`TEXT_FIELDS`, so one posting list per
-    term carries every field (issue 8: a query word cost one posting list per field, eleven
-    in all, and Whoosh's block-max pruning could not work across them).
+    term carries every field (issue 8: a query word cost one posting list per field, and
+    Whoosh's block-max pruning could not work across them).
 
     ``value`` is a list of ``(weight, text)`` pairs, one per field (``str`` is weight 1).
     Each field's positions start :data:`FIELD_GAP` after the previous field's last, so a
@@ -174,11 +175,11 @@ class FastFrequency(wformats.Frequency):
     weight 1), a document's term frequency is ``sum(w_f * tf_f)`` and its length
     ``sum(w_f * len_f)`` (BM25F). The terms come from
     :func:`~memtui.core.search.analysis.term_positions` in one pass instead of Whoosh's token
-    stream (index build 20–25 % faster, issue 8).
+    stream (a token object a word was a large share of an index build, issue 8).
 
     Why weighted: a Latin-typed Bulgarian word matches through its sound key only; with the
-    keys unweighted, its match in a symptom or an alias counted as a body match, a third of
-    what the same word typed in Cyrillic scores, so Latin-typed tickets fell under the
+    keys unweighted, its match in a symptom or an alias counted as a body match, far less
+    than the same word typed in Cyrillic scores, so Latin-typed tickets fell under the
     confidence cut (issue 14).
     """
 
@@ -697,8 +698,8 @@ class SearchIndex:
     def _delete_source(self, writer, rel_path: str) -> None:  # noqa: ANN001 - a Whoosh writer
         """Delete the documents of one source file in ``writer``.
 
-        Whoosh's ``delete_by_term`` opens a reader over every segment for it (60 ms at 100k
-        articles, 45 segments: a third of a save, issue 14); the kept searcher, brought to
+        Whoosh's ``delete_by_term`` opens a reader over every segment for it (a large share
+        of a save in a big index, issue 14); the kept searcher, brought to
         the version the writer started from (:meth:`searcher` keeps the readers of unchanged
         segments), finds the documents instead."""
         with self.search_lock:
@@ -716,7 +717,7 @@ class SearchIndex:
 
     def _finish_report(self, ix, report: IndexReport, progress: ProgressFn | None, total: int,
                        started: float) -> IndexReport:
-        # the table of contents' counts: opening a reader of every segment cost 40 ms at 100k
+        # the table of contents' counts: opening a reader of every segment grew with the index
         report.documents = sum(seg.doc_count() for seg in ix._read_toc().segments)
         if progress:
             progress(total, total)
@@ -812,8 +813,8 @@ def _reader_reusing(ix, old):  # noqa: ANN001, ANN202 - Whoosh index and readers
     """A reader of ``ix``'s latest version that reuses ``old``'s reader of every segment
     whose documents and deletions are the same (Whoosh's own ``reader(reuse=)`` compares
     segment ids only, so a file deleted since would still be found); the readers of
-    ``old`` not reused are closed. Opening a reader of each of 45 segments took 40 ms at
-    100k articles, twice per save (issue 14)."""
+    ``old`` not reused are closed. Opening a reader of every segment, twice per save, grew
+    with the index (issue 14)."""
     from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 
     toc = ix._read_toc()
@@ -849,7 +850,7 @@ def _load_lengths(reader) -> None:  # noqa: ANN001 - a Whoosh reader
     """Read each text field's per-document length column into a ``bytearray`` (one byte per
     document, as stored) and put it where Whoosh's per-document reader caches its column
     readers, so ``doc_field_length`` indexes memory instead of reading the file (issue 8:
-    about a quarter of an OR query's time at 10k articles). Best effort: relies on
+    reading it was a large share of an OR query's time). Best effort: relies on
     whoosh 2.7's ``W3PerDocReader`` internals and leaves a reader it does not recognise alone.
     """
     try:
@@ -947,7 +948,7 @@ def _index_part(root: str, index_dir: str, part: int, sources: list[tuple[str, s
 
     A segment is closed when its postings reach ``budget`` bytes and the next one started:
     Whoosh would otherwise spill sorted runs to disk and merge them back, pickling every
-    posting twice (issue 8: at 10k articles a build took 35 s with spills and 24 s without).
+    posting twice (issue 8).
 
     Returns:
         ``(segments, manifest entries, findings, files added)``.

@@ -4,7 +4,7 @@ One SQLite table (stdlib ``sqlite3``) in ``.memtui/index/manifest.sqlite``: per 
 (workspace-relative path) its mtime (ns), size (bytes) and SHA-1, plus the schema version
 and the time of the last update. A saved edit changes one row, so making a save searchable
 costs the same at 100 or 100,000 articles; the JSON manifest it replaces was rewritten whole
-at every save (a 10 MB file at 100k articles). Derived data like the index it describes
+at every save. Derived data like the index it describes
 (DESIGN.md §2): a manifest that cannot be read counts as absent, and the index is rebuilt.
 Callers hold the index's write lock while writing it (see
 :meth:`memtui.core.search.engine.index.SearchIndex._locked`).

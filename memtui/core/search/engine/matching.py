@@ -26,14 +26,14 @@ from memtui.core.search.sources import CONTENT_FIELD, TEXT_FIELDS, TRANSLIT_FIEL
 
 #: A query of more plain words than this (a pasted ticket) searches only this many of them:
 #: those occurring in the fewest documents (highest IDF). Common words add little to BM25F
-#: but each costs a pass over a long posting list (issue 8: ticket p95 6.3 s at 10k articles).
+#: but each costs a pass over a long posting list (issue 8: tickets were the slowest queries).
 MAX_QUERY_WORDS = 16
 #: Letters of a ``word~`` taken as typed (the edit distance applies to the rest). With 1,
-#: ``adress~`` walked the 199,450 body terms starting with ``a`` at 100k articles (2.3 s).
+#: ``adress~`` walked every body term starting with ``a`` (a large share of the lexicon).
 #: The lexicon is read from the third letter on (see :func:`_fuzzy`).
 FUZZY_PREFIX = 2
 #: A pasted ticket is scored in full only on the first TICKET_CANDIDATES documents that its
-#: TICKET_RARE rarest words find (issue 8: ticket p95 32 s at 100k articles otherwise).
+#: TICKET_RARE rarest words find (issue 8: scoring every match of 16 words grew with the index).
 TICKET_RARE = 6
 TICKET_CANDIDATES = 300
 #: The sound key of an ASCII word is searched only when it finds more than this many times
@@ -82,9 +82,9 @@ def _union(subs: list[wq.Query]) -> wq.Or:
 
 def _df(reader, fieldname: str, term: str) -> int:  # noqa: ANN001 - a Whoosh reader
     """``reader.doc_frequency(fieldname, term)``, remembered on the reader (immutable; the
-    index's searcher and its reader are kept between searches): over 26 segments each
-    lookup reads 26 term tables, and a pasted ticket asks for its words' frequencies
-    several times (issue 8: a fifth of a ticket's time at 100k articles)."""
+    index's searcher and its reader are kept between searches): each lookup reads every
+    segment's term table, and a pasted ticket asks for its words' frequencies several
+    times (issue 8)."""
     cache = getattr(reader, "_memtui_df", None)
     if cache is None:
         cache = {}
@@ -108,8 +108,8 @@ def _word_query(term_variants: list[str], reader=None) -> wq.Query:
 
     With a ``reader``, the sound key of a word typed in ASCII is left out when it finds at
     most :data:`KEY_GAIN` times the documents its plain term finds: then it is the same word
-    in the same script, and a second long posting list for nothing (4x the CPU of an OR of
-    common words at 10k articles). A Latin-typed Bulgarian word (``polica``), rare as typed
+    in the same script, and a second long posting list for nothing (most of the CPU of an OR
+    of common words). A Latin-typed Bulgarian word (``polica``), rare as typed
     and common as a key, keeps its key; so does every Cyrillic word.
     """
     subs: list[wq.Query] = []
@@ -205,9 +205,8 @@ def _fuzzy(reader, fieldname: str, word: str) -> list[tuple[str, float]]:
     :data:`FUZZY_SCAN`) and compared by rapidfuzz's optimal string alignment distance (a
     swap of two neighbours is one edit, as Whoosh's ``terms_within``); a typo in the third
     letter is found by looking up its :func:`_third_letter_edits` (so two edits there count
-    only after the third letter). Reading every term with the first two letters took
-    60 ms at 10k articles (issue 8); Whoosh's own pure-Python distance over them 0.1 s a
-    field.
+    only after the third letter). Reading every term with the first two letters, and
+    Whoosh's own pure-Python distance over them, were the cost of a fuzzy word (issue 8).
     """
     maxdist = 2 if len(word) >= 6 else 1
     found: dict[str, tuple[float, int]] = {}
@@ -386,9 +385,9 @@ class _Phrase(wq.Query):
     positions of the one before (Whoosh's ``Phrase`` semantics), scored as the sum of the
     words' BM25F scores (as Whoosh scores a phrase).
 
-    Whoosh's phrase matcher checks each document holding every word through span objects,
-    about 13 µs a document (issue 8: two common words with a rare phrase, 100 ms at 10k
-    articles). Here the posting lists are read as arrays, the rarest first: a rare word's
+    Whoosh's phrase matcher checks each document holding every word through span objects
+    (issue 8: two common words with a rare phrase were among the slowest queries). Here the
+    posting lists are read as arrays, the rarest first: a rare word's
     few documents are looked up in a common word's list by skipping blocks, and a
     document's positions are compared as sets.
     """
@@ -445,7 +444,7 @@ class _Phrase(wq.Query):
                 return NullMatcher()
         slop = self.slop
         ids: list[int] = []
-        if len(words) == 2 and slop == 1:  # the common case, at about 1 µs a document
+        if len(words) == 2 and slop == 1:  # the common case: set operations, no loop a position
             first, second = postings[words[0]], postings[words[1]]
             ids = [d for d in candidates if not _next_positions(first[d][1]).isdisjoint(_positions(second[d][1]))]
         else:
@@ -472,7 +471,7 @@ def _adjacent(reader, first: str, second: str) -> dict[int, tuple[float, float]]
     """``{document: (weight of first, weight of second)}`` for the documents of a segment
     where ``second`` directly follows ``first``, when both posting lists are long: the
     rarer list is read into a dictionary, and the other streamed against it block by block
-    (issue 8: two common words at 100k articles, 55,000 documents holding both)."""
+    (issue 8: two common words, most documents holding both)."""
     rare, common = sorted((first, second), key=lambda w: reader.doc_frequency(CONTENT_FIELD, w))
     values: dict[int, bytes] = {}
     weights: dict[int, float] = {}
@@ -481,17 +480,18 @@ def _adjacent(reader, first: str, second: str) -> dict[int, tuple[float, float]]
         weights.update(zip(ids, ws))
     found: dict[int, tuple[float, float]] = {}
     rare_first = rare == first
-    at, after = _POSITIONS.get, _NEXT_POSITIONS.get  # inline cache lookups: ~1 µs a document
+    at, after = _POSITIONS.get, _NEXT_POSITIONS.get  # inline cache lookups: no call a document
     for ids, ws, vs in _posting_blocks(reader.postings(CONTENT_FIELD, common), values=True):
+        both = [i for i, d in enumerate(ids) if d in values]  # a value is cut only when needed
         if rare_first:
-            hits = [(d, w) for d, w, v in zip(ids, ws, vs)
-                    if d in values and not (after(values[d]) or _next_positions(values[d])).isdisjoint(
-                        at(v) or _positions(v))]
+            hits = [(ids[i], ws[i]) for i in both
+                    if not (after(values[ids[i]]) or _next_positions(values[ids[i]])).isdisjoint(
+                        at(vs[i]) or _positions(vs[i]))]
             found.update((d, (weights[d], w)) for d, w in hits)
         else:
-            hits = [(d, w) for d, w, v in zip(ids, ws, vs)
-                    if d in values and not (after(v) or _next_positions(v)).isdisjoint(
-                        at(values[d]) or _positions(values[d]))]
+            hits = [(ids[i], ws[i]) for i in both
+                    if not (after(vs[i]) or _next_positions(vs[i])).isdisjoint(
+                        at(values[ids[i]]) or _positions(values[ids[i]]))]
             found.update((d, (w, weights[d])) for d, w in hits)
     return found
 
@@ -614,8 +614,8 @@ class _Expansions(wq.Query):
 
     ``terms`` are ``(term, boost)`` pairs (:func:`_expand`: the most frequent
     :data:`PREFIX_LIMIT`; :func:`_fuzzy`). BM25 over every expansion scored each posting in
-    Python through a matcher per expansion (issue 8: a 3-letter prefix took 1.8 s at 10k
-    articles, a fuzzy word 130 ms); this reads the postings' arrays only.
+    Python through a matcher per expansion (issue 8: short prefixes were the slowest
+    queries); this reads the postings' arrays only.
     """
 
     def __init__(self, terms: list[tuple[str, float]]) -> None:
@@ -692,8 +692,8 @@ def _expansions_alone(searcher, expansions: Callable[[Any], Iterator[tuple[bytes
     never rising. An expansion or a posting block (128 postings, with its highest weight
     in its header) that cannot beat the page's worst score is skipped unread, and a
     segment's walk stops once the page is full at the highest score the remaining
-    expansions can give (issue 8: ``dre*`` at 100k articles matches most documents; a page
-    fills from a few blocks). Of equal scores, the documents read first stay on the page,
+    expansions can give (issue 8: a short prefix matches most documents; a page fills from
+    a few blocks). Of equal scores, the documents read first stay on the page,
     and the page shows the shorter (weighted length) first.
 
     Returns:
@@ -759,10 +759,10 @@ def _term_alone(searcher, term: str, boost: float, limit: int,
     scored exactly as Whoosh's BM25F scores a ``Term`` (same formula, same order of
     operations, same tie order: lower document number first).
 
-    Whoosh scores a common word posting by posting through its collector, about 2 µs each,
-    and cannot skip its blocks: every block holds some short document (an index line)
-    whose bound reaches the page (issue 8: ``route`` at 100k articles, 96,252 documents,
-    200 ms). Here each block's scores are computed in one comprehension from the weights
+    Whoosh scores a common word posting by posting through its collector, and cannot skip
+    its blocks: every block holds some short document (an index line) whose bound reaches
+    the page (issue 8: a word in most documents). Here each block's scores are computed in
+    one comprehension from the weights
     and the segment's length bytes, and a block whose bound (its highest weight at its
     shortest length) cannot beat the page's worst score is skipped unread.
 
@@ -830,7 +830,8 @@ def _hidden(searcher) -> set[int] | None:  # noqa: ANN001 - a Whoosh searcher
     set (a query as mask is re-checked per document: slow). Each segment's are remembered
     on its reader, which the index keeps while the segment and its deletions stay the same
     (:func:`memtui.core.search.engine.index._reader_reusing`): asking every segment for
-    three terms took 15 ms a search at 100k articles, again after every save (issue 14)."""
+    three terms was a fixed cost of every search in a big index, again after every save
+    (issue 14)."""
     got = getattr(searcher, "_memtui_hidden", False)
     if got is not False:
         return got
@@ -893,7 +894,7 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
         filter_query = None
     elif filter_query is not None:
         # a filter as a zero-weight required clause: the intersection skips along the
-        # filter's postings, where a collector filter checks every match (2x at 10k)
+        # filter's postings, where a collector filter checks every match
         query = wq.And([query, filter_query.with_boost(0.0)])
         filter_query = None
     # no terms=True and no len(res): both walk every matching document (LIBRARY-NOTES)

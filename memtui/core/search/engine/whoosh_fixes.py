@@ -1,39 +1,52 @@
-"""Fixes to whoosh-reloaded 2.7.5 matchers that the ranking relies on (issue 8).
+"""Fixes to defects of whoosh-reloaded 2.7.5 that the ranking relies on (issues 8 and 14).
 
-Applied once, on import of :mod:`memtui.core.search.index`; each is idempotent and checked by
-``tests/test_search_whoosh_fixes.py`` (re-check them when Whoosh is upgraded).
+Applied once, on import of :mod:`memtui.core.search.engine.index`; each is idempotent, and
+each has a test in ``tests/test_search_whoosh_fixes.py`` that fails without it (re-check
+them when Whoosh is upgraded). The defect, in Whoosh's own terms, then the fix:
 
-1. ``FilterMatcher`` (the wrapper of every posting list in a segment with deleted documents)
-   dropped the child's "entered a new block" answer in ``next()``, so the top-N collector
-   never re-checked block quality and scored every posting; and its ``skip_to_quality()``
-   could stop on a deleted document. After one saved edit an OR of three common words at
-   100k articles went from 0.4 s to 5 s.
-2. ``DisjunctionMaxMatcher`` (a query word over the weighted fields):
-   - ``score()`` took the maximum of both sub-matchers even when one was positioned on a
-     *later* document, so a document could get another document's field score: ranking
-     depended on document numbers (a parallel build ranked ties differently);
-   - ``replace()`` returned an empty matcher when one side ran out after pruning, dropping
-     the other side's remaining documents from the results;
-   - the ``tiebreak`` was ignored (``make_weighted_tree``, which builds the matcher tree of
-     a ``DisjunctionMax``, drops its keyword arguments). Now a document's score is ``best + tiebreak × other`` for
-     the fields at that document (applied pair by pair down Whoosh's binary matcher tree), the
-     quality bounds say the same (``(1 − t)·max + t·sum`` of the sides' bounds is a bound),
-     and pruning gives a side up only where even the other side's best cannot lift a
-     document to the threshold, so pruning never changes a kept document's score.
-3. A filter is an AND clause of zero weight (see :mod:`memtui.core.search.query`): pruning
-   asked it for quality and ``WrappingMatcher`` divided by its zero boost
-   (``ZeroDivisionError`` at 100k articles). Now the scored side alone is skipped by
-   quality and the filter follows it.
-4. Phrase matchers (``SpanWrappingMatcher``: ``"a phrase"``) never told the top-N collector
-   that they entered a new posting block (``next()`` returned nothing), so it never asked
-   them to skip by quality, and every document holding all the words had its positions
-   checked (a phrase of two common words: 100 ms at 10k articles). Now ``next()`` says so,
-   ``skip_to_quality()`` lands on a phrase match (it kept the wrapper's, which would have
-   stopped on any document holding the words), and blocks that cannot reach the page are
-   skipped while looking for the next match. A phrase's score is its words' score, so
-   the block bound holds.
-5. ``TopCollector`` set its pruning bar (the page's worst score) only when a document
-   displaced another, not when the page first filled, so pruning started one page late.
+1. ``FilterMatcher.next()`` (``whoosh.matching.wrappers``; the wrapper of every posting
+   list of a segment with deleted documents) drops the child's "entered a new block"
+   answer, so the top-N collector never re-checks block quality and scores every posting
+   of every segment that has a deletion (one saved edit made OR queries many times slower);
+   and ``FilterMatcher.skip_to_quality()`` can stop on a deleted document. Fixed: both pass
+   the child's answer on and move past deleted documents.
+   Test: ``test_filter_matcher_reports_new_blocks_and_skips_by_quality``.
+2. ``DisjunctionMaxMatcher`` (``whoosh.matching.binary``; a query word over two fields):
+   - ``score()`` takes the maximum of both sides even when one is positioned on a *later*
+     document, so a document can get another document's score: ranking depended on
+     document numbers (a parallel build ranked ties differently);
+   - ``replace()`` returns an empty matcher when one side ran out after pruning, dropping
+     the other side's remaining documents;
+   - the ``tiebreak`` is ignored: ``whoosh.query.compound.make_weighted_tree``, which builds
+     the matcher tree of a ``DisjunctionMax``, drops its keyword arguments.
+   Fixed: a document's score is ``best + tiebreak × other`` for the sides at that document
+   (pair by pair down Whoosh's binary tree), the quality bounds say the same
+   (``(1 − t)·max + t·sum`` of the sides' bounds is a bound), and pruning gives a side up
+   only where even the other side's best cannot lift a document to the threshold, so
+   pruning never changes a kept document's score.
+   Tests: ``test_dismax_scores_each_document_by_its_own_fields``,
+   ``test_dismax_replace_keeps_both_sides_while_either_can_count``,
+   ``test_pruned_top_n_equals_the_exhaustive_ranking``.
+3. ``WrappingMatcher.skip_to_quality()`` (``whoosh.matching.wrappers``) divides by the
+   wrapper's boost, so a zero-boost clause (memtui's filters are AND clauses of zero
+   weight, see :mod:`memtui.core.search.engine.matching`) raises ``ZeroDivisionError``
+   when pruning asks it for quality; and ``IntersectionMatcher.skip_to_quality()`` asks
+   both sides. Fixed: a zero-boost side has no quality to skip by; the scored side alone
+   is skipped and the filter follows it.
+   Test: ``test_a_zero_weight_filter_clause_does_not_break_pruning``.
+4. ``SpanWrappingMatcher.next()`` (``whoosh.query.spans``; phrases) returns nothing, never
+   that it entered a new posting block, so the top-N collector never asks a phrase to skip
+   by quality and every document holding all the words has its positions checked; its
+   ``skip_to_quality()`` is the wrapper's, which would stop on any document holding the
+   words. Fixed: ``next()`` says so, ``skip_to_quality()`` lands on a phrase match, and
+   blocks that cannot reach the page are skipped while looking for the next match (a
+   phrase's score is its words' score, so the block bound holds).
+   Tests: ``test_phrase_matcher_reports_new_blocks_and_skips_to_a_phrase_match``,
+   ``test_pruned_phrase_search_returns_only_phrase_matches``.
+5. ``TopCollector._collect()`` (``whoosh.collectors``) sets its pruning bar (the page's
+   worst score) only when a document displaces another, not when the page first fills, so
+   pruning starts one page late. Fixed: the bar is set as the page fills.
+   Test: ``test_top_collector_prunes_from_the_moment_the_page_is_full``.
 """
 
 from __future__ import annotations

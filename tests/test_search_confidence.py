@@ -115,3 +115,45 @@ def test_a_latin_typed_word_reaches_the_end_of_a_long_body(ws: Workspace) -> Non
     idx.update()
     res = search(idx, "fiskalnoto ustroystvo")
     assert res.hits and res.hits[0].entry_id == "deep-body"
+
+
+# -- agreement between the query and the best item (issue 14: false precedents) ----------------
+def test_coverage_is_the_share_of_the_query_word_weight_an_item_holds(tmp_path: Path) -> None:
+    """An entry holding a ticket's rare word covers more of it than one holding only its
+    common words, however those score; agreement counts the symptom, aliases, title and
+    summary only."""
+    mem = tmp_path / "ws" / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n")
+    for i in range(12):
+        _entry(mem, f"common-{i:02d}", body="policy payment policy payment " * (i + 1))
+    _entry(mem, "rare-in-body", body="policy zanzibarite")
+    _entry(mem, "rare-in-symptom", symptom="zanzibarite", body="payment")
+    idx = SearchIndex(Workspace.open(tmp_path / "ws"))
+    idx.update()
+    res = search(idx, "policy payment zanzibarite")
+    by_id = {h.entry_id: h for h in res.hits}
+    common, body, symptom = by_id["common-11"], by_id["rare-in-body"], by_id["rare-in-symptom"]
+    assert common.coverage is not None and common.coverage < body.coverage < 1.0
+    assert body.coverage > 0.5, "the rare word carries most of the weight"
+    assert symptom.agreement > 0.5 and body.agreement == 0.0, "only the symptom says it"
+    assert common.agreement == 0.0
+    # a query with no plain word has no word to miss
+    assert all(h.coverage == 1.0 for h in search(idx, "zanzi*").hits if h.coverage is not None)
+
+
+def test_features_carry_coverage_and_agreement_and_default_to_one() -> None:
+    x = confidence.features([5.0, 1.0], 2, coverage=0.25, agreement=0.0)
+    assert x[3:] == (0.25, 0.0)
+    assert confidence.features([5.0, 1.0], 2)[3:] == (1.0, 1.0)
+    low = confidence.probability([5.0, 1.0], 2, coverage=0.05, agreement=0.0)
+    high = confidence.probability([5.0, 1.0], 2, coverage=0.95, agreement=0.9)
+    assert low < high, "the shipped calibration trusts an answer that holds the ticket's words"
+
+
+def test_weights_change_the_fit_as_repeated_examples_would() -> None:
+    xs = [(0.1,), (0.2,), (0.8,), (0.9,), (0.5,)]
+    ys = [0, 0, 1, 1, 0]
+    doubled = confidence.fit(xs + [(0.5,)], ys + [0])
+    weighted = confidence.fit(xs, ys, weights=[1, 1, 1, 1, 2])
+    assert weighted.coef == pytest.approx(doubled.coef, rel=1e-6)
+    assert weighted.intercept == pytest.approx(doubled.intercept, rel=1e-6)

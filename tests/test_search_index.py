@@ -756,3 +756,14 @@ def test_latin_typed_full_article_finds_the_cyrillic_word(ws: Workspace) -> None
     for query in ("skenerat", "kurierut", "skenerut"):
         assert "memory/depot/scan.md" in _paths(search(idx, query)), query
     assert _paths(search(idx, "advokat kind:article")) == ["memory/depot/law.md"]
+
+
+def test_a_word_said_tens_of_thousands_of_times_is_indexed_and_found(ws: Workspace) -> None:
+    """A posting's positions can exceed 64 KiB (a big note saying one word 40,000 times): the
+    compact posting storage sized value lengths as 16-bit numbers (OverflowError in the
+    index worker, found by the big-note TUI test)."""
+    big = _article(ws.memory / "notes", "chatty", title="Chatty", body="quokka wallaby " * 40_000)
+    idx = SearchIndex(ws)
+    idx.update()
+    assert _paths(search(idx, '"quokka wallaby"')) == [ws.shown(big)]
+    assert search(idx, "wallaby").hits[0].path == ws.shown(big)

@@ -137,7 +137,8 @@ def test_cli_eval_triage_fit_and_folds(triage_ws: Path, shared: Path, capsys: py
                  "--fit", "--folds", "5"])
     assert code == 0
     out = capsys.readouterr().out
-    assert "5-fold" in out.splitlines()[2] and "coefficients (strength, lead, spread)" in out
+    assert "5-fold" in out.splitlines()[2] and "coefficients (strength, lead, spread, coverage, agreement)" in out
+    assert "precedent taken out: answered" in out
     with pytest.raises(SystemExit) as exc:
         main(["eval", "triage", "-w", str(triage_ws), "--cases", str(shared / "triage" / "dev-cases.jsonl"),
               "--folds", "1"])
@@ -188,3 +189,28 @@ def test_cli_eval_triage_with_k_1_prints_hit_at_1_once(triage_ws: Path, shared: 
     rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("hit@")]
     assert sum(1 for ln in rows if ln.split()[0] == "hit@1" and "%" in ln.split()[1]) == 1
     assert all(ln.startswith("hit@1") for ln in rows)
+
+
+def test_counterfactual_examples_are_lists_without_their_precedent() -> None:
+    """Each case with a precedent adds its list with the relevant entries taken out,
+    labelled "no precedent"; together they weigh as much as the real no-precedent cases, so
+    the proportion of missing precedents stays the cases' own."""
+    cases = [triage.Case("a", "t", "bg", ["e1"], []), triage.Case("b", "t", "en", ["e2"], []),
+             triage.Case("c", "t", "en", [], [])]
+    cands = [triage.Candidates("a", ["e1", "e3"], [9.0, 2.0], 3, 1.0, [0.9, 0.2], [0.8, 0.0]),
+             triage.Candidates("b", ["e4", "e2", "e5"], [5.0, 4.0, 1.0], 3, 1.0, [0.4, 0.8, 0.1], [0.0, 0.5, 0.0]),
+             triage.Candidates("c", ["e6"], [3.0], 3, 1.0, [0.3], [0.1])]
+    without = cands[0].without(["e1"])
+    assert without.entries == ["e3"] and without.scores == [2.0] and without.coverage == [0.2]
+    xs, ys, weights = triage.examples(cases, cands)
+    assert ys == [1, 1, 0, 0, 0] and len(xs) == 5
+    assert weights[:3] == [1.0, 1.0, 1.0] and sum(weights[3:]) == pytest.approx(1.0), "one real no-precedent case"
+    assert xs[3][3] == 0.2 and xs[4][3] == 0.4, "the counterfactual list's best item is the one left"
+    xs, ys, weights = triage.examples(cases, cands, counterfactual=False)
+    assert ys == [1, 1, 0] and weights == [1.0] * 3
+
+
+def test_the_report_says_how_often_a_missing_precedent_is_answered(report: triage.TriageReport) -> None:
+    cf = report.counterfactual
+    assert cf["no_cut"] == 1.0, "with no cut every list answers"
+    assert cf["memtui"] is not None and cf["memtui"] < 0.6

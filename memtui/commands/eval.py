@@ -117,6 +117,10 @@ def run_triage(args: argparse.Namespace) -> int:
             name = name.format(k=args.k)
             label = label.replace("hit@k", key)
             print(f"{label:<30}" + "".join(f"{_fmt(m.get(name), how_):>15}" for _, m in columns))
+        cf = report.counterfactual
+        cf_cols = {"memtui": cf.get("memtui"), f"{report.folds}-fold": cf.get("kfold"), "no cut": cf.get("no_cut")}
+        print(f"{'precedent taken out: answered':<30}"
+              + "".join(f"{_fmt(cf_cols.get(name), 'pct'):>15}" for name, _ in columns))
         langs = sorted(set().union(*(m.get(f"{key}_by_language", {}) for _, m in columns)))
         for lang in langs:
             print(f"{key + ' ' + (lang or '?'):<30}"

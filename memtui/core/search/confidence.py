@@ -11,14 +11,29 @@ score scale:
 - ``lead``: ``log`` of the best score over the second item's (capped at :data:`MAX_LEAD`):
   how far the best stands out from the next;
 - ``spread``: ``log`` of the best score over the :data:`ANSWER_SIZE`-th item's (capped
-  likewise): how far it stands out from the tail.
+  likewise): how far it stands out from the tail;
+- ``coverage``: the share of the query's word weight (idf) the best item holds anywhere
+  (:func:`memtui.core.search.engine.matching.coverage`): a precedent shares a ticket's
+  rare, specific words; an entry that only shares its common domain words does not, however
+  well it scores on them;
+- ``agreement``: the same share in the best item's symptom, aliases, title and summary
+  (:func:`memtui.core.search.query.agreement`): a precedent's symptom is the customer's
+  phrase, so a ticket agrees with it there, not only somewhere in a long analysis.
+
+The last two were added because a ticket with no precedent still got confident answers
+from entries that matched its common words strongly (issue 14; the score shape alone cannot
+tell them apart). Both are shares, so they carry across corpora and ticket lengths.
 
 A logistic model turns them into the probability that the first :data:`ANSWER_SIZE` items
 hold a right precedent (:class:`Calibration`, Platt's method: J. Platt, "Probabilistic
 outputs for support vector machines", 1999). It is fitted by :func:`fit` — L2-regularised
 maximum likelihood with a fixed penalty, by Newton's method — on triage cases
 (``memtui eval triage --fit``) and checked by k-fold cross-validation (``--folds K``: fit
-on K−1 folds, measured on the one left out). When the probability is at least
+on K−1 folds, measured on the one left out). The training examples are each case as
+it is and, for each case with a precedent, the same ranked list with its right
+precedents taken out: what the memory answers a ticket whose precedent was never written
+(a no-precedent example of the very kind the model must recognise, which the dev set
+holds four of; :func:`memtui.core.search.triage.examples`). When the probability is at least
 :data:`LIKELY` (more likely right than wrong: no tuned number), the first
 :data:`ANSWER_SIZE` items are the answer, labelled ``likely``; otherwise the best
 :data:`POSSIBLE_SHOWN` are labelled ``possible``, so an uncertain answer still shows its
@@ -40,7 +55,7 @@ POSSIBLE_SHOWN = 3
 #: Cap of the best score's lead over a later item (or over none).
 MAX_LEAD = 10.0
 #: Names of the features, in the order of :attr:`Calibration.coef`.
-FEATURES = ("strength", "lead", "spread")
+FEATURES = ("strength", "lead", "spread", "coverage", "agreement")
 #: L2 penalty on the (standardised) coefficients; fixed, not tuned: it only keeps the fit
 #: finite when the training cases are separable.
 RIDGE = 1.0
@@ -68,14 +83,15 @@ class Calibration:
 
 #: The shipped calibration: ``memtui eval triage --fit`` on ``../shared/triage/dev-cases.jsonl``
 #: (40 cases); its k-fold figures are in the changelog. Refit it when the scoring changes.
-DEFAULT = Calibration(coef=(4.0559, 0.2197, 1.1353), intercept=-1.7639, cases=40)
+DEFAULT = Calibration(coef=(3.6866, -0.7661, 0.0924, 4.3660, 1.6154), intercept=-3.5426, cases=40)
 
 
 def _lead(best: float, other: float | None) -> float:
     return math.log(min(MAX_LEAD, best / other) if other and other > 0 else MAX_LEAD)
 
 
-def features(scores: Sequence[float], query_words: int, complete: bool = True) -> tuple[float, float, float] | None:
+def features(scores: Sequence[float], query_words: int, complete: bool = True,
+             coverage: float | None = None, agreement: float | None = None) -> tuple[float, ...] | None:
     """The feature vector of a ranked list of distinct items (see the module docstring).
 
     Args:
@@ -85,9 +101,11 @@ def features(scores: Sequence[float], query_words: int, complete: bool = True) -
             gives it).
         complete: ``scores`` holds every match; when false, a missing second or
             :data:`ANSWER_SIZE`-th item means "not fetched", and counts as a tie.
+        coverage, agreement: the best item's shares (0…1) of the query's word weight;
+            ``None`` (not measured) counts as 1, as for a query with no plain word.
 
     Returns:
-        ``(strength, lead, spread)``, or ``None`` for an empty list.
+        ``(strength, lead, spread, coverage, agreement)``, or ``None`` for an empty list.
     """
     if not scores or scores[0] <= 0:
         return None
@@ -98,14 +116,16 @@ def features(scores: Sequence[float], query_words: int, complete: bool = True) -
             return scores[i]
         return None if complete else best
 
-    return (math.log(best / max(1, query_words)), _lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)))
+    return (math.log(best / max(1, query_words)), _lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)),
+            1.0 if coverage is None else coverage, 1.0 if agreement is None else agreement)
 
 
 def probability(scores: Sequence[float], query_words: int, calibration: Calibration | None = None,
-                complete: bool = True) -> float:
+                complete: bool = True, coverage: float | None = None, agreement: float | None = None) -> float:
     """``calibration``'s (default :data:`DEFAULT`) probability that the first
-    :data:`ANSWER_SIZE` of ``scores`` hold a right precedent; 0 for an empty list."""
-    x = features(scores, query_words, complete)
+    :data:`ANSWER_SIZE` of ``scores`` hold a right precedent; 0 for an empty list
+    (``coverage``/``agreement``: see :func:`features`)."""
+    x = features(scores, query_words, complete, coverage, agreement)
     return 0.0 if x is None else (calibration or DEFAULT).probability(x)
 
 
@@ -118,7 +138,7 @@ def verdicts(p: float, items: int, likely: float = LIKELY) -> list[str]:
 
 
 def fit(xs: Sequence[Sequence[float]], ys: Sequence[int], cases: int = 0,
-        ridge: float = RIDGE, iterations: int = 50) -> Calibration:
+        ridge: float = RIDGE, iterations: int = 50, weights: Sequence[float] | None = None) -> Calibration:
     """Fit a :class:`Calibration` by L2-regularised maximum likelihood (Newton's method on
     standardised features; the intercept is not penalised).
 
@@ -126,6 +146,7 @@ def fit(xs: Sequence[Sequence[float]], ys: Sequence[int], cases: int = 0,
         xs: feature vectors (:func:`features`).
         ys: 1 where the item is a right precedent, else 0.
         cases: recorded in the result (how many triage cases the examples came from).
+        weights: each example's weight in the likelihood (default 1 each).
 
     Raises:
         ValueError: no examples, or only one class among them (nothing to calibrate).
@@ -135,20 +156,22 @@ def fit(xs: Sequence[Sequence[float]], ys: Sequence[int], cases: int = 0,
     if len(set(ys)) < 2:
         raise ValueError("fit needs both right and wrong precedents among the examples")
     d = len(xs[0])
-    mean = [sum(x[j] for x in xs) / len(xs) for j in range(d)]
-    sd = [max(1e-9, math.sqrt(sum((x[j] - mean[j]) ** 2 for x in xs) / len(xs))) for j in range(d)]
+    ws = list(weights) if weights is not None else [1.0] * len(xs)
+    total = sum(ws)
+    mean = [sum(w * x[j] for x, w in zip(xs, ws)) / total for j in range(d)]
+    sd = [max(1e-9, math.sqrt(sum(w * (x[j] - mean[j]) ** 2 for x, w in zip(xs, ws)) / total)) for j in range(d)]
     rows = [[1.0] + [(x[j] - mean[j]) / sd[j] for j in range(d)] for x in xs]
     w = [0.0] * (d + 1)
     for _ in range(iterations):
         grad = [0.0] * (d + 1)
         hess = [[0.0] * (d + 1) for _ in range(d + 1)]
-        for r, y in zip(rows, ys):
+        for r, y, wt in zip(rows, ys, ws):
             z = sum(a * b for a, b in zip(w, r))
             p = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
             for a in range(d + 1):
-                grad[a] += (p - y) * r[a]
+                grad[a] += wt * (p - y) * r[a]
                 for b in range(d + 1):
-                    hess[a][b] += p * (1 - p) * r[a] * r[b]
+                    hess[a][b] += wt * p * (1 - p) * r[a] * r[b]
         for a in range(1, d + 1):
             grad[a] += ridge * w[a]
             hess[a][a] += ridge

@@ -104,6 +104,11 @@ class Hit:
         verdict: ``"likely"`` (one of the first items of an answer that probably holds
             the right precedent), ``"possible"`` (one of the best items of an answer that
             probably does not), or ``""``; see :mod:`memtui.core.search.confidence`.
+        coverage: the share (0…1) of the query's word weight (idf) this item holds
+            anywhere (:func:`memtui.core.search.engine.matching.coverage`); measured for the
+            first results only, else ``None``.
+        agreement: the same share in the item's symptom, aliases, title and summary
+            (:data:`AGREEMENT_FIELDS`); ``None`` where ``coverage`` is.
     """
 
     kind: str
@@ -118,6 +123,8 @@ class Hit:
     snippet: Snippet | None = None
     confidence: float = 0.0
     verdict: str = ""
+    coverage: float | None = None
+    agreement: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`)."""
@@ -154,17 +161,51 @@ class Results:
         returns ``self``."""
         firsts: dict[str, int] = {}
         scores: list[float] = []
+        covered: list[float | None] = []
+        agreed: list[float | None] = []
         for h in self.hits:
             key = h.target or h.path
             if key not in firsts:
                 firsts[key] = len(scores)
                 scores.append(h.score)
+                covered.append(h.coverage)
+                agreed.append(h.agreement)
+            else:  # an index line and its article: the item holds what either holds
+                i = firsts[key]
+                covered[i] = _max(covered[i], h.coverage)
+                agreed[i] = _max(agreed[i], h.agreement)
         complete = not (self.at_least or self.estimated) or len(self.hits) < 1
-        self.likelihood = confidence_model.probability(scores, self.query_words, complete=complete)
+        self.likelihood = confidence_model.probability(scores, self.query_words, complete=complete,
+                                                       coverage=covered[0] if covered else None,
+                                                       agreement=agreed[0] if agreed else None)
         labels = confidence_model.verdicts(self.likelihood, len(scores))
         for h in self.hits:
             h.verdict = labels[firsts[h.target or h.path]]
         return self
+
+def _max(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+#: Fields whose agreement with the query is measured apart (a precedent's symptom and aliases
+#: are the customer's own words; its title and summary name the case).
+AGREEMENT_FIELDS = ("symptom", "aliases", "title", "summary")
+
+
+def agreement(fields: dict[str, Any], terms: list[tuple[tuple[str, ...], float]]) -> float:
+    """The share (0…1) of the query's word weight (``terms``: ``(variants, idf)``) whose word
+    occurs in the :data:`AGREEMENT_FIELDS` of ``fields`` (stored text), as the index's
+    analysis reads them (plain terms and sound keys)."""
+    total = sum(idf for _, idf in terms)
+    if total <= 0:
+        return 1.0  # no word to miss
+    found: set[str] = set()
+    for name in AGREEMENT_FIELDS:
+        text = fields.get(name)
+        if text:
+            found.update(t for t, _s, _e in term_spans(str(text)[:SNIPPET_SCAN]))
+    return sum(idf for vs, idf in terms if any(v in found for v in vs)) / total
+
 
 # -- parsing ----------------------------------------------------------------------------------
 _FILTER_RE = re.compile(r"^(kind|node|owner|state|tag):(\S+)$", re.I)
@@ -365,6 +406,9 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             with index.search_lock:
                 found = rank(index, items, filters, limit, include_proposed)
             hits = [_hit(stored, score, found.words, found.highlight, snippets) for stored, score in found.docs]
+            for hit, (stored, _), covered in zip(hits, found.docs, found.coverage):
+                hit.coverage = covered
+                hit.agreement = agreement(stored, found.terms)
             return Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
                            query_words=found.words, findings=findings, at_least=found.at_least,
                            estimated=found.estimated).assess()

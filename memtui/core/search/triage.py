@@ -72,18 +72,41 @@ class Ranked:
 @dataclass(slots=True)
 class Candidates:
     """Every entry a ticket's search found, best first, before any cut: entry ids, their
-    BM25F scores, the query's word count and the search time (ms)."""
+    BM25F scores, the query's word count, the search time (ms), and per entry its
+    ``coverage`` and ``agreement`` (see :mod:`memtui.core.search.confidence`; ``None``
+    where not measured)."""
 
     id: str
     entries: list[str]
     scores: list[float]
     query_words: int
     ms: float
+    coverage: list[float | None] = field(default_factory=list)
+    agreement: list[float | None] = field(default_factory=list)
+
+    def features(self) -> tuple[float, ...] | None:
+        """The confidence features of this list (:func:`memtui.core.search.confidence.features`)."""
+        return confidence.features(self.scores, self.query_words, True,
+                                   self.coverage[0] if self.coverage else None,
+                                   self.agreement[0] if self.agreement else None)
+
+    def without(self, entries: list[str]) -> "Candidates":
+        """The same list with ``entries`` taken out: what the search answers when those
+        entries were never written (the rest scores alike: BM25 of one document does not
+        depend on another's, but for the slightly different word rarities)."""
+        keep = [i for i, e in enumerate(self.entries) if e not in entries]
+
+        def pick(values: list) -> list:  # noqa: ANN001
+            return [values[i] for i in keep if i < len(values)]
+
+        return Candidates(self.id, pick(self.entries), pick(self.scores), self.query_words, self.ms,
+                          pick(self.coverage), pick(self.agreement))
 
     def assess(self, calibration: confidence.Calibration, likely: float = confidence.LIKELY) -> Ranked:
         """The answer ``calibration`` gives: the first entries when the answer is likely
         (``scores`` holds its probability for each), else none, and ``possible`` ones."""
-        p = confidence.probability(self.scores, self.query_words, calibration)
+        x = self.features()
+        p = 0.0 if x is None else calibration.probability(x)
         kinds = confidence.verdicts(p, len(self.entries), likely)
         ranked = [e for e, k in zip(self.entries, kinds) if k == "likely"]
         return Ranked(self.id, ranked, [p] * len(ranked), self.ms,
@@ -144,33 +167,87 @@ def candidates(index: SearchIndex, cases: list[Case], ids: dict[str, str]) -> li
         res = search(index, case.ticket, limit=CANDIDATES, snippets=False)
         entries: list[str] = []
         scores: list[float] = []
+        covered: list[float | None] = []
+        agreed: list[float | None] = []
         for hit in res.hits:
             eid = hit.entry_id or ids.get(hit.target or hit.path, "")
             if hit.kind == "index-line":
                 eid = ids.get(hit.target, "")
-            if not eid or eid in entries:
+            if not eid:
+                continue
+            if eid in entries:  # an index line and its article: the entry holds what either holds
+                i = entries.index(eid)
+                covered[i] = _max(covered[i], hit.coverage)
+                agreed[i] = _max(agreed[i], hit.agreement)
                 continue
             entries.append(eid)
             scores.append(hit.score)
-        out.append(Candidates(case.id, entries, scores, res.query_words, (time.perf_counter() - started) * 1000))
+            covered.append(hit.coverage)
+            agreed.append(hit.agreement)
+        out.append(Candidates(case.id, entries, scores, res.query_words, (time.perf_counter() - started) * 1000,
+                              covered, agreed))
     return out
 
 
-def examples(cases: list[Case], cands: list[Candidates]) -> tuple[list[tuple[float, ...]], list[int]]:
+def _max(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def examples(cases: list[Case], cands: list[Candidates],
+             counterfactual: bool = True) -> tuple[list[tuple[float, ...]], list[int], list[float]]:
     """One feature vector per case (:func:`memtui.core.search.confidence.features`) and its
     label: 1 when a relevant entry is among the first
     :data:`~memtui.core.search.confidence.ANSWER_SIZE` candidates, else 0 (a ticket with no
-    precedent is always 0). Cases whose search found nothing are left out."""
+    precedent is always 0). With ``counterfactual``, each case with a precedent adds a second
+    example, labelled 0: its list with the relevant entries taken out
+    (:meth:`Candidates.without`), a ticket whose precedent the memory does not hold.
+    Lists that found nothing are left out.
+
+    Returns:
+        ``(features, labels, weights)``. A case weighs 1; the counterfactual examples
+        share the weight of the cases with no precedent among ``cases`` (at least one
+        case's), so they shape what a missing precedent looks like without changing how
+        often one is missing (the cases' own proportion).
+    """
     by_id = {c.id: c for c in cases}
     xs: list[tuple[float, ...]] = []
     ys: list[int] = []
+    cf: list[tuple[float, ...]] = []
     for cand in cands:
-        x = confidence.features(cand.scores, cand.query_words)
-        if x is None:
-            continue
-        xs.append(x)
-        ys.append(int(any(e in by_id[cand.id].relevant for e in cand.entries[:confidence.ANSWER_SIZE])))
-    return xs, ys
+        case = by_id[cand.id]
+        x = cand.features()
+        if x is not None:
+            xs.append(x)
+            ys.append(int(any(e in case.relevant for e in cand.entries[:confidence.ANSWER_SIZE])))
+        if counterfactual and case.relevant:
+            x = cand.without(case.relevant).features()
+            if x is not None:
+                cf.append(x)
+    weights = [1.0] * len(xs)
+    if cf:
+        share = max(1, sum(1 for c in cases if not c.relevant)) / len(cf)
+        xs.extend(cf)
+        ys.extend([0] * len(cf))
+        weights.extend([share] * len(cf))
+    return xs, ys, weights
+
+
+def counterfactual_cases(cases: list[Case]) -> list[Case]:
+    """Each case with a precedent as a ticket with none (``relevant`` empty, id ``…/cf``):
+    the cases :meth:`Candidates.without` answers."""
+    return [Case(c.id + "/cf", c.ticket, c.language, [], list(c.near_miss)) for c in cases if c.relevant]
+
+
+def counterfactual_candidates(cases: list[Case], cands: list[Candidates]) -> list[Candidates]:
+    """The candidates of :func:`counterfactual_cases`: each list without its relevant entries."""
+    by_id = {c.id: c for c in cands}
+    out = []
+    for c in cases:
+        if c.relevant and c.id in by_id:
+            cf = by_id[c.id].without(c.relevant)
+            cf.id = c.id + "/cf"
+            out.append(cf)
+    return out
 
 
 def fit(cases: list[Case], cands: list[Candidates]) -> confidence.Calibration:
@@ -179,8 +256,8 @@ def fit(cases: list[Case], cands: list[Candidates]) -> confidence.Calibration:
     Raises:
         ValueError: the cases hold no right or no wrong candidate.
     """
-    xs, ys = examples(cases, cands)
-    return confidence.fit(xs, ys, cases=len(cases))
+    xs, ys, weights = examples(cases, cands)
+    return confidence.fit(xs, ys, cases=len(cases), weights=weights)
 
 
 def folds(cases: list[Case], k: int) -> list[list[Case]]:
@@ -195,9 +272,14 @@ def folds(cases: list[Case], k: int) -> list[list[Case]]:
 
 
 def cross_validate(cases: list[Case], cands: list[Candidates], k: int,
-                   likely: float = confidence.LIKELY) -> list[Ranked]:
+                   likely: float = confidence.LIKELY) -> tuple[list[Ranked], list[Ranked]]:
     """k-fold cross-validation: each fold's answers come from a calibration fitted on the
-    other ``k - 1`` folds only (never on the fold's own cases).
+    other ``k - 1`` folds only (never on the fold's own cases, nor on their counterfactual
+    lists).
+
+    Returns:
+        The answers to ``cases``, and the answers to their :func:`counterfactual_cases`
+        (each by the calibration that did not see its case).
 
     Raises:
         ValueError: ``k`` is under 2 or over the number of cases, or a training part holds
@@ -207,13 +289,18 @@ def cross_validate(cases: list[Case], cands: list[Candidates], k: int,
         raise ValueError(f"--folds must be between 2 and the number of cases ({len(cases)})")
     by_id = {c.id: c for c in cands}
     out: dict[str, Ranked] = {}
+    cf_out: dict[str, Ranked] = {}
     parts = folds(cases, k)
     for i, part in enumerate(parts):
         train = [c for j, p in enumerate(parts) if j != i for c in p]
         cal = fit(train, [by_id[c.id] for c in train])
         for c in part:
             out[c.id] = by_id[c.id].assess(cal, likely)
-    return [out[c.id] for c in cases]
+            if c.relevant:
+                cf = by_id[c.id].without(c.relevant)
+                cf.id = c.id + "/cf"
+                cf_out[cf.id] = cf.assess(cal, likely)
+    return [out[c.id] for c in cases], [cf_out[c.id + "/cf"] for c in cases if c.relevant]
 
 
 _BASE_WORD = re.compile(r"[^\W\d_]{3,}")
@@ -334,6 +421,10 @@ class TriageReport:
         kfold: with ``folds``, the metrics of the cross-validated answers, else ``None``.
         folds: the number of folds (0: none).
         no_cut: metrics of the ranking with no cut at all (every candidate shown).
+        counterfactual: ``{"memtui", "kfold", "no_cut"}``: the share (0…1) of
+            :func:`counterfactual_cases` (each case with a precedent, the precedent taken
+            out) given an answer anyway — a false precedent — by ``calibration``, by the
+            cross-validated calibrations (``None`` without ``folds``), and with no cut.
     """
 
     memtui: dict[str, Any]
@@ -346,17 +437,18 @@ class TriageReport:
     kfold: dict[str, Any] | None = None
     folds: int = 0
     no_cut: dict[str, Any] | None = None
+    counterfactual: dict[str, float | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """``{"likely", "calibration": {"features", "coef", "intercept", "cases", "fitted_here"},
-        "memtui", "kfold" (or null), "folds", "no_cut", "baseline", "index"}``."""
+        "memtui", "kfold" (or null), "folds", "no_cut", "counterfactual", "baseline", "index"}``."""
         cal = self.calibration
         return {"likely": self.likely,
                 "calibration": {"features": list(confidence.FEATURES), "coef": [round(c, 4) for c in cal.coef],
                                 "intercept": round(cal.intercept, 4), "cases": cal.cases,
                                 "fitted_here": self.fitted},
                 "memtui": self.memtui, "kfold": self.kfold, "folds": self.folds, "no_cut": self.no_cut,
-                "baseline": self.baseline, "index": self.index}
+                "counterfactual": self.counterfactual, "baseline": self.baseline, "index": self.index}
 
 
 def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence.LIKELY,
@@ -386,8 +478,19 @@ def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence
     cands = candidates(index, cases, ids)
     cal = fit(cases, cands) if refit else confidence.DEFAULT
     ours = [c.assess(cal, likely) for c in cands]
-    kfold = metrics(cases, cross_validate(cases, cands, folds, likely), k) if folds else None
+    cf_cands = counterfactual_candidates(cases, cands)
+
+    def answered(results: list[Ranked]) -> float | None:
+        return sum(1 for r in results if r.ranked) / len(results) if results else None
+
+    counter = {"memtui": answered([c.assess(cal, likely) for c in cf_cands]),
+               "no_cut": answered([Ranked(c.id, c.entries, c.scores, c.ms) for c in cf_cands]), "kfold": None}
+    kfold = None
+    if folds:
+        answers, cf_answers = cross_validate(cases, cands, folds, likely)
+        kfold = metrics(cases, answers, k)
+        counter["kfold"] = answered(cf_answers)
     no_cut = metrics(cases, [Ranked(c.id, c.entries, c.scores, c.ms) for c in cands], k)
     base = grep_baseline(ws, cases, ids, k=k)
     return TriageReport(metrics(cases, ours, k), metrics(cases, base, k), likely, ours, report.to_json(),
-                        cal, refit, kfold, folds, no_cut)
+                        cal, refit, kfold, folds, no_cut, counter)

@@ -117,7 +117,8 @@ class CompactPostingsWriter(W3PostingsWriter):
         values = self._values
         if values and (fixed is None or fixed < 0):
             sizes = [len(v) for v in values]
-            code = b"B" if max(sizes) < 256 else b"H"
+            top = max(sizes)
+            code = b"B" if top < 256 else b"H" if top < 65536 else b"I"
             data += code + array(code.decode(), sizes).tobytes() + b"".join(values)
         elif values and fixed:
             data += b"".join(values)
@@ -192,7 +193,7 @@ class CompactLeafMatcher(W3LeafMatcher):
         raw = self._data[self._idbytes + self._wbytes:]
         if fixed is None or fixed < 0:
             code = chr(raw[0])
-            width = 1 if code == "B" else 2
+            width = array(code).itemsize
             sizes = array(code, raw[1:1 + width * count])
             self._values = _Values(raw, list(accumulate(sizes, initial=1 + width * count)))
         elif fixed == 0:
@@ -267,7 +268,8 @@ _ONE_POSTING = struct.Struct("<If")
 class CompactPool(PostingPool):
     """A segment's postings per field and term: a term's first posting as one ``bytes``
     (document number, weight, value), from its second on as arrays — document numbers
-    (``I``), weights (``f``), the values' bytes in one ``bytearray`` with a length array.
+    (``I``), weights (``f``), the values' bytes in one ``bytearray`` with a length array
+    (``I``: a word said 40,000 times in a 5 MB note has a long value).
     Documents are added in order, so each term's postings are in order. :attr:`currentsize`
     is about the resident bytes this takes (objects, dictionary slots and the arrays'
     spare room, as measured on generated workspaces), which the build's segment budget
@@ -292,7 +294,7 @@ class CompactPool(PostingPool):
             d0, w0 = _ONE_POSTING.unpack_from(got)
             v0 = got[_ONE_POSTING.size:]
             got = terms[tbytes] = [array("I", (d0,)), array("f", (w0,)), bytearray(v0),
-                                   array("H", (len(v0),)) if value else None]
+                                   array("I", (len(v0),)) if value else None]
             self.currentsize += 500
         got[0].append(docnum)
         got[1].append(weight)

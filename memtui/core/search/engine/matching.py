@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import math
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
@@ -54,6 +55,9 @@ DF_CACHE = 100_000
 HIDDEN_STATES = ("proposed", "retired", "rejected")
 #: Weight of a word's second-best field match relative to its best (DisjunctionMax tiebreak).
 FIELD_TIEBREAK = 0.3
+#: Results whose :func:`coverage` of the query is measured (the answer's confidence reads
+#: the best items': :mod:`memtui.core.search.confidence`).
+COVERED_DOCS = 10
 
 
 @dataclass(slots=True)
@@ -68,6 +72,11 @@ class Ranking:
     highlight: set[str] = field(default_factory=set)
     at_least: bool = False
     estimated: bool = False
+    #: The query's plain words found in the index: ``(term variants, idf)`` (see :func:`coverage`).
+    terms: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
+    #: For each of the first :data:`COVERED_DOCS` of ``docs``, the share of the query's word
+    #: weight it holds (:func:`coverage`); nothing for the others.
+    coverage: list[float] = field(default_factory=list)
 
 
 # -- building ---------------------------------------------------------------------------------
@@ -287,6 +296,8 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
                 if vs in seen:
                     continue
                 seen.add(vs)
+                if extra is not None:
+                    extra.setdefault("words", []).append(vs)
                 if long_query:
                     pool.append(vs)
                     continue
@@ -825,6 +836,54 @@ def _norms(B: float, K1: float, avgfl: float) -> list[float]:
     return [K1 * ((1 - B) + B * byte_to_length(b) / avgfl) for b in range(256)]
 
 
+def query_terms(reader, words: list[tuple[str, ...]]) -> list[tuple[tuple[str, ...], float]]:  # noqa: ANN001
+    """The words of a query (each its term variants: plain term, sound keys) that occur in
+    the index, with their inverse document frequency (BM25's, from the most frequent
+    variant: ``log(1 + (N - df + 0.5) / (df + 0.5))``)."""
+    n = max(1, reader.doc_count_all())
+    out: list[tuple[tuple[str, ...], float]] = []
+    for vs in words:
+        df = max((_df(reader, TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD, t) for t in vs), default=0)
+        if df:
+            out.append((vs, math.log(1.0 + (n - df + 0.5) / (df + 0.5))))
+    return out
+
+
+def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], float]]) -> list[float]:  # noqa: ANN001
+    """For each document, the share (0…1) of the query's word weight (idf, see
+    :func:`query_terms`) whose word occurs in it (any variant, in any field): how much of
+    what is specific in a ticket the document shares (1 for every document of a query with
+    no plain word). A precedent holds a ticket's rare
+    words; an entry that only shares its common domain words does not (issue 14: tickets
+    with no precedent got confident answers from such entries). One posting list a term
+    and segment, skipped along the documents in order."""
+    total = sum(idf for _, idf in terms)
+    if not docnums or total <= 0:
+        return [1.0] * len(docnums)  # no word to miss (a lone prefix, a phrase, filters)
+    reader = searcher.reader()
+    leaves = list(reader.leaf_readers())
+    held: dict[int, float] = {d: 0.0 for d in docnums}
+    for vs, idf in terms:
+        found: set[int] = set()
+        for t in vs:
+            fieldname = TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD
+            for i, (leaf, offset) in enumerate(leaves):
+                end = leaves[i + 1][1] if i + 1 < len(leaves) else offset + leaf.doc_count_all()
+                local = sorted(d - offset for d in docnums if offset <= d < end and d not in found)
+                if not local or (fieldname, t) not in leaf:
+                    continue
+                m = leaf.postings(fieldname, t)
+                for d in local:
+                    if not m.is_active():
+                        break
+                    m.skip_to(d)
+                    if m.is_active() and m.id() == d:
+                        found.add(d + offset)
+        for d in found:
+            held[d] += idf
+    return [held[d] / total for d in docnums]
+
+
 def _hidden(searcher) -> set[int] | None:  # noqa: ANN001 - a Whoosh searcher
     """The document numbers of :data:`HIDDEN_STATES` (``None`` when there are none), as a
     set (a query as mask is re-checked per document: slow). Each segment's are remembered
@@ -888,7 +947,8 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
         ranked, total = _term_alone(searcher, query.text, query.boost, limit, mask)
         docs = [(searcher.stored_fields(d), score) for d, score in ranked]
         full = len(docs) >= limit
-        return Ranking(docs, max(len(docs), total) if full else len(docs), count, highlight, estimated=full)
+        return _covered(Ranking(docs, max(len(docs), total) if full else len(docs), count, highlight, estimated=full),
+                        searcher, [d for d, _ in ranked], extra)
     if query is None:
         query = filter_query if filter_query is not None else wq.NullQuery
         filter_query = None
@@ -903,7 +963,15 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
     # fewer hits than the limit: every match was collected, so the count is exact (Whoosh's
     # estimate adds up its clauses' sizes and ignores filters and hidden states)
     full = len(docs) >= limit
-    return Ranking(docs, max(len(docs), res.estimated_length()) if full else len(docs), count, highlight,
-                   estimated=full)
+    return _covered(Ranking(docs, max(len(docs), res.estimated_length()) if full else len(docs), count, highlight,
+                            estimated=full), searcher, [r.docnum for r in res], extra)
+
+
+def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, Any]) -> Ranking:  # noqa: ANN001
+    """``ranking`` with the query's terms and the :func:`coverage` of its first
+    :data:`COVERED_DOCS` documents."""
+    ranking.terms = query_terms(searcher.reader(), extra.get("words", []))
+    ranking.coverage = coverage(searcher, docnums[:COVERED_DOCS], ranking.terms)
+    return ranking
 
 

@@ -295,7 +295,7 @@ ENDING_LETTERS = 3
 
 #: Letters that look alike in the two scripts (upper and lower case as they look), for
 #: :func:`_one_script`.
-_CYR_LOOKALIKES = dict(zip("АВЕКМНОРСТУХаеорсухіј", "ABEKMHOPCTYXaeopcyxij"))
+_CYR_LOOKALIKES = dict(zip("АВЕКМНОРСТУХаеорсухіј", "ABEKMHOPCTYXaeopcyxij", strict=False))
 _LAT_LOOKALIKES = {v: k for k, v in _CYR_LOOKALIKES.items()}
 _SCRIPT_RUN = re.compile(r"[\u0400-\u04ff]+|[^\u0400-\u04ff]+")
 

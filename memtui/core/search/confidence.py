@@ -77,7 +77,7 @@ class Calibration:
 
     def probability(self, x: Sequence[float]) -> float:
         """The probability (0…1) for one feature vector from :func:`features`."""
-        z = self.intercept + sum(c * v for c, v in zip(self.coef, x))
+        z = self.intercept + sum(c * v for c, v in zip(self.coef, x, strict=False))
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
@@ -158,15 +158,15 @@ def fit(xs: Sequence[Sequence[float]], ys: Sequence[int], cases: int = 0,
     d = len(xs[0])
     ws = list(weights) if weights is not None else [1.0] * len(xs)
     total = sum(ws)
-    mean = [sum(w * x[j] for x, w in zip(xs, ws)) / total for j in range(d)]
-    sd = [max(1e-9, math.sqrt(sum(w * (x[j] - mean[j]) ** 2 for x, w in zip(xs, ws)) / total)) for j in range(d)]
+    mean = [sum(w * x[j] for x, w in zip(xs, ws, strict=False)) / total for j in range(d)]
+    sd = [max(1e-9, math.sqrt(sum(w * (x[j] - mean[j]) ** 2 for x, w in zip(xs, ws, strict=False)) / total)) for j in range(d)]
     rows = [[1.0] + [(x[j] - mean[j]) / sd[j] for j in range(d)] for x in xs]
     w = [0.0] * (d + 1)
     for _ in range(iterations):
         grad = [0.0] * (d + 1)
         hess = [[0.0] * (d + 1) for _ in range(d + 1)]
-        for r, y, wt in zip(rows, ys, ws):
-            z = sum(a * b for a, b in zip(w, r))
+        for r, y, wt in zip(rows, ys, ws, strict=False):
+            z = sum(a * b for a, b in zip(w, r, strict=False))
             p = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
             for a in range(d + 1):
                 grad[a] += wt * (p - y) * r[a]
@@ -176,7 +176,7 @@ def fit(xs: Sequence[Sequence[float]], ys: Sequence[int], cases: int = 0,
             grad[a] += ridge * w[a]
             hess[a][a] += ridge
         step = _solve(hess, grad)
-        w = [a - b for a, b in zip(w, step)]
+        w = [a - b for a, b in zip(w, step, strict=False)]
         if max(abs(s) for s in step) < 1e-9:
             break
     coef = tuple(w[j + 1] / sd[j] for j in range(d))

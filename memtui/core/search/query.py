@@ -406,7 +406,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             with index.search_lock:
                 found = rank(index, items, filters, limit, include_proposed)
             hits = [_hit(stored, score, found.words, found.highlight, snippets) for stored, score in found.docs]
-            for hit, (stored, _), covered in zip(hits, found.docs, found.coverage):
+            for hit, (stored, _), covered in zip(hits, found.docs, found.coverage, strict=False):
                 hit.coverage = covered
                 hit.agreement = agreement(stored, found.terms)
             return Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,

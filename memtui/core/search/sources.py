@@ -187,16 +187,9 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
             if not name.endswith(".md"):
                 continue
             if entry.is_symlink():
-                full = Path(entry.path)
-                if not full.exists():
-                    out.findings.append(Finding.make(
-                        "symlink-broken", prefix + name, "is a broken link (points at nothing); not indexed",
-                        "remove the link or restore its target"))
-                    continue
-                if not is_inside(root, full):
-                    out.findings.append(Finding.make(
-                        "symlink-outside", prefix + name, "links outside the workspace; not indexed",
-                        "copy the file into the workspace instead of linking it"))
+                problem = _link_problem(root, Path(entry.path), prefix + name)
+                if problem is not None:
+                    out.findings.append(problem)
                     continue
             try:
                 st = entry.stat()
@@ -215,11 +208,31 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
             walk(entry.path, prefix + entry.name + "/", False)
 
     walk(os.fspath(ws.memory), top_prefix, True)
+    for src in _other_sources(ws):
+        try:
+            st = src.path.stat()
+        except OSError:
+            continue
+        src.stat = st
+        seen.append(src.rel)
+        if stamps.get(src.rel) == (st.st_mtime_ns, st.st_size):
+            unchanged += 1
+        else:
+            sources.append(src)
+    out.unchanged = unchanged
+    out.sources.sort(key=lambda s: s.rel)
+    return out
+
+
+def _other_sources(ws: Workspace) -> list[Source]:
+    """The sources outside the memory tree: the graph file, each skill's ``SKILL.md``, the
+    governance store (proposals and retired versions) and the session histories."""
+    root = ws.root
     others: list[Source] = []
     graph = ws.graph_file
     if graph.is_file() and is_inside(root, graph):
         others.append(Source(rel(root, graph), graph, "graph"))
-    for _label, skill_root in ws.skill_roots.items():
+    for skill_root in ws.skill_roots.values():
         if not skill_root.is_dir():
             continue
         for skill_dir in sorted(skill_root.iterdir()):
@@ -235,20 +248,19 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
         history = sessions.path_of(ws, key)
         if is_inside(root, history):
             others.append(Source(rel(root, history), history, "session"))
-    for src in others:
-        try:
-            st = src.path.stat()
-        except OSError:
-            continue
-        src.stat = st
-        seen.append(src.rel)
-        if stamps.get(src.rel) == (st.st_mtime_ns, st.st_size):
-            unchanged += 1
-        else:
-            sources.append(src)
-    out.unchanged = unchanged
-    out.sources.sort(key=lambda s: s.rel)
-    return out
+    return others
+
+
+def _link_problem(root: Path, link: Path, shown: str) -> Finding | None:
+    """Why a symbolic link to a note is not indexed (broken, or leading out of the
+    workspace), or ``None`` when it is (``B05``)."""
+    if not link.exists():
+        return Finding.make("symlink-broken", shown, "is a broken link (points at nothing); not indexed",
+                            "remove the link or restore its target")
+    if not is_inside(root, link):
+        return Finding.make("symlink-outside", shown, "links outside the workspace; not indexed",
+                            "copy the file into the workspace instead of linking it")
+    return None
 
 
 def fingerprint(data: bytes) -> str:
@@ -504,7 +516,7 @@ def iter_owner_map(ws: Workspace) -> dict[str, str]:
             self[node] = value
             return value
 
-        def get(self, node: str, default: str = "") -> str:  # noqa: ARG002 - every node has one
+        def get(self, node: str, default: str = "") -> str:  # type: ignore[override]  # noqa: ARG002 - every node has one
             return self[node]
 
     return _Owners()

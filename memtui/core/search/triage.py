@@ -108,9 +108,9 @@ class Candidates:
         x = self.features()
         p = 0.0 if x is None else calibration.probability(x)
         kinds = confidence.verdicts(p, len(self.entries), likely)
-        ranked = [e for e, k in zip(self.entries, kinds) if k == "likely"]
+        ranked = [e for e, k in zip(self.entries, kinds, strict=False) if k == "likely"]
         return Ranked(self.id, ranked, [p] * len(ranked), self.ms,
-                      [e for e, k in zip(self.entries, kinds) if k == "possible"])
+                      [e for e, k in zip(self.entries, kinds, strict=False) if k == "possible"])
 
 
 class CasesError(ValueError):

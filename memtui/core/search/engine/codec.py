@@ -68,7 +68,7 @@ def _encode_ids(ids: Any) -> tuple[int, bytes]:
     first = ids[0]
     if len(ids) == 1:
         return _IDS_ABS, array("I", (first,)).tobytes()
-    deltas = [b - a for a, b in zip(ids, ids[1:])]
+    deltas = [b - a for a, b in zip(ids, ids[1:], strict=False)]
     top = max(deltas)
     head = array("I", (first,)).tobytes()
     if top < 256:
@@ -103,6 +103,10 @@ def _decode_weights(kind: int, raw: bytes, count: int) -> array:
 
 class CompactPostingsWriter(W3PostingsWriter):
     """Whoosh's postings writer with :data:`BLOCK_HEAD` blocks (see the module)."""
+
+    _ids: Any
+    _weights: Any
+    _values: Any
 
     def _write_block(self, last: bool = False) -> None:
         postfile = self._postfile
@@ -148,6 +152,11 @@ class CompactPostingsWriter(W3PostingsWriter):
 
 class CompactLeafMatcher(W3LeafMatcher):
     """Reads the blocks :class:`CompactPostingsWriter` wrote (the W3 matcher otherwise)."""
+
+    _data: Any
+    _ids: Any
+    _weights: Any
+    _values: Any
 
     def _goto(self, position: int) -> None:
         self._data = None
@@ -242,7 +251,7 @@ class _Values:
 
     def __iter__(self):  # noqa: ANN204
         raw, ends = self.raw, self.ends
-        return (raw[a:b] for a, b in zip(ends, ends[1:]))
+        return (raw[a:b] for a, b in zip(ends, ends[1:], strict=False))
 
 
 class MemtuiCodec(W3Codec):
@@ -316,13 +325,13 @@ class CompactPool(PostingPool):
         if sizes is None:
             return ids, weights, None
         ends = list(accumulate(sizes, initial=0))
-        return ids, weights, [bytes(blob[a:b]) for a, b in zip(ends, ends[1:])]
+        return ids, weights, [bytes(blob[a:b]) for a, b in zip(ends, ends[1:], strict=False)]
 
     def iter_postings(self):  # noqa: ANN201 - what Whoosh's own flush asks for; memtui's reads postings()
         for fieldname in sorted(self.fields):
             for tbytes in sorted(self.fields[fieldname]):
                 ids, weights, values = self.postings(fieldname, tbytes)
-                for i, (d, w) in enumerate(zip(ids, weights)):
+                for i, (d, w) in enumerate(zip(ids, weights, strict=False)):
                     yield fieldname, tbytes, d, w, (values[i] if values else None)
 
     def cleanup(self) -> None:

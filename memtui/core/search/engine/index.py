@@ -24,7 +24,6 @@ it is repaired rather than shown as a traceback.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import types
@@ -34,14 +33,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from whoosh import fields as wf
 from whoosh import formats as wformats
 from whoosh import index as windex
 from whoosh import scoring
 
-from memtui.core.atomic import write_text
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.procs import process_context, worker_count
@@ -361,7 +359,7 @@ class SearchIndex:
         self.manifest = Manifest(self.dir / MANIFEST)
 
     # -- opening -------------------------------------------------------------------------
-    def _write_manifest(self, changed: dict[str, Entry], removed: list[str] = (), replace: bool = False) -> None:
+    def _write_manifest(self, changed: dict[str, Entry], removed: Iterable[str] = (), replace: bool = False) -> None:
         """Record ``changed`` and drop ``removed`` manifest entries (``replace``: only these);
         the caller holds the write lock.
 
@@ -861,7 +859,7 @@ def _load_lengths(reader) -> None:  # noqa: ANN001 - a Whoosh reader
     for segreader, _offset in leaves:
         perdoc = getattr(segreader, "_perdoc", None)
         cache = getattr(perdoc, "_readers", None)
-        if cache is None:
+        if perdoc is None or cache is None:
             continue
         for name in (CONTENT_FIELD, TRANSLIT_FIELD):
             lenfield = f"_{name}_len"

@@ -310,7 +310,7 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             kept = [(t, w.pos) for t, w in terms(item.text) if not w.whole and not t.startswith(KEY_MARK)]
             parts = [t for t, _ in kept]
             # stop words leave gaps in the positions (in the query as in the text): allow them
-            slop = max([b - a for (_, a), (_, b) in zip(kept, kept[1:])] or [1])
+            slop = max([b - a for (_, a), (_, b) in zip(kept, kept[1:], strict=False)] or [1])
             highlight.update(parts)  # the phrase matches plain terms only
             if len(parts) == 1:
                 q = _word_query(parts)
@@ -337,8 +337,8 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             groups[-1].append(q)
         join_next = False
     if pool:
-        kept = _most_informative(reader, pool, MAX_QUERY_WORDS)
-        for vs in kept:
+        informative = _most_informative(reader, pool, MAX_QUERY_WORDS)
+        for vs in informative:
             highlight.update(vs)
             groups[-1].append(_word_query(list(vs), reader))
         count += len(pool)
@@ -348,6 +348,12 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
                 extra["rare"] = wq.Or([_word_query(list(vs), reader) for vs in rarest])
     clauses = [c for g in groups for c in g]
     query = None if not clauses else (clauses[0] if len(clauses) == 1 else _union(clauses))
+    return query, highlight, _filter_query(filters), count
+
+
+def _filter_query(filters: dict[str, list[str]]) -> wq.Query | None:
+    """The filters as one query (``None`` when there are none): a filter given twice
+    accepts either value; ``node:`` takes the node and its sub-nodes."""
     fq: list[wq.Query] = []
     for name, values in filters.items():
         alts: list[wq.Query] = []
@@ -358,8 +364,7 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             elif name in ("owner", "tag", "state", "kind"):
                 alts.append(wq.Term(name, v.lower()))
         fq.append(wq.Or(alts) if len(alts) > 1 else alts[0])
-    filter_query = None if not fq else (fq[0] if len(fq) == 1 else wq.And(fq))
-    return query, highlight, filter_query, count
+    return None if not fq else (fq[0] if len(fq) == 1 else wq.And(fq))
 
 
 _POSITIONS: dict[bytes, frozenset[int]] = {}
@@ -486,13 +491,13 @@ def _adjacent(reader, first: str, second: str) -> dict[int, tuple[float, float]]
     rare, common = sorted((first, second), key=lambda w: reader.doc_frequency(CONTENT_FIELD, w))
     values: dict[int, bytes] = {}
     weights: dict[int, float] = {}
-    for ids, ws, vs in _posting_blocks(reader.postings(CONTENT_FIELD, rare), values=True):
-        values.update(zip(ids, vs))
-        weights.update(zip(ids, ws))
+    for ids, ws, vs in _value_blocks(reader.postings(CONTENT_FIELD, rare)):
+        values.update(zip(ids, vs, strict=False))
+        weights.update(zip(ids, ws, strict=False))
     found: dict[int, tuple[float, float]] = {}
     rare_first = rare == first
     at, after = _POSITIONS.get, _NEXT_POSITIONS.get  # inline cache lookups: no call a document
-    for ids, ws, vs in _posting_blocks(reader.postings(CONTENT_FIELD, common), values=True):
+    for ids, ws, vs in _value_blocks(reader.postings(CONTENT_FIELD, common)):
         both = [i for i, d in enumerate(ids) if d in values]  # a value is cut only when needed
         if rare_first:
             hits = [(ids[i], ws[i]) for i in both
@@ -524,11 +529,11 @@ def _postings_of(matcher, only: list[int] | None, size: int) -> dict[int, tuple[
                 out[d] = (matcher.weight(), matcher.value())
         return out
     wanted = set(only) if only is not None else None
-    for ids, weights, values in _posting_blocks(matcher, values=True):
+    for ids, weights, values in _value_blocks(matcher):
         if wanted is None:
-            out.update(zip(ids, zip(weights, values)))
+            out.update(zip(ids, zip(weights, values, strict=False), strict=False))
         else:
-            out.update((d, (w, v)) for d, w, v in zip(ids, weights, values) if d in wanted)
+            out.update((d, (w, v)) for d, w, v in zip(ids, weights, values, strict=False) if d in wanted)
     return out
 
 
@@ -601,10 +606,18 @@ def _posting_blocks(matcher, skip: Callable[[float], bool] | None = None,
                 matcher._read_values()
                 arrays += (matcher._values,)
             if deleted:
-                kept = [row for row in zip(*arrays) if row[0] not in deleted]
+                kept = [row for row in zip(*arrays, strict=False) if row[0] not in deleted]
                 arrays = tuple([row[i] for row in kept] for i in range(len(arrays)))
             yield arrays
         matcher._next_block()
+
+
+def _value_blocks(matcher) -> Iterator[tuple[Any, Any, Any]]:  # noqa: ANN001 - a Whoosh leaf matcher
+    """:func:`_posting_blocks` with values and no skipping: every block's
+    ``(document numbers, weights, values)``."""
+    for block in _posting_blocks(matcher, values=True):
+        if block is not None:
+            yield block[0], block[1], block[2]
 
 
 def expansion_score(weight: float, boost: float = 1.0) -> float:
@@ -657,7 +670,7 @@ class _Expansions(wq.Query):
             if (CONTENT_FIELD, t) not in reader:
                 continue
             for ids, weights in _posting_blocks(reader.postings(CONTENT_FIELD, t)):
-                for d, w in zip(ids, weights):
+                for d, w in zip(ids, weights, strict=False):
                     score = expansion_score(w, boost)
                     if best.get(d, 0.0) < score:
                         best[d] = score
@@ -732,13 +745,15 @@ def _expansions_alone(searcher, expansions: Callable[[Any], Iterator[tuple[bytes
             if expansion_score(info.max_weight(), boost) <= floor():
                 skipped = True
                 continue
-            blocks = _posting_blocks(leaf.postings(CONTENT_FIELD, term),
-                                     skip=lambda w: expansion_score(w, boost) <= floor())
+            def skip(weight: float, b: float = boost) -> bool:
+                return expansion_score(weight, b) <= floor()
+
+            blocks = _posting_blocks(leaf.postings(CONTENT_FIELD, term), skip=skip)
             for block in blocks:
                 if block is None:
                     skipped = True
                     continue
-                for d, w in zip(*block):
+                for d, w in zip(*block, strict=False):
                     d += offset
                     if (mask is not None and d in mask) or (allowed is not None and d not in allowed):
                         continue
@@ -815,8 +830,8 @@ def _term_alone(searcher, term: str, boost: float, limit: int,
             if block is None:
                 continue
             ids, weights = block
-            scores = [idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) * boost for d, w in zip(ids, weights)]
-            for d, score in zip(ids, scores):
+            scores = [idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) * boost for d, w in zip(ids, weights, strict=False)]
+            for d, score in zip(ids, scores, strict=False):
                 d += offset
                 if mask is not None and d in mask:
                     continue
@@ -891,9 +906,9 @@ def _hidden(searcher) -> set[int] | None:  # noqa: ANN001 - a Whoosh searcher
     (:func:`memtui.core.search.engine.index._reader_reusing`): asking every segment for
     three terms was a fixed cost of every search in a big index, again after every save
     (issue 14)."""
-    got = getattr(searcher, "_memtui_hidden", False)
-    if got is not False:
-        return got
+    cached = getattr(searcher, "_memtui_hidden", None)
+    if cached is not None:
+        return cached[0]
     found: set[int] = set()
     for leaf, offset in searcher.reader().leaf_readers():
         local = getattr(leaf, "_memtui_hidden", None)
@@ -908,7 +923,7 @@ def _hidden(searcher) -> set[int] | None:  # noqa: ANN001 - a Whoosh searcher
                 pass
         found.update(d + offset for d in local)
     got = found or None
-    searcher._memtui_hidden = got
+    searcher._memtui_hidden = (got,)
     return got
 
 

@@ -74,106 +74,119 @@ def _patch_filter_matcher() -> None:
 
 
 def _patch_disjunction_max() -> None:
-    from whoosh.matching import binary, mcore
+    from whoosh.matching import binary
 
     cls = binary.DisjunctionMaxMatcher
     if cls.__dict__.get("_memtui_patched"):
         return
-
-    def combine(self, x: float, y: float) -> float:
-        return x + self.tiebreak * y if x >= y else y + self.tiebreak * x
-
-    def score(self):  # noqa: ANN001, ANN202
-        a, b = self.a, self.b
-        if not a.is_active():
-            return b.score()
-        if not b.is_active():
-            return a.score()
-        ai, bi = a.id(), b.id()
-        if ai < bi:
-            return a.score()
-        if bi < ai:
-            return b.score()
-        return combine(self, a.score(), b.score())
-
-    def bound(self, quality: str) -> float:
-        """``combine`` of the sides' ``max_quality``/``block_quality`` (an upper bound)."""
-        a, b = self.a, self.b
-        if not a.is_active():
-            return getattr(b, quality)()
-        if not b.is_active():
-            return getattr(a, quality)()
-        return combine(self, getattr(a, quality)(), getattr(b, quality)())
-
-    def max_quality(self):  # noqa: ANN001, ANN202
-        return bound(self, "max_quality")
-
-    def block_quality(self):  # noqa: ANN001, ANN202
-        return bound(self, "block_quality")
-
-    def room(self, minquality: float, other: float) -> float:
-        """The score one side needs so that, with the other side at most ``other``, a
-        document can still reach ``minquality``: below it, ``combine`` stays under."""
-        if other >= minquality:
-            return 0.0
-        if not self.tiebreak:
-            return minquality
-        below = (minquality - other) / self.tiebreak  # this side the lesser one
-        return below if below <= other else minquality - self.tiebreak * other
-
-    def replace(self, minquality=0):  # noqa: ANN001, ANN202
-        a, b = self.a, self.b
-        a_active, b_active = a.is_active(), b.is_active()
-        if not (a_active or b_active):
-            return mcore.NullMatcher()
-        if not a_active:
-            return b.replace(minquality)
-        if not b_active:
-            return a.replace(minquality)
-        if minquality and max_quality(self) < minquality:
-            return mcore.NullMatcher()
-        if minquality:
-            # a side may drop what scores below room(): such documents cannot reach
-            # minquality even with the other side's best, so no kept score changes
-            na = a.replace(room(self, minquality, b.max_quality()))
-            nb = b.replace(room(self, minquality, a.max_quality()))
-        else:
-            na, nb = a.replace(0), b.replace(0)
-        if not na.is_active():
-            return nb
-        if not nb.is_active():
-            return na
-        if na is not a or nb is not b:
-            return cls(na, nb, tiebreak=self.tiebreak)
-        return self
-
-    def skip_to_quality(self, minquality):  # noqa: ANN001, ANN202
-        a, b = self.a, self.b
-        if not a.is_active():
-            return b.skip_to_quality(minquality)
-        if not b.is_active():
-            return a.skip_to_quality(minquality)
-        skipped = 0
-        aq, bq = a.block_quality(), b.block_quality()
-        while a.is_active() and b.is_active() and combine(self, aq, bq) < minquality:
-            if aq <= bq:
-                skipped += a.skip_to_quality(room(self, minquality, bq))
-                aq = a.block_quality() if a.is_active() else 0.0
-            else:
-                skipped += b.skip_to_quality(room(self, minquality, aq))
-                bq = b.block_quality() if b.is_active() else 0.0
-        return skipped
-
-    def copy(self):  # noqa: ANN001, ANN202
-        return cls(self.a.copy(), self.b.copy(), tiebreak=self.tiebreak)
-
-    cls.score = score
-    cls.max_quality = max_quality
-    cls.block_quality = block_quality
-    cls.replace = replace
-    cls.skip_to_quality = skip_to_quality
-    cls.copy = copy
+    cls.score = _dm_score
+    cls.max_quality = _dm_max_quality
+    cls.block_quality = _dm_block_quality
+    cls.replace = _dm_replace
+    cls.skip_to_quality = _dm_skip_to_quality
+    cls.copy = _dm_copy
     cls._memtui_patched = True
+
+
+# -- fix 2: DisjunctionMaxMatcher's methods (self is the matcher) -----------------------------
+
+def _dm_combine(self, x: float, y: float) -> float:
+    return x + self.tiebreak * y if x >= y else y + self.tiebreak * x
+
+
+def _dm_score(self):  # noqa: ANN001, ANN202
+    a, b = self.a, self.b
+    if not a.is_active():
+        return b.score()
+    if not b.is_active():
+        return a.score()
+    ai, bi = a.id(), b.id()
+    if ai < bi:
+        return a.score()
+    if bi < ai:
+        return b.score()
+    return _dm_combine(self, a.score(), b.score())
+
+
+def _dm_bound(self, quality: str) -> float:
+    """``combine`` of the sides' ``max_quality``/``block_quality`` (an upper bound)."""
+    a, b = self.a, self.b
+    if not a.is_active():
+        return getattr(b, quality)()
+    if not b.is_active():
+        return getattr(a, quality)()
+    return _dm_combine(self, getattr(a, quality)(), getattr(b, quality)())
+
+
+def _dm_max_quality(self):  # noqa: ANN001, ANN202
+    return _dm_bound(self, "max_quality")
+
+
+def _dm_block_quality(self):  # noqa: ANN001, ANN202
+    return _dm_bound(self, "block_quality")
+
+
+def _dm_room(self, minquality: float, other: float) -> float:
+    """The score one side needs so that, with the other side at most ``other``, a
+    document can still reach ``minquality``: below it, ``combine`` stays under."""
+    if other >= minquality:
+        return 0.0
+    if not self.tiebreak:
+        return minquality
+    below = (minquality - other) / self.tiebreak  # this side the lesser one
+    return below if below <= other else minquality - self.tiebreak * other
+
+
+def _dm_replace(self, minquality=0):  # noqa: ANN001, ANN202
+    from whoosh.matching.mcore import NullMatcher
+
+    a, b = self.a, self.b
+    a_active, b_active = a.is_active(), b.is_active()
+    if not (a_active or b_active):
+        return NullMatcher()
+    if not a_active:
+        return b.replace(minquality)
+    if not b_active:
+        return a.replace(minquality)
+    if minquality and _dm_max_quality(self) < minquality:
+        return NullMatcher()
+    if minquality:
+        # a side may drop what scores below room(): such documents cannot reach
+        # minquality even with the other side's best, so no kept score changes
+        na = a.replace(_dm_room(self, minquality, b.max_quality()))
+        nb = b.replace(_dm_room(self, minquality, a.max_quality()))
+    else:
+        na, nb = a.replace(0), b.replace(0)
+    if not na.is_active():
+        return nb
+    if not nb.is_active():
+        return na
+    if na is not a or nb is not b:
+        return type(self)(na, nb, tiebreak=self.tiebreak)
+    return self
+
+
+def _dm_skip_to_quality(self, minquality):  # noqa: ANN001, ANN202
+    a, b = self.a, self.b
+    if not a.is_active():
+        return b.skip_to_quality(minquality)
+    if not b.is_active():
+        return a.skip_to_quality(minquality)
+    skipped = 0
+    aq, bq = a.block_quality(), b.block_quality()
+    while a.is_active() and b.is_active() and _dm_combine(self, aq, bq) < minquality:
+        if aq <= bq:
+            skipped += a.skip_to_quality(_dm_room(self, minquality, bq))
+            aq = a.block_quality() if a.is_active() else 0.0
+        else:
+            skipped += b.skip_to_quality(_dm_room(self, minquality, aq))
+            bq = b.block_quality() if b.is_active() else 0.0
+    return skipped
+
+
+def _dm_copy(self):  # noqa: ANN001, ANN202
+    return type(self)(self.a.copy(), self.b.copy(), tiebreak=self.tiebreak)
+
 
 
 def _patch_weighted_tree() -> None:
@@ -197,7 +210,7 @@ def _patch_weighted_tree() -> None:
             insort(items, (a[0] + b[0], order, fn(a[2], b[2], **kwargs)), key=lambda t: (t[0], t[1]))
         return items[0][2]
 
-    make_weighted_tree._memtui_patched = True
+    make_weighted_tree._memtui_patched = True  # type: ignore[attr-defined]
     compound.make_weighted_tree = make_weighted_tree
 
 

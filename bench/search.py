@@ -234,6 +234,15 @@ def exact_count(idx, q: str) -> int:  # noqa: ANN001
     with idx.search_lock:
         searcher = idx.searcher()
         reader = searcher.reader()
+        hidden_q = wq.Or([wq.Term("state", s) for s in matching.HIDDEN_STATES])
+        if len(items) == 1 and items[0].kind == "prefix" and not filters:
+            # a lone prefix reads every term with it, and the prefix's stems
+            terms = {t for leaf, _ in reader.leaf_readers()
+                     for t in (x.decode() if isinstance(x, bytes) else x
+                               for x, _info in leaf.iter_prefix(matching.CONTENT_FIELD, items[0].text))}
+            terms.update(matching._stems_of(reader, matching.CONTENT_FIELD, items[0].text))
+            query = wq.Or([wq.Term(matching.CONTENT_FIELD, t) for t in sorted(terms)])
+            return len(set(searcher.docs_for_query(query)) - set(searcher.docs_for_query(hidden_q)))
         extra: dict[str, Any] = {}
         query, _, fq, _ = matching.build(items, filters, reader, extra)
         if query is None:

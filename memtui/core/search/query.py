@@ -7,10 +7,10 @@ Query language (what a user types, and what a pasted ticket is read as):
   frequencies are weighted per field (a symptom or alias match counts more than a title or
   summary match, which counts more than a body match); any word may match;
 - ``"quoted phrase"``: the words in this order (straight double quotes), within one field;
-- ``prefix*``: words starting so (at least :data:`PREFIX_MIN` letters; in a longer query
-  expanded to at most :data:`PREFIX_LIMIT` terms, the most frequent first — LIBRARY-NOTES:
-  unbounded expansion scores every expansion's postings; alone, every term with the
-  prefix is read, skipping blocks that cannot reach the page); scored by
+- ``prefix*``: words starting so (at least :data:`PREFIX_MIN` letters). Alone, every term
+  with the prefix, skipping blocks that cannot reach the page; in a longer query expanded
+  to at most :data:`PREFIX_LIMIT` terms, the most frequent first (LIBRARY-NOTES: unbounded
+  expansion there scores every expansion's postings); scored by
   :func:`expansion_score`;
 - ``word~``: words within edit distance 1 (2 for words of 6+ letters) whose first
   :data:`FUZZY_PREFIX` letters are as typed (two edits only after the third letter),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import heapq
 import math
-import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -681,13 +680,14 @@ class _Expansions(wq.Query):
 
 
 def _prefix_expansions(prefix: str, stems: list[str]) -> Callable[[Any], Iterator[tuple[bytes, Any, float]]]:
-    """The expansions of ``prefix*`` in one segment, for :func:`_expansions_alone`: its
-    first :data:`PREFIX_SCAN` terms with the prefix, in lexicon order (one walk of the
-    lexicon, no lookups), then ``stems`` (:func:`_stems_of` the prefix)."""
+    """The expansions of ``prefix*`` in one segment, for :func:`_expansions_alone`: every
+    term with the prefix, in lexicon order (one walk of the lexicon, no lookups; no cap, as
+    in SQLite FTS5 or Lucene: what cannot reach the page is skipped unread), then ``stems``
+    (:func:`_stems_of` the prefix)."""
     encoded = [t.encode("utf-8") for t in stems]
 
     def of(leaf) -> Iterator[tuple[bytes, Any, float]]:  # noqa: ANN001
-        for term, info in itertools.islice(leaf.iter_prefix(CONTENT_FIELD, prefix), PREFIX_SCAN):
+        for term, info in leaf.iter_prefix(CONTENT_FIELD, prefix):
             yield term, info, 1.0
         for term in encoded:
             if (CONTENT_FIELD, term) in leaf:

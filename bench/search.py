@@ -166,11 +166,14 @@ def _child_build(engine: str, root: str, work: str) -> None:
 
 
 def build(engine: str, root: Path, work: Path) -> dict[str, Any]:
+    busy0 = cpu_seconds()[0]
     out = subprocess.run([sys.executable, __file__, "--child-build", engine, str(root), str(work)],
                          capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(f"{engine} build failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got["foreign_cpu_s"] = max(0.0, cpu_seconds()[0] - busy0 - got["cpu_s"])  # other processes' meanwhile
+    return got
 
 
 # -- start-up probes, each in a fresh process --------------------------------------------------------
@@ -403,7 +406,8 @@ def main() -> None:
             parse_s = f" (of which reading and parsing with memtui's parser {b['parse_s']:.1f} s)" if "parse_s" in b else ""
             print(f"build {e:<8} {b['wall_s']:7.1f} s wall{parse_s}, {b['cpu_s']:.1f} s CPU "
                   f"({b['cpu_workers_s']:.1f} s in workers), {b['documents']:,} documents, "
-                  f"{b['bytes'] / 1e6:.1f} MB on disk; parent peak RSS {b['rss_parent_mb']:.0f} MB{worker}")
+                  f"{b['bytes'] / 1e6:.1f} MB on disk; parent peak RSS {b['rss_parent_mb']:.0f} MB{worker}; "
+                  f"other processes used {b['foreign_cpu_s']:.0f} CPU-s meanwhile")
         b = report["build"]
         if "memtui" in b and "fts5" in b:
             print(f"memtui / fts5: build {b['memtui']['wall_s'] / b['fts5']['wall_s']:.1f}× wall, "

@@ -150,8 +150,8 @@ async def open_hit(app, hit: Hit) -> bool:  # noqa: ANN001 - the MemtuiApp
 def _searchable(app) -> bool:  # noqa: ANN001
     """False while the app's first index update builds an index that did not exist (searching
     then would open the folder the builder is creating); an existing index is searched at once.
-    Cheap: the app's index worker found out whether the index existed (reading the manifest,
-    10 MB at 100k articles, is no work for the UI thread)."""
+    Cheap: the app's index worker found out whether the index existed (reading the
+    manifest is disk work, not for the UI thread)."""
     return getattr(app, "index_report", True) is not None or bool(getattr(app, "index_existed", False))
 
 

@@ -352,6 +352,7 @@ def flush(writer, lengths) -> None:  # noqa: ANN001 - a Whoosh SegmentWriter and
         terms = pool.fields[fieldname]
         for tbytes in sorted(terms):
             ids, weights, values = pool.postings(fieldname, tbytes)
+            del terms[tbytes]  # written: its memory serves the term table, which grows meanwhile
             fw.start_term(tbytes)
             pw: CompactPostingsWriter = fw._postwriter
             for start in range(0, len(ids), BLOCK_LIMIT):

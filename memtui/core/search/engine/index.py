@@ -71,7 +71,7 @@ PARALLEL_SOURCES = 1000
 #: Most postings (MB, as :class:`~memtui.core.search.engine.codec.CompactPool` counts them) a
 #: build worker holds before closing its segment and starting another (see
 #: :func:`_index_part`); the worker's resident memory is this plus its parse and caches.
-SEGMENT_BUDGET_MB = 160
+SEGMENT_BUDGET_MB = 128
 #: zlib level of posting blocks: 0, not compressed (Whoosh's default is 3): most blocks hold
 #: a single posting, compressing them cost build time, and reading a long posting list
 #: spent time decompressing (the figures are in the changelog). Blocks written either way
@@ -938,6 +938,21 @@ def _segment_budget(workers: int) -> int:
     return max(64 * 2**20, budget)
 
 
+def _release_memory() -> None:
+    """Hand the memory of a closed segment back to the system: the pool's objects are freed,
+    but the C allocator keeps the heap they fragmented, so each segment a worker built added
+    to its resident size (glibc's ``malloc_trim``; nothing elsewhere)."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def _index_part(root: str, index_dir: str, part: int, sources: list[tuple[str, str, str]],
                 budget: int) -> tuple[list[Any], dict[str, Any], list[Finding], int]:
     """Worker process of :meth:`SearchIndex._build_parallel`: index ``sources`` (``(rel,
@@ -980,6 +995,7 @@ def _index_part(root: str, index_dir: str, part: int, sources: list[tuple[str, s
             added += 1
             if writer.pool.currentsize >= budget:
                 segments.append(writer._finalize_segment())
+                _release_memory()
                 writer = _fast_flush(SegmentWriter(ix, _lk=False, compound=False, limitmb=limitmb, codec=_codec()))
             if _progress_queue is not None and i % 50 == 0:
                 _progress_queue.put((part, i))

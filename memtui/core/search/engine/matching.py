@@ -429,18 +429,20 @@ class _Phrase(wq.Query):
             yield CONTENT_FIELD, w
 
     def estimate_size(self, ixreader) -> int:  # noqa: ANN001
-        return min((ixreader.doc_frequency(CONTENT_FIELD, w) for w in self.words), default=0)
+        return min((_df(ixreader, CONTENT_FIELD, w) for w in self.words), default=0)
 
     def matcher(self, searcher, context=None):  # noqa: ANN001, ANN201
         from whoosh.matching import ListMatcher, NullMatcher
 
         reader = searcher.reader()
         words = self.words
-        if any((CONTENT_FIELD, w) not in reader for w in words):
+        # frequencies remembered on the segment's reader (kept across searches): each lookup
+        # reads the segment's term table, several times a word and segment otherwise
+        if any(_df(reader, CONTENT_FIELD, w) == 0 for w in words):
             return NullMatcher()
-        order = sorted(set(words), key=lambda w: reader.doc_frequency(CONTENT_FIELD, w))
+        order = sorted(set(words), key=lambda w: _df(reader, CONTENT_FIELD, w))
         if len(order) == 2 and len(words) == 2 and self.slop == 1 and \
-                reader.doc_frequency(CONTENT_FIELD, order[0]) * 8 >= reader.doc_frequency(CONTENT_FIELD, order[1]):
+                _df(reader, CONTENT_FIELD, order[0]) * 8 >= _df(reader, CONTENT_FIELD, order[1]):
             found = _adjacent(reader, words[0], words[1])
             if not found:
                 return NullMatcher()
@@ -453,7 +455,7 @@ class _Phrase(wq.Query):
         candidates: list[int] | None = None
         for w in order:
             postings[w] = got = _postings_of(reader.postings(CONTENT_FIELD, w), candidates,
-                                             reader.doc_frequency(CONTENT_FIELD, w))
+                                             _df(reader, CONTENT_FIELD, w))
             candidates = sorted(got) if candidates is None else [d for d in candidates if d in got]
             if not candidates:
                 return NullMatcher()
@@ -487,7 +489,7 @@ def _adjacent(reader, first: str, second: str) -> dict[int, tuple[float, float]]
     where ``second`` directly follows ``first``, when both posting lists are long: the
     rarer list is read into a dictionary, and the other streamed against it block by block
     (issue 8: two common words, most documents holding both)."""
-    rare, common = sorted((first, second), key=lambda w: reader.doc_frequency(CONTENT_FIELD, w))
+    rare, common = sorted((first, second), key=lambda w: _df(reader, CONTENT_FIELD, w))
     values: dict[int, bytes] = {}
     weights: dict[int, float] = {}
     for ids, ws, vs in _value_blocks(reader.postings(CONTENT_FIELD, rare)):
@@ -658,7 +660,7 @@ class _Expansions(wq.Query):
         return True
 
     def estimate_size(self, ixreader) -> int:  # noqa: ANN001
-        return sum(ixreader.doc_frequency(CONTENT_FIELD, t) for t, _ in self.terms)
+        return sum(_df(ixreader, CONTENT_FIELD, t) for t, _ in self.terms)
 
     def matcher(self, searcher, context=None):  # noqa: ANN001, ANN201
         from whoosh.matching import ListMatcher, NullMatcher

@@ -745,7 +745,7 @@ class SearchIndex:
 
         workers = worker_count()
         parts = [[(s.rel, os.fspath(s.path), s.kind) for s in sources[i::workers]] for i in range(workers)]
-        context = process_context()
+        context = _worker_context()
         messages = context.Queue()
         manifest: dict[str, Any] = {}
         done_by_part = [0] * workers
@@ -936,6 +936,17 @@ def _segment_budget(workers: int) -> int:
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
         pass
     return max(64 * 2**20, budget)
+
+
+def _worker_context():  # noqa: ANN202 - a multiprocessing context
+    """How build workers start: spawned (a clean interpreter, a child of this process), never
+    forked from this process, whose scan of the workspace each forked worker would carry
+    (issue 14: a build worker's resident memory held the parent's too). The resource tracker
+    runs (:func:`memtui.core.procs.process_context`)."""
+    import multiprocessing
+
+    process_context()
+    return multiprocessing.get_context("spawn")
 
 
 def _release_memory() -> None:

@@ -101,8 +101,8 @@ def _engine() -> tuple[list[Any], Any, dict, Any, Any]:
     logging.getLogger("detect-secrets").setLevel(logging.CRITICAL)  # its info lines quote values
     settings = get_settings()
     settings.clear()  # the library's default filters, no verification
-    settings.configure_plugins([{"name": cls.__name__}
-                                for cls in get_mapping_from_secret_type_to_class().values()
+    plugin_classes: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    settings.configure_plugins([{"name": cls.__name__} for cls in plugin_classes
                                 if cls.__name__ not in EXCLUDED_PLUGINS])
     from detect_secrets.filters import wordlist
 

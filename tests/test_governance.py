@@ -380,20 +380,27 @@ def test_entry_states_give_state_and_version(ws):
 
 # -- one atomic change: interrupted and completed ------------------------------------------------------
 
+def _cut_file_writes(monkeypatch, when) -> None:
+    """Make the guarded write's file installs (atomic.replace_exact / create_exact) raise
+    KeyboardInterrupt ("power cut") for paths ``when(path)`` accepts."""
+    for name in ("replace_exact", "create_exact"):
+        real = getattr(atomic, name)
+
+        def cut(path, data, *a, _real=real, **kw):
+            if when(Path(path)):
+                raise KeyboardInterrupt("power cut")
+            return _real(path, data, *a, **kw)
+
+        monkeypatch.setattr(atomic, name, cut)
+
+
 def test_an_activation_cut_between_the_two_writes_is_completed_on_next_open(ws, monkeypatch):
-    real = atomic.write_bytes
-
-    def crash_on_index(path, data, **kw):
-        if Path(path).name == "AGENTS.md":
-            raise KeyboardInterrupt("power cut")
-        return real(path, data, **kw)
-
     with _session(ws) as s:
         v = _propose(s)
-        monkeypatch.setattr(atomic, "write_bytes", crash_on_index)
-        with pytest.raises(KeyboardInterrupt):
-            gov.approve(s, v.id, reviewed=True)
-        monkeypatch.setattr(atomic, "write_bytes", real)
+        with monkeypatch.context() as cut:
+            _cut_file_writes(cut, lambda path: path.name == "AGENTS.md")
+            with pytest.raises(KeyboardInterrupt):
+                gov.approve(s, v.id, reviewed=True)
         assert (ws / "memory/support/experience/exp-1.md").exists()  # first write done
         assert "exp-1.md" not in (ws / "memory/support/experience/AGENTS.md").read_text()
         assert len(s.store.table("intents").all()) == 1
@@ -406,18 +413,12 @@ def test_an_activation_cut_between_the_two_writes_is_completed_on_next_open(ws, 
 
 
 def test_a_pending_intent_never_overwrites_a_file_changed_meanwhile(ws, monkeypatch):
-    real = atomic.write_bytes
     with _session(ws) as s:
         v = _propose(s)
-        def crash_on_memory(path, data, **kw):
-            if "memory" in Path(path).parts:
-                raise KeyboardInterrupt("power cut before the first file")
-            return real(path, data, **kw)
-
-        monkeypatch.setattr(atomic, "write_bytes", crash_on_memory)
-        with pytest.raises(KeyboardInterrupt):
-            gov.approve(s, v.id, reviewed=True)
-        monkeypatch.setattr(atomic, "write_bytes", real)
+        with monkeypatch.context() as cut:
+            _cut_file_writes(cut, lambda path: "memory" in path.parts)  # before the first file
+            with pytest.raises(KeyboardInterrupt):
+                gov.approve(s, v.id, reviewed=True)
     (ws / "memory/support/experience/exp-1.md").write_text("someone else wrote this\n")
     with _session(ws) as s:
         assert any(f.code == "governance-pending" for f in s.findings)
@@ -436,18 +437,18 @@ def test_ingest_files_each_inbox_file_once_even_when_interrupted(ws, monkeypatch
     inbox = ws / gov.INBOX
     _write(inbox / "a.md", INBOX_FILE)
     _write(inbox / "bad.md", "no front matter\n")
-    real_unlink = Path.unlink
     calls = []
 
-    def crash_unlink(self, *a, **k):
-        calls.append(self.name)
+    def crash_remove(path, *a, **k):
+        calls.append(Path(path).name)
         raise KeyboardInterrupt("killed before the file was removed")
 
     with _session(ws) as s:
-        monkeypatch.setattr(Path, "unlink", crash_unlink)
-        with pytest.raises(KeyboardInterrupt):
-            gov.ingest(s)
-        monkeypatch.setattr(Path, "unlink", real_unlink)
+        with monkeypatch.context() as cut:
+            cut.setattr(atomic, "remove_exact", crash_remove)
+            with pytest.raises(KeyboardInterrupt):
+                gov.ingest(s)
+        assert calls == ["a.md"]
         # one guarded write a file: the proposal is stored with the file's removal, or not at all
         assert gov.Ledger(s.store).proposals() == [] and (inbox / "a.md").exists()
         stored, findings = gov.ingest(s)

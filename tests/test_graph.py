@@ -5,11 +5,11 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from memtui.core import atomic
 from memtui.core import graph as g
 
 CORPUS_COUNTS = {  # from ../shared/corpus/README.md and MANIFEST.tsv notes
@@ -353,7 +353,7 @@ def test_failed_write_leaves_the_file_untouched(tmp_path: Path, monkeypatch: pyt
     def broken(*_a, **_k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(atomic, "write_bytes", broken)
+    monkeypatch.setattr(os, "fsync", broken)  # the new file cannot be made durable: nothing is installed
     with pytest.raises(OSError):
         g.commit(target, g.load(target), g.AddObservation("a", "x"), session=graph_session)
     assert target.read_bytes() == data

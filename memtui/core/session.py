@@ -20,7 +20,10 @@ of the write discipline:
 5. write: one file is replaced atomically, then the store (its records and the one audit
    entry) in one atomic store write; several files are first recorded as an intent in that
    same store write, then replaced, then the intent is removed — so a SIGKILL at any moment
-   leaves the old state or a pending intent that the next write (or open) completes;
+   leaves the old state or a pending intent that the next write (or open) completes. Each
+   file is replaced exactly as it was read (:func:`memtui.core.atomic.replace_exact`): a
+   process outside memtui that changes it meanwhile makes the write a conflict, and lines
+   appended to a file written with ``carry_appends`` are carried into the new file;
 6. release the lock.
 
 Nothing is written when ``apply`` raises, and a conflict never overwrites anything.
@@ -56,7 +59,7 @@ from tinydb.table import Table
 
 from memtui.core import atomic, lock
 from memtui.core.auditlog import AuditEntry, AuditLog, ClientIdConflict, request_key
-from memtui.core.errors import ConflictError, MemtuiError, ReadOnlyError
+from memtui.core.errors import BusyError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.files import confine
 from memtui.core.findings import Finding
 from memtui.core.store import Store
@@ -89,6 +92,10 @@ class _FileChange:
     path: Path       # absolute, confined
     old: str | None  # sha256 the file must hold now (None: absent)
     new: bytes | None  # None: remove the file
+    snapshot: atomic.Snapshot | None = None  # the file as read (None: it was absent)
+    carry: bool = False  # carry other processes' appends into the new file
+    installed: bytes | None = None  # what the write left in the file (new bytes + carried appends)
+    carried: bytes = b""  # the other processes' appends carried
 
 
 class Tx:
@@ -109,6 +116,7 @@ class Tx:
         self.detail: dict[str, Any] = {}
         self._hashes_set = False
         self._auto_hashes = False  # the hashes came from the first file, not from hashes()
+        self._snapshots: dict[str, atomic.Snapshot | None] = {}
 
     # -- reading, under the lock ---------------------------------------------------------------
     def path(self, shown: str) -> Path:
@@ -131,10 +139,21 @@ class Tx:
         for change in reversed(self.files):
             if change.shown == shown:
                 return change.new
-        try:
-            return self.path(shown).read_bytes()
-        except FileNotFoundError:
-            return None
+        snapshot = self._snapshot(shown)
+        return None if snapshot is None else snapshot.data
+
+    def _snapshot(self, shown: str) -> atomic.Snapshot | None:
+        """The file as first read in this write, its descriptor kept open (the write checks
+        against that very inode; :func:`memtui.core.atomic.replace_exact`)."""
+        if shown not in self._snapshots:
+            self._snapshots[shown] = atomic.Snapshot.take(self.path(shown))
+        return self._snapshots[shown]
+
+    def _close(self) -> None:
+        for snapshot in self._snapshots.values():
+            if snapshot is not None:
+                snapshot.close()
+        self._snapshots.clear()
 
     def sha(self, shown: str) -> str | None:
         """The SHA-256 hex of :meth:`read` (``None`` when absent)."""
@@ -142,15 +161,25 @@ class Tx:
         return None if data is None else atomic.sha256(data)
 
     # -- changing --------------------------------------------------------------------------------
-    def replace(self, shown: str, data: bytes | None, *, base: str | None | object) -> bool:
+    def replace(self, shown: str, data: bytes | None, *, base: str | None | object,
+                carry_appends: bool = False) -> bool:
         """Replace the file ``shown`` with ``data`` (``None`` removes it) when it still holds
         the bytes ``base`` names (the lost-update rule, invariant 3).
+
+        The rule holds against processes that take no memtui lock too (an agent, an MCP
+        memory server): the file is replaced exactly as read (:meth:`read`), and a change
+        another process makes to it until the new file is in place is refused as a
+        :class:`ConflictError` (nothing of this write stays), or, with ``carry_appends``,
+        carried into the new file when it is an append (issue 15 item 1;
+        :func:`memtui.core.atomic.replace_exact`).
 
         Args:
             shown: workspace-relative path.
             data: the complete new content, or ``None`` to remove the file.
             base: SHA-256 hex of the bytes the change was based on; ``None`` means the file
                 must be absent. :data:`UNCHECKED` skips the check (memtui's own files only).
+            carry_appends: the file is one agents append lines to (``graph.jsonl``, session
+                histories): lines appended while memtui writes are kept, after the new content.
 
         Returns:
             False when the file already holds ``data`` (nothing to do), else True.
@@ -158,6 +187,8 @@ class Tx:
         Raises:
             ConflictError: the file no longer holds ``base``; ``exc.current`` has its bytes.
             ConfinementError: the path leads outside the workspace.
+            (At the write: ConflictError when another process changes the file meanwhile,
+            BusyError when one keeps it open for writing past :data:`atomic.WRITER_WAIT`.)
         """
         path = self.path(shown)
         current = self.read(shown)
@@ -172,10 +203,11 @@ class Tx:
         for change in self.files:  # one change per file: the first base, the last bytes
             if change.shown == shown:
                 change.new = data
+                change.carry = change.carry or carry_appends
                 if self._auto_hashes and change is self.files[0]:
                     self.audit_after = None if data is None else atomic.sha256(data)
                 return True
-        self.files.append(_FileChange(shown, path, current_sha, data))
+        self.files.append(_FileChange(shown, path, current_sha, data, self._snapshot(shown), carry_appends))
         if not self._hashes_set:
             self.audit_before = current_sha
             self.audit_after = None if data is None else atomic.sha256(data)
@@ -208,12 +240,18 @@ class Written(Generic[T]):
             when nothing changed.
         retried: the client id had already recorded this very request: nothing was done again.
         files: workspace-relative paths of the files written.
+        carried: ``{path: bytes}`` of other processes' appends kept in a file written with
+            ``carry_appends`` (issue 15 item 1).
+        installed: ``{path: bytes}`` each file's content as the write left it (its new bytes
+            followed by any carried appends).
     """
 
     result: T | None
     entry: AuditEntry | None
     retried: bool = False
     files: list[str] = field(default_factory=list)
+    carried: dict[str, bytes] = field(default_factory=dict)
+    installed: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def written(self) -> bool:
@@ -375,52 +413,60 @@ class Session:
                     self.store.rollback()
                     return Written(None, earlier, retried=True)
                 tx = Tx(self)
-                result = apply(tx)
-                if not tx.changed:
-                    self.store.rollback()
-                    return Written(result, None)
-                for change in tx.files:
-                    atomic.remove_leftovers(change.path)  # a killed writer's litter (under the lock)
-                recorded = self.audit.append(action, target, tx.audit_before, tx.audit_after,
-                                             client_id=client_id, request=key, detail=tx.detail)
-                if len(tx.files) <= 1:
-                    self._write_one(tx)
-                else:
-                    self._write_many(tx, recorded.id)
+                try:
+                    result = apply(tx)
+                    if not tx.changed:
+                        self.store.rollback()
+                        return Written(result, None)
+                    for change in tx.files:
+                        atomic.remove_leftovers(change.path)  # a killed writer's litter (under the lock)
+                    if len(tx.files) <= 1:
+                        recorded = self._write_one(tx, action, target, client_id, key)
+                    else:
+                        recorded = self.audit.append(action, target, tx.audit_before, tx.audit_after,
+                                                     client_id=client_id, request=key, detail=tx.detail)
+                        self._write_many(tx, recorded.id)
+                finally:
+                    tx._close()
             except BaseException:
                 if self.store.storage.in_batch:
                     self.store.rollback()
                 raise
-        return Written(result, recorded, files=[c.shown for c in tx.files])
+        return Written(result, recorded, files=[c.shown for c in tx.files],
+                       carried={c.shown: c.carried for c in tx.files if c.carried},
+                       installed={c.shown: c.installed for c in tx.files if c.installed is not None})
 
-    def _write_one(self, tx: Tx) -> None:
-        """One file (or none): the file, then the store; a failed store write puts the file back."""
+    def _write_one(self, tx: Tx, action: str, target: str, client_id: str | None, key: str) -> AuditEntry:
+        """One file (or none): the file, then the audit entry and the store in one store write;
+        a failed store write puts the file back."""
         if not tx.files:
+            recorded = self.audit.append(action, target, tx.audit_before, tx.audit_after,
+                                         client_id=client_id, request=key, detail=tx.detail)
             self.store.commit()
-            return
+            return recorded
         change = tx.files[0]
-        old = None
-        if change.old is not None:
-            old = change.path.read_bytes()
         _apply_file(change)
+        if change.carried:  # other processes' appends kept in the new file: say so in the entry
+            tx.detail["carried"] = {change.shown: {"bytes": len(change.carried),
+                                                   "lines": change.carried.count(b"\n")}}
         try:
+            recorded = self.audit.append(action, target, tx.audit_before, tx.audit_after,
+                                         client_id=client_id, request=key, detail=tx.detail)
             self.store.commit()
         except BaseException:
-            try:  # put the file back: the write did not happen
-                if old is None:
-                    change.path.unlink(missing_ok=True)
-                else:
-                    atomic.write_bytes(change.path, old)
+            try:  # put the file back: the write did not happen (appends of others stay)
+                _put_back(change)
             except OSError:
                 pass
             raise
+        return recorded
 
     def _write_many(self, tx: Tx, entry_id: int) -> None:
         """Several files: an intent lands with the store's changes, then the files, then the
         intent goes (each step atomic; :meth:`_recover` finishes an interrupted one)."""
         intent_id = uuid.uuid4().hex
         intent = {"id": intent_id, "entry": entry_id, "time": _now(), "files": [
-            {"path": c.shown, "old": c.old,
+            {"path": c.shown, "old": c.old, "carry": c.carry,
              "new": None if c.new is None else base64.b64encode(c.new).decode("ascii")}
             for c in tx.files]}
         self.store.table(T_INTENTS).insert(intent)
@@ -468,20 +514,23 @@ class Session:
         for item in intent["files"]:
             new = None if item["new"] is None else base64.b64decode(item["new"])
             path = confine(self.ws.root, item["path"])
+            snapshot = atomic.Snapshot.take(path)
             try:
-                current = path.read_bytes()
-            except FileNotFoundError:
-                current = None
-            now = None if current is None else atomic.sha256(current)
-            if current == new:
-                continue
-            if now != item["old"]:
-                raise ConflictError(
-                    f"{item['path']} changed on disk while a memtui change was pending (expected "
-                    f"{_short(item['old'])}, found {_short(now)}); that change stays pending and "
-                    "nothing of it was written. Look at the file: put back the expected content to "
-                    "let memtui finish, or set the change aside with `memtui store check`.", path=path)
-            _apply_file(_FileChange(item["path"], path, item["old"], new))
+                current = None if snapshot is None else snapshot.data
+                now = None if current is None else atomic.sha256(current)
+                if current == new:
+                    continue
+                if now != item["old"]:
+                    raise ConflictError(
+                        f"{item['path']} changed on disk while a memtui change was pending (expected "
+                        f"{_short(item['old'])}, found {_short(now)}); that change stays pending and "
+                        "nothing of it was written. Look at the file: put back the expected content to "
+                        "let memtui finish, or set the change aside with `memtui store check`.", path=path)
+                _apply_file(_FileChange(item["path"], path, item["old"], new, snapshot,
+                                        bool(item.get("carry"))))
+            finally:
+                if snapshot is not None:
+                    snapshot.close()
 
     def recover(self) -> None:
         """Finish what an interrupted memtui left pending, under the lock.
@@ -540,14 +589,60 @@ class Session:
 
 
 def _apply_file(change: _FileChange) -> None:
-    if change.new is None:
-        try:
-            change.path.unlink()
-        except FileNotFoundError:
-            pass
+    """Install one file change exactly as checked (:func:`memtui.core.atomic.replace_exact`).
+
+    Raises:
+        ConflictError: another process changed, replaced or created the file meanwhile;
+            nothing of this change stays. BusyError: one kept it open for writing.
+        OSError: the write failed.
+    """
+    try:
+        if change.new is None:
+            if change.snapshot is not None:
+                atomic.remove_exact(change.path, change.snapshot, wait=atomic.WRITER_WAIT)
+            return
+        if change.snapshot is None:
+            change.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic.create_exact(change.path, change.new)
+            change.installed = change.new
+            return
+        done = atomic.replace_exact(change.path, change.new, change.snapshot, carry=change.carry,
+                                    wait=atomic.WRITER_WAIT)
+    except atomic.RaceError as exc:
+        raise _race(change, exc) from exc
+    change.installed, change.carried = done.data, done.carried
+
+
+def _race(change: _FileChange, exc: atomic.RaceError) -> MemtuiError:
+    """The error to raise for a write :func:`atomic.replace_exact` refused."""
+    if exc.busy:
+        return BusyError(
+            f"{change.shown}: {exc}; nothing was written, because what that process writes after "
+            "memtui's save would be lost. Try again when it has closed the file.")
+    try:
+        current: bytes | None = change.path.read_bytes()
+    except OSError:
+        current = None
+    return ConflictError(
+        f"{change.shown}: {exc}; nothing was written and the file keeps the other process's "
+        "version. Reload it, look at the difference, and try again.", path=change.path, current=current,
+        current_hash=None if current is None else atomic.sha256(current))
+
+
+def _put_back(change: _FileChange) -> None:
+    """Undo an installed change after its store write failed, keeping what others appended:
+    the old bytes, the appends carried, and what was appended to the new file since."""
+    if change.snapshot is None:
+        change.path.unlink(missing_ok=True)
         return
-    change.path.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_bytes(change.path, change.new)
+    old = change.snapshot.data + change.carried
+    try:
+        now = change.path.read_bytes()
+    except FileNotFoundError:
+        now = b""
+    if change.installed is not None and now.startswith(change.installed):
+        old += now[len(change.installed):]
+    atomic.write_bytes(change.path, old)
 
 
 def _short(sha: object) -> str:

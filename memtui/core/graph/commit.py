@@ -179,7 +179,9 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
                 diff) from exc
         if not change.changed:
             return change, reapplied, base
-        tx.replace(shown, change.graph.to_bytes(), base=current_sha or None)
+        # agents append lines to graph.jsonl without memtui's lock: what they append while
+        # this write runs is carried into the new file (issue 15 item 1)
+        tx.replace(shown, change.graph.to_bytes(), base=current_sha or None, carry_appends=True)
         for extra, data in also_write:
             tx.replace(extra, data, base=None)
         tx.table(PROVENANCE_TABLE)  # provenance records change in this same write
@@ -204,9 +206,13 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
     change, reapplied, base = done.result
     if not change.changed:
         return Saved(base, change, reapplied=reapplied, written=False)
-    data = change.graph.to_bytes()
-    written = change.graph.replaced(change.graph.lines)
-    written.source_sha256 = hashlib.sha256(data).hexdigest()
-    written.exists = True
+    installed = done.installed.get(shown)
+    if installed is not None and installed != change.graph.to_bytes():  # others' appends were carried
+        written = loads(installed, loaded.shown)
+    else:
+        data = change.graph.to_bytes()
+        written = change.graph.replaced(change.graph.lines)
+        written.source_sha256 = hashlib.sha256(data).hexdigest()
+        written.exists = True
     return Saved(written, change, reapplied=reapplied, audit_entry=done.entry,
                  provenance_undo=tuple(undo))

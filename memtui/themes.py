@@ -82,7 +82,7 @@ def load_themes(folder: Path | None = None) -> LoadedThemes:
         try:
             data = tomllib.loads(file.read_text(encoding="utf-8"))
             theme = parse_theme(data, file.name)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
             out.warnings.append(f"theme file {file.name} skipped: {exc}")
             continue
         except ValueError as exc:

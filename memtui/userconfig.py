@@ -23,7 +23,7 @@ def get(key: str) -> str | None:
     """The string value of ``key``, or ``None`` when unset or the file is unreadable."""
     try:
         data = tomllib.loads(path().read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return None
     value = data.get(key)
     return value if isinstance(value, str) else None

@@ -206,6 +206,10 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
         data = tomllib.loads(text)
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        return Config(path=path), [Finding.make(
+            "config-invalid", shown, "cannot be read: arrays or tables are nested too deeply to read",
+            "remove the deep nesting; memtui uses the defaults meanwhile")]
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         line = None
         match = re.search(r"line (\d+)", str(exc))

@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memtui.core import atomic
+from memtui.core import atomic, jsonio
 from memtui.core.errors import BusyError, ConfinementError, ReadOnlyError
 from memtui.core.files import confine
 
@@ -87,7 +87,7 @@ class Holder:
 
 def _read_holder(path: Path) -> Holder | None:
     try:
-        data = json.loads(path.read_bytes())
+        data = jsonio.loads(path.read_bytes())
         return Holder(int(data["pid"]), str(data["host"]), str(data["started"]), str(data["purpose"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -39,7 +39,7 @@ from tinydb import TinyDB
 from tinydb.storages import Storage
 from tinydb.table import Table
 
-from memtui.core import atomic
+from memtui.core import atomic, jsonio
 from memtui.core.errors import ConfinementError, MemtuiError, ReadOnlyError
 from memtui.core.files import confine
 from memtui.core.findings import Finding
@@ -87,7 +87,9 @@ def parse(data: bytes, path: Path) -> dict[str, dict[str, Any]]:
     if not text.strip():
         raise StoreDamagedError(path, "the file is empty")
     try:
-        tables = json.loads(text)
+        tables = jsonio.loads(text, allow_nan=True)
+    except jsonio.JSONError as exc:
+        raise StoreDamagedError(path, f"the JSON {exc}") from exc
     except json.JSONDecodeError as exc:
         offset = len(text[: exc.pos].encode("utf-8"))
         reason = exc.msg

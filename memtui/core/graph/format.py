@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from memtui.core import jsonio
 from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.paging import Page
@@ -211,8 +212,8 @@ def relation_line(relation: Relation, extra: dict | None = None, type_value: str
 def _extra_keys(line: Line) -> dict:
     """The keys of ``line``'s JSON object that the server does not know (in file order)."""
     try:
-        obj = json.loads(line.raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
+        obj = jsonio.loads(line.raw)
+    except ValueError:
         return {}
     if not isinstance(obj, dict):
         return {}
@@ -232,26 +233,23 @@ def _kind_of_value(value: object) -> str:
     return "a JSON number"
 
 
-_DECODER = json.JSONDecoder(parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
-
-
 def _diagnose(text: str) -> str:
-    """Why ``text`` (one line that ``json.loads`` refused) is not one JSON object."""
+    """Why ``text`` (one line that :func:`jsonio.decode` refused) is not one JSON object."""
     start = len(text) - len(text.lstrip())
     try:
-        value, end = _DECODER.raw_decode(text, start)
+        value, end = jsonio.decode(text, start)
+    except jsonio.JSONError as exc:
+        return str(exc)
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()) or "Unterminated string" in exc.msg:
             return ("is cut off: the record ends before it is complete "
                     "(likely an interrupted write)")
         return f"is not valid JSON: {exc.msg} at column {exc.pos + 1}"
-    except ValueError as exc:
-        return f"is not valid JSON: {exc} is not a JSON number"
     rest = text[end:].strip()
     if not rest:  # pragma: no cover - json.loads would have accepted it
         return f"is {_kind_of_value(value)}"
     try:
-        _DECODER.raw_decode(rest, 0)
+        jsonio.decode(rest, 0)
         return ("holds two JSON values on one line (records glued together, "
                 "likely an append to a file without a final newline)")
     except ValueError:
@@ -298,7 +296,9 @@ def parse_line(raw: bytes, crlf: bool, number: int) -> Line:
         return Line(raw, crlf, BLANK, origin=number)
     body = text.strip(" \t\r\n")  # JSON's own whitespace
     try:  # one shared decoder: json.loads would build a new one per line (B23-size files)
-        obj, end = _DECODER.raw_decode(body)
+        obj, end = jsonio.decode(body)
+    except jsonio.JSONError as exc:
+        return Line(raw, crlf, MALFORMED, problem=str(exc), origin=number)
     except ValueError:
         return Line(raw, crlf, MALFORMED, problem=_diagnose(text), origin=number)
     if end != len(body):
@@ -542,8 +542,8 @@ def _renumber(record: Entity | Relation, number: int) -> Entity | Relation:
 
 def _type_label(line: Line) -> str:
     try:
-        value = json.loads(line.raw.decode("utf-8")).get("type")
-    except (ValueError, UnicodeDecodeError, AttributeError):
+        value = jsonio.loads(line.raw).get("type")
+    except (ValueError, AttributeError):
         return "(unreadable)"
     return "(none)" if value is None else repr(value)
 
@@ -601,14 +601,14 @@ def loads(data: bytes, shown: str = "memory/graph.jsonl", exists: bool = True) -
                   exists=exists)
     legacy_lines = [line for line in lines if line.kind == LEGACY]
     if len(legacy_lines) == 1 and not any(line.kind in (ENTITY, RELATION) for line in lines):
-        obj = json.loads(legacy_lines[0].raw.decode("utf-8"))
+        obj = jsonio.loads(legacy_lines[0].raw)
         graph.legacy_entities, graph.legacy_relations, _ = _legacy_records(obj)
         graph.legacy = True
     elif lines and any(line.kind == MALFORMED for line in lines) and not any(
             line.kind in (ENTITY, RELATION) for line in lines):
         try:
-            obj = json.loads(body.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            obj = jsonio.loads(body)
+        except ValueError:
             obj = None
         if isinstance(obj, dict) and "type" not in obj and (
                 isinstance(obj.get("entities"), list) or isinstance(obj.get("relations"), list)):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memtui.core.graph.format import ENTITY, Entity, Graph, GraphEditError, INVALID, Line, MALFORMED, RELATION, Relation, _DECODER, _extra_keys, entity_line, fold_name, fold_type, parse_line, relation_line, server_json
+from memtui.core import jsonio
+from memtui.core.graph.format import ENTITY, Entity, Graph, GraphEditError, INVALID, Line, MALFORMED, RELATION, Relation, _extra_keys, entity_line, fold_name, fold_type, parse_line, relation_line, server_json
 
 
 @dataclass(frozen=True)
@@ -560,7 +561,7 @@ def _split_values(raw: bytes) -> list[dict]:
         if index >= len(text):
             break
         try:
-            value, index = _DECODER.raw_decode(text, index)
+            value, index = jsonio.decode(text, index)
         except ValueError:
             return []
         values.append(value)

@@ -121,12 +121,11 @@ class ArticleCache:
     @classmethod
     def load(cls, ws: Workspace) -> "ArticleCache":
         """The cache of ``ws`` (empty when absent, unreadable or made by another version)."""
-        import json
-
         from memtui import __version__
+        from memtui.core import jsonio
 
         try:
-            data = json.loads(cls._file(ws).read_text(encoding="utf-8"))
+            data = jsonio.loads(cls._file(ws).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return cls()
         head = [CACHE_FORMAT, __version__, ws.config.max_file_bytes, os.fspath(ws.root)]

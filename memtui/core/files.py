@@ -26,6 +26,22 @@ def rel(root: Path, path: Path) -> str:
         return path.as_posix()
 
 
+def text_name(name: str) -> bool:
+    """True when the file name ``name`` (as ``os`` gives it: undecodable bytes as lone
+    surrogates, PEP 383) is valid UTF-8 text.
+
+    memtui shows, searches, indexes and edits only files whose whole path is text: a name
+    that is not (issue 15 item 6) is left out of the memory tree, the skills catalogue and the
+    search, and reported once by the audit (``name-not-utf8``, :mod:`memtui.core.strays`);
+    backups keep it byte for byte.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def is_inside(root: Path, path: Path) -> bool:
     """True when ``path``, with every symlink resolved, lies inside ``root`` (resolved)."""
     try:

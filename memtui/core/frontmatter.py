@@ -23,8 +23,100 @@ from typing import Any
 
 import yaml
 
+from memtui.core.findings import Finding
+
 #: PyYAML's C-accelerated safe loader when built with libyaml, else the pure-Python one.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: Most values a front matter block may expand to, each use of an alias counted again
+#: (issue 15 item 7: nine aliases of nine aliases in a 1.4 kB SKILL.md expand to 387 million
+#: values, and every consumer that walks them printed 1.68 GB). Real front matter holds tens.
+MAX_VALUES = 10_000
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader, with every value that cannot be built (an impossible date such as
+    ``2024-13-45``, ``!!int abc``, a 5,000-digit number) a YAML error at the value's place
+    instead of a ``ValueError`` from deep inside PyYAML (issue 15 item 5)."""
+
+    def construct_object(self, node, deep=False):  # noqa: ANN001, ANN201 - PyYAML's signature
+        try:
+            return super().construct_object(node, deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, _unbuildable(node, exc), node.start_mark) from exc
+
+
+def _unbuildable(node: yaml.Node, exc: Exception) -> str:
+    """Why the value of ``node`` cannot be built, in plain words."""
+    value = node.value if isinstance(node, yaml.ScalarNode) else ""
+    shown = value if len(value) <= 40 else value[:39] + "…"
+    if node.tag.endswith(":timestamp"):
+        return (f"{shown} is not a real date or time ({exc}); write a real one (YYYY-MM-DD), or put it "
+                "in quotes to keep it as text")
+    kind = node.tag.rsplit(":", 1)[-1]
+    return f"{shown or 'a value'} cannot be read as {kind} ({exc}); put it in quotes to keep it as text"
+
+
+def _expansion_problem(root: yaml.Node) -> tuple[str, yaml.Node] | None:
+    """``(problem, node)`` when the aliases of the block loop or expand it past
+    :data:`MAX_VALUES` values, else ``None`` (a walk of the composed nodes, each shared node
+    sized once)."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            children = _children(node)
+            sizes[key] = min(MAX_VALUES + 1, 1 + sum(sizes[id(c)] for c in children))
+            if sizes[key] > MAX_VALUES:
+                return (f"its aliases expand it to more than {MAX_VALUES:,} values (an alias bomb); "
+                        "write the values out instead of repeating aliases", node)
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            return "an alias refers to a value that holds it (a loop); write the value out", node
+        on_path.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in on_path:
+                return "an alias refers to a value that holds it (a loop); write the value out", child
+            if id(child) not in sizes:
+                stack.append((child, False))
+    return None
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _load(block: str) -> tuple[yaml.Node | None, Any]:
+    """Compose and build ``block`` as :func:`yaml.load` does, with the expansion bound.
+
+    Raises:
+        yaml.YAMLError: the block is not YAML, cannot be built, or expands too far.
+    """
+    loader = _Loader(block)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        problem = _expansion_problem(node)
+        if problem is not None:
+            raise yaml.composer.ComposerError(None, None, problem[0], problem[1].start_mark)
+        return node, loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 _FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 
@@ -66,6 +158,12 @@ class FrontMatter:
         bom: the text started with U+FEFF.
         crlf: the text uses CRLF line ends.
         raw: the front matter block as written (between the fences), for display.
+        node: the block as composed YAML (a ``yaml.MappingNode``; ``None`` when absent or
+            broken), for readers that need how a value was written (skills).
+        second_block_line: 1-based file line of a second front matter block right after the
+            first (``---``, keys and values, ``---``: issue 15 item 11), read as body text;
+            ``None`` when there is none.
+        second_block_keys: the top-level keys of that second block.
     """
 
     meta: dict[str, Any] = field(default_factory=dict)
@@ -80,6 +178,26 @@ class FrontMatter:
     bom: bool = False
     crlf: bool = False
     raw: str = ""
+    node: Any = None
+    second_block_line: int | None = None
+    second_block_keys: list[str] = field(default_factory=list)
+
+    def second_block_message(self) -> str:
+        """The sentence for a second block (call only when :attr:`second_block_line` is set)."""
+        keys = ", ".join(self.second_block_keys[:5]) + (" …" if len(self.second_block_keys) > 5 else "")
+        first = "an empty first block" if not self.meta else f"the first block ({', '.join(list(self.meta)[:5])})"
+        return (f"a second front matter block starts at line {self.second_block_line} ({keys}); only "
+                f"{first} is read as front matter, and the second is read as body text")
+
+    def second_block_finding(self, shown: str) -> Finding | None:
+        """The ``front-matter-second-block`` finding of the file ``shown``, or ``None``."""
+        if self.second_block_line is None:
+            return None
+        return Finding.make("front-matter-second-block", shown, self.second_block_message(), SECOND_BLOCK_FIX,
+                            line=self.second_block_line)
+
+
+SECOND_BLOCK_FIX = "merge the two `---` blocks into one (keep the keys of both), then save"
 
 
 def _plain_yaml_error(exc: yaml.YAMLError, block: str) -> tuple[str, int | None, int | None]:
@@ -105,9 +223,16 @@ def split(text: str) -> FrontMatter:
         text: the whole file as decoded text (a leading BOM is allowed).
 
     Returns:
-        A :class:`FrontMatter`; problems are reported in its ``error`` fields and
-        ``duplicate_keys``, not raised.
+        A :class:`FrontMatter`; problems are reported in its ``error`` fields,
+        ``duplicate_keys`` and ``second_block_*``, not raised.
     """
+    result = _split(text)
+    if result.closed and not result.error:
+        _second_block(result)
+    return result
+
+
+def _split(text: str) -> FrontMatter:
     result = FrontMatter()
     if text.startswith("\ufeff"):
         result.bom = True
@@ -144,7 +269,7 @@ def split(text: str) -> FrontMatter:
     if not block.strip():
         return result
     try:
-        data = yaml.load(block, Loader=_Loader)  # noqa: S506 - a SafeLoader
+        node, data = _load(block)
     except yaml.YAMLError as exc:
         message, line, column = _plain_yaml_error(exc, block)
         result.error = message
@@ -159,7 +284,33 @@ def split(text: str) -> FrontMatter:
         result.error_line = 2
         return result
     result.meta = {str(k): v for k, v in data.items()}
+    result.node = node
     return result
+
+
+def _second_block(result: FrontMatter) -> None:
+    """Set ``second_block_*`` when the body opens (after blank lines) with another block of
+    keys and values between ``---`` lines. A body that opens with a thematic break (``---``)
+    followed by prose is not one: the lines up to the next fence must be a YAML mapping."""
+    body = result.body
+    pos, skipped = 0, 0
+    while True:
+        nl = body.find("\n", pos)
+        line = body[pos:] if nl == -1 else body[pos:nl]
+        if line.strip() or nl == -1:
+            break
+        pos, skipped = nl + 1, skipped + 1
+    if line.rstrip("\r").rstrip() == "---" and nl != -1:
+        inner = _split(body[pos:])  # `---`, keys, `---` right after the first block
+        start = result.body_line + skipped
+    elif not result.meta and not skipped:
+        inner = _split("---\n" + body)  # an empty first block whose closing fence opens the keys
+        start = result.body_line
+    else:
+        return
+    if inner.closed and not inner.error and inner.meta:
+        result.second_block_line = start
+        result.second_block_keys = list(inner.meta)
 
 
 def json_safe(value: Any) -> Any:

@@ -8,6 +8,7 @@ import re
 
 import yaml
 
+from memtui.core import frontmatter
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.skills.model import Skill
 from memtui.core.skills.rules import parse_skill
@@ -54,9 +55,13 @@ def set_front_matter_field(text: str, key: str, value: str) -> str:
         value: the new text (single line; line breaks are written as ``\\n`` escapes).
 
     Raises:
-        ValueError: the file has no closed front matter block, or ``key`` appears more than
-            once (the user must choose which line to keep).
+        ValueError: the file has no closed front matter block, ``key`` appears more than
+            once (the user must choose which line to keep), or a second front matter block
+            follows the first (the edit would land in the block agents do not read).
     """
+    fm = frontmatter.split(text)
+    if fm.second_block_line is not None:  # the key would land in the block nobody reads (issue 15 item 11)
+        raise ValueError(f"{fm.second_block_message()}; {frontmatter.SECOND_BLOCK_FIX}")
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body_text = text[len(bom):]
     eol = _line_end(body_text)

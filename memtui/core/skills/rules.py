@@ -56,17 +56,16 @@ def _written(node: yaml.Node) -> Any:
     return None  # pragma: no cover - alias nodes are resolved by compose
 
 
-def _compose_fields(raw: str) -> dict[str, tuple[int, yaml.Node]]:
+def _compose_fields(node: yaml.Node | None) -> dict[str, tuple[int, yaml.Node]]:
     """Top-level keys of a front matter block → (1-based line within the block, value node).
 
+    Args:
+        node: the block as composed by :func:`memtui.core.frontmatter.split` (``fm.node``,
+            already checked for alias loops and expansion).
+
     A key given twice keeps its last occurrence, as PyYAML does. Returns ``{}`` when the
-    block is not a mapping or cannot be composed (the caller already has the error).
+    block is not a mapping (the caller already has the error).
     """
-    try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        node = yaml.compose(raw, Loader=loader)
-    except yaml.YAMLError:
-        return {}
     if not isinstance(node, yaml.MappingNode):
         return {}
     out: dict[str, tuple[int, yaml.Node]] = {}
@@ -209,7 +208,10 @@ def _validate(skill: Skill, fm: FrontMatter) -> None:
         if not fm.closed:
             skill.body = fm.body  # the whole text: nothing can be trusted as front matter
         return
-    fields = _compose_fields(fm.raw) if fm.raw.strip() else {}
+    second = fm.second_block_finding(p)
+    if second is not None:
+        add(second)
+    fields = _compose_fields(fm.node)
     skill.front_matter = {k: _written(node) for k, (_ln, node) in fields.items()}
 
     def line_of(key: str) -> int | None:

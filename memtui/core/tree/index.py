@@ -187,6 +187,9 @@ def parse_index(text: str, node: str, shown: str) -> NodeIndex:
             "front-matter-unclosed" if fm.present and not fm.closed else "front-matter-invalid",
             shown, fm.error, "fix the YAML between the two `---` lines",
             line=fm.error_line, column=fm.error_column))
+    second = fm.second_block_finding(shown)
+    if second is not None:
+        index.findings.append(second)
     seen: dict[str, int] = {}
     in_fence = False
     for offset, line in enumerate(fm.body.splitlines()):

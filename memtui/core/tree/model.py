@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memtui.core import frontmatter
-from memtui.core.files import TextFile, is_inside, read_text
+from memtui.core.files import TextFile, is_inside, read_text, text_name
 from memtui.core.findings import Finding
 from memtui.core.workspace import NODE_INDEX, SPECIAL_FILES, Workspace
 from memtui.core.tree.index import NodeIndex, _HEADING, parse_index
@@ -109,7 +109,8 @@ class MemoryTree:
                 for entry in it:
                     if entry.name == NODE_INDEX and entry.is_file():
                         return True
-                    if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                    if entry.is_dir(follow_symlinks=False) and not entry.name.startswith(".") \
+                            and text_name(entry.name):
                         subdirs.append(entry.path)
         except OSError:
             return False
@@ -125,7 +126,8 @@ class MemoryTree:
         """The child folders of ``path`` worth showing: ``[(child_path, is_node), ...]``.
 
         A child is a node (has ``AGENTS.md``) or a gap folder with a node somewhere below it.
-        Hidden folders and symbolic links are not followed. Sorted by name.
+        Hidden folders, symbolic links and names that are not UTF-8 (:func:`text_name`) are
+        not followed. Sorted by name.
         """
         cached = self._children_cache.get(path)
         if cached is not None:
@@ -133,7 +135,7 @@ class MemoryTree:
         out: list[tuple[str, bool]] = []
         try:
             with os.scandir(self.abs(path)) as it:
-                dirs = sorted((e for e in it if not e.name.startswith(".")
+                dirs = sorted((e for e in it if not e.name.startswith(".") and text_name(e.name)
                                and e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
         except OSError:
             dirs = []
@@ -174,7 +176,7 @@ class MemoryTree:
         folder = self.abs(node)
         try:
             with os.scandir(folder) as it:
-                names = sorted(e.name for e in it if e.name.lower().endswith(".md")
+                names = sorted(e.name for e in it if e.name.lower().endswith(".md") and text_name(e.name)
                                and (e.is_file() or e.is_symlink()))
         except OSError:
             return []
@@ -224,6 +226,9 @@ class MemoryTree:
             findings.append(Finding.make(
                 "front-matter-duplicate-key", shown, f"{key} is given twice (the second value is used)",
                 "delete one of the two lines", line=line))
+        second = fm.second_block_finding(shown)
+        if second is not None:
+            findings.append(second)
         return Article(path, node, fm.meta, fm.body, fm.body_line, read.text, read.size, True,
                        read.truncated, findings)
 

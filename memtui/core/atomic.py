@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno as _errno
 import hashlib
 import os
+import re
 import signal as _signal
 import stat
 import sys
@@ -34,6 +35,19 @@ except ImportError:  # pragma: no cover - Windows
 def sha256(data: bytes) -> str:
     """The SHA-256 of ``data`` as 64 lowercase hex digits: the content hash memtui records."""
     return hashlib.sha256(data).hexdigest()
+
+
+#: The name of a temporary file of this module: ``.<target name>.<8 random characters>.tmp``
+#: (``tempfile.mkstemp`` draws them from lowercase letters, digits and ``_``).
+LEFTOVER_NAME = re.compile(r"^\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp$", re.DOTALL)
+
+
+def is_leftover(name: str) -> bool:
+    """True when the file name ``name`` is one of this module's temporary files: a write that
+    was killed leaves it behind, and it never holds the only copy of anything (a write is
+    installed by its rename, and the bytes of an interrupted several-file write are in the
+    store's pending intent)."""
+    return LEFTOVER_NAME.match(name) is not None
 
 
 def leftovers(path: str | os.PathLike[str]) -> list[Path]:

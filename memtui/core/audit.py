@@ -39,6 +39,7 @@ CHECKS: tuple[str, ...] = (
     "memtui.core.tree.integrity:audit_findings",
     "memtui.core.scan.workspace:audit_findings",
     "memtui.core.sessions:audit_findings",
+    "memtui.core.strays:audit_findings",
 )
 
 

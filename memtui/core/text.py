@@ -34,6 +34,8 @@ def visible(value: object, *, symbols: bool = False) -> str:
         The text with every character of the Unicode categories Cc, Cf, Zl, Zp and Cs (control,
         format such as zero-width and direction marks, line/paragraph separators, and the lone
         surrogates of a non-UTF-8 file name) replaced; printable text is returned unchanged.
+        A byte of a file name that is not UTF-8 (``U+DC80``–``U+DCFF``, PEP 383) is shown as
+        that byte, ``\xe5`` (``⟨0xE5⟩``), as B13 asks.
     """
     text = "" if value is None else str(value)
     if text.isprintable():
@@ -43,6 +45,8 @@ def visible(value: object, *, symbols: bool = False) -> str:
     for char in text:
         if char in table:
             out.append(table[char])
+        elif "\udc80" <= char <= "\udcff":  # a byte of a name that is not UTF-8 (PEP 383)
+            out.append(f"⟨0x{ord(char) - 0xDC00:02X}⟩" if symbols else f"\\x{ord(char) - 0xDC00:02x}")
         elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
             out.append(f"⟨U+{ord(char):04X}⟩" if symbols else f"\\u{ord(char):04x}")
         else:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from memtui.core import atomic, jsonio
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME, StoreDamagedError, parse as parse_store
 
@@ -131,7 +132,7 @@ def _path_json(path: bytes) -> str:
 
 
 def _path_from_json(text: str) -> bytes:
-    return json.loads(text).encode("utf-8", "surrogateescape")
+    return jsonio.loads(text).encode("utf-8", "surrogateescape")
 
 
 # -- store tables ------------------------------------------------------------------------------
@@ -228,8 +229,6 @@ def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
         lines = data.decode("utf-8").split("\n")
     except UnicodeDecodeError as exc:
         raise BackupFormatError(f"{shown_path}: byte {exc.start} is not UTF-8") from exc
-    decoder = json.JSONDecoder()
-
     def bad(i: int, why: str) -> BackupFormatError:
         return BackupFormatError(f"{shown_path}:{i + 1}: {why}")
 
@@ -248,7 +247,7 @@ def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
         if line.startswith("## Record "):
             ref = line[len("## Record "):]
             try:
-                doc_id = ref if ref.isdigit() else json.loads(ref)
+                doc_id = ref if ref.isdigit() else jsonio.loads(ref)
             except json.JSONDecodeError as exc:
                 raise bad(i, f"record id {ref!r} is neither a number nor a JSON string") from exc
             if not isinstance(doc_id, str) or doc_id in table:
@@ -263,7 +262,7 @@ def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
                 end = cut + 1
             else:
                 try:
-                    key, end = decoder.raw_decode(line, 2)
+                    key, end = jsonio.decode(line, 2)
                 except json.JSONDecodeError as exc:
                     raise bad(i, "a field line does not start with a JSON key") from exc
                 if not isinstance(key, str) or line[end:end + 2] != ": ":
@@ -283,7 +282,7 @@ def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
                 i = close + 1
                 continue
             try:
-                value, stop = decoder.raw_decode(rest)
+                value, stop = jsonio.decode(rest, allow_nan=True)
             except json.JSONDecodeError as exc:
                 raise bad(i, f"the value of {key!r} is not JSON ({exc.msg})") from exc
             if stop != len(rest):
@@ -357,6 +356,13 @@ def _walk(root: bytes, skip: set[bytes], tree: BackupTree) -> None:
             except OSError as exc:
                 tree.findings.append(Finding.make("file-unreadable", shown(rel), f"cannot be read: {exc}",
                                                   "check the file; it is not in this backup"))
+                continue
+            if stat.S_ISREG(st.st_mode) and atomic.is_leftover(os.fsdecode(name)):
+                tree.findings.append(Finding.make(
+                    "backup-skipped", shown(rel),
+                    "is a temporary file an interrupted memtui write left behind; it is not backed up",
+                    "delete it (it holds no data of its own), or let memtui's next write of its file remove it"))
+                kept += 1
                 continue
             if stat.S_ISLNK(st.st_mode):
                 tree.findings.append(Finding.make(
@@ -464,7 +470,7 @@ def parse_manifest(data: bytes) -> Manifest:
                 elif word == "store":
                     out.store_present = rest == "present"
                 elif word == "table":
-                    name, end = json.JSONDecoder().raw_decode(rest)
+                    name, end = jsonio.decode(rest)
                     out.tables[name] = int(rest[end:].strip())
             elif section == "files":
                 digest, mode, size, path = line.split(" ", 3)

@@ -20,13 +20,14 @@ with the data, so provenance is not lost by curating.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
+from memtui.core import jsonio
 from memtui.core.errors import MemtuiError
+from memtui.core.files import text_name
 from memtui.core.graph.operations import EditObservation, MergeEntities, Operation, RenameEntity
 
 TABLE = "provenance"
@@ -200,7 +201,7 @@ def session_position(root: Path, item: Provenance) -> tuple[Path, int]:
         for count, raw in enumerate(handle, 1):
             if found is None and not item.line:
                 try:
-                    ts = json.loads(raw).get("ts", "")
+                    ts = jsonio.loads(raw).get("ts", "")
                 except (ValueError, AttributeError):
                     continue
                 if isinstance(ts, str) and ts >= item.at:
@@ -218,12 +219,12 @@ def find_in_sessions(root: Path, text: str, limit: int = 20) -> list[tuple[str, 
         return []
     hits: list[tuple[str, int, str]] = []
     for path in sorted(folder.glob("*.jsonl")):
-        if path.is_symlink():
+        if path.is_symlink() or not text_name(path.name):
             continue
         with open(path, "rb") as handle:
             for number, raw in enumerate(handle, 1):
                 try:
-                    doc = json.loads(raw)
+                    doc = jsonio.loads(raw)
                 except ValueError:
                     continue
                 content = doc.get("content") if isinstance(doc, dict) else None

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 
-from memtui.core.files import is_inside, rel
+from memtui.core.files import is_inside, rel, text_name
 from memtui.core.findings import Finding, sort_key
 from memtui.core.workspace import Workspace
 from memtui.core.skills.model import AGENT_ROOT, CASCADE_DIR, Catalogue, SCOPES, SHARED_ROOT, SKILL_FILE, Skill, _SEED_002, _SKIP_DIRS
@@ -51,7 +51,7 @@ def scan_root(path: str | os.PathLike[str], root_label: str, *, base: Path | Non
         here = Path(dirpath)
         kept = []
         for d in sorted(dirnames):
-            if d in _SKIP_DIRS:
+            if d in _SKIP_DIRS or not text_name(d):  # a name that is not UTF-8: the audit reports it
                 continue
             full = here / d
             if full.is_symlink():

@@ -1,0 +1,90 @@
+"""Files as files: names that are not UTF-8, and temporary files a killed write left (issue 15
+items 3 and 6).
+
+One walk of the whole workspace (symbolic links not followed; ``.git`` folders and the search
+index skipped) contributes to the audit (:data:`memtui.core.audit.CHECKS`):
+
+- ``name-not-utf8``: a file or folder whose name is not valid UTF-8. memtui leaves it out of
+  everything it shows, searches and edits (:func:`memtui.core.files.text_name`); this finding
+  is where the user learns it is there. Backups keep it byte for byte.
+- ``temp-file-leftover``: a ``.<name>.<random>.tmp`` file of :mod:`memtui.core.atomic` that a
+  killed writer left. It never holds the only copy of anything; the next guarded write of its
+  file removes it, and backups leave it out.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import stat
+
+from memtui.core import atomic
+from memtui.core.files import text_name
+from memtui.core.findings import Finding
+from memtui.core.text import visible
+from memtui.core.workspace import Workspace
+
+#: Folders the walk does not enter (relative to the workspace): memtui's rebuildable index.
+SKIPPED = frozenset({".memtui/index"})
+
+
+def _bad_byte(name: str) -> str:
+    """The first byte of ``name`` that is not UTF-8, as ``0xE5``."""
+    for char in name:
+        if "\udc80" <= char <= "\udcff":
+            return f"0x{ord(char) - 0xDC00:02X}"
+    return "?"  # pragma: no cover - only called for names that are not UTF-8
+
+
+def _rename_hint(shown: str, folder_shown: str, name: str) -> str:
+    raw = os.fsencode(name)
+    quoted = "".join(f"\\x{b:02x}" if b >= 0x80 or b < 0x20 or b in b"'\\" else chr(b) for b in raw)
+    fixed = raw.decode("utf-8", "ignore") or "renamed"
+    prefix = f"{folder_shown}/" if folder_shown else ""
+    return f"rename it to a UTF-8 name: mv $'{prefix}{quoted}' '{prefix}{fixed}'"
+
+
+def audit_findings(ws: Workspace) -> list[Finding]:
+    """The ``name-not-utf8`` and ``temp-file-leftover`` findings of ``ws`` (never raises).
+
+    A folder whose name is not UTF-8 is reported once and not entered.
+    """
+    findings: list[Finding] = []
+    root = os.fspath(ws.root)
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue  # an unreadable folder is another check's finding
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not text_name(entry.name):
+                what = "folder" if stat.S_ISDIR(st.st_mode) else "file"
+                shown = visible(rel)
+                findings.append(Finding.make(
+                    "name-not-utf8", shown,
+                    f"the {what} name is not valid UTF-8 (byte {_bad_byte(entry.name)}); memtui leaves it out of "
+                    "the memory tree, the skills and the search (backups keep it as it is)",
+                    _rename_hint(shown, visible(rel_dir), entry.name)))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name.lower() != ".git" and rel not in SKIPPED:
+                    stack.append(rel)
+                continue
+            if stat.S_ISREG(st.st_mode) and atomic.is_leftover(entry.name):
+                match = atomic.LEFTOVER_NAME.match(entry.name)
+                target = match.group("target") if match else "?"
+                when = _dt.datetime.fromtimestamp(st.st_mtime, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+                findings.append(Finding.make(
+                    "temp-file-leftover", visible(rel),
+                    f"a temporary file that an interrupted memtui write of {visible(target)} left behind "
+                    f"({st.st_size:,} bytes, {when}); it holds no data of its own",
+                    f"delete it, or let memtui remove it at its next write of {visible(target)}"))
+    return findings

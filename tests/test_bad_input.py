@@ -242,3 +242,25 @@ def test_leftover_temp_files_are_findings_skipped_by_backups_and_swept_by_the_ne
                       lambda tx: tx.replace("memory/MEMORY_CUSTOM.md", b"swept\n", base=tx.sha("memory/MEMORY_CUSTOM.md")))
     assert not leftovers[2].exists(), "the write of MEMORY_CUSTOM.md swept its own leftover"
     assert atomic.is_leftover(leftovers[0].name) and not atomic.is_leftover(".notes.tmp")
+
+
+# -- a damaged store, a .memtui leading outside (item 13) -----------------------------------------------
+
+@pytest.mark.parametrize("damage", [b'{"audit": {"1": {"x": 1}', b"\x00" * 64, b"", b'{"a": ' + DEEP.encode() + b"}"])
+def test_a_damaged_store_is_an_error_of_the_audit(tmp_path: Path, damage: bytes) -> None:
+    root = _ws(tmp_path)
+    (root / ".memtui" / "store.json").write_bytes(damage)
+    report = audit.run(Workspace.open(root), use_cache=False)
+    assert [f.code for f in report.findings if f.path == ".memtui/store.json"] == ["store-damaged"]
+    assert report.has_errors
+    assert _cli(root, "audit").returncode == 1
+
+
+def test_a_state_folder_leading_outside_is_an_error_of_the_audit(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    outside = tmp_path / "elsewhere"
+    shutil.move(str(root / ".memtui"), outside)
+    (root / ".memtui").symlink_to(outside)
+    report = audit.run(Workspace.open(root), use_cache=False)
+    [finding] = [f for f in report.findings if f.code == "symlink-outside" and f.path.startswith(".memtui")]
+    assert "outside the workspace" in finding.message and report.has_errors

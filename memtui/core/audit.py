@@ -40,6 +40,7 @@ CHECKS: tuple[str, ...] = (
     "memtui.core.scan.workspace:audit_findings",
     "memtui.core.sessions:audit_findings",
     "memtui.core.strays:audit_findings",
+    "memtui.core.store:audit_findings",
 )
 
 

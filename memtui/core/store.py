@@ -373,3 +373,16 @@ def set_aside(root: str | os.PathLike[str] | Any) -> Path:
         target = path.with_name(f"{STORE_NAME}.damaged-{stamp}-{n}")
     os.rename(path, target)
     return target
+
+
+def audit_findings(ws: Any) -> list[Finding]:
+    """The store's own findings for the audit (:data:`memtui.core.audit.CHECKS`): a damaged or
+    unreadable ``store.json`` (``store-damaged``: the workspace is then read-only, so the
+    audit must not say "0 errors", issue 15 item 13) and a ``.memtui`` or store leading
+    outside the workspace (``symlink-outside``). Reads nothing through a link; never raises."""
+    store = Store.open(ws, read_only=True)
+    try:
+        return list(store.findings)
+    finally:
+        store.close()
+

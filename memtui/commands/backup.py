@@ -136,9 +136,8 @@ def print_status(state: dict) -> None:
     print(f"repository: {state['repo'] or '(none)'}  path: {state['path']}/")
     print(f"state: {state['state']}")
     if state["remote"]:
-        ab = state["ahead_behind"]
-        print(f"remote: {state['remote']} ({state['url']})"
-              + (f", {ab[0]} ahead, {ab[1]} behind as last fetched" if ab else ""))
+        against = core.compared(state)
+        print(f"remote: {state['remote']} ({state['url']})" + (f", {against}" if against else ""))
     last = state["last"]
     if last:
         counts = last.get("counts") or {}

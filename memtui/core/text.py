@@ -6,12 +6,14 @@ One place for each rule (DESIGN.md §3):
   name never breaks a one-line output and two different names never look the same (B17);
 - :func:`unified_diff` is the one unified diff (notes, graph, articles, backup verify) and
   :func:`side_by_side` the one two-column diff;
-- :data:`BOM` is the UTF-8 byte order mark every reader and writer keeps as it found it.
+- :data:`BOM` is the UTF-8 byte order mark every reader and writer keeps as it found it;
+- :func:`mask_url` hides the credentials of URLs in any text memtui shows.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 import unicodedata
 
 #: The UTF-8 byte order mark (kept on save wherever a file had it).
@@ -114,6 +116,35 @@ def clip(text: str, width: int) -> str:
     ``width`` characters with a final ``…`` when longer."""
     text = visible(" ".join(text.split()))
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/?#@\s'\"<>]+)@")
+_URL_SECRET_PARAM = re.compile(
+    r"(?P<key>[?&;](?:[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|apikey|auth|signature|sig|"
+    r"credential|session)[A-Za-z0-9_.-]*)=)(?P<value>[^&#\s'\"<>]+)", re.IGNORECASE)
+
+
+def mask_url(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked (issue 15 item 14): the password
+    of ``user:password@`` (``user:***@``), a bare user part of an ``http``/``https`` URL
+    (``https://***@host``: what a token pasted into a remote looks like), and the values of
+    query parameters named like secrets (``?access_token=***``). Usernames of other schemes
+    (``ssh://git@host``) stay, since they are no secret. The one rule for every URL memtui
+    prints, logs or stores in a message."""
+    if "://" not in text:
+        return text
+
+    def info(match: re.Match[str]) -> str:
+        scheme, part = match.group("scheme"), match.group("info")
+        user, colon, _password = part.partition(":")
+        if colon:
+            return f"{scheme}{user}:***@"
+        if scheme.lower().rstrip(":/") in ("http", "https"):
+            return f"{scheme}***@"
+        return match.group(0)
+
+    text = _URL_USERINFO.sub(info, text)
+    return _URL_SECRET_PARAM.sub(lambda m: f"{m.group('key')}***", text)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from memtui.core.text import visible
+from memtui.core.text import mask_url, visible
 from memtui.core import secrets
 from memtui.core.backup import render as rd
 from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir, first_missing,
@@ -306,7 +306,27 @@ def _open_secrets(ws: Workspace, tree: rd.BackupTree) -> list[Finding]:
 
 
 __all__ = ["BackupBlocked", "BackupRefused", "BackupResult", "DEFAULT_PATH", "GitError", "Settings", "backup",
-           "message_for", "prepare", "settings"]
+           "compared", "message_for", "prepare", "settings"]
+
+
+def compared(state: dict[str, Any]) -> str:
+    """``"2 ahead, 0 behind the remote as of its last fetch on 2026-12-01 10:04"`` for a
+    :func:`status` (``""`` without counts): the counts compare with the remote-tracking branch,
+    which only a fetch (or a push) updates, so the sentence says which and when rather than
+    reading as current (issue 15 item 15)."""
+    counts = state.get("ahead_behind")
+    if not counts:
+        return ""
+    words = f"{counts[0]} ahead, {counts[1]} behind"
+    seen = state.get("compared_with")
+    if not seen:
+        return f"{words} as last fetched (no record of when; `git fetch` to compare with the remote now)"
+    when = str(seen.get("date", "")).replace("T", " ")[:16]
+    if seen.get("how") == "fetch":
+        return f"{words} as of the last fetch, {when}"
+    what = "push" if seen.get("how") == "push" else "update"
+    return (f"{words} as of the last {what}, {when}; never fetched since, so newer commits on the remote are "
+            "not counted (`git fetch` to compare with the remote now)")
 
 
 def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
@@ -321,15 +341,17 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
         history_offset: how many of the newest backups ``history`` skips (a later page).
 
     Returns:
-        ``{"repo", "path", "exists", "state", "branch", "head", "detached", "remote", "url",
-        "ahead_behind", "last": {commit, date, author, subject, changed, counts} | None,
+        ``{"repo", "path", "exists", "state", "branch", "head", "detached", "remote", "url" (its
+        credentials masked), "ahead_behind", "compared_with": {"how": "fetch"|"push"|"other",
+        "date"} | None (when the remote-tracking branch the counts compare with was last
+        updated), "last": {commit, date, author, subject, changed, counts} | None,
         "uncommitted": [names], "history": [HistoryEntry.to_json()], "history_total": int,
         "problem": str | None}``.
     """
-    out: dict[str, Any] = {"repo": str(repo_path) if repo_path else None, "path": subdir, "exists": False,
-                           "state": "", "branch": None, "head": None, "detached": False, "remote": None,
-                           "url": None, "ahead_behind": None, "last": None, "uncommitted": [],
-                           "history": [], "history_total": 0, "problem": None}
+    out: dict[str, Any] = {"repo": mask_url(str(repo_path)) if repo_path else None, "path": subdir,
+                           "exists": False, "state": "", "branch": None, "head": None, "detached": False,
+                           "remote": None, "url": None, "ahead_behind": None, "compared_with": None,
+                           "last": None, "uncommitted": [], "history": [], "history_total": 0, "problem": None}
     if not repo_path:
         out["state"] = ("no backup repository is configured: give --repo, or set [backup] repo in "
                         "memtui.toml")
@@ -338,8 +360,8 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
         subdir = check_subdir(subdir)
         repo = BackupRepo.open(repo_path)
     except (GitError, BackupRefused) as exc:
-        out["state"] = f"not ready: {exc}"
-        out["problem"] = str(exc)
+        out["state"] = mask_url(f"not ready: {exc}")
+        out["problem"] = mask_url(str(exc))
         return out
     out["exists"] = True
     head = repo.head()
@@ -364,9 +386,11 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
     try:
         name = repo.remote_for(head.branch, remote)
         out["remote"] = name
-        out["url"] = repo.remote_url(name)
+        out["url"] = mask_url(repo.remote_url(name))
         if head.branch:
             out["ahead_behind"] = repo.ahead_behind(name, head.branch)
+            updated = repo.tracking_updated(name, head.branch) if out["ahead_behind"] is not None else None
+            out["compared_with"] = ({"how": updated[0], "date": updated[1]} if updated else None)
     except GitError:
         pass
     return out

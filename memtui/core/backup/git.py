@@ -37,6 +37,7 @@ from memtui.core import atomic
 from memtui.core.backup.render import Entry, shown
 from memtui.core.errors import ExternalError, RefusedError
 from memtui.core.findings import Finding
+from memtui.core.text import mask_url
 
 #: Options given to every git command (see the module docstring).
 GIT_OPTIONS = ("-c", "core.quotepath=false", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
@@ -251,7 +252,7 @@ class BackupRepo:
             words = " ".join(a.decode("utf-8", "backslashreplace") if isinstance(a, bytes) else a
                              for a in args[:2])
             message = err_b.decode("utf-8", "replace").strip() or f"exit status {status}"
-            raise GitError(scrub(f"`git {words}` failed in {self.root}: {message}", secret))
+            raise GitError(mask_url(scrub(f"`git {words}` failed in {self.root}: {message}", secret)))
         return status, out, err_b
 
     # -- state ---------------------------------------------------------------------------------
@@ -402,22 +403,52 @@ class BackupRepo:
                 for name in os.listdir(helper_dir):
                     os.unlink(os.path.join(helper_dir, name))
                 os.rmdir(helper_dir)
-        text = scrub((out + b"\n" + err).decode("utf-8", "replace"), token)
-        shown_url = scrub(url, token)
+        text = mask_url(scrub((out + b"\n" + err).decode("utf-8", "replace"), token))
+        shown_url = mask_url(scrub(url, token))
         if status == 0:
             return PushResult(True, remote, shown_url, f"pushed {branch} to {remote} ({shown_url})")
         reason = next((line.split("\t")[-1] for line in text.splitlines() if line.startswith("!")), "")
+        said = [line.removeprefix("remote:").strip() for line in text.splitlines() if line.startswith("remote:")]
+        said = [line for line in said if line]
         if reason:
-            advice = (f"the remote {remote} ({shown_url}) rejected the push of {branch}: {reason}. "
-                      "It has commits this repository does not; fetch and merge them "
-                      f"(`git -C {self.root} pull --no-rebase {remote} {branch}`), then back up again. "
-                      "memtui never force-pushes.")
+            advice = (f"the remote {remote} ({shown_url}) rejected the push of {branch}: {reason}."
+                      + (f" The remote says: {' / '.join(said)}." if said else "")
+                      + " " + push_advice(reason, said, self.root, remote, branch) + " memtui never force-pushes.")
         else:
             detail = " ".join(line.strip() for line in text.splitlines() if line.strip())
             advice = (f"the push of {branch} to {remote} ({shown_url}) failed: {detail or 'exit status ' + str(status)}. "
                       "Check the remote's address and your access (for https: `memtui secret set git-token`, "
                       "or MEMTUI_GIT_TOKEN).")
         return PushResult(False, remote, shown_url, advice)
+
+    def tracking_updated(self, remote: str, branch: str) -> tuple[str, str] | None:
+        """How and when ``remote/branch`` (the remote-tracking ref the ahead/behind counts
+        compare with) was last updated: ``("fetch" | "push" | "other", ISO date)``, or
+        ``None`` when git has no record of it (issue 15 item 15: "0 behind" is only as fresh
+        as that update)."""
+        import datetime as _dt
+
+        found: tuple[str, str] | None = None
+        status, out, _ = self.git("log", "-g", "-1", "--format=%gs%x00%gd", "--date=iso-strict",
+                                  f"refs/remotes/{remote}/{branch}", check=False)
+        if status == 0 and b"\0" in out:
+            subject, _, ref = out.decode("utf-8", "replace").strip().partition("\0")
+            how = "fetch" if subject.startswith(("fetch", "pull")) else "push" if "push" in subject else "other"
+            found = (how, ref[ref.find("{") + 1:ref.rfind("}")] if "{" in ref else "")
+        # a fetch that brought nothing new updates no ref, but it does write FETCH_HEAD
+        status, out, _ = self.git("rev-parse", "--git-path", "FETCH_HEAD", check=False)
+        if status == 0:
+            fetch_head = Path(out.decode("utf-8", "replace").strip())
+            if not fetch_head.is_absolute():
+                fetch_head = self.root / fetch_head
+            try:
+                fetched = _dt.datetime.fromtimestamp(fetch_head.stat().st_mtime).astimezone().isoformat(
+                    timespec="seconds")
+            except OSError:
+                fetched = ""
+            if fetched and (found is None or _later_or_same(fetched, found[1])):
+                found = ("fetch", fetched)
+        return found
 
     def ahead_behind(self, remote: str, branch: str) -> tuple[int, int] | None:
         """``(ahead, behind)`` of ``branch`` against ``remote/branch`` as last fetched, or ``None``."""
@@ -525,6 +556,37 @@ class BackupRepo:
         """``git fsck --full --strict``: ``(passed, output)``."""
         status, out, err = self.git("fsck", "--full", "--strict", check=False)
         return status == 0, (out + err).decode("utf-8", "replace")
+
+
+def _later_or_same(a: str, b: str) -> bool:
+    """``a >= b`` for two ISO 8601 times (any offsets); True when ``b`` cannot be read."""
+    import datetime as _dt
+
+    try:
+        return _dt.datetime.fromisoformat(a) >= _dt.datetime.fromisoformat(b)
+    except ValueError:
+        return True
+
+
+def push_advice(reason: str, said: list[str], root: Path, remote: str, branch: str) -> str:
+    """What to do about a push the remote rejected, from git's reason (``[rejected]
+    (fetch first)``, ``[remote rejected] (pre-receive hook declined)`` …) and the remote's own
+    ``remote:`` lines (issue 15 item 12: a hook's refusal is not answered with "fetch and
+    merge")."""
+    words = (reason + " " + " ".join(said)).lower()
+    if "fetch first" in words or "non-fast-forward" in words or "stale info" in words:
+        return (f"It has commits this repository does not; fetch and merge them "
+                f"(`git -C {root} pull --no-rebase {remote} {branch}`), then back up again.")
+    if "protected" in words:
+        return (f"{branch} is a protected branch of the remote: push the backups to another branch (check out "
+                f"one in {root} and back up again), or ask the remote's administrator to let this account push.")
+    if "hook" in words:
+        return ("A hook of the remote refused it; its message says why (above). Change what it objects to, or "
+                "ask the remote's administrator; fetching and merging will not help.")
+    if "permission" in words or "denied" in words or "forbidden" in words or "403" in words:
+        return ("The remote does not let this account push there: check your access (for https: "
+                "`memtui secret set git-token`, or MEMTUI_GIT_TOKEN).")
+    return "Read the remote's reason above; fix what it names, then back up again."
 
 
 def scrub(text: str, secret: str | None) -> str:

@@ -139,9 +139,8 @@ class BackupScreen(Screen):
         lines.append_text(safe(state["state"], "yellow" if state["detached"] or state["problem"] else ""))
         if state["remote"]:
             lines.append("\nremote: ", style="bold")
-            ab = state["ahead_behind"]
-            lines.append_text(safe(f"{state['remote']} ({state['url']})"
-                                   + (f" — {ab[0]} ahead, {ab[1]} behind as last fetched" if ab else "")))
+            against = core.compared(state)
+            lines.append_text(safe(f"{state['remote']} ({state['url']})" + (f" — {against}" if against else "")))
         last = state["last"]
         lines.append("\nlast backup: ", style="bold")
         if last:

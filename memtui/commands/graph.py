@@ -91,18 +91,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("entity_type", metavar="TYPE")
     p.add_argument("observations", nargs="*", metavar="OBSERVATION")
     p = add("add-observation", "add an observation to an entity",
-            _cmd_write(lambda a, _g: g.AddObservation(a.name, a.text)), write=True, provenance=True)
+            _cmd_write(lambda a, gr: g.AddObservation(a.name, a.text, _record(a, gr))), write=True, provenance=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("text", metavar="TEXT")
+    _add_line_arg(p)
     p = add("edit-observation", "replace an observation of an entity",
-            _cmd_write(lambda a, _g: g.EditObservation(a.name, a.old, a.new)), write=True)
+            _cmd_write(lambda a, gr: g.EditObservation(a.name, a.old, a.new, _record(a, gr))), write=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
+    _add_line_arg(p)
     p = add("delete-observation", "delete an observation from an entity",
-            _cmd_write(lambda a, _g: g.DeleteObservation(a.name, a.text)), write=True)
+            _cmd_write(lambda a, gr: g.DeleteObservation(a.name, a.text, _record(a, gr))), write=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("text", metavar="TEXT")
+    _add_line_arg(p)
+    p = add("delete-record", "delete one record of an entity written several times (its relations stay)",
+            _cmd_write(lambda a, gr: g.DeleteRecord(a.name, _record(a, gr)), confirm=True), confirm=True, write=True)
+    p.add_argument("name", metavar="NAME")
+    _add_line_arg(p, required=True)
     p = add("rename", "rename an entity; its relations follow",
             _cmd_write(lambda a, _g: g.RenameEntity(a.old, a.new)), write=True)
     p.add_argument("old", metavar="OLD")
@@ -186,6 +193,26 @@ def _load(args: argparse.Namespace, ws=None):  # noqa: ANN001 - Workspace
     except (MemtuiError, OSError) as exc:
         _common.fail(f"cannot read {backend.shown}: {exc}", ExitCode.USAGE)
     return ws, backend, graph, backend.loaded_bytes or b""
+
+
+def _add_line_arg(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    parser.add_argument("--line", type=int, metavar="N", required=required,
+                        help="the record at line N (as `graph show` lists them), for a name written several "
+                             "times; default: every record (edits) or the first (add-observation)")
+
+
+def _record(args: argparse.Namespace, graph: g.Graph) -> str:
+    """The record key of ``--line N`` of entity ``args.name`` (``""`` without ``--line``); exits 2
+    when that line holds no record of that name."""
+    line = getattr(args, "line", None)
+    if not line:
+        return ""
+    found = [e for e in graph.find(args.name) if e.line == line]
+    if not found:
+        lines = ", ".join(str(e.line) for e in graph.find(args.name)) or "none"
+        _common.fail(f"line {line} holds no record of {visible(args.name)!r} (its records are at lines {lines}); "
+                     "`memtui graph show` lists them", ExitCode.USAGE)
+    return graph.record_key(found[0])
 
 
 def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:
@@ -348,7 +375,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
                 print(f"      from session {visible(item.session)} at {visible(item.at)}{where} "
                       f"(sessions/durable/{visible(item.session)}.jsonl; {item.source})")
     if len(records) > 1:
-        print(f"  note: written {len(records)} times; `memtui graph merge -- NAME` unites them")
+        print(f"  note: written {len(records)} times; `memtui graph merge -- NAME` unites them, "
+              "`memtui graph delete-record --line N -- NAME` deletes one, and --line N makes an "
+              "observation edit change that record only")
     for relation in outgoing:
         print(f"  --{visible(relation.relation_type)}--> {visible(relation.target)}")
     for relation in incoming:

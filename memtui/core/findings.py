@@ -80,6 +80,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "graph-server-unreadable": (Severity.ERROR, "the MCP memory server cannot read the graph file (a BOM or a bad line makes every tool call fail)"),
     "graph-duplicate-entity": (Severity.WARNING, "two or more graph records have the same entity name"),
     "graph-similar-names": (Severity.WARNING, "entity names equal after case and whitespace folding"),
+    "graph-unicode-twins": (Severity.WARNING, "entity names that look the same but differ in code points (equal after NFC normalisation)"),
+    "graph-self-relation": (Severity.WARNING, "a relation from an entity to itself"),
     "graph-near-duplicate": (Severity.INFO, "entity names that are nearly identical (fuzzy match)"),
     "graph-dangling-relation": (Severity.WARNING, "a relation's end is not an entity of the graph"),
     "graph-orphan": (Severity.INFO, "an entity with no relation (seed 002: create the relation too)"),

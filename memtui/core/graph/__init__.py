@@ -53,6 +53,7 @@ from memtui.core.graph.operations import (  # noqa: F401 - the package's public 
     CreateEntity as CreateEntity,
     CreateRelation as CreateRelation,
     DeleteEntity as DeleteEntity,
+    DeleteRecord as DeleteRecord,
     DeleteObservation as DeleteObservation,
     DeleteRelation as DeleteRelation,
     EditObservation as EditObservation,

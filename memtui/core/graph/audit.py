@@ -28,6 +28,8 @@ from memtui.core.graph.format import Graph, fold_name, fold_type
 NEAR_SCORE = 90.0
 #: Names shorter than this (after folding) are not fuzzy-compared (too many false hits).
 NEAR_MIN_LENGTH = 5
+#: Characters of a (folded) name that are fuzzy-compared: a 16 MiB name must not cost minutes.
+NEAR_MAX_LENGTH = 256
 #: How many sorted neighbours each name is compared with (sorted-neighbourhood blocking).
 NEAR_WINDOW = 4
 #: At most this many findings of one kind per entity group are written out in full.
@@ -45,6 +47,12 @@ def has_hidden_characters(text: str) -> bool:
 def _q(name: str) -> str:
     """A name quoted for a finding message, hidden characters made visible."""
     return '"' + visible(name).replace('"', '\\"') + '"'
+
+
+def _code_points(name: str) -> str:
+    """The code points of ``name`` beyond ASCII, ``U+0065 U+0301`` style (first 12)."""
+    points = [f"U+{ord(c):04X}" for c in name if ord(c) > 0x7E][:12]
+    return " ".join(points) or "ASCII only"
 
 
 def _digits_only_difference(a: str, b: str) -> bool:
@@ -74,7 +82,7 @@ def near_duplicates(names: list[str], score: float = NEAR_SCORE,
     """
     folded: dict[str, str] = {}
     for name in names:
-        key = fold_name(name)
+        key = fold_name(name)[:NEAR_MAX_LENGTH]
         if len(key) >= NEAR_MIN_LENGTH:
             folded.setdefault(key, name)
     keys = list(folded)
@@ -120,11 +128,22 @@ def audit(graph: Graph, near: bool = True) -> list[Finding]:
                 f"entity {_q(name)} is written {len(records)} times (lines {lines}); the server's "
                 "add_observations only ever changes the first",
                 f"merge them: memtui graph merge -- {_shell(name)}", line=records[0].line))
+    composed: dict[str, list[str]] = defaultdict(list)
+    for name in by_name:
+        composed[unicodedata.normalize("NFC", name)].append(name)
+    for group in composed.values():
+        if len(group) > 1:
+            first = min(by_name[n][0].line for n in group)
+            out.append(Finding.make(
+                "graph-unicode-twins", shown,
+                "entity names that look the same but are written with different code points (equal after "
+                "Unicode normalisation, NFC): " + ", ".join(f"{_q(n)} ({_code_points(n)})" for n in group),
+                "merge them into one; an agent that searches for one spelling never finds the other", line=first))
     folds: dict[str, list[str]] = defaultdict(list)
     for name in by_name:
         folds[fold_name(name)].append(name)
     for group in folds.values():
-        if len(group) > 1:
+        if len({unicodedata.normalize("NFC", n) for n in group}) > 1:  # not only twins (reported above)
             first = min(by_name[n][0].line for n in group)
             out.append(Finding.make(
                 "graph-similar-names", shown,
@@ -147,6 +166,13 @@ def audit(graph: Graph, near: bool = True) -> list[Finding]:
         linked.add(relation.target)
         triples[relation.triple] += 1
         first_line.setdefault(relation.triple, relation.line)
+        if relation.source == relation.target:
+            out.append(Finding.make(
+                "graph-self-relation", shown,
+                f"relation {_q(relation.source)} --{visible(relation.relation_type)}--> {_q(relation.target)} "
+                "points from an entity to itself", "delete it unless it is meant: memtui graph unrelate -- "
+                f"{_shell(relation.source)} {_shell(relation.relation_type)} {_shell(relation.target)}",
+                line=relation.line))
         missing = [end for end in (relation.source, relation.target) if end not in known]
         if missing:
             out.append(Finding.make(

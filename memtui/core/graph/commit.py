@@ -68,6 +68,8 @@ def describe(operation: Operation) -> dict:
         value = getattr(operation, item.name)
         if isinstance(value, Graph) or item.name == "provenance_undo":
             continue
+        if item.name == "record" and not value:  # no record chosen: the request as before records existed
+            continue
         if isinstance(value, tuple) and value and isinstance(value[0], (Entity, Relation)):
             blob = json.dumps([r.to_json() for r in value], ensure_ascii=False, sort_keys=True)
             value = {"count": len(value), "sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest()}

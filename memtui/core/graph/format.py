@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -431,6 +432,32 @@ class Graph:
             raise GraphEditError(f"there is no entity named {name!r}{_suggest(self, name)}.")
         return found[0]
 
+    def record_key(self, entity: Entity) -> str:
+        """The key of the record ``entity`` (an entity of this graph, by its line): the
+        SHA-256 hex of the line's bytes. It picks one record of a name written several times
+        (issue 15 item 10), and stays valid while other lines change."""
+        return hashlib.sha256(self.lines[entity.line - 1].raw).hexdigest()
+
+    def record(self, name: str, key: str) -> Entity:
+        """The record named ``name`` whose :meth:`record_key` is ``key``; ``key`` ``""`` gives
+        the first record (the one the server's ``add_observations`` changes).
+
+        Raises:
+            GraphEditError: there is no entity ``name``, or none of its records has that key
+                (it changed since it was loaded).
+        """
+        found = self.find(name)
+        if not key:
+            return self.entity(name)
+        for entity in found:
+            if self.record_key(entity) == key:
+                return entity
+        if not found:
+            raise GraphEditError(f"there is no entity named {name!r}{_suggest(self, name)}.")
+        raise GraphEditError(
+            f"the record of {name!r} that was selected changed or is gone since the graph was loaded "
+            f"({len(found)} record{'s' if len(found) != 1 else ''} of that name now); reload and select it again.")
+
     def relations_of(self, name: str) -> tuple[list[Relation], list[Relation]]:
         """``(outgoing, incoming)`` relations of the entity ``name``."""
         out = [r for r in self.relations if r.source == name]
@@ -649,11 +676,14 @@ def load(path: str | os.PathLike[str], shown: str | None = None) -> Graph:
 
 
 def fold_name(name: str) -> str:
-    """``name`` lower-cased (casefold) with runs of whitespace made one space and trimmed.
+    """``name`` in Unicode compatibility form (NFKC), lower-cased (casefold), with runs of
+    whitespace made one space and trimmed.
 
-    Two names with the same fold are "equal after case and whitespace folding" (issue 4).
+    Two names with the same fold are "equal after case and whitespace folding" (issue 4);
+    NFKC makes a decomposed ``é`` (``e`` + U+0301) and a fullwidth ``Ａ`` fold like the
+    plain letters (issue 15 item 10).
     """
-    return " ".join(name.casefold().split())
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
 _IRREGULAR = {"people": "person", "persons": "person", "children": "child", "men": "man",

@@ -51,6 +51,19 @@ def _entity_positions(graph: Graph, name: str) -> list[int]:
     return [i for i, line in enumerate(graph.lines) if line.kind == ENTITY and line.entity.name == name]
 
 
+def _targets(graph: Graph, name: str, record: str) -> list[int]:
+    """Line indexes an edit of entity ``name`` changes: every record of the name, or only the
+    one whose :meth:`Graph.record_key` is ``record``.
+
+    Raises:
+        GraphEditError: no such entity, or no such record (see :meth:`Graph.record`).
+    """
+    if record:
+        return [graph.record(name, record).line - 1]
+    graph.entity(name)
+    return _entity_positions(graph, name)
+
+
 def _rewrite(line: Line, record: Entity | Relation, newline_crlf: bool | None = None) -> Line:
     """A new line holding ``record`` in server form, keeping ``line``'s extra keys and type value."""
     extra = _extra_keys(line)
@@ -117,15 +130,18 @@ class CreateEntity(Operation):
 
 @dataclass(frozen=True)
 class AddObservation(Operation):
-    """Add an observation to the (first) entity named ``entity``, as the server's ``add_observations``."""
+    """Add an observation to the (first) entity named ``entity``, as the server's
+    ``add_observations``; with ``record`` (:meth:`Graph.record_key`), to that record of a name
+    written several times."""
 
     entity: str
     text: str
+    record: str = ""
 
     def apply(self, graph: Graph) -> Change:
         self._editable(graph)
         _check_text(self.text, "observation")
-        target = graph.entity(self.entity)
+        target = graph.record(self.entity, self.record)
         if self.text in target.observations:
             return Change(graph, f"{self.entity!r} already has that observation", changed=False)
         index = target.line - 1
@@ -137,19 +153,20 @@ class AddObservation(Operation):
 
 @dataclass(frozen=True)
 class EditObservation(Operation):
-    """Replace the observation ``old`` of the entity by ``new`` (in place; every duplicate record)."""
+    """Replace the observation ``old`` of the entity by ``new`` (in place; every duplicate
+    record, or only the one ``record`` names)."""
 
     entity: str
     old: str
     new: str
+    record: str = ""
 
     def apply(self, graph: Graph) -> Change:
         self._editable(graph)
         _check_text(self.new, "new observation")
-        graph.entity(self.entity)
         lines = list(graph.lines)
         hits = 0
-        for index in _entity_positions(graph, self.entity):
+        for index in _targets(graph, self.entity, self.record):
             record = lines[index].entity
             if self.old not in record.observations:
                 continue
@@ -169,17 +186,18 @@ class EditObservation(Operation):
 
 @dataclass(frozen=True)
 class DeleteObservation(Operation):
-    """Delete the observation ``text`` from every record named ``entity`` (all its copies)."""
+    """Delete the observation ``text`` from every record named ``entity`` (all its copies),
+    or only from the one ``record`` names."""
 
     entity: str
     text: str
+    record: str = ""
 
     def apply(self, graph: Graph) -> Change:
         self._editable(graph)
-        graph.entity(self.entity)
         lines = list(graph.lines)
         removed = 0
-        for index in _entity_positions(graph, self.entity):
+        for index in _targets(graph, self.entity, self.record):
             record = lines[index].entity
             kept = tuple(t for t in record.observations if t != self.text)
             if len(kept) != len(record.observations):
@@ -395,6 +413,28 @@ class DeleteRelation(Operation):
                 f"there is no relation {self.source!r} --{self.relation_type}--> {self.target!r}.")
         return Change(graph.replaced(lines), f"deleted the relation {self.source!r} --{self.relation_type}--> "
                       f"{self.target!r}" + (f" ({removed} copies)" if removed > 1 else ""))
+
+
+@dataclass(frozen=True)
+class DeleteRecord(Operation):
+    """Delete one record of a name written several times (``record``: its
+    :meth:`Graph.record_key`); the other records and every relation stay. The only record of a
+    name is deleted with :class:`DeleteEntity` instead (issue 15 item 10)."""
+
+    entity: str
+    record: str
+
+    def apply(self, graph: Graph) -> Change:
+        self._editable(graph)
+        target = graph.record(self.entity, self.record)
+        count = len(graph.find(self.entity))
+        if count < 2:
+            raise GraphEditError(
+                f"{self.entity!r} is written once; delete the entity instead (it takes its relations along).")
+        lines = list(graph.lines)
+        del lines[target.line - 1]
+        return Change(graph.replaced(lines), f"deleted record {target.line} of {self.entity!r} "
+                      f"({count - 1} record{'s' if count - 1 != 1 else ''} of that name left)")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ Exit codes (the same for every command; ``memtui --help`` lists them):
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from enum import IntEnum
@@ -23,6 +22,7 @@ from typing import Any, Callable
 from memtui.core.errors import WorkspaceError
 from memtui.core.frontmatter import json_safe
 from memtui.core.paging import Page
+from memtui.core.text import cut_values, json_text
 from memtui.core.workspace import Workspace
 
 
@@ -253,8 +253,9 @@ def fail(message: str, code: ExitCode) -> None:
 
 
 def emit_json(data: Any) -> None:
-    """Print ``data`` as indented JSON (dates and other non-JSON values made safe)."""
-    json.dump(json_safe(data), sys.stdout, ensure_ascii=False, indent=2)
+    """Print ``data`` as indented JSON (dates and other non-JSON values made safe), valid
+    UTF-8 whatever the names in it, each string value bounded (:func:`memtui.core.text.cut_values`)."""
+    sys.stdout.write(json_text(cut_values(json_safe(data))))
     sys.stdout.write("\n")
 
 

@@ -3,7 +3,8 @@
 One place for each rule (DESIGN.md §3):
 
 - :func:`visible` makes control, zero-width, direction and surrogate characters visible, so a
-  name never breaks a one-line output and two different names never look the same (B17);
+  name never breaks a one-line output and two different names never look the same (B17), and
+  cuts a value longer than :data:`SHOWN_CHARS` (:func:`cut`);
 - :func:`unified_diff` is the one unified diff (notes, graph, articles, backup verify) and
   :func:`side_by_side` the one two-column diff;
 - :data:`BOM` is the UTF-8 byte order mark every reader and writer keeps as it found it;
@@ -13,6 +14,7 @@ One place for each rule (DESIGN.md §3):
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import unicodedata
 
@@ -24,13 +26,55 @@ _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _SYMBOLS = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
 
 
-def visible(value: object, *, symbols: bool = False) -> str:
-    """``str(value)`` with invisible characters shown (``None`` gives ``""``).
+#: Characters of one user value a command prints or a screen shows before the rest is cut
+#: (issue 15 items 7, 8: a 16 MiB observation took 22 s and 1 GB to show); where a whole
+#: value matters there is a way to ask for it ("show all", ``graph export``).
+SHOWN_CHARS = 4096
+
+
+def cut(text: str, limit: int | None = SHOWN_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and ``… [N more characters]``."""
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]} … [{len(text) - limit:,} more characters]"
+
+
+#: Characters of one string value in ``--json`` output before the rest is cut (data for
+#: scripts: far more than a person reads, far less than a runaway value).
+JSON_VALUE_CHARS = 1024 * 1024
+
+
+def cut_values(value: object, limit: int = JSON_VALUE_CHARS) -> object:
+    """A JSON-like ``value`` (dicts, lists, strings, numbers) with every string longer than
+    ``limit`` :func:`cut` (keys included); everything else as it is."""
+    if isinstance(value, str):
+        return cut(value, limit)
+    if isinstance(value, dict):
+        return {cut(str(k), limit): cut_values(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cut_values(v, limit) for v in value]
+    return value
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: object, *, indent: int | None = 2) -> str:
+    """``value`` (JSON-safe) as JSON text that is valid UTF-8: non-ASCII written as itself, a
+    lone surrogate (a byte of a file name that is not UTF-8) as its ``\\udcXX`` escape, which
+    JSON readers turn back into the same string."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def visible(value: object, *, symbols: bool = False, limit: int | None = SHOWN_CHARS) -> str:
+    """``str(value)`` with invisible characters shown (``None`` gives ``""``), cut to ``limit``.
 
     Args:
         value: any value; its ``str()`` is shown.
         symbols: ``False`` (the CLI's style): ``\\n``, ``\\t``, ``\\r`` and ``\\u200b``-style
             escapes; ``True`` (the TUI's style): ``⏎``, ``⇥``, ``␍`` and ``⟨U+200B⟩``.
+        limit: characters of the value shown before :func:`cut` cuts the rest (``None``: all).
 
     Returns:
         The text with every character of the Unicode categories Cc, Cf, Zl, Zp and Cs (control,
@@ -40,6 +84,8 @@ def visible(value: object, *, symbols: bool = False) -> str:
         that byte, ``\xe5`` (``⟨0xE5⟩``), as B13 asks.
     """
     text = "" if value is None else str(value)
+    if limit is not None and len(text) > limit:  # cut first: showing 16 MiB to keep 4 KiB costs seconds
+        return f"{visible(text[:limit], symbols=symbols, limit=None)} … [{len(text) - limit:,} more characters]"
     if text.isprintable():
         return text
     table = _SYMBOLS if symbols else _ESCAPES

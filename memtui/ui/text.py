@@ -10,18 +10,19 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from memtui.core.text import visible as _visible
+from memtui.core.text import SHOWN_CHARS, visible as _visible
 
 
-def visible(value: object) -> str:
+def visible(value: object, limit: int | None = SHOWN_CHARS) -> str:
     """``value`` as the TUI shows user text: :func:`memtui.core.text.visible` with symbols
-    (``⏎`` ``⇥`` ``␍``, ``⟨U+200B⟩``)."""
-    return _visible(value, symbols=True)
+    (``⏎`` ``⇥`` ``␍``, ``⟨U+200B⟩``), cut after ``limit`` characters."""
+    return _visible(value, symbols=True, limit=limit)
 
 
-def safe(value: object, style: str = "") -> Text:
-    """A :class:`Text` of ``value`` (made :func:`visible`), with an optional style. Never markup."""
-    return Text(visible(value), style=style, no_wrap=False, end="")
+def safe(value: object, style: str = "", limit: int | None = SHOWN_CHARS) -> Text:
+    """A :class:`Text` of ``value`` (made :func:`visible`, cut after ``limit`` characters:
+    issue 15 item 8), with an optional style. Never markup."""
+    return Text(visible(value, limit), style=style, no_wrap=False, end="")
 
 
 def join(*parts: Text | str) -> Text:

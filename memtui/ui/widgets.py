@@ -118,3 +118,71 @@ class Confirm(ModalScreen[bool]):
 
     def action_no(self) -> None:
         self.dismiss(False)
+
+
+class ValueViewer(ModalScreen[None]):
+    """All of one long user value, read-only ("show all", issue 15 item 8), a page at a time.
+
+    A value of many megabytes in one ``TextArea`` with soft wrap takes half a minute to lay
+    out; a page of :data:`PAGE_CHARS` takes a fraction of a second, so the value is shown in
+    pages (``]`` next, ``[`` previous).
+
+    Args:
+        title: what the value is (user text inside is shown safely).
+        text: the whole value.
+    """
+
+    #: Characters of the value shown on one page.
+    PAGE_CHARS = 256 * 1024
+
+    DEFAULT_CSS = """
+    ValueViewer { align: center middle; }
+    ValueViewer #value-box { width: 90%; height: 90%; border: thick $primary; background: $surface; }
+    ValueViewer #value-title { height: 1; }
+    ValueViewer TextArea { height: 1fr; }
+    """
+
+    BINDINGS = [Binding("escape,q", "close", "Close"),
+                Binding("right_square_bracket", "page(1)", "Next page"),
+                Binding("left_square_bracket", "page(-1)", "Prev page")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self._title = title
+        self._text = text
+        self.pages = max(1, -(-len(text) // self.PAGE_CHARS))
+        self.page = 0
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import TextArea
+
+        with Vertical(id="value-box"):
+            yield Static(id="value-title")
+            yield TextArea(self._page_text(), read_only=True, soft_wrap=True, id="value")
+
+    def _page_text(self) -> str:
+        start = self.page * self.PAGE_CHARS
+        return self._text[start:start + self.PAGE_CHARS]
+
+    def _show_title(self) -> None:
+        where = f"  {len(self._text):,} characters · read-only · Esc closes"
+        if self.pages > 1:
+            where = f"  page {self.page + 1:,} of {self.pages:,} ([ ] pages) ·" + where
+        self.query_one("#value-title", Static).update(Text.assemble(safe(self._title, "bold", limit=200),
+                                                                     Text(where, style="dim")))
+
+    def on_mount(self) -> None:
+        self._show_title()
+        self.query_one("#value").focus()
+
+    def action_page(self, step: int) -> None:
+        from textual.widgets import TextArea
+
+        page = max(0, min(self.pages - 1, self.page + step))
+        if page != self.page:
+            self.page = page
+            self.query_one("#value", TextArea).load_text(self._page_text())
+            self._show_title()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

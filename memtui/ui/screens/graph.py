@@ -4,9 +4,10 @@ The graph loads and is audited in a worker thread. The entity table shows one pa
 :data:`PAGE` rows of the filtered, sorted list ("1–500 of 50,000"; ``[``/``]`` page), because
 a DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES; B23). The neighbourhood tree is
 built lazily on expand, children capped at :data:`MAX_CHILDREN`; an entity with findings is
-marked there (``⚠ n``) as in the table. Observations are a list showing each one's
-provenance (which session, when; :mod:`memtui.core.graph.provenance`); ``h`` opens that
-turn in the Sessions area. Every user string goes through
+marked there (``⚠ n``) as in the table. Observations are a list (a long one cut, ``v``
+shows all of it) showing each one's provenance (which session, when;
+:mod:`memtui.core.graph.provenance`); ``h`` opens that turn in the Sessions area. Every user
+string goes through
 :func:`memtui.ui.text.safe` (B17: never markup).
 
 Curating (seed 002; issue 4): add / edit / delete an observation, rename, merge, retype a
@@ -43,7 +44,7 @@ from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.graph.audit import audit
 from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
-from memtui.ui.widgets import AreaBar, AskText, Confirm
+from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer
 from memtui.ui.text import join, safe, severity_text
 
 #: Rows of the entity table drawn at once.
@@ -52,6 +53,8 @@ PAGE = 500
 MAX_LISTED = 200
 #: Children of one neighbourhood tree node before "… N more".
 MAX_CHILDREN = 200
+#: Characters of an observation shown in the list; ``v`` shows all of it (issue 15 item 8).
+OBSERVATION_SHOWN = 600
 #: Graphs with more entities skip the fuzzy near-duplicate search when re-audited after an edit.
 NEAR_AFTER_EDIT = 20_000
 
@@ -88,12 +91,14 @@ class GraphScreen(Screen):
         Binding("e", "edit_observation", "Edit obs."),
         Binding("x", "delete_observation", "Del obs."),
         Binding("h", "history", "Session"),
+        Binding("v", "show_all", "Show all"),
         Binding("r", "rename", "Rename"),
         Binding("m", "merge", "Merge"),
         Binding("t", "retype", "Retype"),
         Binding("l", "relate", "Relate"),
         Binding("k", "unrelate", "Unrelate"),
         Binding("d", "delete", "Delete"),
+        Binding("D", "delete_record", "Del record"),
         Binding("u", "undo", "Undo"),
         Binding("f5", "reload", "Reload"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
@@ -113,6 +118,9 @@ class GraphScreen(Screen):
         self._page = 0
         self._sort = "name"
         self._current: str | None = None
+        #: the line of the record selected in the table when its name is written several times
+        #: (edits go to that record: issue 15 item 10), else ``None``
+        self._record_line: int | None = None
         #: provenance of the graph's observations, ``{entity: {observation: [Provenance]}}``
         self._provenance: dict[str, dict[str, list[Provenance]]] = {}
         #: the observations listed, by option index: ``(entity, text)``
@@ -325,13 +333,14 @@ class GraphScreen(Screen):
         self.query_one("#graph-count", Static).tooltip = self.offline or None
         current = self._current
         if current is not None and self.graph.find(current):
-            self._show_entity(current)
+            self._show_entity(current, self._record_line)
             row = next((i for i, (entity, _) in enumerate(self._rows[start:start + PAGE])
-                        if entity.name == current), None)
+                        if entity.name == current and (self._record_line is None or entity.line == self._record_line)),
+                       None)
             if row is not None:  # keep the table's cursor on it (after an edit reloads the page)
                 table.move_cursor(row=row, animate=False)
         elif self._rows[start:start + PAGE]:
-            self._show_entity(self._rows[start][0].name)
+            self._show_entity(self._rows[start][0].name, self._rows[start][0].line)
         else:
             self._current = None
             self.query_one("#entity-detail", Static).update(Text("No entity matches.", style="dim"))
@@ -374,7 +383,8 @@ class GraphScreen(Screen):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         index = self._page * PAGE + event.cursor_row
         if 0 <= index < len(self._rows):
-            self._show_entity(self._rows[index][0].name)
+            entity = self._rows[index][0]
+            self._show_entity(entity.name, entity.line)
 
     # -- detail and neighbourhood ---------------------------------------------------------------
     def _mark(self, name: str) -> Text:
@@ -384,16 +394,23 @@ class GraphScreen(Screen):
             return Text("")
         return Text(f" ⚠ {flag[1]}", style=_MARK_STYLE[flag[0]])
 
-    def _show_entity(self, name: str) -> None:
+    def _show_entity(self, name: str, line: int | None = None) -> None:
+        """Show entity ``name``; when it is written several times, the record at ``line`` (else
+        its first) is the selected one: its observations are listed and edits go to it."""
         if self.graph is None:
             return
         self._current = name
         records = self.graph.find(name)
+        selected = next((r for r in records if r.line == line), records[0] if records else None)
+        self._record_line = selected.line if selected is not None and len(records) > 1 else None
         text = Text()
         for record in records:
-            text.append(join(safe(record.name, "bold"), Text("  "), safe(record.entity_type, "italic"),
-                             Text(f"  line {record.line}  ·  {len(record.observations):,} observations\n",
-                                  style="dim")))
+            chosen = len(records) > 1 and record is selected
+            text.append(join(Text("▶ " if chosen else ""), safe(record.name, "bold"), Text("  "),
+                             safe(record.entity_type, "italic"),
+                             Text(f"  line {record.line}  ·  {len(record.observations):,} observations"
+                                  + ("  (selected: edits go to this record; D deletes it)" if chosen else "")
+                                  + "\n", style="dim")))
             for finding in self._by_line.get(record.line, []):
                 text.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message), Text("\n")))
         out, inc = self._out.get(name, []), self._in.get(name, [])
@@ -405,7 +422,7 @@ class GraphScreen(Screen):
         if len(out) > MAX_LISTED or len(inc) > MAX_LISTED:
             text.append(Text("  … more in the neighbourhood tree\n", style="dim"))
         self.query_one("#entity-detail", Static).update(text)
-        self._list_observations(name, records)
+        self._list_observations(name, [selected] if self._record_line is not None and selected else records)
         tree = self.query_one("#neighbourhood", Tree)
         tree.clear()
         tree.root.set_label(join(safe(name, "bold"), self._mark(name)))
@@ -427,7 +444,9 @@ class GraphScreen(Screen):
             seen.add(text)
             if len(self._observations) >= MAX_LISTED:
                 break
-            prompt = join(Text("• "), safe(text))
+            prompt = join(Text("• "), safe(text, limit=OBSERVATION_SHOWN))
+            if len(text) > OBSERVATION_SHOWN:
+                prompt.append(Text("  (v shows all)", style="dim"))
             items = origins.get(text, [])
             if items:
                 last = items[-1]
@@ -485,6 +504,15 @@ class GraphScreen(Screen):
         if index is None or not (0 <= index < len(self._observations)):
             return None
         return self._observations[index]
+
+    def action_show_all(self) -> None:
+        """Show all of the highlighted observation (the list cuts long ones)."""
+        chosen = self._highlighted_observation()
+        if chosen is None:
+            self.notify("choose an observation first", markup=False)
+            return
+        entity, text = chosen
+        self.app.push_screen(ValueViewer(f"observation of {entity}", text))
 
     def action_history(self) -> None:
         """Open the session history the highlighted observation came from, at that point."""
@@ -625,28 +653,54 @@ class GraphScreen(Screen):
 
         self.app.push_screen(AskText(prompt, value), done)
 
+    def _record(self) -> tuple[str, str]:
+        """``(record key, " (record at line N)")`` of the selected record of a name written
+        several times, else ``("", "")`` (an edit of every record, as before)."""
+        if self.graph is None or self._current is None or self._record_line is None:
+            return "", ""
+        chosen = next((r for r in self.graph.find(self._current) if r.line == self._record_line), None)
+        if chosen is None:
+            return "", ""
+        return self.graph.record_key(chosen), f" (the record at line {chosen.line})"
+
     def action_add_observation(self) -> None:
         if not self._current or not self._writable():
             return
         name = self._current
-        self._ask(f"New observation for {name}:",
-                  lambda text: self.propose(g.AddObservation(name, text), f"Add to {name}: {text!r}?"))
+        key, which = self._record()
+        self._ask(f"New observation for {name}{which}:",
+                  lambda text: self.propose(g.AddObservation(name, text, key), f"Add to {name}{which}: {text!r}?"))
 
     def action_edit_observation(self) -> None:
         chosen = self._highlighted_observation()
         if chosen is None or not self._writable():
             return
         name, old = chosen
-        self._ask(f"Edit the observation of {name}:",
-                  lambda new: self.propose(g.EditObservation(name, old, new),
-                                           f"Replace {old!r} with {new!r} on {name}?"), old)
+        key, which = self._record()
+        self._ask(f"Edit the observation of {name}{which}:",
+                  lambda new: self.propose(g.EditObservation(name, old, new, key),
+                                           f"Replace {old!r} with {new!r} on {name}{which}?"), old)
 
     def action_delete_observation(self) -> None:
         chosen = self._highlighted_observation()
         if chosen is None or not self._writable():
             return
         name, text = chosen
-        self.propose(g.DeleteObservation(name, text), f"Delete the observation {text!r} of {name}?")
+        key, which = self._record()
+        self.propose(g.DeleteObservation(name, text, key), f"Delete the observation {text!r} of {name}{which}?")
+
+    def action_delete_record(self) -> None:
+        """Delete the selected record of a name written several times (its relations stay)."""
+        if not self._current or not self._writable():
+            return
+        key, which = self._record()
+        if not key:
+            self.notify(f"{self._current} is written once; d deletes the entity", markup=False)
+            return
+        assert self.graph is not None
+        count = len(self.graph.find(self._current))
+        self.propose(g.DeleteRecord(self._current, key),
+                     f"Delete {self._current}{which}, one of its {count} records? Its relations stay.")
 
     def action_rename(self) -> None:
         if not self._current or not self._writable():

@@ -123,10 +123,57 @@ class MemtuiApp(App[int]):
                         timeout=15, markup=False)
         for warning in self._startup_warnings:
             self.notify(warning, title="Theme", severity="warning", timeout=8, markup=False)
+        self._catch_stop_signals()
         self.switch_mode(AREAS[0].mode)
         # the audit and the index catch-up walk the whole tree in threads that share the GIL
         # with the UI: start them once the first frame is on screen, so it is not delayed
         self.call_after_refresh(self._start_background_work)
+
+    #: Signals that stop the TUI with its unsaved text kept as drafts (issue 15 item 2):
+    #: ``kill``, ``kill -INT``, and SIGHUP when the terminal is closed.
+    STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+    def _catch_stop_signals(self) -> None:
+        import asyncio
+        import signal
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover - on_mount runs in the app's loop
+            return
+        for name in self.STOP_SIGNALS:
+            number = getattr(signal, name, None)
+            if number is None:
+                continue
+            try:
+                loop.add_signal_handler(number, self._stopped_by_signal, number)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                continue
+
+    def keep_drafts(self, why: str) -> int:
+        """Keep the unsaved text of every screen that has some as a draft (see
+        :mod:`memtui.core.drafts`); returns how many were kept."""
+        kept = 0
+        for stack in getattr(self, "_screen_stacks", {}).values():
+            for screen in stack:
+                keep = getattr(screen, "keep_draft", None)
+                if keep is not None and keep(why):
+                    kept += 1
+        return kept
+
+    def _stopped_by_signal(self, number: int) -> None:
+        """A stop signal: keep the drafts at once, then exit (exit status 128 + signal). A
+        terminal that is gone may stop the exit from finishing; a timer ends the process
+        then, after the drafts are on disk."""
+        import os
+        import signal
+        import threading
+
+        self.keep_drafts(signal.Signals(number).name)
+        timer = threading.Timer(3.0, os._exit, (128 + number,))
+        timer.daemon = True
+        timer.start()
+        self.exit(128 + number)
 
     def _start_background_work(self) -> None:
         self.run_audit()

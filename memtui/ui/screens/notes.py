@@ -10,6 +10,11 @@
 - ``MEMORY.md`` and the operator files open read-only with a badge saying why; so does every
   file when another memtui holds the writer lock (the badge names the process and lock file).
 - Leaving the area (area keys, ``q``) with unsaved changes asks first.
+- Unsaved text is kept as a draft in the user data folder (:mod:`memtui.core.drafts`) a moment
+  after each change and at once when the TUI is stopped by SIGINT, SIGTERM or SIGHUP (a closed
+  terminal); the next time the file opens, a bar offers to restore or discard it (issue 15
+  item 2). A draft over a file that changed since restores as a conflict, never a silent
+  overwrite.
 - Big notes (bug input B22): highlighting and soft wrap are turned off over
   :data:`PLAIN_OVER` bytes, the preview shows at most :data:`PREVIEW_CAP` characters with a
   notice, and saving and reading run in worker threads; the file itself is never cut.
@@ -31,7 +36,7 @@ from textual.widgets import Button, Footer, Header, Input, Markdown, Select, Sta
 from textual.document._wrapped_document import WrappedDocument
 from textual.widgets.text_area import Selection
 
-from memtui.core import notes
+from memtui.core import drafts, notes
 from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.session import Session
 from memtui.ui.widgets import AreaBar
@@ -46,6 +51,8 @@ PREVIEW_CAP = 8_000
 PLAIN_OVER = 1_000_000
 #: Seconds between two looks at the file's signature.
 POLL_SECONDS = 1.0
+#: Seconds after the last change before the unsaved text is kept as a draft.
+DRAFT_DELAY = 1.0
 
 _FILES = [("Member notes — MEMORY_CUSTOM.md", "custom"), ("Notebook — MEMORY.md (read-only)", "notebook")] + [
     (f"{name} (operator, read-only)", name) for name in notes.OPERATOR_FILES]
@@ -145,6 +152,10 @@ class NotesScreen(Screen):
     #notes-conflict-diff { height: auto; max-height: 16; }
     #notes-conflict Horizontal { height: auto; }
     #notes-conflict Button { margin-right: 1; }
+    #notes-draft { height: auto; display: none; background: $accent 20%; padding: 0 1; }
+    #notes-draft.shown { display: block; }
+    #notes-draft Horizontal { height: auto; }
+    #notes-draft Button { margin-right: 1; }
     #notes-find { display: none; }
     #notes-find.shown { display: block; }
     #notes-body { height: 1fr; }
@@ -177,6 +188,12 @@ class NotesScreen(Screen):
         self._signature: tuple[int, int, int] | None = None
         self._conflict: ConflictError | None = None
         self._loading = False
+        #: the draft offered for the file shown (restore / discard), else ``None``
+        self._draft: drafts.Draft | None = None
+        #: the hash a save must find on disk when it is not the loaded file's (a restored
+        #: draft written over another version of the file), else ``None``
+        self._save_base: str | None = None
+        self._draft_timer = None
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -193,6 +210,11 @@ class NotesScreen(Screen):
                 yield Button("Reload (drop mine)", id="conflict-reload")
                 yield Button("Show difference", id="conflict-diff")
                 yield Button("Keep mine", id="conflict-keep", variant="warning")
+        with Vertical(id="notes-draft"):
+            yield Static(id="notes-draft-text")
+            with Horizontal():
+                yield Button("Restore the draft", id="draft-restore", variant="primary")
+                yield Button("Discard the draft", id="draft-discard", variant="error")
         yield Input(placeholder="find (Enter: next match, Esc: close)", id="notes-find")
         with Horizontal(id="notes-body"):
             yield NotesEditor("", language="markdown", show_line_numbers=True, soft_wrap=True,
@@ -240,6 +262,7 @@ class NotesScreen(Screen):
         self.note = note
         self._signature = signature
         self._conflict = None
+        self._save_base = None
         self.query_one("#notes-conflict").remove_class("shown")
         editor = self.editor
         big = len(note.data) > PLAIN_OVER
@@ -253,6 +276,7 @@ class NotesScreen(Screen):
         if big:
             self.notify(f"{note.shown} is {len(note.data):,} bytes: highlighting and wrapping are off "
                         "so typing stays quick", timeout=6, markup=False)
+        self._offer_draft(note)
         for finding in note.findings:
             self.notify(f"{finding.place}: {finding.message}", severity="warning", markup=False, timeout=8)
         if notice:
@@ -311,6 +335,7 @@ class NotesScreen(Screen):
         if dirty != self.dirty:
             self.dirty = dirty
             self._refresh_status()
+        self._schedule_draft()
         if self.query_one("#notes-preview-box").has_class("shown"):
             self._schedule_preview()
 
@@ -338,6 +363,92 @@ class NotesScreen(Screen):
         box = self.query_one("#notes-preview-box")
         box.toggle_class("shown")
         self._refresh_preview()
+
+    # -- drafts ----------------------------------------------------------------------------
+    def _workspace_root(self) -> str:
+        return str(self.session.ws.root if self.session else self.app.ws.root)
+
+    def _schedule_draft(self) -> None:
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+        self._draft_timer = self.set_timer(DRAFT_DELAY, self._keep_draft_now)
+
+    def _keep_draft_now(self) -> None:
+        self._draft_timer = None
+        if self.note is None or not self._writable() or self._draft is not None:
+            return  # a draft still offered is not overwritten before the member has chosen
+        if self.dirty:
+            self.write_draft(self._workspace_root(), self.note.shown, self._save_base or self.note.hash,
+                             self.editor.text)
+        else:
+            self.write_draft(self._workspace_root(), self.note.shown, None, None)
+
+    @work(thread=True, exclusive=True, group="notes-draft")
+    def write_draft(self, root: str, shown: str, base: str | None, text: str | None) -> None:
+        """Keep (``text``) or drop (``None``) the draft, in a thread (B22: big notes)."""
+        try:
+            if text is None:
+                drafts.discard(root, shown)
+            else:
+                drafts.save(root, shown, base, text)
+        except OSError:
+            pass  # the user data folder is not writable: the editor still holds the text
+
+    def keep_draft(self, why: str) -> bool:
+        """Keep the unsaved text as a draft now (called by the app on a stop signal); True
+        when there was unsaved text."""
+        if self.note is None or not self.dirty or not self._writable():
+            return False
+        try:
+            drafts.save(self._workspace_root(), self.note.shown, self._save_base or self.note.hash,
+                        self.editor.text, why)
+        except OSError:
+            return False
+        return True
+
+    def _offer_draft(self, note: notes.Note) -> None:
+        bar = self.query_one("#notes-draft")
+        draft = drafts.load(self._workspace_root(), note.shown) if note.writable else None
+        if draft is not None and draft.text == note.text:
+            drafts.discard(draft.workspace, draft.shown)  # the draft was saved after all
+            draft = None
+        self._draft = draft
+        if draft is None:
+            bar.remove_class("shown")
+            return
+        how = "while you were typing" if draft.why == "typing" else f"when memtui was stopped ({draft.why})"
+        changed = "" if draft.base == note.hash else (
+            "  The file changed on disk since: restoring shows the conflict before anything is saved.")
+        self.query_one("#notes-draft-text", Static).update(join(
+            Text("Unsaved draft: ", style="bold"), safe(note.shown),
+            Text(f" has a draft of {len(draft.text):,} characters kept {how}, "
+                 f"{draft.saved_at.replace('T', ' ')[:16]} UTC."
+                 f"{changed}")))
+        bar.add_class("shown")
+
+    @on(Button.Pressed, "#draft-restore")
+    def _restore_draft(self) -> None:
+        draft, note = self._draft, self.note
+        if draft is None or note is None:
+            return
+        self._draft = None
+        self.query_one("#notes-draft").remove_class("shown")
+        self.editor.load_text(draft.text)  # marks the editor dirty (TextArea.Changed)
+        if draft.base != note.hash:
+            self._save_base = draft.base
+            current = note.data if note.exists else None
+            self._show_conflict(ConflictError(
+                f"{note.shown} changed on disk after this draft was kept.", path=note.path, current=current,
+                current_hash=note.hash))
+        self.notify("draft restored: it is unsaved until you save it", markup=False, timeout=4)
+
+    @on(Button.Pressed, "#draft-discard")
+    def _discard_draft(self) -> None:
+        draft = self._draft
+        self._draft = None
+        self.query_one("#notes-draft").remove_class("shown")
+        if draft is not None:
+            drafts.discard(draft.workspace, draft.shown)
 
     # -- find ------------------------------------------------------------------------------
     def action_find(self) -> None:
@@ -394,7 +505,7 @@ class NotesScreen(Screen):
         if reason:
             self.notify(reason, title="Not saved", severity="error", markup=False, timeout=8)
             return
-        self.save_text(self.editor.text, self.note.hash, then=None)
+        self.save_text(self.editor.text, self._save_base or self.note.hash, then=None)
 
     @work(thread=True, exclusive=True, group="notes-save")
     def save_text(self, text: str, base: str | None, then=None) -> None:  # noqa: ANN001
@@ -416,6 +527,9 @@ class NotesScreen(Screen):
         self.note = result.note
         self._signature = notes.signature(result.note.path)
         self._conflict = None
+        self._save_base = None
+        if not self.note.dirty(self.editor.text):
+            self.write_draft(self._workspace_root(), self.note.shown, None, None)
         self.query_one("#notes-conflict").remove_class("shown")
         self.dirty = self.note.dirty(self.editor.text)
         self._refresh_status()
@@ -510,6 +624,8 @@ class NotesScreen(Screen):
             self.save_text(self.editor.text, self.note.hash, then=go)
         elif answer == "discard":
             self.dirty = False
+            if self.note is not None:
+                drafts.discard(self._workspace_root(), self.note.shown)
             go()
         elif revert_select:
             with self.prevent(Select.Changed):

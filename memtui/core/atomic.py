@@ -66,14 +66,26 @@ def leftovers(path: str | os.PathLike[str]) -> list[Path]:
     return sorted(target.parent / n for n in names if n.startswith(prefix) and n.endswith(".tmp"))
 
 
-def remove_leftovers(path: str | os.PathLike[str]) -> list[Path]:
+def remove_leftovers(path: str | os.PathLike[str], *, whole_folder: bool = False) -> list[Path]:
     """Delete the files :func:`leftovers` lists (call only while holding the writer lock).
+
+    Args:
+        path: the file whose leftovers go.
+        whole_folder: every leftover in ``path``'s folder goes, whatever file it was for
+            (only for memtui's own folders, ``.memtui/``, where nothing else writes; a backup
+            named after the time is never written twice, so its leftover had no other chance).
 
     Returns:
         The paths removed. Files that vanish or cannot be removed are skipped silently.
     """
     removed = []
-    for leftover in leftovers(path):
+    found = leftovers(path)
+    if whole_folder:
+        try:
+            found = sorted({*found, *(Path(path).parent / n for n in os.listdir(Path(path).parent) if is_leftover(n))})
+        except OSError:
+            pass
+    for leftover in found:
         try:
             if leftover.is_file() and not leftover.is_symlink():
                 leftover.unlink()

@@ -149,6 +149,12 @@ class Tx:
             self._snapshots[shown] = atomic.Snapshot.take(self.path(shown))
         return self._snapshots[shown]
 
+    def touched(self) -> list[Path]:
+        """The files this write read or replaces (absolute, confined)."""
+        paths = {change.path for change in self.files}
+        paths.update(self.path(shown) for shown in self._snapshots)
+        return sorted(paths)
+
     def _close(self) -> None:
         for snapshot in self._snapshots.values():
             if snapshot is not None:
@@ -404,7 +410,8 @@ class Session:
         self.require_writable()
         key = request_key(action, target, request)
         with lock.acquire(self.ws.root, self.purpose, wait=self.wait):
-            atomic.remove_leftovers(self.store.path)  # a killed writer's litter (under the lock)
+            for own in (self.store.path, self.ws.state_dir / "backups" / "-"):  # memtui's own folders: all
+                atomic.remove_leftovers(own, whole_folder=True)  # a killed writer's litter (under the lock)
             self.store.begin()
             try:
                 self._recover()
@@ -415,11 +422,11 @@ class Session:
                 tx = Tx(self)
                 try:
                     result = apply(tx)
+                    for touched in tx.touched():  # a killed writer's litter (under the lock), written or not
+                        atomic.remove_leftovers(touched, whole_folder=self._own(touched))
                     if not tx.changed:
                         self.store.rollback()
                         return Written(result, None)
-                    for change in tx.files:
-                        atomic.remove_leftovers(change.path)  # a killed writer's litter (under the lock)
                     if len(tx.files) <= 1:
                         recorded = self._write_one(tx, action, target, client_id, key)
                     else:
@@ -435,6 +442,14 @@ class Session:
         return Written(result, recorded, files=[c.shown for c in tx.files],
                        carried={c.shown: c.carried for c in tx.files if c.carried},
                        installed={c.shown: c.installed for c in tx.files if c.installed is not None})
+
+    def _own(self, path: Path) -> bool:
+        """True when ``path`` lies in memtui's own state folder (``.memtui/``)."""
+        try:
+            path.relative_to(os.path.realpath(self.ws.state_dir))
+        except ValueError:
+            return False
+        return True
 
     def _write_one(self, tx: Tx, action: str, target: str, client_id: str | None, key: str) -> AuditEntry:
         """One file (or none): the file, then the audit entry and the store in one store write;

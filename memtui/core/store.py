@@ -44,6 +44,7 @@ from memtui.core.errors import ConfinementError, MemtuiError, ReadOnlyError
 from memtui.core.files import confine
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
+from memtui.core.text import json_text
 
 STORE_NAME = "store.json"
 #: Tables whose records may be added but never changed or removed (invariant 7).
@@ -207,7 +208,7 @@ class AtomicJSONStorage(Storage):
                     raise MemtuiError(
                         f"the {name} table is append-only: record {doc_id} may not be changed or "
                         "removed; nothing was written.")
-        payload = json.dumps(safe, ensure_ascii=False).encode("utf-8")
+        payload = json_text(safe, indent=None).encode("utf-8")  # a lone surrogate (a name's bad byte) as its escape
         atomic.write_bytes(self.path, payload)
         return True
 

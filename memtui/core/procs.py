@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import sys
 import threading
+from multiprocessing import context as mp_context
 from multiprocessing.context import BaseContext
 
 #: Most worker processes started for one job, whatever the core count.
@@ -47,14 +48,67 @@ def _start_resource_tracker() -> None:
             sys.stderr = saved
 
 
+def _die_with_parent(parent: int | None) -> None:
+    """In a worker: have the kernel kill it when the process that started it dies (Linux
+    ``prctl(PR_SET_PDEATHSIG, SIGKILL)``), and end at once if that process is already gone.
+
+    A worker that outlived a killed ``memtui index --rebuild`` kept the search index's write
+    lock (an ``flock`` on a descriptor it inherited) and search was refused for minutes
+    (issue 15 item 9). The signal comes when the starting *thread* ends; memtui starts its
+    workers from the thread that waits for them, so that is the same moment.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no prctl
+            pass
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)  # the parent died before the request took effect
+
+
+class _DiesWithParent:
+    """Mixed into a ``multiprocessing`` Process class: the started process dies with its parent."""
+
+    _memtui_parent: int | None = None
+
+    def start(self) -> None:
+        self._memtui_parent = os.getpid()
+        super().start()  # type: ignore[misc]
+
+    def run(self) -> None:
+        _die_with_parent(self._memtui_parent)
+        super().run()  # type: ignore[misc]
+
+
+class _ForkProcess(_DiesWithParent, mp_context.ForkProcess):
+    pass
+
+
+class _SpawnProcess(_DiesWithParent, mp_context.SpawnProcess):
+    pass
+
+
+class _ForkContext(mp_context.ForkContext):
+    Process = _ForkProcess
+
+
+class _SpawnContext(mp_context.SpawnContext):
+    Process = _SpawnProcess
+
+
 def process_context() -> BaseContext:
-    """The ``multiprocessing`` context to start workers with (its resource tracker running).
+    """The ``multiprocessing`` context to start workers with (its resource tracker running);
+    every worker it starts dies with the process that started it (:func:`_die_with_parent`).
 
     ``fork`` is cheapest, but forking a process that runs other threads (the TUI works in
     worker threads) can copy a lock held by another thread and hang the child; then
     ``spawn``, which starts clean interpreters (about 0.3 s more per worker).
     """
-    method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
-        else "spawn"
+    fork = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
     _start_resource_tracker()
-    return multiprocessing.get_context(method)
+    if not hasattr(mp_context, "ForkContext"):  # pragma: no cover - Windows: spawn only
+        return multiprocessing.get_context("spawn")
+    return _ForkContext() if fork else _SpawnContext()

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from memtui.core.files import is_inside, read_text, rel
+from memtui.core import jsonio
+from memtui.core.files import is_inside, read_text, rel, text_name
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import split
 from memtui.core.tree import MemoryTree, parse_index
@@ -168,7 +169,7 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
         subdirs: list[os.DirEntry] = []
         for entry in entries:
             name = entry.name
-            if name[0] == ".":
+            if name[0] == "." or not text_name(name):  # not UTF-8: the audit reports it (issue 15 item 6)
                 continue
             try:
                 is_dir = entry.is_dir()
@@ -237,7 +238,7 @@ def _other_sources(ws: Workspace) -> list[Source]:
             continue
         for skill_dir in sorted(skill_root.iterdir()):
             skill = skill_dir / "SKILL.md"
-            if skill.is_file() and is_inside(root, skill):
+            if text_name(skill_dir.name) and skill.is_file() and is_inside(root, skill):
                 others.append(Source(rel(root, skill), skill, "skill"))
     store = ws.state_dir / "store.json"
     if store.is_file() and not store.is_symlink():
@@ -438,7 +439,7 @@ def _parse_graph(src: Source, text: str, out: Parsed) -> None:
         if not line.strip():
             continue
         try:
-            item = json.loads(line.lstrip("\ufeff"))
+            item = jsonio.loads(line.lstrip("\ufeff"))
         except json.JSONDecodeError as exc:
             out.findings.append(Finding.make(
                 "search-file-skipped", src.rel, f"line is not JSON ({exc.msg}); not indexed",
@@ -466,7 +467,7 @@ def _parse_governance(ws: Workspace, src: Source, text: str, out: Parsed) -> Non
     indexed with their state, so normal search excludes them and ``--include-proposed`` (the
     Search area's "proposals & retired") shows them, labelled by state, path ``article@N``."""
     try:
-        data = json.loads(text)
+        data = jsonio.loads(text, allow_nan=True)
     except json.JSONDecodeError:
         return  # a damaged store is reported by the store itself (B01)
     versions = data.get("versions") if isinstance(data, dict) else None

@@ -41,6 +41,7 @@ from whoosh import index as windex
 from whoosh import scoring
 
 from memtui.core.errors import MemtuiError
+from memtui.core.files import is_inside
 from memtui.core.findings import Finding
 from memtui.core.procs import process_context, worker_count
 from memtui.core.search.engine import whoosh_fixes
@@ -349,6 +350,11 @@ class SearchIndex:
     def __init__(self, ws: Workspace):
         self.ws = ws
         self.dir = ws.state_dir / "index"
+        #: why the index may not be read or written (``.memtui`` leads outside the workspace:
+        #: issue 15 item 13), else ``None``
+        self.refused = None if is_inside(ws.root, self.dir) else (
+            f"the search index {ws.shown(self.dir)} leads outside the workspace (to {os.path.realpath(self.dir)}); "
+            "memtui neither reads nor writes it there: make .memtui a real folder")
         self._ix: windex.Index | None = None
         self.findings: list[Finding] = []
         #: Set when :meth:`open` had to empty a damaged or outdated index: call :meth:`update`.
@@ -356,7 +362,7 @@ class SearchIndex:
         #: Held while a search uses :meth:`searcher` (a Whoosh searcher is not thread-safe).
         self.search_lock = threading.Lock()
         self._searcher = None
-        self.manifest = Manifest(self.dir / MANIFEST)
+        self.manifest = Manifest(self.dir / MANIFEST, readable=self.refused is None)
 
     # -- opening -------------------------------------------------------------------------
     def _write_manifest(self, changed: dict[str, Entry], removed: Iterable[str] = (), replace: bool = False) -> None:
@@ -373,6 +379,8 @@ class SearchIndex:
 
     def _toc_present(self) -> bool:
         """True when Whoosh finds a table of contents (readable or not) in the folder."""
+        if self.refused:
+            return False
         try:
             return any(p.name.startswith("_MAIN_") and p.name.endswith(".toc") for p in self.dir.iterdir())
         except OSError:
@@ -448,6 +456,8 @@ class SearchIndex:
         from whoosh.filedb.filestore import FileStorage
         from whoosh.util.filelock import try_for
 
+        if self.refused:
+            raise IndexWriteError(self.refused)
         self.dir.mkdir(parents=True, exist_ok=True)
         lock = FileStorage(str(self.dir)).lock(LOCK_NAME)
         if not try_for(lock.acquire, LOCK_WAIT_SECONDS, 0.1):
@@ -500,6 +510,8 @@ class SearchIndex:
         """
         if self._ix is not None:
             return self._ix
+        if self.refused:
+            raise IndexWriteError(self.refused)
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             if not self._toc_present():
@@ -598,6 +610,8 @@ class SearchIndex:
             IndexWriteError: the index cannot be written (disk full, permissions); the index
                 stays as it was before the update.
         """
+        if self.refused:
+            raise IndexWriteError(self.refused)
         started = time.perf_counter()
         report = IndexReport()
         self.needs_update = False
@@ -790,6 +804,9 @@ class SearchIndex:
         ``updated`` is the time of the last update (seconds since the epoch) or ``None``.
         Never builds or repairs anything (a damaged index shows ``documents: None``).
         """
+        if self.refused:
+            return {"path": self.ws.shown(self.dir), "exists": False, "schema": None, "documents": None,
+                    "sources": 0, "updated": None, "bytes": 0, "refused": self.refused}
         meta = self.manifest.meta()
         out: dict[str, Any] = {"path": self.ws.shown(self.dir), "exists": self._toc_present(),
                                "schema": meta.get("schema"), "documents": None,

@@ -34,8 +34,11 @@ class Manifest:
     """The manifest file at ``path``; every call opens and closes its own connection, so
     threads and processes may share it (writers serialise on the index's lock)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, readable: bool = True) -> None:
+        """``readable`` False: every read answers as for a missing manifest (the index folder
+        leads outside the workspace, issue 15 item 13)."""
         self.path = path
+        self.readable = readable
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=5.0)
@@ -45,7 +48,7 @@ class Manifest:
         return con
 
     def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
-        if not self.path.is_file():
+        if not self.readable or not self.path.is_file():
             return []
         try:
             con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5.0)

@@ -56,15 +56,39 @@ BG_STOP: frozenset[str] = frozenset(["а", "аз", "ако", "ала", "би", "
 
 _CYR = re.compile(r"[\u0400-\u04ff]")
 _LATIN_LETTER = re.compile(r"[a-z]")
-_MARKS = "\u0300-\u036f"
+def _mark_ranges() -> str:
+    """Every combining mark (Unicode categories Mn, Mc, Me) as regex class ranges. Python's
+    ``\\w`` leaves them out, so the vowel signs of Devanagari, Tamil and other Indic scripts
+    cut their words apart (issue 15 item 15); they belong inside words like Latin accents."""
+    ranges: list[str] = []
+    start = None
+    for cp in range(0x300, 0x1F000 + 1):
+        mark = cp < 0x1F000 and unicodedata.category(chr(cp)).startswith("M")
+        if mark and start is None:
+            start = cp
+        elif not mark and start is not None:
+            ranges.append(re.escape(chr(start)) + ("-" + re.escape(chr(cp - 1)) if cp - 1 > start else ""))
+            start = None
+    return "".join(ranges)
+
+
+_MARKS = _mark_ranges()
 # A word: letters/digits (combining marks allowed inside); a compound joins words by connectors.
 _WORD = rf"(?:[^\W_]|[{_MARKS}])+"
+_WHOLE_WORD = re.compile(_WORD)
+
+
+def is_word(text: str) -> bool:
+    """True when ``text`` is one word of letters and digits (combining marks inside)."""
+    return _WHOLE_WORD.fullmatch(text) is not None
+
+
 _COMPOUND = re.compile(rf"{_WORD}(?:[-_./:@]+{_WORD})*")
 _CONNECTOR = re.compile(r"[-_./:@]+")
 # The tails of a compound after a "." "/" ":" or "@" (their own compounds when joined by - or _)
 _SUB_COMPOUND = re.compile(rf"(?<=[./:@]){_WORD}(?:[-_]+{_WORD})*")
 # Case changes inside a part: "NullPointerException", "HTTPServer", "iPhone"
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z\u00df-\u00ff]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
+_CAMEL = re.compile(rf"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z\u00df-\u00ff]+|[A-Z]+|\d+|(?:[^\W\d_a-zA-Z]|[{_MARKS}])+")
 
 #: Bulgarian official transliteration (Transliteration Act, 2009).
 _BG_TO_LATIN = {
@@ -101,9 +125,10 @@ def normalize(word: str) -> str:
     text = unicodedata.normalize("NFKD", word.casefold())
     out: list[str] = []
     for ch in text:
-        if unicodedata.combining(ch):
-            base = out[-1] if out else ""
-            # keep the breve of й (и + U+0306) and the diaeresis of ї; drop the rest
+        base = out[-1] if out else ""
+        # accents of Latin, Greek and Cyrillic letters go, but the breve of й (и + U+0306);
+        # the signs of other scripts (Devanagari, Tamil vowel signs) are part of their letters
+        if unicodedata.combining(ch) and base and base < "\u0530":
             if ch == "\u0306" and base in "иу":
                 out.append(ch)
             continue

@@ -41,7 +41,7 @@ from typing import Any
 
 from memtui.core.errors import MemtuiError
 from memtui.core.search import confidence as confidence_model
-from memtui.core.search.analysis import KEY_MARK, normalize, term_spans
+from memtui.core.search.analysis import KEY_MARK, is_word, normalize, term_spans
 from memtui.core.search.engine.index import SearchIndex, is_damage
 from memtui.core.search.engine.matching import rank
 from memtui.core.search.plan import PREFIX_MARK, PREFIX_MIN, Item
@@ -245,7 +245,7 @@ def parse(text: str) -> tuple[list[Item], dict[str, list[str]]]:
             if raw.endswith("*") and len(raw) > 1 and raw.count("*") == 1:
                 stem = raw[:-1]
                 letters = normalize(stem)
-                if len(letters) < PREFIX_MIN or not re.fullmatch(r"[^\W_]+", letters):
+                if len(letters) < PREFIX_MIN or not is_word(letters):
                     raise QueryError(
                         f"{raw}: a prefix needs at least {PREFIX_MIN} letters before * "
                         "(shorter prefixes match too many words)")
@@ -253,7 +253,7 @@ def parse(text: str) -> tuple[list[Item], dict[str, list[str]]]:
                 continue
             if raw.endswith("~") and len(raw) > 1:
                 core = normalize(raw.rstrip("~"))
-                if re.fullmatch(r"[^\W_]{3,}", core):
+                if len(core) >= 3 and is_word(core):
                     items.append(Item("fuzzy", core))
                     continue
             items.append(Item("word", raw))

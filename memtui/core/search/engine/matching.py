@@ -799,6 +799,8 @@ def _term_alone(searcher, term: str, boost: float, limit: int,
         postings of skipped blocks counted without the mask, as Whoosh's estimate).
     """
     reader = searcher.reader()
+    if (CONTENT_FIELD, term) not in reader:  # a word of a script with no sound key, found nowhere
+        return [], 0
     scorer = searcher.weighting.scorer(searcher, CONTENT_FIELD, term)
     idf, avgfl, B, K1 = scorer.idf, scorer.avgfl, scorer.B, scorer.K1
     # whoosh.scoring.bm25: idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / avgfl)))

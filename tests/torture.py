@@ -34,11 +34,11 @@ def scaled(base: int, least: int = 1) -> int:
 def report(test: str, **figures: object) -> None:
     """Print the figures of a torture test and append them to ``$MEMTUI_TORTURE_REPORT``."""
     line = {"test": test, "scale": SCALE, **figures}
-    print("torture:", json.dumps(line, ensure_ascii=False, default=str))
+    print("torture:", json.dumps(line, default=str))
     target = os.environ.get("MEMTUI_TORTURE_REPORT")
     if target:
         with open(target, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+            handle.write(json.dumps(line, default=str) + "\n")
 
 
 def env() -> dict[str, str]:
@@ -93,31 +93,6 @@ def big_graph(path: Path, entities: int = 20_000, seed: int = 7, final_newline: 
                                  "entityType": rng.choice(["system", "person", "ticket"]), "observations": obs},
                                 separators=(",", ":")))
     path.write_text("\n".join(lines) + ("\n" if final_newline else ""), encoding="utf-8")
-
-
-def descendants(pid: int) -> list[int]:
-    """Every live process whose parent chain reaches ``pid`` (from ``/proc``)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-            if fields[0] != b"Z":
-                parents[int(entry)] = int(fields[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    out = []
-    for child in parents:
-        seen, current = set(), child
-        while current in parents and current not in seen:
-            seen.add(current)
-            current = parents[current]
-            if current == pid:
-                out.append(child)
-                break
-    return out
 
 
 def wait_until(condition, timeout: float = 30.0, what: str = "the condition") -> None:  # noqa: ANN001

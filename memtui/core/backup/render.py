@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memtui.core import atomic, jsonio
+from memtui.core.files import is_inside
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME, StoreDamagedError, parse as parse_store
 
@@ -505,8 +506,8 @@ def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str
     root_b = os.fsencode(os.path.realpath(root))
     tree = BackupTree()
     store_path = Path(os.fsdecode(root_b)) / ".memtui" / STORE_NAME
-    if store_path.is_symlink():
-        raise StoreDamagedError(store_path, "it is a symbolic link; memtui does not follow it")
+    if store_path.is_symlink() or (os.path.lexists(store_path) and not is_inside(Path(os.fsdecode(root_b)), store_path)):
+        raise StoreDamagedError(store_path, "it is (or lies behind) a symbolic link; memtui does not follow it")
     if store_path.exists():
         tree.tables = parse_store(store_path.read_bytes(), store_path)
     _walk(root_b, {os.fsencode(os.path.realpath(s)) for s in skip}, tree)

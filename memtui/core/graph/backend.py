@@ -69,8 +69,10 @@ class LocalGraph:
         """Read the file (an absent one is an empty graph).
 
         Raises:
-            GraphEditError: too large or a folder. OSError: unreadable.
+            GraphEditError: too large or a folder. OSError: unreadable. ConfinementError: the
+            file is (or lies behind) a symbolic link leading outside the workspace.
         """
+        self.ws.path(self.shown)  # confined: a graph.jsonl leading outside is not read (strace found it)
         graph = load(self.path, self.shown)
         self.loaded_bytes = self.path.read_bytes() if graph.exists else b""
         return graph
@@ -92,6 +94,7 @@ class LocalGraph:
 
             raise GraphEditError("semantic search is offered only by a remote graph server that lists "
                                  "semantic_search; this workspace's graph is the local file.")
+        self.ws.path(self.shown)
         return search_records(load(self.path, self.shown), query)
 
     def close(self) -> None:

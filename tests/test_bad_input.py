@@ -264,3 +264,14 @@ def test_a_state_folder_leading_outside_is_an_error_of_the_audit(tmp_path: Path)
     report = audit.run(Workspace.open(root), use_cache=False)
     [finding] = [f for f in report.findings if f.code == "symlink-outside" and f.path.startswith(".memtui")]
     assert "outside the workspace" in finding.message and report.has_errors
+
+
+def test_a_notes_link_leading_outside_is_reported_once(tmp_path: Path) -> None:
+    root = _ws(tmp_path)
+    outside = tmp_path / "outside-notes.md"
+    outside.write_text("outside\n")
+    notes = root / "memory" / "MEMORY_CUSTOM.md"
+    notes.unlink()
+    notes.symlink_to(outside)
+    report = audit.run(Workspace.open(root), use_cache=False)
+    assert [f.code for f in report.findings if f.path == "memory/MEMORY_CUSTOM.md"] == ["symlink-outside"]

@@ -211,7 +211,9 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
         cache.save(ws)
     report.findings.extend(_audit_workspace_files(ws))
     report.findings.extend(_contributed(ws))
-    report.findings, report.allowed = _allowances(ws, report.findings)
+    # one finding once: a link met by two checks (the root node's folder and the member notes
+    # beside it) was reported twice (issue 15 item 15)
+    report.findings, report.allowed = _allowances(ws, list(dict.fromkeys(report.findings)))
     report.findings.sort(key=sort_key)
     report.seconds = time.perf_counter() - started
     return report

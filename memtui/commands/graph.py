@@ -196,7 +196,7 @@ def _load(args: argparse.Namespace, ws=None):  # noqa: ANN001 - Workspace
 
 
 def _add_line_arg(parser: argparse.ArgumentParser, required: bool = False) -> None:
-    parser.add_argument("--line", type=int, metavar="N", required=required,
+    parser.add_argument("--line", type=_common.positive_int, metavar="N", required=required,
                         help="the record at line N (as `graph show` lists them), for a name written several "
                              "times; default: every record (edits) or the first (add-observation)")
 

@@ -134,7 +134,8 @@ async def test_a_draft_over_a_file_changed_since_restores_as_a_conflict(tmp_path
         await wait_for(pilot, lambda: screen.query_one("#notes-conflict").has_class("shown"))
         await pilot.press("ctrl+s")
         await pilot.pause()
-        await wait_for(pilot, lambda: not screen.app.workers or all(w.is_finished for w in screen.app.workers))
+        await wait_for(pilot, lambda: all(w.is_finished for w in screen.app.workers if w.group == "notes-save"),
+                       what="the save to end")
         assert notes_file.read_text() == "# Notes\n\nan agent's line\n", "never a silent overwrite"
         await pilot.click("#conflict-keep")
         await wait_for(pilot, lambda: notes_file.read_text() == "# Notes\n\nmine\n")

@@ -87,3 +87,35 @@ async def test_an_approval_in_the_cli_shows_in_an_open_tui_without_a_key_press(s
         await wait_for(pilot, lambda: app.report is not None and app.report.articles == before + 1,
                        timeout=20, what="the new article in the header counts")
         assert article.exists()
+
+
+def test_a_new_folder_is_followed_and_a_link_leading_outside_is_not(sample_copy: Path, tmp_path: Path) -> None:
+    """The watcher watches every real folder on its own: a recursive watch followed a link to a
+    folder outside the workspace and listed it (found by the strace torture test)."""
+    from memtui.core.watch import folders
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (sample_copy / "memory" / "support" / "linked").symlink_to(outside)
+    ws = Workspace.open(sample_copy)
+    assert all(not Path(f).is_relative_to(outside) and "linked" not in Path(f).parts for f in folders(ws))
+    stop = threading.Event()
+    seen: list = []
+
+    def follow() -> None:
+        for changes in watch(ws, stop):
+            seen.append(changes)
+            if any(p.endswith("fresh/a.md") for p in changes.of("tree")):
+                stop.set()
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    time.sleep(0.5)
+    (outside / "ignored.md").write_text("outside\n")
+    (sample_copy / "memory" / "support" / "fresh").mkdir()
+    time.sleep(1.0)  # the watch starts again with the new folder
+    (sample_copy / "memory" / "support" / "fresh" / "a.md").write_text("# A\n")
+    thread.join(timeout=20)
+    stop.set()
+    assert any(p.endswith("fresh/a.md") for c in seen for p in c.of("tree")), "a file in a new folder is seen"
+    assert not any("ignored.md" in p for c in seen for paths in c.by_topic.values() for p in paths)

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from memtui.core import jsonio
 from memtui.core.errors import MemtuiError
+from memtui.core.files import is_inside
 from memtui.core.findings import Finding
 from memtui.core.workspace import Workspace
 
@@ -207,7 +209,7 @@ def parse(key: str, shown: str, data: bytes) -> History:
             continue
         source = raw.decode("utf-8", "replace")
         try:
-            doc = json.loads(raw)
+            doc = jsonio.loads(raw)
         except ValueError as exc:
             doc = None
             problem = f"is not JSON ({str(exc).split(':')[0]})"
@@ -425,7 +427,7 @@ def audit_findings(ws: Workspace) -> list[Finding]:
     try:
         from memtui.core import graph as g
 
-        if ws.graph_file.is_file():
+        if ws.graph_file.is_file() and is_inside(ws.root, ws.graph_file):  # never through a link out
             entities = {e.name for e in g.load(ws.graph_file).entities}
     except Exception:  # noqa: BLE001 - the graph's own check reports a bad graph
         entities = None

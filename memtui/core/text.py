@@ -8,7 +8,8 @@ One place for each rule (DESIGN.md §3):
 - :func:`unified_diff` is the one unified diff (notes, graph, articles, backup verify) and
   :func:`side_by_side` the one two-column diff;
 - :data:`BOM` is the UTF-8 byte order mark every reader and writer keeps as it found it;
-- :func:`mask_url` hides the credentials of URLs in any text memtui shows.
+- :func:`mask_url` hides the credentials of URLs in any text memtui shows, and
+  :func:`shown_url` is how an endpoint is shown (issue 15 item 14).
 """
 
 from __future__ import annotations
@@ -191,6 +192,27 @@ def mask_url(text: str) -> str:
 
     text = _URL_USERINFO.sub(info, text)
     return _URL_SECRET_PARAM.sub(lambda m: f"{m.group('key')}***", text)
+
+
+def shown_url(url: str) -> str:
+    """``url`` as memtui shows an endpoint it talks to: without user information, query and
+    fragment (they may hold credentials). :func:`mask_url` is the rule for URLs inside any
+    other text (git's messages, a remote's address), where it masks them in place."""
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "(an invalid URL)"
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host + (f":{port}" if port else "")
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

@@ -124,8 +124,26 @@ def classify(ws: Workspace, absolute: list[str]) -> Changes:
     return out
 
 
+def folders(ws: Workspace) -> list[str]:
+    """Every real folder of the workspace, absolute: symbolic links are not followed (the
+    watcher of a recursive watch follows them, and listed a folder a link led to outside the
+    workspace: issue 15, found by the strace torture test), nor ignored folders and
+    ``.memtui/index``."""
+    root = os.fspath(ws.root)
+    index = os.path.join(root, ".memtui", "index")
+    out: list[str] = []
+    for folder, dirs, _files in os.walk(root, followlinks=False):
+        out.append(folder)
+        dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS and os.path.join(folder, d) != index
+                         and not os.path.islink(os.path.join(folder, d)))
+    return out
+
+
 def watch(ws: Workspace, stop: threading.Event, *, debounce_ms: int = 200) -> Iterator[Changes]:
     """Yield a :class:`Changes` for every batch of changes in ``ws`` until ``stop`` is set.
+
+    Every real folder is watched on its own (:func:`folders`); a batch that adds a folder
+    starts the watch again with it.
 
     Args:
         ws: the workspace to follow (the whole folder, recursively).
@@ -145,9 +163,19 @@ def watch(ws: Workspace, stop: threading.Event, *, debounce_ms: int = 200) -> It
         name = os.path.basename(path)
         return not (name.startswith(".") and name.endswith(".tmp"))
 
-    for batch in watchfiles.watch(ws.root, watch_filter=keep, stop_event=stop, debounce=debounce_ms,
-                                  step=50, rust_timeout=300, yield_on_timeout=False, recursive=True,
-                                  raise_interrupt=False):
-        changes = classify(ws, [path for _change, path in batch])
-        if changes.by_topic:
-            yield changes
+    while not stop.is_set():
+        watched = folders(ws)
+        known = set(watched)
+        grown = False
+        for batch in watchfiles.watch(*watched, watch_filter=keep, stop_event=stop, debounce=debounce_ms,
+                                      step=50, rust_timeout=300, yield_on_timeout=False, recursive=False,
+                                      raise_interrupt=False):
+            paths = [path for _change, path in batch]
+            changes = classify(ws, paths)
+            if changes.by_topic:
+                yield changes
+            if any(p not in known and os.path.isdir(p) and not os.path.islink(p) for p in paths):
+                grown = True  # a new folder: watch it too
+                break
+        if not grown:
+            return

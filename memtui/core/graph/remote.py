@@ -45,6 +45,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from memtui.core import jsonio
 from memtui.core.errors import ExternalError, MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.graph.commit import Saved, action_name, describe
@@ -106,7 +107,7 @@ def memory_block(root) -> tuple[dict | None, Finding | None]:  # noqa: ANN001 - 
     try:
         if path.stat().st_size > MAX_CONFIG_BYTES:
             raise ValueError(f"it is larger than {MAX_CONFIG_BYTES:,} bytes")
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        data = jsonio.loads(path.read_bytes().decode("utf-8-sig"))
     except (OSError, ValueError) as exc:
         return None, Finding.make("config-invalid", WORKSPACE_CONFIG, f"cannot be read as JSON ({exc})",
                                   "fix the file; memtui uses the local graph meanwhile")

@@ -37,7 +37,6 @@ import base64
 import itertools
 import json
 import sys
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -50,6 +49,8 @@ sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 import httpx  # noqa: E402 - after the line above
 from httpx_sse import EventSource  # noqa: E402
 
+from memtui.core import jsonio
+from memtui.core.text import shown_url
 from memtui.core.mcp.errors import (McpAuthError, McpError, McpServerError, McpTimeout, McpToolError,
                                     McpToolMissing, McpUnreachable)
 
@@ -94,23 +95,6 @@ class Endpoint:
     def shown(self) -> str:
         """The URL without user information, query or fragment: safe for messages and the audit log."""
         return shown_url(self.url)
-
-
-def shown_url(url: str) -> str:
-    """``url`` without user information, query and fragment (they may hold credentials)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "(an invalid URL)"
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    netloc = host + (f":{port}" if port else "")
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _header_value(text: str) -> str:
@@ -299,7 +283,7 @@ class Client:
         if "structuredContent" in result and result["structuredContent"] is not None:
             return result["structuredContent"]
         try:
-            return json.loads(text)
+            return jsonio.loads(text)
         except ValueError:
             return text
 
@@ -404,7 +388,7 @@ class Client:
             if progress is not None:
                 progress(response.num_bytes_downloaded)
         try:
-            answer = json.loads(b"".join(chunks))
+            answer = jsonio.loads(b"".join(chunks))
         except ValueError:
             raise McpServerError(f"the MCP server at {self.endpoint.shown} answered {what} with something "
                                  "that is not JSON.") from None
@@ -423,7 +407,7 @@ class Client:
             if event.event not in ("", "message") or not event.data.strip():
                 continue
             try:
-                message = json.loads(event.data)
+                message = jsonio.loads(event.data)
             except ValueError:
                 raise McpServerError(
                     f"the event stream from {self.endpoint.shown} is malformed: event {count} of the answer to "
@@ -471,7 +455,7 @@ class Client:
 
 def _rpc_error(data: bytes, status: int) -> _RpcError | None:
     try:
-        message = json.loads(data)
+        message = jsonio.loads(data)
     except ValueError:
         return None
     if isinstance(message, dict) and isinstance(message.get("error"), dict):

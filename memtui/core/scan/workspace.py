@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from memtui.core.files import is_inside
 from memtui.core.findings import Finding
 from memtui.core.tree.audit import ArticleCache, ArticleFacts
 from memtui.core.workspace import Workspace
@@ -30,7 +31,12 @@ class ScanCache(ArticleCache):
 
 
 def texts(ws: Workspace) -> Iterator[Path]:
-    """Every non-article text file the scan reads, absolute (links are never followed)."""
+    """Every non-article text file the scan reads, absolute (links are never followed, nor
+    files behind a folder that is a link leading outside, such as ``.memtui``)."""
+    return (path for path in _texts(ws) if is_inside(ws.root, path))
+
+
+def _texts(ws: Workspace) -> Iterator[Path]:
     for path in [ws.member_notes, ws.notebook, *ws.operator_files, ws.graph_file]:
         if path.is_file() and not path.is_symlink():
             yield path
@@ -62,12 +68,12 @@ OWN_FIELDS = frozenset({"id", "hash", "sha256", "before", "after", "old", "new",
 def store_findings(data: bytes, shown: str) -> list[Finding]:
     """``secret`` findings of the user text inside memtui's store (article versions, proposals,
     provenance, notes of the audit log), each naming its table, record and field."""
-    import json
+    from memtui.core import jsonio
 
     from memtui.core import scan
 
     try:
-        doc = json.loads(data)
+        doc = jsonio.loads(data, allow_nan=True)
     except ValueError:
         return []  # a damaged store has its own finding
     out: list[Finding] = []

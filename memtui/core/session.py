@@ -529,6 +529,7 @@ class Session:
         for item in intent["files"]:
             new = None if item["new"] is None else base64.b64decode(item["new"])
             path = confine(self.ws.root, item["path"])
+            atomic.remove_leftovers(path)  # the interrupted write's own temporary file (under the lock)
             snapshot = atomic.Snapshot.take(path)
             try:
                 current = None if snapshot is None else snapshot.data

@@ -396,7 +396,10 @@ def writer_pids(dev: int, ino: int) -> tuple[int, ...]:
 
 
 def describe_pids(pids: tuple[int, ...]) -> str:
-    """``process 123 (python3 agent.py)`` for each pid, for messages."""
+    """``process 123 (python3 agent.py)`` for each pid, for messages (credentials in a URL of
+    the command line masked)."""
+    from memtui.core.text import mask_url
+
     out = []
     for pid in pids[:3]:
         try:
@@ -404,7 +407,7 @@ def describe_pids(pids: tuple[int, ...]) -> str:
                 cmd = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
         except OSError:
             cmd = ""
-        out.append(f"process {pid}" + (f" ({cmd[:80]})" if cmd else ""))
+        out.append(f"process {pid}" + (f" ({mask_url(cmd)[:80]})" if cmd else ""))
     return ", ".join(out) + (f" and {len(pids) - 3} more" if len(pids) > 3 else "")
 
 

@@ -99,6 +99,15 @@ class _SpawnContext(mp_context.SpawnContext):
     Process = _SpawnProcess
 
 
+def spawn_context() -> BaseContext:
+    """Like :func:`process_context`, but always ``spawn``: workers start as clean interpreters
+    that do not carry this process's memory; each dies with the process that started it."""
+    _start_resource_tracker()
+    if not hasattr(mp_context, "SpawnContext"):  # pragma: no cover
+        return multiprocessing.get_context("spawn")
+    return _SpawnContext()
+
+
 def process_context() -> BaseContext:
     """The ``multiprocessing`` context to start workers with (its resource tracker running);
     every worker it starts dies with the process that started it (:func:`_die_with_parent`).

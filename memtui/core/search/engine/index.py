@@ -43,7 +43,7 @@ from whoosh import scoring
 from memtui.core.errors import MemtuiError
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding
-from memtui.core.procs import process_context, worker_count
+from memtui.core.procs import spawn_context, worker_count
 from memtui.core.search.engine import whoosh_fixes
 from memtui.core.search.analysis import term_positions, term_positions_and_keys
 from memtui.core.search.engine.analyzer import MemtuiAnalyzer
@@ -959,11 +959,9 @@ def _worker_context():  # noqa: ANN202 - a multiprocessing context
     """How build workers start: spawned (a clean interpreter, a child of this process), never
     forked from this process, whose scan of the workspace each forked worker would carry
     (issue 14: a build worker's resident memory held the parent's too). The resource tracker
-    runs (:func:`memtui.core.procs.process_context`)."""
-    import multiprocessing
-
-    process_context()
-    return multiprocessing.get_context("spawn")
+    runs, and each worker dies with this process (:func:`memtui.core.procs.spawn_context`:
+    issue 15 item 9)."""
+    return spawn_context()
 
 
 def _release_memory() -> None:

@@ -220,3 +220,55 @@ def test_b04_two_cli_writers_lose_nothing(shared: Path, ws: Path, tmp_path: Path
     last = (ws / "memory" / "MEMORY_CUSTOM.md").read_bytes()
     assert re.fullmatch(rb"note \d-\d+\n", last)
     assert not list((ws / ".memtui").glob(".*.tmp"))
+
+
+def test_set_with_a_base_hash_merges_a_change_made_since(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19: `notes set --base-hash H` three-way merges from H's bytes (memtui's last save)."""
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    _stdin(monkeypatch, b"first\nsecond\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-", "--base-hash", "absent"]) == 0
+    base = atomic.sha256(notes_file.read_bytes())
+    notes_file.write_bytes(b"first\nsecond\nthe agent's line\n")
+    _stdin(monkeypatch, b"first, edited\nsecond\n")
+    capsys.readouterr()
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-", "--base-hash", base]) == 0
+    assert notes_file.read_bytes() == b"first, edited\nsecond\nthe agent's line\n"
+    assert "merged" in capsys.readouterr().out
+
+
+def test_set_with_overlapping_changes_exits_1_with_the_conflict_marked(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    _stdin(monkeypatch, b"tone: formal\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-"]) == 0
+    notes_file.write_bytes(b"tone: casual\n")
+    _stdin(monkeypatch, b"tone: terse\n")
+    capsys.readouterr()
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["conflict"] is True and data["conflicts"] == [
+        {"base": "tone: formal\n", "yours": "tone: terse\n", "on_disk": "tone: casual\n"}]
+    assert "<<<<<<< yours\ntone: terse\n=======\ntone: casual\n" in data["text_with_markers"]
+    assert notes_file.read_bytes() == b"tone: casual\n"
+
+
+def test_set_without_a_base_hash_never_replaces_an_agents_edit(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19: `notes set` without --base-hash replaced the agent's edit made since memtui's
+    last save (exit 0, against the README). Now it is based on that save: merged when it can be."""
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    _stdin(monkeypatch, b"line one\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-"]) == 0
+    notes_file.write_bytes(b"line one\nadded by the agent\n")
+    _stdin(monkeypatch, b"member's header\nline one\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-"]) == 0
+    assert notes_file.read_bytes() == b"member's header\nline one\nadded by the agent\n"
+    # the same line changed both ways: exit 1, the agent's text stays
+    notes_file.write_bytes(b"member's header\nline one, agent\nadded by the agent\n")
+    _stdin(monkeypatch, b"member's header\nline one, member\nadded by the agent\n")
+    capsys.readouterr()
+    assert _run(["notes", "set", "-w", str(ws), "--from", "-"]) == 1
+    out = capsys.readouterr()
+    assert "<<<<<<< yours" in out.out and "--base-hash" in out.err
+    assert notes_file.read_bytes() == b"member's header\nline one, agent\nadded by the agent\n"

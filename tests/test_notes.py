@@ -240,3 +240,94 @@ def test_signature_changes_when_file_is_replaced(session: Session) -> None:
     first = notes.signature(path)
     atomic.write_bytes(path, b"b")
     assert notes.signature(path) != first
+
+
+# -- three-way merge (issue 19 item 3) ----------------------------------------------------------
+def test_merge_combines_changes_to_different_lines() -> None:
+    base = "one\ntwo\nthree\n"
+    merged = notes.merge(base, "one (member)\ntwo\nthree\n", "one\ntwo\nthree (agent)\n")
+    assert merged.clean and merged.resolve() == "one (member)\ntwo\nthree (agent)\n"
+
+
+def test_merge_keeps_two_appends_at_the_end_file_first() -> None:
+    merged = notes.merge("a\n", "a\nmember's line\n", "a\nagent's line\n")
+    assert merged.clean
+    assert merged.resolve() == "a\nagent's line\nmember's line\n"
+
+
+def test_merge_of_the_same_line_changed_two_ways_is_a_conflict_resolved_per_hunk() -> None:
+    base = "keep\nshared\nkeep too\nother\n"
+    mine = "keep\nshared by member\nkeep too\nother by member\n"
+    theirs = "keep\nshared by agent\nkeep too\nother by agent\n"
+    merged = notes.merge(base, mine, theirs)
+    assert len(merged.conflicts) == 2 and not merged.clean
+    with pytest.raises(ValueError, match="conflict 2 has no choice"):
+        merged.resolve({merged.conflicts[0]: "mine"})
+    first, second = merged.conflicts
+    assert merged.resolve({first: "mine", second: "theirs"}) == (
+        "keep\nshared by member\nkeep too\nother by agent\n")
+    assert merged.resolve({first: "both", second: "mine"}) == (
+        "keep\nshared by agent\nshared by member\nkeep too\nother by member\n")
+    marked = merged.with_markers()
+    assert "<<<<<<< yours\nshared by member\n=======\nshared by agent\n>>>>>>> on disk\n" in marked
+
+
+def test_save_merges_a_change_made_meanwhile_from_the_loaded_bytes(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"top\nmiddle\nbottom\n")
+    note = notes.load(session.ws)
+    path.write_bytes(b"top\nmiddle\nbottom\nagent appended\n")  # the agent, meanwhile
+    result = notes.save(session, note, "top (member)\nmiddle\nbottom\n", note.hash, base_text=note.text)
+    assert result.merged and result.written
+    assert path.read_bytes() == b"top (member)\nmiddle\nbottom\nagent appended\n"
+    assert result.note.hash == atomic.sha256(path.read_bytes())
+    assert session.audit.entries()[0].detail.get("merged") is True
+
+
+def test_save_with_overlapping_changes_raises_the_conflict_and_writes_nothing(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"rule: short answers\n")
+    note = notes.load(session.ws)
+    path.write_bytes(b"rule: long answers\n")
+    with pytest.raises(notes.MergeConflict) as exc:
+        notes.save(session, note, "rule: no answers\n", note.hash, base_text=note.text)
+    assert path.read_bytes() == b"rule: long answers\n"
+    assert session.audit.entries() == []
+    (index,) = exc.value.merged.conflicts
+    resolved = exc.value.merged.resolve({index: "mine"})
+    kept = notes.save(session, note, resolved, exc.value.current_hash)
+    assert kept.written and path.read_bytes() == b"rule: no answers\n"
+
+
+def test_merge_keeps_crlf_files_line_for_line(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"a\r\nb\r\nc\r\n")
+    note = notes.load(session.ws)
+    path.write_bytes(b"a\r\nb\r\nc\r\nagent\r\n")
+    result = notes.save(session, note, "a (member)\nb\nc\n", note.hash, base_text=note.text)
+    assert result.merged and path.read_bytes() == b"a (member)\r\nb\r\nc\r\nagent\r\n"
+
+
+def test_a_blind_save_is_based_on_what_memtui_last_saved(session: Session) -> None:
+    """`notes set` without a base hash once replaced an agent's edit made since memtui's last
+    save (exit 0): now it is based on that save, so the agent's line is merged in."""
+    note = notes.load(session.ws)
+    notes.save(session, note, "memtui saved this\n", note.hash)
+    path = session.ws.member_notes
+    path.write_bytes(b"memtui saved this\nthe agent's edit\n")
+    note = notes.load(session.ws)
+    assert notes.last_seen(session, note.shown) == (atomic.sha256(b"memtui saved this\n"), "memtui saved this\n")
+    result = notes.save(session, note, "the member's first line\nmemtui saved this\n", notes.LAST_SEEN)
+    assert result.merged
+    assert path.read_bytes() == b"the member's first line\nmemtui saved this\nthe agent's edit\n"
+    # and the copy kept is the latest save: one record per file
+    records = session.store.table(notes.SEEN_TABLE).all()
+    assert len(records) == 1 and records[0]["hash"] == atomic.sha256(path.read_bytes())
+
+
+def test_a_blind_save_of_a_file_memtui_never_saved_replaces_it(session: Session) -> None:
+    session.ws.member_notes.write_bytes(b"from before memtui\n")
+    note = notes.load(session.ws)
+    assert notes.last_seen(session, note.shown) is None
+    result = notes.save(session, note, "mine\n", notes.LAST_SEEN)
+    assert result.written and session.ws.member_notes.read_bytes() == b"mine\n"

@@ -1,9 +1,11 @@
 """``memtui notes``: show, set, diff and edit the member notes without losing an update (issue 3).
 
 - ``notes show [--file custom|notebook|NAME] [--hash] [--json]``: print a notes file.
-- ``notes set --from FILE|- [--expect-hash H|absent] [--client-id ID]``: replace the member
-  notes; with ``--expect-hash`` the write happens only if the file still has those bytes,
-  otherwise exit 1 and the difference (DESIGN.md §4 invariant 3).
+- ``notes set --from FILE|- [--base-hash H|absent] [--client-id ID]``: replace the member
+  notes. When the file changed since ``H`` (or, without ``--base-hash``, since memtui last
+  saved it), the change is three-way merged with yours when they do not overlap; when they
+  do, nothing is written and the conflict is printed with markers (exit 1; DESIGN.md §4
+  invariant 3, issue 19).
 - ``notes diff --from FILE|-``: the difference between the member notes and FILE (exit 1
   when they differ, like ``diff``).
 - ``notes edit``: open ``$VISUAL``/``$EDITOR`` on the member notes, then save with the same
@@ -47,20 +49,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help=f"which file: {', '.join(notes.CHOICES)} (default: custom, the member notes)")
     show.add_argument("--hash", action="store_true",
                       help="print only the SHA-256 of the file's bytes (`absent` if there is no file), "
-                           "for --expect-hash")
+                           "for --base-hash")
     show.set_defaults(func=run_show)
 
     setp = verbs.add_parser(
         "set", help="replace the member notes with FILE (or standard input)",
         description="Replace memory/MEMORY_CUSTOM.md with the text of FILE ('-' reads standard input). "
-                    "Its BOM and line ends are kept. With --expect-hash, nothing is written unless the "
-                    "file still has that hash; otherwise the difference is printed and the exit code is 1.",
+                    "Its BOM and line ends are kept. FILE is taken as based on --base-hash H (from "
+                    "`notes show --hash`), or else on the file as memtui last saved it. If the file "
+                    "changed since, the other change is merged with yours when they touch different "
+                    "lines; when they overlap, nothing is written, the conflict is printed with "
+                    "<<<<<<< markers and the exit code is 1. A base memtui has no copy of cannot be "
+                    "merged: then the difference is printed (exit 1).",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(setp)
     _common.add_json_arg(setp)
     setp.add_argument("--from", dest="source", required=True, metavar="FILE", help="the new text ('-': stdin)")
-    setp.add_argument("--expect-hash", "--base-hash", dest="expect", metavar="H",
-                      help="the SHA-256 (from `notes show --hash`) the new text is based on, or `absent`")
+    setp.add_argument("--base-hash", "--expect-hash", dest="expect", metavar="H",
+                      help="the SHA-256 (from `notes show --hash`) the new text is based on, or `absent` "
+                           "(default: the file as memtui last saved it)")
     setp.add_argument("--client-id", metavar="ID",
                       help="an id for this request: a retry with the same id is not applied or logged twice")
     setp.set_defaults(func=run_set)
@@ -121,43 +128,66 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _expected(value: str | None, note: notes.Note) -> object:
-    if value is None:
-        return notes.CURRENT
+    if value is None:  # based on what memtui last saw, never a blind replace (issue 19)
+        return notes.LAST_SEEN
     value = value.strip().lower()
     if value == "absent":
         return None
     if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-        _common.fail(f"--expect-hash {value!r} is not a SHA-256 (64 hex digits) or `absent`; "
+        _common.fail(f"--base-hash {value!r} is not a SHA-256 (64 hex digits) or `absent`; "
                      "get it with `memtui notes show --hash`", ExitCode.USAGE)
     return value
 
 
+def exc_base(base: object) -> str | None:
+    """A base as JSON: the hash, ``None`` (absent), or ``"last-saved"`` (no --base-hash)."""
+    return "last-saved" if base is notes.LAST_SEEN else base  # type: ignore[return-value]
+
+
 def _save(session: Session, note: notes.Note, text: str, base: object, client_id: str | None,
           as_json: bool) -> int:
-    """Save and report. A lost-update conflict prints the difference (exit 1); refusals (3)
-    and a reused client id (1) reach the CLI's exit-code table."""
+    """Save (merging a change made since ``base``) and report. An overlapping change prints
+    the conflict with markers, an unmergeable one the difference (exit 1); refusals (3) and a
+    reused client id (1) reach the CLI's exit-code table."""
     try:
-        result = notes.save(session, note, text, base, client_id=client_id)
+        result = notes.save(session, note, text, base, client_id=client_id)  # type: ignore[arg-type]
     except ClientIdConflict:
         raise  # not the lost-update conflict below: no difference to show
+    except notes.MergeConflict as exc:
+        marked = exc.merged.with_markers("yours", f"{note.shown} on disk")
+        if as_json:
+            _common.emit_json({
+                "conflict": True, "merged": False, "path": note.shown, "expected": exc.base_hash,
+                "current": exc.current_hash, "text_with_markers": marked,
+                "conflicts": [{"base": "".join(h.base), "yours": "".join(h.mine), "on_disk": "".join(h.theirs)}
+                              for h in exc.merged.hunks if h.conflict]})
+        else:
+            sys.stdout.write(marked)
+        print(f"memtui: {exc} Resolve the <<<<<<< blocks above in your file and set it again with "
+              f"--base-hash {exc.current_hash or 'absent'}.", file=sys.stderr)
+        return ExitCode.PROBLEM
     except ConflictError as exc:
         shown = notes.conflict_diff(note, exc, text)
         if as_json:
-            _common.emit_json({"conflict": True, "path": note.shown, "expected": base,
+            _common.emit_json({"conflict": True, "path": note.shown, "expected": exc_base(base),
                                "current": exc.current_hash, "diff": shown})
         else:
             sys.stdout.write(shown)
-        print(f"memtui: {exc} Run `memtui notes show --hash` and set again with --expect-hash "
-              "to keep yours.", file=sys.stderr)
+        print(f"memtui: {exc} memtui has no copy of the text your file was based on, so it cannot merge; "
+              f"to keep yours over the file, set again with --base-hash {exc.current_hash or 'absent'}.",
+              file=sys.stderr)
         return ExitCode.PROBLEM
     if as_json:
-        _common.emit_json({"conflict": False, "path": note.shown, "written": result.written,
+        _common.emit_json({"conflict": False, "merged": result.merged, "path": note.shown, "written": result.written,
                            "retried": result.retried, "before": result.before, "after": result.after,
                            "entry": result.entry.to_json() if result.entry else None})
     elif result.retried:
         print(f"{note.shown}: already saved by this client id (audit entry {result.entry.id}); nothing done")
     elif not result.written:
         print(f"{note.shown}: unchanged")
+    elif result.merged:
+        print(f"{note.shown}: merged with the change made on disk since your base, and saved "
+              f"({len(result.note.data):,} bytes, sha256 {result.after})")
     else:
         print(f"{note.shown}: saved ({len(result.note.data):,} bytes, sha256 {result.after})")
     return ExitCode.OK
@@ -192,7 +222,7 @@ def run_edit(args: argparse.Namespace) -> int:
     """Edit in ``$EDITOR`` and save with the conflict check; refuses without a terminal."""
     if not _common.interactive():
         _common.fail("`notes edit` needs a terminal; in scripts use `memtui notes set --from FILE "
-                     "--expect-hash H`", ExitCode.USAGE)
+                     "--base-hash H`", ExitCode.USAGE)
     ws = _common.open_workspace(args)
     note = _load(args, ws)
     if not note.writable:

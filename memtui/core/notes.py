@@ -20,6 +20,15 @@ Confinement (invariant 4): a member-notes file that is a symlink pointing outsid
 workspace is neither read nor written: it loads empty with a ``symlink-outside`` finding and
 a read-only reason.
 
+Merging (issue 19): when the file changed since the text was based on it, :func:`save`
+three-way merges (:func:`merge`, the ``merge3`` library) the bytes both sides started from
+(``base_text``: what the editor loaded, or the copy the store keeps of memtui's last save,
+:data:`SEEN_TABLE`), the new text and the file now. Changes that do not overlap are applied
+and saved; overlapping ones raise :class:`MergeConflict`, which carries the hunks to resolve
+line by line (:meth:`Merged.resolve`). Without a base hash, ``notes set`` is based on what
+memtui last saw: the bytes of the last ``notes.set`` (:func:`last_seen`), so an agent's edit
+made since is merged, never replaced in silence.
+
 Size (bug input B22): a note is read whole up to :data:`NOTES_MAX_BYTES`; a larger one loads
 read-only (only its first part is shown), so it can never be saved cut short.
 """
@@ -29,6 +38,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import merge3
 
 from memtui.core import atomic
 from memtui.core.auditlog import AuditEntry
@@ -42,10 +54,21 @@ from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK, OPERATOR_FILES, Worksp
 #: A note is read whole up to this size (bytes); a larger one is shown read-only (B22).
 NOTES_MAX_BYTES = 64 * 1024 * 1024
 #: ``base_hash`` of :func:`save` meaning "whatever the file holds when the write happens"
-#: (a blind replace: ``memtui notes set`` without ``--expect-hash``).
+#: (a knowing replace; ``memtui notes set`` without a base hash uses :data:`LAST_SEEN`).
 CURRENT = UNCHECKED
 #: The audit action of a save.
 ACTION = "notes.set"
+#: The store table keeping the bytes of memtui's last save of each notes file (one record per
+#: path: ``path``, ``hash``, ``text``), the base of the next merge when no other is known.
+SEEN_TABLE = "notes_seen"
+#: A save larger than this (bytes) keeps no copy in the store (the store stays small); a later
+#: conflict on it is then refused rather than merged.
+SEEN_MAX_BYTES = 1024 * 1024
+#: ``base_hash`` of :func:`save` meaning "the file as memtui last saw it" (:func:`last_seen`,
+#: read under the write's lock): ``memtui notes set`` without ``--base-hash``. An edit made
+#: since by an agent is merged in, or refused when it overlaps, never replaced in silence
+#: (issue 19). When memtui never saved the file there is no edit "since": the file as it is.
+LAST_SEEN = object()
 #: ``--file`` words for :func:`resolve`.
 CHOICES = ("custom", "notebook", *OPERATOR_FILES)
 
@@ -252,6 +275,7 @@ class SaveResult:
         written: the file was written now (``False``: nothing changed, or a retry).
         entry: the audit entry of this write (or of the earlier write a retry repeats).
         retried: the client id had already recorded this very write (seed 004).
+        merged: the file had changed since the base and the change was merged in (issue 19).
     """
 
     note: Note
@@ -260,14 +284,187 @@ class SaveResult:
     written: bool
     entry: AuditEntry | None
     retried: bool = False
+    merged: bool = False
 
 
 def _short(h: str | None) -> str:
     return "absent" if h is None else h[:12]
 
 
+# -- three-way merge ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One stretch of a three-way merge.
+
+    Attributes:
+        base, mine, theirs: the lines (each with its line end) of the common base, of the new
+            text and of the file on disk over this stretch.
+        conflict: both sides changed the same base lines differently; otherwise :attr:`merged`
+            is the stretch's result.
+    """
+
+    base: tuple[str, ...]
+    mine: tuple[str, ...]
+    theirs: tuple[str, ...]
+    conflict: bool = False
+
+    @property
+    def merged(self) -> tuple[str, ...]:
+        """The lines this stretch contributes when it is not a conflict."""
+        return self.mine if self.mine != self.base else self.theirs
+
+
+#: How a conflict hunk is resolved: keep the new text's lines, the file's, or both (file first).
+CHOICES_OF_CONFLICT = ("mine", "theirs", "both")
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """The result of :func:`merge`: hunks in file order."""
+
+    hunks: tuple[Hunk, ...]
+
+    @property
+    def conflicts(self) -> list[int]:
+        """Indexes (into :attr:`hunks`) of the conflict hunks."""
+        return [i for i, h in enumerate(self.hunks) if h.conflict]
+
+    @property
+    def clean(self) -> bool:
+        """No conflict: :meth:`resolve` needs no choice."""
+        return not self.conflicts
+
+    def resolve(self, choices: Mapping[int, str] | None = None) -> str:
+        """The merged text, each conflict hunk ``i`` resolved by ``choices[i]`` (one of
+        :data:`CHOICES_OF_CONFLICT`).
+
+        Raises:
+            ValueError: a conflict has no choice, or an unknown one.
+        """
+        choices = choices or {}
+        out: list[str] = []
+        for i, hunk in enumerate(self.hunks):
+            if not hunk.conflict:
+                out.extend(hunk.merged)
+                continue
+            choice = choices.get(i)
+            if choice == "mine":
+                out.extend(hunk.mine)
+            elif choice == "theirs":
+                out.extend(hunk.theirs)
+            elif choice == "both":
+                out.extend(_joinable(hunk.theirs) + list(hunk.mine))
+            else:
+                raise ValueError(f"conflict {self.conflicts.index(i) + 1} has no choice "
+                                 f"({', '.join(CHOICES_OF_CONFLICT)}); got {choice!r}")
+        return "".join(out)
+
+    def with_markers(self, mine_label: str = "yours", theirs_label: str = "on disk") -> str:
+        """The text with git-style conflict markers around each conflict (for the CLI)."""
+        out: list[str] = []
+        for hunk in self.hunks:
+            if not hunk.conflict:
+                out.extend(hunk.merged)
+                continue
+            out.append(f"<<<<<<< {mine_label}\n")
+            out.extend(_joinable(hunk.mine))
+            out.append("=======\n")
+            out.extend(_joinable(hunk.theirs))
+            out.append(f">>>>>>> {theirs_label}\n")
+        return "".join(out)
+
+
+def _joinable(lines: Sequence[str]) -> list[str]:
+    """``lines`` with a line end on the last one, so another line can follow it."""
+    out = list(lines)
+    if out and not out[-1].endswith(("\n", "\r")):
+        out[-1] += "\n"
+    return out
+
+
+def merge(base: str, mine: str, theirs: str) -> Merged:
+    """Three-way merge of notes texts by lines (the ``merge3`` library, bzr/breezy's merge).
+
+    Changes to different lines are combined. When both sides only *added* lines at the same
+    place (two appends at the end of the file, the common case for notes), both additions are
+    kept, the file's first (git's ``union`` rule for that case): no line of either is lost.
+    Both sides changing the same base lines differently is a conflict hunk.
+
+    Args:
+        base: the text both sides started from.
+        mine: the new text (the member's).
+        theirs: the text now on disk (the agent's, or another process's).
+
+    Returns:
+        A :class:`Merged`; ``.clean`` says whether it resolves without a choice.
+    """
+    m = merge3.Merge3(base.splitlines(True), mine.splitlines(True), theirs.splitlines(True))
+    hunks: list[Hunk] = []
+    for group in m.merge_groups():
+        kind = group[0]
+        if kind == "conflict":
+            b, a, t = group[1], group[2], group[3]  # type: ignore[misc]
+            if not b:  # additions only, at one place: keep both
+                hunks.append(Hunk((), (), tuple(_joinable(t) + list(a))))
+            else:
+                hunks.append(Hunk(tuple(b), tuple(a), tuple(t), conflict=True))
+        else:
+            lines = tuple(group[1])
+            if kind == "a":
+                hunks.append(Hunk((), lines, ()))
+            elif kind == "b":
+                hunks.append(Hunk((), (), lines))
+            else:  # unchanged, same
+                hunks.append(Hunk(lines, lines, lines))
+    return Merged(tuple(hunks))
+
+
+class MergeConflict(ConflictError):
+    """The file changed since the text was based on it and the changes overlap.
+
+    Nothing was written. Attributes (besides :class:`ConflictError`'s): ``merged`` (the
+    :class:`Merged` to resolve; save :meth:`Merged.resolve` based on ``current_hash``),
+    ``base_hash``.
+    """
+
+    def __init__(self, message: str, merged: Merged, *, base_hash: object, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.merged = merged
+        self.base_hash = base_hash
+
+
+def last_seen(session, shown: str) -> tuple[str | None, str | None] | None:  # noqa: ANN001 - Session
+    """What memtui last saw of the notes file ``shown``: ``(hash, text)`` of its last save
+    (``text`` ``None`` when the file was too big to keep a copy), or ``None`` when memtui never
+    saved it. Read from the store's :data:`SEEN_TABLE` (falls back to the last ``notes.set``
+    audit entry's ``after`` hash, without bytes, for saves made before the table existed)."""
+    for record in session.store.table(SEEN_TABLE).all():
+        if record.get("path") == shown:
+            return record.get("hash"), record.get("text")
+    for entry in session.audit.entries():  # newest first
+        if entry.action == ACTION and entry.target == shown:
+            return entry.after, None
+    return None
+
+
+def _seen_text(session, shown: str, base_hash: object) -> str | None:  # noqa: ANN001
+    seen = last_seen(session, shown)
+    if seen is not None and seen[0] == base_hash:
+        return seen[1]
+    return None
+
+
+def _decoded(note: Note, data: bytes | str | None) -> str:
+    """``data`` as editor text in ``note``'s terms (no BOM; ``\n`` line ends when it uses CRLF)."""
+    if not data:
+        return ""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    text = text[1:] if text.startswith("\ufeff") else text
+    return text.replace("\r\n", "\n") if note.crlf else text
+
+
 def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN001 - Session
-         client_id: str | None = None) -> SaveResult:
+         client_id: str | None = None, base_text: str | None = None, merge_changes: bool = True) -> SaveResult:
     """Write ``text`` to ``note``'s file if it still holds the bytes ``base_hash`` names.
 
     The write goes through :meth:`memtui.core.session.Session.write` (lock for this write
@@ -278,19 +475,28 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
         note: the loaded note (gives the path, BOM and line ends).
         text: the complete new text.
         base_hash: SHA-256 hex of the bytes ``text`` was based on (``note.hash`` usually;
-            ``None`` = the file was absent; :data:`CURRENT` = replace whatever is there).
+            ``None`` = the file was absent; :data:`CURRENT` = replace whatever is there;
+            :data:`LAST_SEEN` = the file as memtui last saved it).
         client_id: the request's id. When it already recorded a ``notes.set`` of this file
             to the same bytes, this is a retry: nothing is written or recorded again and the
             earlier entry is returned (seed 004), whatever the file holds now.
+        base_text: the text ``base_hash`` names (what the editor loaded); default: the copy
+            kept of memtui's last save when its hash is ``base_hash``.
+        merge_changes: when the file no longer has ``base_hash`` and the base text is known,
+            three-way merge (:func:`merge`) and save the result if clean.
 
     Returns:
-        A :class:`SaveResult`. Saving text equal to the bytes on disk writes and records nothing.
+        A :class:`SaveResult` (``merged`` True when a change made meanwhile was merged in).
+        Saving text equal to the bytes on disk writes and records nothing.
 
     Raises:
         ReadOnlyError: the session is read-only, or the file is one memtui never writes
             (notebook, operator file, too large, not UTF-8).
         ConfinementError: the file is (now) a symlink leading outside the workspace.
-        ConflictError: the file on disk no longer has ``base_hash``; nothing was written;
+        MergeConflict: the file changed since ``base_hash`` and the changes overlap; nothing
+            was written; ``exc.merged`` holds the hunks to resolve.
+        ConflictError: the file on disk no longer has ``base_hash`` and no merge was possible
+            (base text unknown, or ``merge_changes`` False); nothing was written;
             ``exc.current``/``exc.current_hash`` hold what is there now.
         ClientIdConflict: ``client_id`` was used before for another request.
     """
@@ -300,17 +506,62 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
     confine(session.ws.root, note.shown)
     new = note.encode(text)
     after = atomic.sha256(new)
+    outcome: dict[str, Any] = {"data": new, "merged": False}
 
     def change(tx) -> None:  # noqa: ANN001 - Tx
-        tx.replace(note.shown, new, base=base_hash)
-        tx.detail["bytes"] = len(new)
+        data = new
+        base: object = base_hash
+        known = base_text
+        if base is LAST_SEEN:  # the store is read fresh under the lock: another memtui's save counts
+            seen = last_seen(session, note.shown)
+            base, known = (CURRENT, None) if seen is None else seen
+        elif known is None and base is not CURRENT:
+            known = _seen_text(session, note.shown, base)
+        known = None if known is None else _decoded(note, known)
+        current = tx.read(note.shown)
+        current_hash = None if current is None else atomic.sha256(current)
+        if base is not CURRENT and current_hash != base and merge_changes and known is not None:
+            merged = merge(known, text, _decoded(note, current))
+            if not merged.clean:
+                count = len(merged.conflicts)
+                raise MergeConflict(
+                    f"{note.shown} changed on disk since your text was based on it, and {count} "
+                    f"{'change overlaps' if count == 1 else 'changes overlap'} with yours; nothing was written.",
+                    merged, base_hash=base, path=note.path, current=current,
+                    current_hash=current_hash)
+            data = note.encode(merged.resolve())
+            outcome["merged"] = True
+            tx.replace(note.shown, data, base=current_hash)
+            tx.detail["merged"] = True
+        else:
+            tx.replace(note.shown, data, base=base)
+        outcome["data"] = data
+        tx.detail["bytes"] = len(data)
+        if tx.changed:
+            _remember(tx, note.shown, data)
 
     done = session.write(ACTION, note.shown, change, client_id=client_id, request={"after": after})
     entry = done.entry
+    data = outcome["data"]
     if done.retried:
         return SaveResult(_loaded(note, new), entry.before if entry else None, after, False, entry, retried=True)
-    before = entry.before if entry is not None else (None if base_hash is CURRENT else base_hash)
-    return SaveResult(_loaded(note, new), before, after, done.written, entry)
+    before = entry.before if entry is not None else (None if base_hash in (CURRENT, LAST_SEEN) else base_hash)
+    return SaveResult(_loaded(note, data), before, atomic.sha256(data), done.written, entry,
+                      merged=outcome["merged"])
+
+
+def _remember(tx, shown: str, data: bytes) -> None:  # noqa: ANN001 - Tx
+    """Keep the bytes just saved as :data:`SEEN_TABLE`'s record for ``shown`` (in this write)."""
+    table = tx.table(SEEN_TABLE)
+    record = {"path": shown, "hash": atomic.sha256(data),
+              "text": data.decode("utf-8") if len(data) <= SEEN_MAX_BYTES else None}
+    ids = [r.doc_id for r in table.all() if r.get("path") == shown]
+    if ids:
+        table.update(record, doc_ids=ids[:1])
+        if len(ids) > 1:
+            table.remove(doc_ids=ids[1:])
+    else:
+        table.insert(record)
 
 
 def _loaded(note: Note, data: bytes) -> Note:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from memtui.core import atomic
 from memtui.core.session import Session
 from memtui.core.workspace import Workspace
 from memtui.ui.screens.notes import PREVIEW_CAP, LeaveQuestion, NotesScreen
-from tests.conftest import settle
+from tests.conftest import settle, wait_for
 
 
 class NotesApp(App):
@@ -127,6 +126,60 @@ async def test_save_over_a_change_is_refused_into_the_conflict_bar(ws: Workspace
             assert app.screen.query_one("#notes-editor", TextArea).text == "changed by someone\n"
 
 
+async def test_save_merges_a_change_on_disk_that_does_not_overlap(ws: Workspace) -> None:
+    """Issue 19: "keep mine" dropped the agent's line and "reload" the member's, even for changes
+    to different lines. ctrl+s now merges them and the editor shows the result."""
+    ws.member_notes.write_bytes(b"first\nmiddle\nlast\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _settle(pilot)
+            editor = app.screen.query_one("#notes-editor", TextArea)
+            editor.focus()
+            await pilot.press("M", "space")
+            ws.member_notes.write_bytes(b"first\nmiddle\nlast\nthe agent's line\n")
+            await pilot.press("ctrl+s")  # before the poll noticed
+            await _settle(pilot)
+            assert ws.member_notes.read_bytes() == b"M first\nmiddle\nlast\nthe agent's line\n"
+            assert editor.text == "M first\nmiddle\nlast\nthe agent's line\n"
+            assert "unsaved" not in _status(app)
+            assert not app.screen.query_one("#notes-conflict").has_class("shown")
+
+
+async def test_overlapping_changes_are_resolved_conflict_by_conflict(ws: Workspace) -> None:
+    from memtui.ui.screens.merge import MergeScreen
+
+    ws.member_notes.write_bytes(b"tone: formal\nkeep\nlength: short\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _settle(pilot)
+            screen = app.screen
+            editor = screen.query_one("#notes-editor", TextArea)
+            editor.load_text("tone: terse\nkeep\nlength: long\n")
+            screen.dirty = True
+            ws.member_notes.write_bytes(b"tone: casual\nkeep\nlength: medium\n")
+            screen.action_save()
+            await _settle(pilot)
+            assert screen.query_one("#conflict-resolve").display
+            assert "2 of its changes overlap" in str(screen.query_one("#notes-conflict-text", Static).render())
+            await pilot.click("#conflict-resolve")
+            await wait_for(pilot, lambda: isinstance(app.screen, MergeScreen), what="the merge screen")
+            merge = app.screen
+            assert "tone: terse" in str(merge.query_one("#merge-mine-text", Static).render())
+            assert "tone: casual" in str(merge.query_one("#merge-theirs-text", Static).render())
+            await pilot.press("ctrl+s")  # nothing chosen yet: refused, nothing written
+            assert app.screen is merge
+            await pilot.press("m")  # conflict 1: yours; moves on to conflict 2
+            await pilot.press("t")  # conflict 2: the file's
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: app.screen is screen, what="back in the editor")
+            await _settle(pilot)
+            assert ws.member_notes.read_bytes() == b"tone: terse\nkeep\nlength: medium\n"
+            assert editor.text == "tone: terse\nkeep\nlength: medium\n"
+            assert not screen.query_one("#notes-conflict").has_class("shown")
+
+
 async def test_clean_editor_reloads_when_the_file_changes(ws: Workspace) -> None:
     ws.member_notes.write_bytes(b"one\n")
     with Session.open(ws, purpose="tui") as session:
@@ -222,7 +275,21 @@ async def test_find_selects_the_next_match(ws: Workspace) -> None:
 
 
 @pytest.mark.slow
-async def test_b22_big_note_stays_usable_and_saves_whole(shared: Path, ws: Workspace, tmp_path: Path) -> None:
+async def test_b22_big_note_stays_usable_and_saves_whole(shared: Path, ws: Workspace, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """B22: a 4.6 MB note loads plain, the preview is capped, and a key press costs one count of
+    the wrapped height (Textual recounted it for every line drawn, about a second a frame); the
+    latency itself is measured by bench/big_note_keys.py, not asserted here."""
+    from textual.document._wrapped_document import WrappedDocument
+
+    counted = WrappedDocument.height.fget
+    counts: list[int] = []
+
+    def counting(self):  # noqa: ANN001, ANN202
+        counts.append(1)
+        return counted(self)
+
+    monkeypatch.setattr(WrappedDocument, "height", property(counting))
     subprocess.run([sys.executable, str(shared / "bug-inputs" / "B22" / "make_big_markdown.py"),
                     str(tmp_path / "big")], check=True, capture_output=True)
     big = (tmp_path / "big" / "big-notes.md").read_bytes()
@@ -240,9 +307,12 @@ async def test_b22_big_note_stays_usable_and_saves_whole(shared: Path, ws: Works
             note = str(app.screen.query_one("#notes-preview-note", Static).render())
             assert f"first {PREVIEW_CAP:,}" in note
             editor.focus()
-            started = time.monotonic()
+            await pilot.pause()
+            counts.clear()
             await pilot.press("Z")
-            assert time.monotonic() - started < 2, "a key press is handled within a couple of seconds"
+            await pilot.pause()
+            assert editor.text.startswith("Z")
+            assert 1 <= len(counts) <= 4, f"the wrapped height was counted {len(counts)} times for one key"
             await pilot.press("ctrl+s")
             await _settle(pilot)
     assert ws.member_notes.read_bytes() == b"Z" + big, "saved whole, not cut"

@@ -454,8 +454,9 @@ def _seen_text(session, shown: str, base_hash: object) -> str | None:  # noqa: A
     return None
 
 
-def _decoded(note: Note, data: bytes | str | None) -> str:
-    """``data`` as editor text in ``note``'s terms (no BOM; ``\n`` line ends when it uses CRLF)."""
+def text_of(note: Note, data: bytes | str | None) -> str:
+    """``data`` (bytes on disk, or their text) as editor text in ``note``'s terms: no BOM, and
+    ``\n`` line ends when ``note`` uses CRLF; ``""`` for ``None`` (an absent file)."""
     if not data:
         return ""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
@@ -517,11 +518,11 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
             base, known = (CURRENT, None) if seen is None else seen
         elif known is None and base is not CURRENT:
             known = _seen_text(session, note.shown, base)
-        known = None if known is None else _decoded(note, known)
+        known = None if known is None else text_of(note, known)
         current = tx.read(note.shown)
         current_hash = None if current is None else atomic.sha256(current)
         if base is not CURRENT and current_hash != base and merge_changes and known is not None:
-            merged = merge(known, text, _decoded(note, current))
+            merged = merge(known, text, text_of(note, current))
             if not merged.clean:
                 count = len(merged.conflicts)
                 raise MergeConflict(

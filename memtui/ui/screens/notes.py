@@ -207,6 +207,8 @@ class NotesScreen(Screen):
             yield Static(id="notes-conflict-text")
             yield Static(id="notes-conflict-diff")
             with Horizontal():
+                yield Button("Resolve conflicts…", id="conflict-resolve", variant="primary")
+                yield Button("Merge and save", id="conflict-merge", variant="primary")
                 yield Button("Reload (drop mine)", id="conflict-reload")
                 yield Button("Show difference", id="conflict-diff")
                 yield Button("Keep mine", id="conflict-keep", variant="warning")
@@ -512,9 +514,10 @@ class NotesScreen(Screen):
         """Save in a thread; results come back through ``call_from_thread``."""
         assert self.session is not None and self.note is not None
         note = self.note
-        try:
-            result = notes.save(self.session, note, text, base)
-        except ConflictError as exc:
+        try:  # a change made on disk since the loaded bytes is merged in when it does not overlap
+            result = notes.save(self.session, note, text, base,
+                                base_text=note.text if base == note.hash else None)
+        except ConflictError as exc:  # MergeConflict too: the bar offers "Resolve conflicts…"
             self.app.call_from_thread(self._show_conflict, exc)
             return
         except (ReadOnlyError, ConfinementError, MemtuiError, OSError) as exc:
@@ -531,10 +534,15 @@ class NotesScreen(Screen):
         if not self.note.dirty(self.editor.text):
             self.write_draft(self._workspace_root(), self.note.shown, None, None)
         self.query_one("#notes-conflict").remove_class("shown")
+        if result.merged and self.editor.text == text:  # show the merged text (nothing typed meanwhile)
+            self._replace_text(result.note.text)
         self.dirty = self.note.dirty(self.editor.text)
         self._refresh_status()
-        self.notify(f"saved {result.note.shown}" if result.written else "nothing changed", markup=False,
-                    timeout=3)
+        if result.merged:
+            message = f"saved {result.note.shown}, merged with the change made on disk meanwhile"
+        else:
+            message = f"saved {result.note.shown}" if result.written else "nothing changed"
+        self.notify(message, markup=False, timeout=4)
         index_saved = getattr(self.app, "index_saved", None)  # searchable at once (issue 8)
         if result.written and index_saved is not None:
             index_saved([result.note.shown])
@@ -572,14 +580,68 @@ class NotesScreen(Screen):
             f"{note.shown} changed on disk while you were editing it.", path=note.path,
             current=current, current_hash=current_hash))
 
+    def _replace_text(self, text: str) -> None:
+        """Put ``text`` in the editor as one undoable edit, the cursor kept where it was."""
+        editor = self.editor
+        cursor = editor.cursor_location
+        editor.replace(text, editor.document.start, editor.document.end)
+        last = editor.document.line_count - 1
+        editor.cursor_location = (min(cursor[0], last), 0)
+
     def _show_conflict(self, conflict: ConflictError) -> None:
+        """The bar over the editor: what happened and what each choice will do.
+
+        When the loaded bytes are known, the three-way merge decides what is offered: "Merge
+        and save" when the changes do not overlap, "Resolve conflicts…" when they do."""
         self._conflict = conflict
         bar = self.query_one("#notes-conflict")
+        merged = getattr(conflict, "merged", None)
+        if merged is None and self.note is not None:
+            merged = notes.merge(self.note.text, self.editor.text, notes.text_of(self.note, conflict.current))
+        self._merged = merged
+        shown = self.note.shown if self.note else "the file"
+        if merged is not None and merged.clean:
+            what = Text(f"{shown} changed on disk while you were editing it. Your changes and that change "
+                        "touch different lines: Merge and save will keep both. ")
+        elif merged is not None:
+            count = len(merged.conflicts)
+            what = Text(f"{shown} changed on disk while you were editing it, and {count} of its changes "
+                        f"{'overlaps' if count == 1 else 'overlap'} yours. Resolve conflicts… will let you "
+                        "choose, for each, yours, the file's or both. ")
+        else:
+            what = join(safe(str(conflict)), " ")
         self.query_one("#notes-conflict-text", Static).update(join(
-            Text("Conflict: ", style="bold"), safe(str(conflict)),
-            Text("  Reload drops your changes; Keep mine writes yours over the file on disk.")))
+            Text("Conflict: ", style="bold"), what,
+            Text("Reload will drop your changes; Keep mine will write yours over the file on disk.")))
+        self.query_one("#conflict-merge").display = merged is not None and merged.clean
+        self.query_one("#conflict-resolve").display = merged is not None and not merged.clean
         self.query_one("#notes-conflict-diff", Static).update(Text(""))
         bar.add_class("shown")
+
+    @on(Button.Pressed, "#conflict-merge")
+    def _conflict_merge(self) -> None:
+        merged = getattr(self, "_merged", None)
+        if self._conflict is None or merged is None or not merged.clean:
+            return
+        self._replace_text(merged.resolve())
+        self.save_text(self.editor.text, self._conflict.current_hash, then=None)
+
+    @on(Button.Pressed, "#conflict-resolve")
+    def _conflict_resolve(self) -> None:
+        from memtui.ui.screens.merge import MergeScreen
+
+        merged = getattr(self, "_merged", None)
+        if self._conflict is None or merged is None or self.note is None:
+            return
+        conflict = self._conflict
+
+        def resolved(text: str | None) -> None:
+            if text is None or self._conflict is not conflict:
+                return
+            self._replace_text(text)
+            self.save_text(text, conflict.current_hash, then=None)
+
+        self.app.push_screen(MergeScreen(merged, self.note.shown), resolved)
 
     @on(Button.Pressed, "#conflict-diff")
     def _conflict_show_diff(self) -> None:

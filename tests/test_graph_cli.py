@@ -113,7 +113,7 @@ def test_merge_retype_export_and_import(tmp_path: Path, capsys) -> None:
     assert code == 1 and "already exists" in err
     assert run(capsys, "graph", "relate", "-w", w, "alice", "knows", "Alice")[0] == 0
     code, out, _ = run(capsys, "graph", "merge", "-w", w, "--yes", "Alice", "alice")
-    assert code == 0 and "between merged entities dropped" in out
+    assert code == 0 and "between merged entities dropped" in out  # a note, tense-neutral
     assert run(capsys, "graph", "retype", "-w", w, "--to", "person", "--variants", "PEOPLE")[0] == 0
     graph = g.load(root / "memory" / "graph.jsonl")
     assert [(e.name, e.entity_type, e.observations) for e in graph.entities] == [

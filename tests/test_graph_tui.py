@@ -186,7 +186,7 @@ async def test_relate_unrelate_retype_and_observation_edits(sample_copy: Path) -
         tree = screen.query_one("#neighbourhood")
         node = next(n for n in tree.root.children if n.data and n.data[2] and n.data[2].relation_type == "feeds")
         tree.move_cursor(node)
-        await pilot.press("k")
+        await pilot.press("L")
         await _confirm(pilot, app, screen)
         assert (source, target, "feeds") not in {r.triple for r in g.load(path).relations}
         # edit and delete the highlighted observation
@@ -234,3 +234,72 @@ async def test_provenance_is_shown_and_opens_the_session_history_at_the_line(sam
         await wait_for(pilot, lambda: turns.highlighted == 1)  # line 2, the turn the observation came from
         detail = str(app.screen.query_one("#turn-detail").render())
         assert "line 2" in detail and "cited by" in detail and entity.name in detail
+
+
+def _question(app) -> str:  # noqa: ANN001
+    return str(app.screen.query_one("#ask-box Static").render())
+
+
+async def test_create_then_undo_twice_and_redo_with_future_tense_questions(sample_copy: Path) -> None:
+    """Issue 19: Graph had no "create entity" and one step of undo; confirmations said "merged 1
+    record" (past tense) and showed newlines as a literal ⏎ before anything was done."""
+    path = sample_copy / "memory" / "graph.jsonl"
+    original = path.read_bytes()
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open_graph(pilot, app)
+        await pilot.press("n")
+        await _answer(pilot, app, "Ada Lovelace")
+        await _answer(pilot, app, "Person")
+        await _answer(pilot, app, "wrote the first program")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        question = _question(app)
+        assert "This will create the entity 'Ada Lovelace' of type 'Person'." in question
+        assert "⏎" not in question and "\n" in question, "app text keeps its newlines"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, GraphScreen) and not screen.saving)
+        after_create = path.read_bytes()
+        assert g.load(path).entity("Ada Lovelace").observations == ("wrote the first program",)
+        screen._show_entity("Ada Lovelace")
+        await pilot.press("a")
+        await _answer(pilot, app, "line one")
+        await _confirm(pilot, app, screen)
+        assert "line one" in g.load(path).entity("Ada Lovelace").observations
+        await pilot.press("u")  # undo the observation
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "1 earlier step can be undone after it" in _question(app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, GraphScreen) and not screen.saving)
+        assert path.read_bytes() == after_create
+        await pilot.press("u")  # and the creation
+        await _confirm(pilot, app, screen)
+        assert path.read_bytes() == original
+        await pilot.press("U")  # redo the creation
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "Redo" in _question(app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, GraphScreen) and not screen.saving)
+        assert g.load(path).find("Ada Lovelace")
+        assert len(screen._redo) == 1, "the observation can still be redone"
+
+
+async def test_redo_is_refused_when_the_graph_changed_after_the_undo(sample_copy: Path) -> None:
+    path = sample_copy / "memory" / "graph.jsonl"
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open_graph(pilot, app)
+        name = screen._current
+        await pilot.press("a")
+        await _answer(pilot, app, "added")
+        await _confirm(pilot, app, screen)
+        await pilot.press("u")
+        await _confirm(pilot, app, screen)
+        with path.open("a", encoding="utf-8") as handle:  # an agent writes meanwhile
+            handle.write('\n{"type": "entity", "name": "From the agent", "entityType": "Note", "observations": []}\n')
+        screen.action_reload()
+        await wait_for(pilot, lambda: screen.graph is not None and screen.graph.find("From the agent"),
+                       what="the reload")
+        await pilot.press("U")
+        await pilot.pause()
+        assert app.screen is screen, "refused before any question"
+        assert "added" not in g.load(path).entity(name).observations

@@ -11,7 +11,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from memtui.ui.areas import AREAS
-from memtui.ui.text import safe
 
 
 class AreaBar(Static):
@@ -66,22 +65,35 @@ _MODAL_CSS = """
 """
 
 
+def message(value: "str | Text") -> Text:
+    """A sentence for a widget: a ``str`` is app text, shown literally (never markup, never the
+    user-text sanitiser, so its newlines stay newlines); a :class:`Text` was composed with
+    :func:`memtui.ui.text.safe` for each user value in it, and is shown as it is (issue 19)."""
+    return value if isinstance(value, Text) else Text(value)
+
+
 class AskText(ModalScreen[str | None]):
-    """Ask for one line of text; dismisses with the text, or ``None`` on Escape."""
+    """Ask for one line of text; dismisses with the text, or ``None`` on Escape.
+
+    Args:
+        prompt: app text (``str``) or a :class:`Text` composed with ``safe()`` user values.
+        value: the text to start with (user text: edited, not shown as a sentence).
+    """
 
     DEFAULT_CSS = _MODAL_CSS.format(name="AskText")
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="ask.cancel")]
 
-    def __init__(self, prompt: str, value: str = "") -> None:
+    def __init__(self, prompt: "str | Text", value: str = "") -> None:
         super().__init__()
         self._prompt = prompt
         self._value = value
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box"):
-            yield Static(safe(self._prompt))
+            yield Static(message(self._prompt))
             yield Input(value=self._value, id="ask-input")
+            yield Static(Text("Enter: OK · Escape: cancel", style="dim"))
 
     @on(Input.Submitted, "#ask-input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -92,19 +104,24 @@ class AskText(ModalScreen[str | None]):
 
 
 class Confirm(ModalScreen[bool]):
-    """Ask yes/no before a change; ``y``/Enter on Yes confirms, ``n``/Escape cancels."""
+    """Ask yes/no before a change; ``y``/Enter on Yes confirms, ``n``/Escape cancels.
+
+    Args:
+        question: what *will* happen, in the future tense (issue 19): app text (``str``, shown
+            literally) or a :class:`Text` composed with ``safe()`` user values.
+    """
 
     DEFAULT_CSS = _MODAL_CSS.format(name="Confirm")
 
-    BINDINGS = [Binding("escape,n", "no", "No"), Binding("y", "yes", "Yes")]
+    BINDINGS = [Binding("escape,n", "no", "No", id="confirm.no"), Binding("y", "yes", "Yes", id="confirm.yes")]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: "str | Text") -> None:
         super().__init__()
         self._question = question
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box"):
-            yield Static(safe(self._question))
+            yield Static(message(self._question))
             with Horizontal():
                 yield Button(Text("Yes (y)"), id="yes", variant="warning")
                 yield Button(Text("No (n)"), id="no")

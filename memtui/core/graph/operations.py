@@ -19,7 +19,11 @@ class Change:
 
     Attributes:
         graph: the graph after the operation (the input graph is unchanged).
-        summary: one plain sentence (``"renamed 'a' to 'b'; 3 relations follow"``).
+        summary: one plain sentence, in the past tense, of what was done (``"renamed 'a' to
+            'b'; 3 relations follow"``): the audit log and the report after the write.
+        will: the same, in the future tense (``"will rename 'a' to 'b'; 3 relations will
+            follow"``): what a confirmation says before anything is written (issue 19); empty
+            when the operation has none (then the confirmation says only its question).
         changed: False when there was nothing to do (nothing is written then).
         notes: further plain sentences (relations dropped as duplicates, types that differed).
     """
@@ -28,6 +32,7 @@ class Change:
     summary: str
     changed: bool = True
     notes: tuple[str, ...] = ()
+    will: str = ""
 
 
 class Operation:
@@ -125,7 +130,8 @@ class CreateEntity(Operation):
         similar = [e.name for e in graph.entities if fold_name(e.name) == fold_name(self.name)]
         if similar:
             notes = (f"names equal after case/space folding exist: {', '.join(map(repr, similar))}",)
-        return Change(graph.replaced(lines), f"created entity {self.name!r} ({self.entity_type})", notes=notes)
+        return Change(graph.replaced(lines), f"created entity {self.name!r} ({self.entity_type})", notes=notes,
+                      will=f"will create the entity {self.name!r} of type {self.entity_type!r}")
 
 
 @dataclass(frozen=True)
@@ -148,7 +154,8 @@ class AddObservation(Operation):
         lines = list(graph.lines)
         record = Entity(target.name, target.entity_type, target.observations + (self.text,), target.line)
         lines[index] = _rewrite(lines[index], record)
-        return Change(graph.replaced(lines), f"added an observation to {self.entity!r}")
+        return Change(graph.replaced(lines), f"added an observation to {self.entity!r}",
+                      will=f"will add an observation to {self.entity!r}")
 
 
 @dataclass(frozen=True)
@@ -181,7 +188,8 @@ class EditObservation(Operation):
             raise GraphEditError(f"{self.entity!r} has no observation {self.old!r}.")
         if self.old == self.new:
             return Change(graph, "the observation is unchanged", changed=False)
-        return Change(graph.replaced(lines), f"edited an observation of {self.entity!r}")
+        return Change(graph.replaced(lines), f"edited an observation of {self.entity!r}",
+                      will=f"will replace an observation of {self.entity!r}")
 
 
 @dataclass(frozen=True)
@@ -205,8 +213,9 @@ class DeleteObservation(Operation):
                 lines[index] = _rewrite(lines[index], Entity(record.name, record.entity_type, kept))
         if not removed:
             raise GraphEditError(f"{self.entity!r} has no observation {self.text!r}.")
-        return Change(graph.replaced(lines), f"deleted an observation of {self.entity!r}"
-                      + (f" ({removed} copies)" if removed > 1 else ""))
+        copies = f" ({removed} copies)" if removed > 1 else ""
+        return Change(graph.replaced(lines), f"deleted an observation of {self.entity!r}{copies}",
+                      will=f"will delete an observation of {self.entity!r}{copies}")
 
 
 def _rewire(lines: list[Line], mapping: dict[str, str]) -> tuple[int, int, int]:
@@ -264,15 +273,15 @@ class RenameEntity(Operation):
             return Change(graph, "the name is unchanged", changed=False)
         if graph.find(self.new):
             raise GraphEditError(
-                f"an entity named {self.new!r} already exists; merge the two instead "
-                f"(`memtui graph merge` / the Merge action).")
+                f"an entity named {self.new!r} already exists; merge the two instead.")
         lines = list(graph.lines)
         for index in _entity_positions(graph, self.old):
             record = lines[index].entity
             lines[index] = _rewrite(lines[index], Entity(self.new, record.entity_type, record.observations))
         rewired, _dups, _loops = _rewire(lines, {self.old: self.new})
-        return Change(graph.replaced(lines), f"renamed {self.old!r} to {self.new!r}; "
-                      f"{rewired} relation{'s' if rewired != 1 else ''} follow")
+        follow = f"{rewired} relation{'s' if rewired != 1 else ''}"
+        return Change(graph.replaced(lines), f"renamed {self.old!r} to {self.new!r}; {follow} follow",
+                      will=f"will rename {self.old!r} to {self.new!r}; {follow} will follow")
 
 
 #: Prefix of the observation that keeps a merged entity's former name findable (seed 002).
@@ -327,16 +336,17 @@ class MergeEntities(Operation):
         _rewired, duplicates, loops = _rewire(lines, {n: self.into for n in names})
         notes: list[str] = []
         if duplicates:
-            notes.append(f"{duplicates} relation{'s' if duplicates != 1 else ''} dropped as duplicates")
+            notes.append(f"{duplicates} duplicate relation{'s' if duplicates != 1 else ''}: "
+                         "one of each is kept, the copies are dropped")
         if loops:
-            notes.append(f"{loops} relation{'s' if loops != 1 else ''} between merged entities dropped")
+            notes.append(f"{loops} relation{'s' if loops != 1 else ''} between merged entities dropped "
+                         "(each would point at itself)")
         if len(types) > 1:
             others = sorted(types - {target.entity_type})
-            notes.append(f"kept entityType {target.entity_type!r}; merged records had {', '.join(map(repr, others))}")
-        merged_count = len(positions) - 1
-        return Change(graph.replaced(lines),
-                      f"merged {merged_count} record{'s' if merged_count != 1 else ''} into {self.into!r}",
-                      notes=tuple(notes))
+            notes.append(f"the entityType is {target.entity_type!r}; merged records had {', '.join(map(repr, others))}")
+        records = f"{len(positions) - 1} record{'s' if len(positions) != 2 else ''}"
+        return Change(graph.replaced(lines), f"merged {records} into {self.into!r}", notes=tuple(notes),
+                      will=f"will merge {records} into {self.into!r}")
 
 
 @dataclass(frozen=True)
@@ -361,7 +371,9 @@ class Retype(Operation):
             if any(e.entity_type in wanted for e in graph.entities):
                 return Change(graph, f"every entity of those types is already {self.new!r}", changed=False)
             raise GraphEditError(f"no entity has entityType {' or '.join(map(repr, self.old_types))}.")
-        return Change(graph.replaced(lines), f"changed entityType to {self.new!r} on {count} entit{'ies' if count != 1 else 'y'}")
+        entities = f"{count} entit{'ies' if count != 1 else 'y'}"
+        return Change(graph.replaced(lines), f"changed entityType to {self.new!r} on {entities}",
+                      will=f"will change entityType to {self.new!r} on {entities}")
 
 
 def type_variants(graph: Graph, entity_type: str) -> list[str]:
@@ -392,7 +404,8 @@ class CreateRelation(Operation):
         lines = list(graph.lines)
         lines.insert(_insert_position(lines, RELATION), _new_line(graph, Relation(*triple)))
         return Change(graph.replaced(lines),
-                      f"related {self.source!r} --{self.relation_type}--> {self.target!r}")
+                      f"related {self.source!r} --{self.relation_type}--> {self.target!r}",
+                      will=f"will relate {self.source!r} --{self.relation_type}--> {self.target!r}")
 
 
 @dataclass(frozen=True)
@@ -411,8 +424,9 @@ class DeleteRelation(Operation):
         if not removed:
             raise GraphEditError(
                 f"there is no relation {self.source!r} --{self.relation_type}--> {self.target!r}.")
-        return Change(graph.replaced(lines), f"deleted the relation {self.source!r} --{self.relation_type}--> "
-                      f"{self.target!r}" + (f" ({removed} copies)" if removed > 1 else ""))
+        what = f"the relation {self.source!r} --{self.relation_type}--> {self.target!r}" + (
+            f" ({removed} copies)" if removed > 1 else "")
+        return Change(graph.replaced(lines), f"deleted {what}", will=f"will delete {what}")
 
 
 @dataclass(frozen=True)
@@ -456,9 +470,9 @@ class DeleteEntity(Operation):
                 relations += 1
                 continue
             lines.append(line)
-        return Change(graph.replaced(lines), f"deleted entity {self.name!r} and {relations} "
-                      f"relation{'s' if relations != 1 else ''}"
-                      + (f" ({entities} records)" if entities > 1 else ""))
+        what = (f"entity {self.name!r} and {relations} relation{'s' if relations != 1 else ''}"
+                + (f" ({entities} records)" if entities > 1 else ""))
+        return Change(graph.replaced(lines), f"deleted {what}", will=f"will delete {what}")
 
 
 @dataclass(frozen=True)
@@ -521,7 +535,8 @@ class Restore(Operation):
         if graph.source_sha256 != self.written:
             raise GraphEditError("the graph changed after the last action, so it cannot be undone "
                                  "without losing that change; reload and edit by hand.")
-        return Change(graph.replaced(list(self.previous.lines)), self.summary)
+        return Change(graph.replaced(list(self.previous.lines)), self.summary,
+                      will=f"will put the graph back as it was before: {self.summary.removeprefix('undid: ')}")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ Curating (seed 002; issue 4): add / edit / delete an observation, rename, merge,
 type across its variants, relate, unrelate, delete an entity. Each is tried on the loaded
 graph first, then confirmed with its summary, then saved in a worker thread through
 :func:`memtui.core.graph.commit` with the app's writer session (``app.session``: the lock,
-the audit log, provenance); ``u`` undoes the last one. A read-only session shows a
+the audit log, provenance); ``n`` creates an entity; ``u`` undoes the last action and ``U``
+redoes it, through a history of :data:`UNDO_DEPTH` steps (an editor's undo: each step is
+undone only while the file still holds what that step wrote). A read-only session shows a
 ``READ-ONLY`` badge and refuses with the holder sentence before asking anything.
 
 The graph is the local file or the member's remote graph over MCP (issue 16;
@@ -40,6 +42,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
 from memtui.core import graph as g
+from memtui.core.text import plural
 from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.graph.audit import audit
@@ -55,6 +58,8 @@ MAX_LISTED = 200
 MAX_CHILDREN = 200
 #: Characters of an observation shown in the list; ``v`` shows all of it (issue 15 item 8).
 OBSERVATION_SHOWN = 600
+#: Steps of the undo history.
+UNDO_DEPTH = 50
 #: Graphs with more entities skip the fuzzy near-duplicate search when re-audited after an edit.
 NEAR_AFTER_EDIT = 20_000
 
@@ -82,26 +87,35 @@ class GraphScreen(Screen):
     GraphScreen #neighbourhood { height: 1fr; border-top: solid $primary; }
     """
 
+    #: in order of importance: the footer shows the first that fit, ? lists them all
     BINDINGS = [
-        Binding("slash", "focus_filter", "Filter"),
-        Binding("s", "cycle_sort", "Sort"),
-        Binding("right_square_bracket", "page(1)", "Next page"),
-        Binding("left_square_bracket", "page(-1)", "Prev page"),
-        Binding("a", "add_observation", "Add obs."),
-        Binding("e", "edit_observation", "Edit obs."),
-        Binding("x", "delete_observation", "Del obs."),
-        Binding("h", "history", "Session"),
-        Binding("v", "show_all", "Show all"),
-        Binding("r", "rename", "Rename"),
-        Binding("m", "merge", "Merge"),
-        Binding("t", "retype", "Retype"),
-        Binding("l", "relate", "Relate"),
-        Binding("k", "unrelate", "Unrelate"),
-        Binding("d", "delete", "Delete"),
-        Binding("D", "delete_record", "Del record"),
-        Binding("u", "undo", "Undo"),
-        Binding("f5", "reload", "Reload"),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("slash", "focus_filter", "Filter", id="graph.filter"),
+        Binding("n", "create", "New entity", id="graph.create"),
+        Binding("a", "add_observation", "Add obs.", tooltip="Add an observation to the entity", id="graph.add-observation"),
+        Binding("e", "edit_observation", "Edit obs.", tooltip="Edit the highlighted observation",
+                id="graph.edit-observation"),
+        Binding("x", "delete_observation", "Delete obs.", tooltip="Delete the highlighted observation",
+                id="graph.delete-observation"),
+        Binding("r", "rename", "Rename", id="graph.rename"),
+        Binding("m", "merge", "Merge", tooltip="Merge another entity into this one", id="graph.merge"),
+        Binding("l", "relate", "Relate", tooltip="Create a relation from this entity", id="graph.relate"),
+        Binding("L", "unrelate", "Unrelate", key_display="L",
+                tooltip="Delete the relation chosen in the neighbourhood tree", id="graph.unrelate"),
+        Binding("t", "retype", "Retype", tooltip="Set the entityType of every entity of this type",
+                id="graph.retype"),
+        Binding("d", "delete", "Delete", tooltip="Delete the entity and its relations", id="graph.delete"),
+        Binding("D", "delete_record", "Delete record", key_display="D",
+                tooltip="Delete the selected record of a name written several times", id="graph.delete-record"),
+        Binding("v", "show_all", "Show all", tooltip="Show the whole highlighted observation", id="graph.show-all"),
+        Binding("u", "undo", "Undo", id="graph.undo"),
+        Binding("U", "redo", "Redo", key_display="U", id="graph.redo"),
+        Binding("s", "cycle_sort", "Sort", id="graph.sort"),
+        Binding("h", "history", "Session", tooltip="Open the session history the observation came from",
+                id="graph.history"),
+        Binding("right_square_bracket", "page(1)", "Next page", id="graph.next-page"),
+        Binding("left_square_bracket", "page(-1)", "Previous page", id="graph.previous-page"),
+        Binding("f5", "reload", "Reload", tooltip="Read the graph again", id="graph.reload"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="graph.clear-filter"),
     ]
 
     def __init__(self) -> None:
@@ -125,8 +139,12 @@ class GraphScreen(Screen):
         self._provenance: dict[str, dict[str, list[Provenance]]] = {}
         #: the observations listed, by option index: ``(entity, text)``
         self._observations: list[tuple[str, str]] = []
-        #: the last saved action, for undo: ``(graph before, sha written, summary, provenance undo)``
-        self._undo: tuple[g.Graph, str, str, tuple] | None = None
+        #: the undo history, newest last: ``(graph before, sha written, summary, provenance undo, operation)``
+        self._undo: list[tuple[g.Graph, str, str, tuple, g.Operation]] = []
+        #: undone actions, newest last: ``(operation, sha the undo wrote, summary)``
+        self._redo: list[tuple[g.Operation, str, str]] = []
+        #: what the save in flight is: "do" (a new action), "undo" or "redo"
+        self._doing = "do"
         #: True while a save runs in its worker (a second action waits for it)
         self.saving = False
         #: the graph's backend (local file or remote server), opened in the load worker
@@ -568,8 +586,12 @@ class GraphScreen(Screen):
             return False
         return self.graph is not None
 
-    def propose(self, operation: g.Operation, question: str = "") -> None:
-        """Try ``operation`` on the loaded graph, ask to confirm its summary, then save it."""
+    def propose(self, operation: g.Operation, question: Text | str = "", doing: str = "do") -> None:
+        """Try ``operation`` on the loaded graph, ask to confirm what it will do, then save it.
+
+        ``question`` is app text (``str``) or a :class:`Text` composed with ``safe()`` names;
+        the confirmation adds the operation's future-tense sentence (``Change.will``) and notes.
+        """
         if not self._writable():
             return
         assert self.graph is not None
@@ -581,22 +603,24 @@ class GraphScreen(Screen):
         if not change.changed:
             self.notify(change.summary + " (nothing to do)", markup=False)
             return
-        lines = [question or f"{change.summary[:1].upper()}{change.summary[1:]}?"]
-        if question:
-            lines.append(f"({change.summary})")
-        lines.extend(f"note: {note}" for note in change.notes)
+        will = change.will or change.summary
+        text = question if isinstance(question, Text) else Text(question or "Go ahead?")
+        text = join(text, f"\n\nThis {will}.")
+        for note in change.notes:
+            text.append(f"\nNote: {note}.")
 
         def done(yes: bool | None) -> None:
             if yes:
-                self._apply(operation)
+                self._apply(operation, doing)
 
-        self.app.push_screen(Confirm("\n".join(lines)), done)
+        self.app.push_screen(Confirm(text), done)
 
-    def _apply(self, operation: g.Operation) -> None:
+    def _apply(self, operation: g.Operation, doing: str = "do") -> None:
         """Save ``operation`` in a worker thread (commit, re-audit, provenance) and reload the views."""
         if self.graph is None:
             return
         self.saving = True
+        self._doing = doing
         self._save(self.graph, operation)
 
     @work(thread=True, exclusive=True, group="graph-save")
@@ -631,11 +655,21 @@ class GraphScreen(Screen):
             index_saved = getattr(self.app, "index_saved", None)  # searchable at once (issue 8)
             if index_saved is not None and (self.backend is None or self.backend.kind == "local"):
                 index_saved([self.app.ws.shown(self.app.ws.graph_file)])
-        if isinstance(operation, g.Restore):
-            self._undo = None
+        doing, self._doing = self._doing, "do"
+        if doing == "undo" and saved.written and self._undo:
+            undone = self._undo.pop()
+            self._redo.append((undone[4], saved.graph.source_sha256, undone[2]))
+        elif saved.written and saved.reapplied:  # applied to an agent's newer file: no safe undo
+            self._undo.clear()
+            self._redo.clear()
         elif saved.written:
-            self._undo = (None if saved.reapplied else
-                          (before, saved.graph.source_sha256, saved.change.summary, saved.provenance_undo))
+            self._undo.append((before, saved.graph.source_sha256, saved.change.summary, saved.provenance_undo,
+                               operation))
+            del self._undo[:-UNDO_DEPTH]
+            if doing == "redo" and self._redo:
+                self._redo.pop()
+            else:
+                self._redo.clear()
         message = saved.change.summary + ("" if saved.written else " (nothing written)")
         if saved.reapplied:
             message += " — the file had changed on disk; the edit was applied to the new content"
@@ -663,13 +697,43 @@ class GraphScreen(Screen):
             return "", ""
         return self.graph.record_key(chosen), f" (the record at line {chosen.line})"
 
+    def action_create(self) -> None:
+        """Create an entity: its name, then its type (and an optional first observation)."""
+        if not self._writable():
+            return
+
+        def with_name(name: str) -> None:
+            if not name.strip():
+                self.notify("an entity needs a name; nothing was created", severity="warning", markup=False)
+                return
+
+            def with_type(entity_type: str) -> None:
+                if not entity_type.strip():
+                    self.notify("an entity needs a type (for example Person); nothing was created",
+                                severity="warning", markup=False)
+                    return
+
+                def with_observation(text: str) -> None:
+                    observations = (text,) if text.strip() else ()
+                    self._current = name
+                    self.propose(g.CreateEntity(name, entity_type, observations),
+                                 join("Create ", safe(name, "bold"), " (", safe(entity_type), ")",
+                                      *((" with the observation ", safe(text)) if observations else ()), "?"))
+
+                self._ask(join("A first observation about ", safe(name), " (empty: none):"), with_observation)
+
+            self._ask(join("The type of ", safe(name), " (for example Person, Organization):"), with_type)
+
+        self._ask("Name of the new entity:", with_name)
+
     def action_add_observation(self) -> None:
         if not self._current or not self._writable():
             return
         name = self._current
         key, which = self._record()
-        self._ask(f"New observation for {name}{which}:",
-                  lambda text: self.propose(g.AddObservation(name, text, key), f"Add to {name}{which}: {text!r}?"))
+        self._ask(join("New observation for ", safe(name), which, ":"),
+                  lambda text: self.propose(g.AddObservation(name, text, key),
+                                            join("Add to ", safe(name, "bold"), which, ": ", safe(text), "?")))
 
     def action_edit_observation(self) -> None:
         chosen = self._highlighted_observation()
@@ -677,9 +741,10 @@ class GraphScreen(Screen):
             return
         name, old = chosen
         key, which = self._record()
-        self._ask(f"Edit the observation of {name}{which}:",
+        self._ask(join("Edit the observation of ", safe(name), which, ":"),
                   lambda new: self.propose(g.EditObservation(name, old, new, key),
-                                           f"Replace {old!r} with {new!r} on {name}{which}?"), old)
+                                           join("Replace ", safe(old), "\nwith ", safe(new), "\non ",
+                                                safe(name, "bold"), which, "?")), old)
 
     def action_delete_observation(self) -> None:
         chosen = self._highlighted_observation()
@@ -687,7 +752,8 @@ class GraphScreen(Screen):
             return
         name, text = chosen
         key, which = self._record()
-        self.propose(g.DeleteObservation(name, text, key), f"Delete the observation {text!r} of {name}{which}?")
+        self.propose(g.DeleteObservation(name, text, key),
+                     join("Delete the observation ", safe(text), " of ", safe(name, "bold"), which, "?"))
 
     def action_delete_record(self) -> None:
         """Delete the selected record of a name written several times (its relations stay)."""
@@ -700,14 +766,14 @@ class GraphScreen(Screen):
         assert self.graph is not None
         count = len(self.graph.find(self._current))
         self.propose(g.DeleteRecord(self._current, key),
-                     f"Delete {self._current}{which}, one of its {count} records? Its relations stay.")
+                     join("Delete ", safe(self._current, "bold"), which, f", one of its {count} records? Its relations stay."))
 
     def action_rename(self) -> None:
         if not self._current or not self._writable():
             return
         name = self._current
-        self._ask(f"Rename {name} to:", lambda new: self.propose(
-            g.RenameEntity(name, new), f"Rename {name} to {new}? Its relations follow."), name)
+        self._ask(join("Rename ", safe(name), " to:"), lambda new: self.propose(
+            g.RenameEntity(name, new), join("Rename ", safe(name, "bold"), " to ", safe(new, "bold"), "?")), name)
 
     def action_merge(self) -> None:
         if not self._current or not self._writable():
@@ -717,11 +783,13 @@ class GraphScreen(Screen):
         def then(text: str) -> None:
             source = text.strip()
             sources = (source,) if source else ()
-            what = f"Merge {source} into {into}" if source else f"Merge the duplicate records of {into}"
-            self.propose(g.MergeEntities(sources, into),
-                         f"{what}? Observations are united, relations rewired, the old name kept as an alias.")
+            what = (join("Merge ", safe(source, "bold"), " into ", safe(into, "bold")) if source
+                    else join("Merge the duplicate records of ", safe(into, "bold")))
+            self.propose(g.MergeEntities(sources, into), join(
+                what, "? Their observations will be united, their relations rewired, and the old name "
+                "kept as an alias."))
 
-        self._ask(f"Merge which entity into {into}? (empty: only {into}'s own duplicate records)", then)
+        self._ask(join("Merge which entity into ", safe(into), "? (empty: only its own duplicate records)"), then)
 
     def action_retype(self) -> None:
         if not self._current or not self._writable():
@@ -730,9 +798,10 @@ class GraphScreen(Screen):
         current = self.graph.entity(self._current).entity_type
         variants = g.type_variants(self.graph, current)
         count = sum(1 for e in self.graph.entities if e.entity_type in set(variants))
-        shown = ", ".join(repr(v) for v in variants)
-        self._ask(f"Set entityType on all {count:,} entities of type {shown} to:", lambda new: self.propose(
-            g.Retype(tuple(variants), new), f"Set entityType {new!r} on every entity of type {shown}?"), current)
+        shown = safe(", ".join(repr(v) for v in variants))
+        self._ask(join(f"Set the entityType of all {plural(count, 'entity', 'entities')} of type ", shown, " to:"),
+                  lambda new: self.propose(g.Retype(tuple(variants), new), join(
+                      "Set the entityType ", safe(repr(new)), " on every entity of type ", shown, "?")), current)
 
     def action_relate(self) -> None:
         if not self._current or not self._writable():
@@ -740,11 +809,12 @@ class GraphScreen(Screen):
         source = self._current
 
         def target_for(relation_type: str) -> None:
-            self._ask(f"{source} —{relation_type}→ which entity?", lambda target: self.propose(
+            self._ask(join(safe(source), " —", safe(relation_type), "→ which entity?"), lambda target: self.propose(
                 g.CreateRelation(source, target, relation_type),
-                f"Create the relation {source} —{relation_type}→ {target}?"))
+                join("Create the relation ", safe(source, "bold"), " —", safe(relation_type), "→ ",
+                     safe(target, "bold"), "?")))
 
-        self._ask(f"Relation type from {source} (for example works_at):", target_for)
+        self._ask(join("Relation type from ", safe(source), " (for example works_at):"), target_for)
 
     def action_unrelate(self) -> None:
         if not self._writable():
@@ -755,21 +825,42 @@ class GraphScreen(Screen):
             self.notify("choose a relation in the neighbourhood tree first", markup=False)
             return
         self.propose(g.DeleteRelation(relation.source, relation.target, relation.relation_type),
-                     f"Delete the relation {relation.source} —{relation.relation_type}→ {relation.target}?")
+                     join("Delete the relation ", safe(relation.source, "bold"), " —", safe(relation.relation_type),
+                          "→ ", safe(relation.target, "bold"), "?"))
 
     def action_delete(self) -> None:
         if not self._current or not self._writable():
             return
         name = self._current
         count = len(self._out.get(name, [])) + len(self._in.get(name, []))
-        self.propose(g.DeleteEntity(name), f"Delete the entity {name} and its {count} relations?")
+        self.propose(g.DeleteEntity(name), join("Delete the entity ", safe(name, "bold"), " and its ",
+                                                plural(count, "relation"), "?"))
 
     def action_undo(self) -> None:
-        if self._undo is None:
+        """Undo the newest action of the history (while the file holds what it wrote)."""
+        if not self._undo:
             self.notify("nothing to undo", markup=False)
             return
         if not self._writable():
             return
-        previous, written, summary, provenance_undo = self._undo
+        previous, written, summary, provenance_undo, _operation = self._undo[-1]
+        more = len(self._undo) - 1
         self.propose(g.Restore(previous, written, f"undid: {summary}", provenance_undo),
-                     f"Undo the last action ({summary})?")
+                     f"Undo the last action ({summary})?" + (f" {plural(more, 'earlier step')} can be undone after it."
+                                                             if more else ""), doing="undo")
+
+    def action_redo(self) -> None:
+        """Do again the action undone last (while the file holds what the undo wrote)."""
+        if not self._redo:
+            self.notify("nothing to redo", markup=False)
+            return
+        if not self._writable():
+            return
+        assert self.graph is not None
+        operation, written, summary = self._redo[-1]
+        if self.graph.source_sha256 != written:
+            self._redo.clear()
+            self.notify("the graph changed after the undo, so it cannot be redone without losing that change",
+                        severity="warning", markup=False)
+            return
+        self.propose(operation, f"Redo the action undone last ({summary})?", doing="redo")

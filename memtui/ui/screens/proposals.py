@@ -184,7 +184,8 @@ class ProposalsScreen(Screen):
             name = v.article.rsplit("/", 1)[-1]
             table.add_row(safe(v.node or "(root)"), safe(name), safe(v.author or "—"), Text(age(v.created)),
                           status, Text("untrusted", style="bold red") if v.untrusted else Text(""), key=v.id)
-        count = f"{len(rows)} {'proposals (all states)' if self.all_states else 'open proposals'} · s: toggle states"
+        count = (f"{text.plural(len(rows), 'proposal')} (all states) · s: open only" if self.all_states
+                 else f"{text.plural(len(rows), 'open proposal')} · s: all states")
         self.query_one("#prop-count", Static).update(Text(count, style="dim"))
         self.on_screen_resume()
         if not rows:
@@ -253,20 +254,20 @@ class ProposalsScreen(Screen):
     def _uses(self, ledger: gov.Ledger, v: gov.Version, e: gov.Eligibility) -> Text:
         out = Text()
         out.append(Text(e.summary + "\n", style="green" if e.by_uses else "yellow"))
-        for reason in e.reasons:
-            out.append(safe(f"  · {reason}\n"))
+        for reason in e.reasons:  # app sentences naming user values: shown as they are, lines kept
+            out.append(join("  · ", safe(reason), "\n"))
         uses = ledger.uses(v.id)
-        out.append(Text(f"\n{len(uses)} use(s)\n", style="bold"))
+        out.append(Text(f"\n{text.plural(len(uses), 'use')}\n", style="bold"))
         for u in uses:
             style = "green" if u.verdict == "pass" else "red"
             out.append(Text(f"{u.verdict:<13}", style=style))
-            origin = u.origin + (f" of {u.origin_of}" if u.origin_of else "")
-            out.append(safe(f" case {u.case} · source request {u.source_request} · {origin} · "
-                            f"hash {u.hash[:12]}\n    check: {u.check}\n"))
+            out.append(join(" case ", safe(u.case), " · source request ", safe(u.source_request), " · ",
+                            safe(u.origin), *((" of ", safe(u.origin_of)) if u.origin_of else ()),
+                            f" · hash {u.hash[:12]}\n    check: ", safe(u.check), "\n"))
         cases = ledger.assignments(v.id)
         out.append(Text(f"\nassigned validation cases: {len(cases)}\n", style="bold"))
         for a in cases:
-            out.append(safe(f"  {a['case']} (by {a['by']}, {a['time']})\n"))
+            out.append(join("  ", safe(a["case"]), " (by ", safe(a["by"]), f", {a['time']})\n"))
         return out
 
     def _fill_history(self, versions: list[gov.Version]) -> None:
@@ -324,13 +325,28 @@ class ProposalsScreen(Screen):
             self._mark = self._history[table.cursor_row].number
             self.notify(f"diffs now start from version {self._mark}", timeout=3, markup=False)
 
+    def _owner_refuses(self, node: str, what: str) -> bool:
+        """Refuse at once when the acting profile does not own ``node``: before anything is asked."""
+        try:
+            gov.require_owner(self.app.session, node, what)
+        except MemtuiError as exc:
+            self.notify(str(exc), title="Refused", severity="error", timeout=10, markup=False)
+            return True
+        return False
+
     def action_approve(self) -> None:
         v = self.current
         if v is None or v.state != "proposed" or not self._writable():
             return
         e = gov.eligibility(self.ledger, v)
+        try:  # every check approve makes (owner, state, disk, base): before the question, not after
+            gov.check_approval(self.app.session, v.id, reviewed=not e.by_uses)
+        except MemtuiError as exc:
+            self.notify(str(exc), title="Approve refused", severity="error", timeout=10, markup=False)
+            return
         how = "eligible by uses" if e.by_uses else "as human review (not eligible by uses: " + "; ".join(e.reasons) + ")"
-        question = f"Approve {v.id} {how}, acting as {self._acting()}? It becomes active in the shared tree."
+        question = join(f"Approve {v.id} {how}, acting as ", safe(self._acting()),
+                        "? It will become the active version in the shared tree.")
 
         def done(yes: bool | None) -> None:
             if yes:
@@ -339,7 +355,7 @@ class ProposalsScreen(Screen):
 
     def action_reject(self) -> None:
         v = self.current
-        if v is None or v.state != "proposed" or not self._writable():
+        if v is None or v.state != "proposed" or not self._writable() or self._owner_refuses(v.node, "reject"):
             return
 
         def got_reason(reason: str | None) -> None:
@@ -352,12 +368,14 @@ class ProposalsScreen(Screen):
             def confirmed(yes: bool | None) -> None:
                 if yes:
                     self._run("reject", lambda s: gov.reject(s, v.id, reason), None, v.id)
-            self.app.push_screen(Confirm(f"Reject {v.id} acting as {self._acting()}: {reason}?"), confirmed)
+            self.app.push_screen(Confirm(join(f"Reject {v.id}, acting as ", safe(self._acting()),
+                                              ", with the reason: ", safe(reason), "? It will not be activated.")),
+                                 confirmed)
         self.app.push_screen(AskText(f"Why reject {v.id}? (the reason is recorded)"), got_reason)
 
     def action_assign(self) -> None:
         v = self.current
-        if v is None or v.state != "proposed" or not self._writable():
+        if v is None or v.state != "proposed" or not self._writable() or self._owner_refuses(v.node, "assign cases"):
             return
 
         def got(cases: str | None) -> None:
@@ -368,7 +386,8 @@ class ProposalsScreen(Screen):
             def confirmed(yes: bool | None) -> None:
                 if yes:
                     self._run("assign", lambda s: gov.assign(s, v.id, names), None, v.id)
-            self.app.push_screen(Confirm(f"Assign {', '.join(names)} to {v.id} acting as {self._acting()}?"), confirmed)
+            self.app.push_screen(Confirm(join("Assign ", safe(", ".join(names)), f" to {v.id}, acting as ",
+                                              safe(self._acting()), "? They will validate it.")), confirmed)
         self.app.push_screen(AskText("Validation cases (case ids, separated by spaces or commas)"), got)
 
     def action_rollback(self) -> None:
@@ -376,13 +395,16 @@ class ProposalsScreen(Screen):
         if not (0 <= table.cursor_row < len(self._history)) or not self._writable():
             return
         h = self._history[table.cursor_row]
+        if self._owner_refuses(h.node, "roll back"):
+            return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
                 self._run("rollback", lambda s: gov.rollback(s, h.article, h.number), h.article,
                           self.current.id if self.current else None)
-        self.app.push_screen(Confirm(f"Publish a new version of {h.article} holding version {h.number}'s "
-                                     f"content, acting as {self._acting()}?"), confirmed)
+        self.app.push_screen(Confirm(join("This will publish a new version of ", safe(h.article),
+                                          f" holding version {h.number}'s content, acting as ", safe(self._acting()),
+                                          ". Go ahead?")), confirmed)
 
     def action_retire(self) -> None:
         v = self.current
@@ -392,12 +414,14 @@ class ProposalsScreen(Screen):
         if active is None:
             self.notify(f"{v.article} has no active version to retire", severity="warning", markup=False)
             return
+        if self._owner_refuses(active.node, "retire"):
+            return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
                 self._run("retire", lambda s: gov.retire(s, v.article), v.article, v.id)
-        self.app.push_screen(Confirm(f"Retire {active.id} (its file and index line leave the tree), "
-                                     f"acting as {self._acting()}?"), confirmed)
+        self.app.push_screen(Confirm(join(f"Retire {active.id}, acting as ", safe(self._acting()),
+                                          "? Its file and its index line will leave the tree.")), confirmed)
 
     @work(thread=True, exclusive=True, group="proposals-write")
     def _run(self, what: str, action, article: str | None, select: str | None) -> None:  # noqa: ANN001

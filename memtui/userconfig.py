@@ -1,4 +1,5 @@
-"""The user config file, ``<config_dir>/config.toml`` (the last theme chosen).
+"""The user config file, ``<config_dir>/config.toml`` (the last theme chosen; ``[keys]``, the
+keys rebound by binding id, :mod:`memtui.ui.keys`).
 
 Written with tomlkit so a user's own comments and layout survive memtui's updates.
 """
@@ -27,6 +28,16 @@ def get(key: str) -> str | None:
         return None
     value = data.get(key)
     return value if isinstance(value, str) else None
+
+
+def table(key: str) -> object:
+    """The raw value of ``key`` (a table is a ``dict``), or ``None`` when unset or the file is
+    unreadable; the caller checks its shape."""
+    try:
+        data = tomllib.loads(path().read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    return data.get(key)
 
 
 def set_value(key: str, value: str) -> None:

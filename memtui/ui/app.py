@@ -58,9 +58,15 @@ class MemtuiApp(App[int]):
     COMMANDS = App.COMMANDS | {SearchCommands}  # type a query in the palette (issue 8)
     BINDINGS = [
         # shown in the AreaBar under the header instead of in every footer
-        *(Binding(a.key, f"switch_mode('{a.mode}')", a.title, show=False) for a in AREAS),
-        Binding("ctrl+r", "reaudit", "Re-audit"),
-        Binding("q", "quit", "Quit"),
+        *(Binding(a.key, f"switch_mode('{a.mode}')", a.title, show=False, id=f"area.{a.mode}") for a in AREAS),
+        Binding("question_mark,f1", "help", "Keys", key_display="?", id="app.help",
+                tooltip="every key of this area and the global ones"),
+        Binding("ctrl+r", "reaudit", "Re-audit", tooltip="read the whole workspace again and list the findings",
+                id="app.reaudit"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+        # j/k move in lists and tables (issue 19); the widgets' own bindings keep the arrows
+        Binding("j", "cursor(1)", "Down", show=False, id="app.down"),
+        Binding("k", "cursor(-1)", "Up", show=False, id="app.up"),
     ]
 
     def __init__(self, workspace: Workspace, theme: str | None = None, remember_theme=None,
@@ -112,9 +118,40 @@ class MemtuiApp(App[int]):
             wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
         self.theme = wanted
         self._remember_theme = remember_theme
+        self._apply_user_keys()
         self.sub_title = str(workspace.root)
         for area in AREAS:
             self.add_mode(area.mode, area.load())
+
+    def _apply_user_keys(self) -> None:
+        """Rebind keys from the user config's ``[keys]`` table (binding id = key)."""
+        from memtui import userconfig
+        from memtui.ui.keys import all_ids, keymap_from
+
+        keymap, warnings = keymap_from(userconfig.table("keys"), all_ids())
+        self._startup_warnings.extend(warnings)
+        if keymap:
+            self.set_keymap(keymap)
+
+    def action_help(self) -> None:
+        """Show every key of the current area and the global ones (``?``, ``F1``)."""
+        from memtui.ui.keys import KeysHelp
+
+        if isinstance(self.screen, KeysHelp):
+            return
+        self.push_screen(KeysHelp(self.screen))
+
+    def action_cursor(self, step: int) -> None:
+        """``j``/``k``: move the focused list, table or tree down/up one row (a text viewer scrolls)."""
+        widget = self.focused
+        if widget is None:
+            return
+        name = "down" if step > 0 else "up"
+        for action in (f"action_cursor_{name}", f"action_scroll_{name}"):
+            handler = getattr(widget, action, None)
+            if handler is not None:
+                handler()
+                return
 
     def on_mount(self) -> None:
         if self.session.read_only:
@@ -122,7 +159,8 @@ class MemtuiApp(App[int]):
             self.notify(self.session.reason or "read-only", title="Read-only", severity="warning",
                         timeout=15, markup=False)
         for warning in self._startup_warnings:
-            self.notify(warning, title="Theme", severity="warning", timeout=8, markup=False)
+            title = "Keys" if warning.startswith("[keys]") else "Theme"
+            self.notify(warning, title=title, severity="warning", timeout=8, markup=False)
         self._catch_stop_signals()
         self.switch_mode(AREAS[0].mode)
         # the audit and the index catch-up walk the whole tree in threads that share the GIL
@@ -338,10 +376,48 @@ class MemtuiApp(App[int]):
 
     # -- command palette -------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        """Textual's commands (theme, quit, maximise) with memtui's help and screenshot, then
+        every area (``Area: Open``) and every action of every area (``Area: Action``)."""
+        from memtui.ui.keys import palette_commands
+
+        for command in super().get_system_commands(screen):
+            if command.title in ("Keys", "Screenshot"):
+                continue  # memtui's own below: the grouped help; a screenshot saved where it can be
+            yield command
+        yield SystemCommand("Keys", "every key of this area and the global ones (? or F1)", self.action_help)
+        yield SystemCommand("Screenshot", "save an SVG picture of the screen under memtui's data folder",
+                            lambda: self.set_timer(0.1, self.save_screen_picture))
         for area in AREAS:
-            yield SystemCommand(f"{area.title}: Open", area.help, partial(self.switch_mode, area.mode))
-        yield SystemCommand("Audit: Run again", "re-read the whole workspace and list the findings",
+            yield SystemCommand(f"{area.title}: Open", f"{area.help} (key {area.key})",
+                                partial(self.switch_mode, area.mode))
+        yield SystemCommand("Audit: Run again", "re-read the whole workspace and list the findings (ctrl+r)",
                             self.action_reaudit)
         yield SystemCommand("Search: Find in the workspace", "or type words here: the best results are offered",
                             partial(self.switch_mode, "search"))
+        for title, help_text, mode, action in palette_commands(self):
+            yield SystemCommand(title, help_text, partial(self._run_in_area, mode, action))
+
+    async def _run_in_area(self, mode: str, action: str) -> None:
+        """Open area ``mode`` and run ``action`` on its screen (a palette command)."""
+        if self.current_mode != mode:
+            await self.switch_mode(mode)
+        await self.run_action(action, self.screen)
+
+    def save_screen_picture(self) -> str | None:
+        """Save an SVG of the screen under the user data folder and say where (the palette's
+        Screenshot failed when ``~/Downloads`` was missing). Returns the path, or ``None``."""
+        import datetime as _dt
+
+        from memtui.paths import data_dir
+
+        folder = data_dir() / "screenshots"
+        name = f"memtui-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.svg"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = self.save_screenshot(filename=name, path=str(folder))
+        except OSError as exc:
+            self.notify(f"the screenshot could not be saved in {folder}: {exc.strerror or exc}",
+                        title="Screenshot", severity="error", timeout=10, markup=False)
+            return None
+        self.notify(f"saved {path}", title="Screenshot", timeout=10, markup=False)
+        return path

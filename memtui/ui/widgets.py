@@ -17,7 +17,9 @@ class AreaBar(Static):
     """One line under the header naming every area and its key, the current one marked.
 
     The area keys are not repeated in each footer (it had no room left for the screen's own
-    keys at 120 columns); this bar shows them instead.
+    keys at 120 columns); this bar shows them instead. It fits its width (issue 19 item 5: at
+    80 columns "Backup" fell off): full titles when they fit, else short ones (the current area
+    always in full), else the keys alone; never a title cut in half.
     """
 
     DEFAULT_CSS = """
@@ -30,32 +32,43 @@ class AreaBar(Static):
     """
 
     def on_mount(self) -> None:
-        self._draw()
+        self.update(self.bar(self.app.size.width - 2))
 
     def on_resize(self) -> None:
-        self._draw()
+        self.update(self.bar(self.size.width or self.app.size.width - 2))
 
-    def _draw(self) -> None:
-        """The widest form that fits: every title and the palette hint; every title; titles cut
-        to 4, then 3 letters; the current title only (every key is always shown, so every area
-        stays findable at 80 columns)."""
+    def bar(self, width: int) -> Text:
+        """The bar's text for ``width`` cells (the widest form that fits)."""
         current = getattr(self.app, "current_mode", None)
-        room = (self.size.width or 200) - 2
-        for form, hint in ((None, True), (None, False), (4, False), (3, False), (0, False)):
+        forms = [(True, " ", "  ? keys · ctrl+p commands"), (True, " ", "  ? keys"), (True, "", "  ? keys"),
+                 (True, "", ""), (False, " ", "   ? names the areas"), (False, " ", ""), (False, "", "")]
+        for titles, gap, hint in forms:
             bar = Text()
             for area in AREAS:
                 if area.mode == current:
                     bar.append(f" {area.key} {area.title} ", style="bold reverse")
                 else:
                     bar.append(f" {area.key}", style="bold")
-                    title = area.title if form is None else area.title[:form]
-                    bar.append(f" {title} " if title else " ")
-                bar.append(" " if form != 0 else "")
+                    bar.append(f" {area.title} " if titles else " ")
+                bar.append(gap)
             if hint:
-                bar.append("  ctrl+p: commands", style="dim")
-            if bar.cell_len <= room:
-                break
-        self.update(bar)
+                bar.append(hint, style="dim")
+            if bar.cell_len <= width:
+                return bar
+        return bar
+
+
+def escape_box(screen, box: Input, results) -> None:  # noqa: ANN001 - Screen, a focusable widget
+    """The one Escape rule of every filter and query box (Audit, Graph, Search; issue 19 item 2):
+    in the box, Escape leaves it and keeps what was typed (focus goes to ``results``, so the
+    area keys work again); outside it, Escape clears the box."""
+    if screen.focused is box:
+        if getattr(results, "row_count", 1):
+            results.focus()
+        else:
+            screen.set_focus(None)
+    elif box.value:
+        box.value = ""
 
 
 _MODAL_CSS = """

@@ -8,12 +8,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
+from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
 from memtui.core.audit import AuditReport
 from memtui.core.findings import Finding, sort_key
 from memtui.core.workspace import NODE_INDEX
-from memtui.ui.widgets import AreaBar
+from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.text import join, safe, severity_text
 
 #: Rows drawn at once; DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES), so more are
@@ -57,9 +58,9 @@ class AuditScreen(Screen):
     """Every finding of the last audit."""
 
     BINDINGS = [
-        Binding("slash", "focus_filter", "Filter"),
-        Binding("s", "cycle_sort", "Sort"),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("slash", "focus_filter", "Filter", id="audit.focus-filter"),
+        Binding("s", "cycle_sort", "Sort", id="audit.cycle-sort"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="audit.clear-filter"),
     ]
 
     def __init__(self) -> None:
@@ -78,7 +79,7 @@ class AuditScreen(Screen):
         yield ProgressBar(id="audit-progress", show_eta=False)
         yield DataTable(id="findings", cursor_type="row", zebra_stripes=True)
         yield Static(id="finding-detail", classes="pane-head")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#findings", DataTable)
@@ -171,8 +172,8 @@ class AuditScreen(Screen):
         self.query_one("#audit-filter").focus()
 
     def action_clear_filter(self) -> None:
-        self.query_one("#audit-filter", Input).value = ""
-        self.query_one("#findings").focus()
+        """Escape: leave the filter box (kept), or clear it from the table (:func:`escape_box`)."""
+        escape_box(self, self.query_one("#audit-filter", Input), self.query_one("#findings"))
 
     @on(DataTable.RowSelected, "#findings")
     async def _selected(self, event: DataTable.RowSelected) -> None:

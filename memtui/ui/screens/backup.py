@@ -30,7 +30,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Header, ProgressBar, Static, TextArea
+from textual.widgets import Button, DataTable, Header, ProgressBar, Static, TextArea
 
 from memtui.core.backup import commit as core
 from memtui.core.backup.git import BackupRefused, GitError
@@ -39,6 +39,7 @@ from memtui.core.backup.restore import restore
 from memtui.core.backup.verify import verify
 from memtui.core.errors import MemtuiError
 from memtui.core.store import StoreDamagedError
+from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText
 from memtui.ui.text import safe
@@ -62,11 +63,11 @@ class BackupScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("b", "backup", "Backup now"),
-        Binding("v", "verify", "Verify"),
-        Binding("r", "restore", "Restore…"),
-        Binding("e", "edit_repo", "Repository…"),
-        Binding("ctrl+l", "reload", "Reload"),
+        Binding("b", "backup", "Backup now", id="backup.backup"),
+        Binding("v", "verify", "Verify", id="backup.verify"),
+        Binding("r", "restore", "Restore…", id="backup.restore"),
+        Binding("e", "edit_repo", "Repository…", id="backup.edit-repo"),
+        Binding("ctrl+l", "reload", "Reload", id="backup.reload"),
     ]
 
     def __init__(self) -> None:
@@ -90,7 +91,7 @@ class BackupScreen(Screen):
         with Horizontal(id="backup-main"):
             yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
             yield TextArea(id="diff", read_only=True, show_line_numbers=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         conf = core.settings(self.app.ws)

@@ -8,7 +8,7 @@ for confirmation, and the pass reads every article's text, which the audit does 
 
 Left tab **Candidates**: the pass runs in a worker thread with a progress bar (``r`` runs it
 again). Keys act on the row under the cursor: ``m`` merge (a proposal, approved in
-Proposals), ``c`` contest, ``v`` resolve, ``k`` re-verify (a passing check), ``t`` retire,
+Proposals), ``c`` contest, ``v`` resolve, ``e`` re-verify (a passing check), ``t`` retire,
 ``o`` refresh the one-liner, ``u`` undo the last refresh, ``p`` the pins of the article's
 active version. Every action is refused for a non-owner before anything is asked.
 
@@ -24,13 +24,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Input, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from memtui.core import consolidate
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui.text import join, safe
+from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm
 
 _KIND_STYLE = {"duplicate": "cyan", "contested": "bold red", "conflict": "magenta", "stale": "yellow",
@@ -54,15 +55,15 @@ class ConsolidateScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("m", "merge", "Merge"),
-        Binding("c", "contest", "Contest"),
-        Binding("v", "resolve", "Resolve"),
-        Binding("k", "reverify", "Re-verify"),
-        Binding("t", "retire", "Retire"),
-        Binding("o", "refresh_line", "Refresh line"),
-        Binding("u", "undo_refresh", "Undo refresh"),
-        Binding("p", "pins", "Pins"),
-        Binding("r", "rescan", "Run again"),
+        Binding("m", "merge", "Merge", id="consolidate.merge"),
+        Binding("c", "contest", "Contest", id="consolidate.contest"),
+        Binding("v", "resolve", "Resolve", id="consolidate.resolve"),
+        Binding("e", "reverify", "Re-verify", id="consolidate.reverify"),
+        Binding("t", "retire", "Retire", id="consolidate.retire"),
+        Binding("o", "refresh_line", "Refresh line", id="consolidate.refresh-line"),
+        Binding("u", "undo_refresh", "Undo refresh", id="consolidate.undo-refresh"),
+        Binding("p", "pins", "Pins", id="consolidate.pins"),
+        Binding("r", "rescan", "Run again", id="consolidate.rescan"),
     ]
 
     def __init__(self) -> None:
@@ -87,7 +88,7 @@ class ConsolidateScreen(Screen):
                             id="pins-query")
                 yield Static(Text(""), id="pins-head")
                 yield DataTable(id="pins-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#cons-table", DataTable).add_columns("kind", "node", "owner", "articles", "action")

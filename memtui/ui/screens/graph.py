@@ -37,7 +37,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static, Tree
+from textual.widgets import DataTable, Header, Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
@@ -47,7 +47,8 @@ from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.graph.audit import audit
 from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
-from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer
+from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer, escape_box
 from memtui.ui.text import join, safe, severity_text
 
 #: Rows of the entity table drawn at once.
@@ -167,7 +168,7 @@ class GraphScreen(Screen):
                     yield Static(id="entity-detail")
                 yield OptionList(id="observations")
                 yield Tree(Text("neighbourhood"), id="neighbourhood")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#entities", DataTable)
@@ -394,8 +395,8 @@ class GraphScreen(Screen):
         self.query_one("#graph-filter").focus()
 
     def action_clear_filter(self) -> None:
-        self.query_one("#graph-filter", Input).value = ""
-        self.query_one("#entities").focus()
+        """Escape: leave the filter box (kept), or clear it from the table (:func:`escape_box`)."""
+        escape_box(self, self.query_one("#graph-filter", Input), self.query_one("#entities"))
 
     @on(DataTable.RowHighlighted, "#entities")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -584,7 +585,10 @@ class GraphScreen(Screen):
         if self.saving:
             self.notify("the last change is still being saved", markup=False)
             return False
-        return self.graph is not None
+        if self.graph is None:
+            self.notify("the graph is still being read; try again in a moment", markup=False)
+            return False
+        return True
 
     def propose(self, operation: g.Operation, question: Text | str = "", doing: str = "do") -> None:
         """Try ``operation`` on the loaded graph, ask to confirm what it will do, then save it.

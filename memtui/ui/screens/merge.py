@@ -15,7 +15,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from memtui.ui.keys import KeyFooter
 
 from memtui.core.notes import Merged
 from memtui.ui.text import safe
@@ -85,7 +87,7 @@ class MergeScreen(ModalScreen[str | None]):
                         yield Static(Text("Both started from", style="bold"), classes="merge-title")
                         yield Static(id="merge-base-text")
                 yield Static(id="merge-context-after")
-            yield Footer()
+            yield KeyFooter()
 
     def on_mount(self) -> None:
         self._show()

@@ -32,13 +32,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Header, Input, Markdown, Select, Static, TextArea
+from textual.widgets import Button, Header, Input, Markdown, Select, Static, TextArea
 from textual.document._wrapped_document import WrappedDocument
 from textual.widgets.text_area import Selection
 
 from memtui.core import drafts, notes
 from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.session import Session
+from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe
@@ -114,7 +115,7 @@ class LeaveQuestion(ModalScreen[str]):
     LeaveQuestion Horizontal { height: auto; margin-top: 1; }
     LeaveQuestion Button { margin-right: 1; }
     """
-    BINDINGS = [Binding("escape", "stay", "Stay")]
+    BINDINGS = [Binding("escape", "stay", "Stay", id="leave.stay")]
 
     def __init__(self, shown: str) -> None:
         super().__init__()
@@ -169,14 +170,14 @@ class NotesScreen(Screen):
     AUTO_FOCUS = ""  # "" (not None, which inherits the app's "*") focuses nothing
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save"),
-        Binding("ctrl+f", "find", "Find"),
-        Binding("f3", "find_next", "Next", show=False),
-        Binding("ctrl+t", "toggle_preview", "Preview"),
-        Binding("e", "edit", "Edit"),
-        Binding("escape", "close_find", "Stop editing"),
-        *(Binding(a.key, f"leave('{a.mode}')", a.title, show=False) for a in AREAS),
-        Binding("q", "leave('')", "Quit", show=False),
+        Binding("ctrl+s", "save", "Save", id="notes.save"),
+        Binding("ctrl+f", "find", "Find", id="notes.find"),
+        Binding("f3", "find_next", "Next", show=False, id="notes.find-next"),
+        Binding("ctrl+t", "toggle_preview", "Preview", id="notes.toggle-preview"),
+        Binding("e", "edit", "Edit", id="notes.edit"),
+        Binding("escape", "close_find", "Stop editing", id="notes.close-find"),
+        *(Binding(a.key, f"leave('{a.mode}')", a.title, show=False, id=f"area.{a.mode}") for a in AREAS),
+        Binding("q", "leave('')", "Quit", show=False, id="notes.quit"),
     ]
 
     def __init__(self, session: Session | None = None) -> None:
@@ -224,7 +225,7 @@ class NotesScreen(Screen):
             with VerticalScroll(id="notes-preview-box"):
                 yield Static(id="notes-preview-note")
                 yield Markdown("", id="notes-preview", open_links=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         if self.session is None:
@@ -576,6 +577,8 @@ class NotesScreen(Screen):
         if not self.dirty:
             self.load_note(note.which, notice=f"{note.shown} changed on disk; reloaded")
             return
+        if self._conflict is not None and self._conflict.current_hash == current_hash:
+            return  # the conflict shown is about these very bytes
         self._show_conflict(ConflictError(
             f"{note.shown} changed on disk while you were editing it.", path=note.path,
             current=current, current_hash=current_hash))
@@ -636,8 +639,8 @@ class NotesScreen(Screen):
         conflict = self._conflict
 
         def resolved(text: str | None) -> None:
-            if text is None or self._conflict is not conflict:
-                return
+            if text is None:
+                return  # based on the bytes the merge was made against: a newer change conflicts again
             self._replace_text(text)
             self.save_text(text, conflict.current_hash, then=None)
 

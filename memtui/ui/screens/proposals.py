@@ -25,11 +25,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from memtui.core import text
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
+from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.text import join, safe
@@ -94,14 +95,14 @@ class ProposalsScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("a", "approve", "Approve"),
-        Binding("x", "reject", "Reject"),
-        Binding("c", "assign", "Assign cases"),
-        Binding("b", "rollback", "Roll back"),
-        Binding("t", "retire", "Retire"),
-        Binding("m", "mark", "Mark base"),
-        Binding("s", "toggle_states", "All states"),
-        Binding("r", "reload", "Reload"),
+        Binding("a", "approve", "Approve", id="proposals.approve"),
+        Binding("x", "reject", "Reject", id="proposals.reject"),
+        Binding("c", "assign", "Assign cases", id="proposals.assign"),
+        Binding("b", "rollback", "Roll back", id="proposals.rollback"),
+        Binding("t", "retire", "Retire", id="proposals.retire"),
+        Binding("m", "mark", "Mark base", id="proposals.mark"),
+        Binding("s", "toggle_states", "All states", id="proposals.toggle-states"),
+        Binding("r", "reload", "Reload", id="proposals.reload"),
     ]
 
     def __init__(self) -> None:
@@ -134,7 +135,7 @@ class ProposalsScreen(Screen):
                         yield DataTable(id="prop-history", cursor_type="row")
                         with VerticalScroll(classes="prop-scroll"):
                             yield Static(Text(""), id="prop-history-diff")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#prop-queue", DataTable).add_columns(

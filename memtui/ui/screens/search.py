@@ -30,7 +30,7 @@ from textual.command import Hits, Provider
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Checkbox, DataTable, Footer, Header, Input, ProgressBar, Select, Static
+from textual.widgets import Checkbox, DataTable, Header, Input, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
 from memtui.core.errors import MemtuiError
@@ -38,7 +38,8 @@ from memtui.core.notes import OPERATOR_FILES
 from memtui.core.search.query import Hit, QueryError, Results, Snippet, search
 from memtui.core.search.sources import KINDS
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
-from memtui.ui.widgets import AreaBar
+from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.screens.audit import place_in_tree
 from memtui.ui.text import join, safe
 
@@ -187,9 +188,9 @@ class SearchScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("slash", "focus_query", "Query"),
-        Binding("down", "focus_results", "Results", key_display="↓"),
-        Binding("escape", "clear_query", "Clear", show=False),
+        Binding("slash", "focus_query", "Query", id="search.focus-query"),
+        Binding("down", "focus_results", "Results", key_display="↓", id="search.focus-results"),
+        Binding("escape", "clear_query", "Leave/clear the box", show=False, id="search.clear-query"),
     ]
 
     def __init__(self) -> None:
@@ -211,7 +212,7 @@ class SearchScreen(Screen):
         yield ProgressBar(id="search-progress", show_eta=False)
         yield DataTable(id="search-results", cursor_type="row", zebra_stripes=True)
         yield Static(Text(""), id="search-snippet")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#search-results", DataTable)
@@ -387,8 +388,9 @@ class SearchScreen(Screen):
             table.focus()
 
     def action_clear_query(self) -> None:
-        self.query_one("#search-query", Input).value = ""
-        self.query_one("#search-query").focus()
+        """Escape: leave the query box (kept, so the area keys work again), or clear it from
+        the results (:func:`memtui.ui.widgets.escape_box`, the rule of every filter box)."""
+        escape_box(self, self.query_one("#search-query", Input), self.query_one("#search-results", DataTable))
 
 
 class SearchCommands(Provider):

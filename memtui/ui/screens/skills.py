@@ -14,9 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Markdown, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, TabPane
 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
+from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
@@ -44,10 +45,10 @@ class SkillsScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("r", "reload", "Reload"),
-        Binding("b", "show_budget", "Budget"),
-        Binding("plus", "budget(1024)", "Budget +1 KiB", show=False),
-        Binding("minus", "budget(-1024)", "Budget −1 KiB", show=False),
+        Binding("r", "reload", "Reload", id="skills.reload"),
+        Binding("b", "show_budget", "Budget", id="skills.show-budget"),
+        Binding("plus", "budget(1024)", "Budget +1 KiB", show=False, id="skills.budget-up"),
+        Binding("minus", "budget(-1024)", "Budget −1 KiB", show=False, id="skills.budget-down"),
     ]
 
     def __init__(self) -> None:
@@ -74,7 +75,7 @@ class SkillsScreen(Screen):
                         yield Static(Text(""), id="skill-files")
                     with TabPane("Budget", id="tab-budget"), VerticalScroll(id="skill-budget-scroll"):
                         yield Static(Text(""), id="skill-budget")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#skills-table", DataTable)

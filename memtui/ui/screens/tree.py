@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Markdown, Static, TextArea, Tree
+from textual.widgets import DataTable, Header, Markdown, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
@@ -27,6 +27,7 @@ from memtui.core.frontmatter import json_safe
 from memtui.core.tree.model import Article
 from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
+from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text
 
@@ -82,12 +83,12 @@ class TreeScreen(Screen):
     """Browse nodes, node indexes and articles."""
 
     BINDINGS = [
-        Binding("tab", "focus_next", "Next pane", show=False),
-        Binding("e", "focus_entries", "Entries"),
-        Binding("t", "focus_tree", "Tree"),
-        Binding("r", "focus_article", "Read"),
-        Binding("i", "show_index", "Node index"),
-        Binding("b", "boot_preview", "Boot preview"),
+        Binding("tab", "focus_next", "Next pane", show=False, id="tree.focus-next"),
+        Binding("e", "focus_entries", "Entries", id="tree.focus-entries"),
+        Binding("t", "focus_tree", "Tree", id="tree.focus-tree"),
+        Binding("r", "focus_article", "Read", id="tree.focus-article"),
+        Binding("i", "show_index", "Node index", id="tree.show-index"),
+        Binding("b", "boot_preview", "Boot preview", id="tree.boot-preview"),
     ]
 
     def __init__(self) -> None:
@@ -115,7 +116,7 @@ class TreeScreen(Screen):
                     with VerticalScroll(id="article-scroll"):
                         yield Markdown(id="body", open_links=False)
                     yield TextArea(id="plain", read_only=True, soft_wrap=False, show_line_numbers=True)
-        yield Footer()
+        yield KeyFooter()
 
     # -- set-up ----------------------------------------------------------------------------
     def on_mount(self) -> None:

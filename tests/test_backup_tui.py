@@ -84,3 +84,59 @@ async def test_a_detached_head_shows_a_sentence_and_backup_fails_with_its_reason
         await pilot.press("b")
         await wait_for(pilot, lambda: not screen.busy and "backup failed" in screen.last_message)
         assert "switch" in screen.last_message
+
+
+async def test_the_repository_chosen_is_remembered_and_changes_since_the_backup_are_counted(
+        sample_copy: Path, tmp_path: Path) -> None:
+    """Issue 19 item 6: the repository chosen in the TUI was lost on restart, and neither the status
+    nor verify said the workspace had changed since the last backup (verify said "zero
+    differences" after an edit that was never backed up)."""
+    from memtui.core.config import load
+
+    repo = tmp_path / "chosen-repo"
+    toml = sample_copy / "memtui.toml"
+    comment = "# the team's settings\n"
+    toml.write_text(comment + toml.read_text())
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _open(pilot, app)
+        assert "press e" in str(screen.query_one("#backup-status", Static).render())
+        await pilot.press("e")
+        await wait_for(pilot, lambda: app.screen.query("#ask-input"))
+        app.screen.query_one("#ask-input", Input).value = str(repo)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: load(toml)[0].backup.repo == str(repo), what="memtui.toml remembering it")
+        assert toml.read_text().startswith(comment), "the file's comments are kept"
+        assert any(e.action == "config.set" for e in app.session.audit.entries())
+        await pilot.press("b")
+        await wait_for(pilot, lambda: not screen.busy and screen.state and screen.state["history"]
+                       and screen.state.get("pending") is not None)
+        status = str(screen.query_one("#backup-status", Static).render())
+        assert "nothing changed since the last backup" in status
+        (sample_copy / "memory" / "MEMORY.md").write_text("an edit never backed up\n")
+        (sample_copy / "memory" / "new-note.md").write_text("another\n")
+        screen.action_reload()
+        await wait_for(pilot, lambda: "2 files changed since the last backup" in str(
+            screen.query_one("#backup-status", Static).render()), what="the pending count")
+        await pilot.press("v")
+        await wait_for(pilot, lambda: not screen.busy and "verified" in screen.last_message)
+        said = screen.query_one("#diff", TextArea).text
+        assert "restored it into a temporary folder" in said and "zero differences" in said
+        assert "not the workspace; in the workspace, 2 files changed since the last backup" in said
+    app.session.close()
+    again = MemtuiApp(Workspace.open(sample_copy))  # a restart keeps the choice
+    async with again.run_test(size=(150, 45)) as pilot:
+        screen = await _open(pilot, again)
+        assert screen.repo == str(repo) and screen.state["history"]
+    again.session.close()
+
+
+async def test_a_bare_repository_is_said_at_once(sample_copy: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    _configure(sample_copy, bare)
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _open(pilot, app)
+        assert "is a bare repository" in str(screen.query_one("#backup-status", Static).render())
+    app.session.close()

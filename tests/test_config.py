@@ -60,3 +60,26 @@ def test_backup_push_means_the_same_in_the_cli_and_the_tui(tmp_path: Path) -> No
     assert settings(ws).push is True
     assert settings(ws, push=False).push is False, "--no-push wins"
     assert settings(ws).repo == str((tmp_path / "repo").resolve())
+
+
+def test_set_setting_writes_through_the_guarded_write_and_keeps_comments(tmp_path: Path) -> None:
+    """Issue 19 item 6: the TUI remembers a choice in memtui.toml (typed, audited, comments kept)."""
+    import pytest as _pytest
+
+    from memtui.core.config import load, set_setting
+    from memtui.core.session import Session
+
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "memtui.toml").write_text("# keep me\n[user]\nprofile = \"a.b\"\n", encoding="utf-8")
+    with Session.open(root, purpose="test") as session:
+        done = set_setting(session, "backup", "repo", "/srv/backups")
+        assert done.written and done.entry.action == "config.set"
+        with _pytest.raises(ValueError, match="must be"):
+            set_setting(session, "backup", "push", "yes")
+        with _pytest.raises(ValueError, match="not a memtui setting"):
+            set_setting(session, "backup", "nope", 1)
+    text = (root / "memtui.toml").read_text(encoding="utf-8")
+    assert text.startswith("# keep me\n")
+    config, findings = load(root / "memtui.toml")
+    assert config.backup.repo == "/srv/backups" and config.user.profile == "a.b" and not findings

@@ -43,7 +43,7 @@ async def test_approving_a_proposal_end_to_end(sample_copy: Path) -> None:
         screen = await _open(pilot, app)
         queue = screen.query_one("#prop-queue", DataTable)
         assert queue.row_count == 3
-        states = {v.id: str(queue.get_row_at(i)[4]) for i, v in enumerate(screen._rows)}
+        states = {v.id: str(queue.get_row_at(i)[1]) for i, v in enumerate(screen._rows)}
         assert states[EXP13] == "eligible by uses"
         assert states["support/courier-app/gps-drift.md@2"] == "review only"
         _select(screen, EXP13)

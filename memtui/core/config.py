@@ -283,3 +283,55 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
             accepted["profile"] = accepted["profile"].strip() or None
         sections[table] = kind(**accepted)
     return Config(owners=owners, environments=environments, path=path, **sections), findings
+
+
+#: The audit action of :func:`set_setting`.
+SET_ACTION = "config.set"
+
+
+def set_setting(session, table: str, key: str, value: Any, *, client_id: str | None = None):  # noqa: ANN001, ANN201
+    """Set ``[table] key = value`` in the workspace's ``memtui.toml`` through the one guarded
+    write (:meth:`memtui.core.session.Session.write`), keeping the file's comments and layout
+    (tomlkit); the TUI remembers a choice this way (issue 19 item 6: the backup repository).
+
+    The file is read and changed under the write's lock, so a concurrent edit is never lost;
+    the new text is checked with :func:`load` before it is written.
+
+    Args:
+        session: a writable session.
+        table, key: a known setting (a field of the table's dataclass).
+        value: a value of the setting's type.
+
+    Returns:
+        The :class:`~memtui.core.session.Written` of the write (no entry when unchanged).
+
+    Raises:
+        ValueError: an unknown setting, a value of the wrong type, or a file that is not TOML
+            (nothing written; fix the file by hand first).
+        ReadOnlyError: the session is read-only.
+    """
+    import tomlkit
+
+    section = _SECTIONS.get(table)
+    if section is None or key not in {f.name for f in dataclasses.fields(section)}:
+        raise ValueError(f"[{table}] {key} is not a memtui setting")
+    hints = typing.get_type_hints(section)
+    if not _fits(value, hints[key]):
+        raise ValueError(f"[{table}] {key} must be {_type_name(hints[key])}, not {value!r}")
+    shown = "memtui.toml"
+
+    def change(tx) -> None:  # noqa: ANN001 - Tx
+        data = tx.read(shown)
+        try:
+            doc = tomlkit.parse(data.decode("utf-8-sig")) if data else tomlkit.document()
+        except (UnicodeDecodeError, Exception) as exc:  # tomlkit's own ParseError
+            raise ValueError(f"memtui.toml cannot be read ({exc}); fix it by hand, then try again") from exc
+        if table not in doc:
+            doc[table] = tomlkit.table()
+        doc[table][key] = value
+        new = tomlkit.dumps(doc).encode("utf-8")
+        tx.replace(shown, new, base=None if data is None else tx.sha(shown))
+        tx.detail["setting"] = f"[{table}] {key}"
+
+    return session.write(SET_ACTION, shown, change, client_id=client_id,
+                         request={"table": table, "key": key, "value": value})

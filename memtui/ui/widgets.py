@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from memtui.ui.areas import AREAS
+from memtui.ui.text import safe
 
 
 class AreaBar(Static):

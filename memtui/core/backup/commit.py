@@ -14,6 +14,7 @@ Settings (``memtui.toml``, all optional; command-line options win): ``[backup] r
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -259,17 +260,7 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
         result.notes.insert(0, f"created a new git repository at {repo.root}")
     if push:
         step("pushing", 0.85)
-        name = repo.remote_for(branch, remote)
-        url = repo.remote_url(name)
-        token = None
-        if url.startswith("https://"):
-            found = secrets.get("git-token")
-            token = found.value
-            if found.note:
-                result.notes.append(found.note)
-            if found.source:
-                result.notes.append(f"the git token came from the {found.source}")
-        result.push = repo.push(name, branch, token)
+        result.push = _push(repo, branch, remote, result.notes)
     step("done", 1.0)
     return result
 
@@ -305,10 +296,6 @@ def _open_secrets(ws: Workspace, tree: rd.BackupTree) -> list[Finding]:
     return open_secrets(ws, tree, None if store.damaged else store)
 
 
-__all__ = ["BackupBlocked", "BackupRefused", "BackupResult", "DEFAULT_PATH", "GitError", "Settings", "backup",
-           "compared", "message_for", "prepare", "settings"]
-
-
 def compared(state: dict[str, Any]) -> str:
     """``"2 ahead, 0 behind the remote as of its last fetch on 2026-12-01 10:04"`` for a
     :func:`status` (``""`` without counts): the counts compare with the remote-tracking branch,
@@ -327,6 +314,125 @@ def compared(state: dict[str, Any]) -> str:
     what = "push" if seen.get("how") == "push" else "update"
     return (f"{words} as of the last {what}, {when}; never fetched since, so newer commits on the remote are "
             "not counted (`git fetch` to compare with the remote now)")
+
+
+def _push(repo: BackupRepo, branch: str, remote: str | None, notes: list[str]) -> PushResult:
+    """Push ``branch`` to ``remote`` (never forced); an https remote gets the ``git-token``
+    secret. Where the token came from is added to ``notes``."""
+    name = repo.remote_for(branch, remote)
+    url = repo.remote_url(name)
+    token = None
+    if url.startswith("https://"):
+        found = secrets.get("git-token")
+        token = found.value
+        if found.note:
+            notes.append(found.note)
+        if found.source:
+            notes.append(f"the git token came from the {found.source}")
+    return repo.push(name, branch, token)
+
+
+def push(repo_path: str | os.PathLike[str], subdir: str = DEFAULT_PATH, remote: str | None = None,
+         git_table: dict[str, Any] | None = None) -> tuple[PushResult, list[str]]:
+    """Push the backups already committed (the TUI's Push, after a push that failed or when
+    ``[backup] push`` is on); the same checks as :func:`backup` first, nothing committed.
+
+    Returns:
+        ``(push result, notes)``.
+
+    Raises:
+        BackupRefused: see :func:`prepare`. GitError: git failed (no remote, …).
+    """
+    repo, _subdir, branch, _identity = prepare(repo_path, subdir, git_table, create=False)
+    notes: list[str] = []
+    return _push(repo, branch, remote, notes), notes
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What changed in the workspace since the last backup (issue 19 item 6).
+
+    Attributes:
+        commit: the last backup's commit.
+        files: workspace-relative paths added, changed or removed since it.
+        tables: store tables whose records changed since it.
+        compared: how many workspace files and store tables were compared.
+    """
+
+    commit: str
+    files: list[str]
+    tables: list[str]
+    compared: int
+
+    @property
+    def count(self) -> int:
+        """Files and store tables that differ."""
+        return len(self.files) + len(self.tables)
+
+    def sentence(self) -> str:
+        """``"3 files changed since the last backup"`` (store tables counted as files)."""
+        if not self.count:
+            return "nothing changed since the last backup"
+        what = f"{self.count} file{'s' if self.count != 1 else ''}"
+        return f"{what} changed since the last backup"
+
+
+def _blob_sha(data: bytes) -> bytes:
+    """The git blob id of ``data`` (hex, as ``git ls-tree`` prints it)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest().encode()  # noqa: S324 - git's id
+
+
+def pending(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAULT_PATH) -> Pending | None:
+    """Compare the workspace as a backup would render it with the last backup's tree.
+
+    Reads only: renders the workspace (:func:`render.render`, as :func:`backup` does, without
+    reading a remote graph: its snapshot is left out of the comparison) and compares git blob
+    ids with ``git ls-tree`` of the newest commit of ``subdir``; nothing is written.
+
+    Returns:
+        A :class:`Pending`, or ``None`` when there is no repository or no backup yet.
+
+    Raises:
+        GitError: git failed.
+        StoreDamagedError: the store cannot be read.
+    """
+    try:
+        subdir = check_subdir(subdir)
+        repo = BackupRepo.open(repo_path)
+    except (GitError, BackupRefused):
+        return None
+    newest = repo.history(subdir, 1)
+    if not newest:
+        return None
+    commit = newest[0].commit
+    _, out, _ = repo.git("ls-tree", "-r", "-z", "--full-tree", commit, "--", subdir)
+    prefix = subdir.encode("utf-8") + b"/"
+    backed: dict[bytes, bytes] = {}
+    for item in out.split(b"\0"):
+        if item:
+            meta, _, path = item.partition(b"\t")
+            backed[path[len(prefix):] if path.startswith(prefix) else path] = meta.split(b" ")[2]
+    tree = rd.render(ws.root, skip=[repo.root / subdir], remote_graph=None)
+    files: list[str] = []
+    tables: list[str] = []
+    names = (set(backed) | set(tree.files)) - {rd.MANIFEST}
+    if rd.REMOTE_GRAPH not in tree.files:
+        names.discard(rd.REMOTE_GRAPH)  # the remote graph is not read here (no network for a status)
+    compared = 0
+    for name in sorted(names):
+        entry = tree.files.get(name)
+        compared += 1
+        if entry is not None and backed.get(name) == _blob_sha(entry.data):
+            continue
+        if name.startswith(rd.FILES):
+            files.append(rd.shown(name[len(rd.FILES):]))
+        else:
+            tables.append(rd.shown(name))
+    return Pending(commit, files, tables, compared)
+
+
+__all__ = ["BackupBlocked", "BackupRefused", "BackupResult", "DEFAULT_PATH", "GitError", "Pending", "Settings",
+           "backup", "compared", "message_for", "pending", "prepare", "push", "settings"]
 
 
 def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
@@ -364,6 +470,9 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
         out["problem"] = mask_url(str(exc))
         return out
     out["exists"] = True
+    if repo.bare:  # looked fine until a backup was tried (issue 19 item 6): said at once
+        out["problem"] = (f"{repo.root} is a bare repository (no working folder), so no backup can be made "
+                          "in it; make backups in a clone of it and push to it")
     head = repo.head()
     out.update(branch=head.branch, head=head.commit, detached=head.detached, state=head.describe())
     history = repo.history(subdir, history_limit, skip=history_offset)

@@ -7,7 +7,11 @@
   true``; progress in a bar. ``v`` Verify the highlighted backup (or the newest): the diff
   viewer lists every differing file with its unified diff, or says "zero differences".
   ``r`` Restore the highlighted commit into a folder you type (empty or new).
-  ``e`` change the repository folder; ``ctrl+l`` reload the status.
+  ``e`` change the repository folder (remembered in ``memtui.toml`` through the guarded write);
+  ``p`` push the backups when ``[backup] push`` is on; ``ctrl+l`` reload the status.
+- The status says how many files changed since the last backup (a render compared with the
+  last backup's tree, :func:`memtui.core.backup.commit.pending`), and a bare repository is
+  said to be one at once, not when ``b`` fails.
 - The history table lists the backups (git log of the backup path) with their changed-file
   counts, newest first.
 
@@ -42,6 +46,7 @@ from memtui.core.store import StoreDamagedError
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText
+from memtui.core.text import plural
 from memtui.ui.text import safe
 
 #: Backups listed in the history table (newest first).
@@ -66,7 +71,9 @@ class BackupScreen(Screen):
         Binding("b", "backup", "Backup now", id="backup.backup"),
         Binding("v", "verify", "Verify", id="backup.verify"),
         Binding("r", "restore", "Restore…", id="backup.restore"),
-        Binding("e", "edit_repo", "Repository…", id="backup.edit-repo"),
+        Binding("e", "edit_repo", "Repository…", tooltip="choose the backup repository (remembered in memtui.toml)",
+                id="backup.edit-repo"),
+        Binding("p", "push", "Push", tooltip="push the backups to the remote ([backup] push is on)", id="backup.push"),
         Binding("ctrl+l", "reload", "Reload", id="backup.reload"),
     ]
 
@@ -127,17 +134,32 @@ class BackupScreen(Screen):
     @work(thread=True, exclusive=True, group="backup-status")
     def load_status(self) -> None:
         state = core.status(self.repo, self.subdir, core.settings(self.app.ws).remote, HISTORY_ROWS)
+        if state["exists"] and state["last"] and not state["problem"]:
+            try:  # what a backup now would change: a render compared with the last backup's tree
+                state["pending"] = core.pending(self.app.ws, self.repo, self.subdir)
+            except _FAILURES as exc:
+                state["pending_error"] = str(exc)
         self.app.call_from_thread(self._show_status, state)
 
     def _show_status(self, state: dict[str, Any]) -> None:
         self.state = state
         lines = Text()
         lines.append("repository: ", style="bold")
-        lines.append_text(safe(state["repo"] or "(none: press e, or set [backup] repo in memtui.toml)"))
+        if state["repo"]:
+            lines.append_text(safe(state["repo"]))
+        else:
+            lines.append("none yet: press e to choose a folder", style="yellow")
         lines.append("   path: ", style="bold")
-        lines.append_text(safe(f"{state['path']}/"))
+        lines.append_text(safe(state["path"]))
+        lines.append("/")
         lines.append("\nstate: ", style="bold")
-        lines.append_text(safe(state["state"], "yellow" if state["detached"] or state["problem"] else ""))
+        if not state["repo"]:
+            lines.append("no backup made yet", style="dim")
+        else:
+            lines.append_text(safe(state["state"], "yellow" if state["detached"] or state["problem"] else ""))
+        if state["problem"]:
+            lines.append("\n")
+            lines.append_text(safe(state["problem"], "bold yellow"))
         if state["remote"]:
             lines.append("\nremote: ", style="bold")
             against = core.compared(state)
@@ -146,12 +168,22 @@ class BackupScreen(Screen):
         lines.append("\nlast backup: ", style="bold")
         if last:
             counts = last.get("counts") or {}
-            lines.append_text(safe(f"{last['commit'][:10]} {last['date']} by {last['author']} — "
-                                   f"{counts.get('files', '?')} files, {counts.get('records', '?')} store records"))
+            lines.append(f"{last['commit'][:10]} {last['date']} by ")
+            lines.append_text(safe(last["author"]))
+            lines.append(f" — {counts.get('files', '?')} files, {counts.get('records', '?')} store records")
+            pending = state.get("pending")
+            if pending is not None:
+                lines.append("\nsince then: ", style="bold")
+                lines.append(pending.sentence() + (" (press b to back them up)" if pending.count else ""),
+                             style="bold yellow" if pending.count else "green")
+            elif state.get("pending_error"):
+                lines.append("\nsince then: ", style="bold")
+                lines.append_text(safe(f"cannot tell ({state['pending_error']})", "yellow"))
         else:
             lines.append("none yet", style="dim")
-        lines.append("\nuncommitted changes under the backup path: ", style="bold")
-        lines.append_text(safe(str(len(state["uncommitted"]))))
+        if state["uncommitted"]:
+            lines.append("\nuncommitted changes under the backup path: ", style="bold")
+            lines.append(str(len(state["uncommitted"])), style="yellow")
         self.query_one("#backup-status", Static).update(lines)
         table = self.query_one("#history", DataTable)
         table.clear()
@@ -159,9 +191,10 @@ class BackupScreen(Screen):
             table.add_row(safe(entry["commit"][:10]), safe(entry["date"]), safe(str(entry["changed"])),
                           safe(entry["author"]), safe(entry["subject"]), key=entry["commit"])
         if not state["history"]:
-            self._say(Text("no backups yet" if state["exists"] else state["state"], style="dim"))
+            self._say(Text("no backups yet: press b to make the first" if state["repo"] else
+                           "press e to choose the backup repository folder", style="dim"))
         elif not self.busy:
-            self._say(Text(self.last_message or f"{len(state['history'])} backups", style="dim"))
+            self._say(Text(self.last_message or plural(len(state["history"]), "backup"), style="dim"))
 
     def _say(self, message: Text) -> None:
         self.query_one("#backup-message", Static).update(message)
@@ -181,8 +214,8 @@ class BackupScreen(Screen):
             self.app.notify("a backup task is already running", severity="warning", markup=False)
             return False
         if not self.repo:
-            self.app.notify("no backup repository: press e to give one, or set [backup] repo in memtui.toml",
-                            severity="warning", timeout=8, markup=False)
+            self.app.notify("no backup repository yet: press e to choose its folder", severity="warning",
+                            timeout=8, markup=False)
             return False
         self.busy = True
         self._progress(0)
@@ -235,7 +268,8 @@ class BackupScreen(Screen):
         if result.push is not None:
             message += "; " + (result.push.message if result.push.ok else f"backup NOT complete: {result.push.message}")
         if result.findings:
-            message += f"; {len(result.findings)} entries not backed up (see `memtui backup`)"
+            message += (f"; {plural(len(result.findings), 'entry', 'entries')} not backed up: "
+                        + "; ".join(f.summary() for f in result.findings[:3]))
         self.last_message = message
         self.app.notify(message, title="Backup", severity="information" if result.ok else "error",
                         timeout=10, markup=False)
@@ -276,9 +310,15 @@ class BackupScreen(Screen):
         for diff in result.differences:
             lines.append(f"differs ({diff.kind}): {diff.path}\n{diff.diff}\n")
         verdict = ("zero differences" if result.ok else
-                   f"{len(result.differences)} differences, {len(result.findings)} restore findings")
-        head = (f"verified {result.commit[:10]}: {result.files} files and {result.records} store records "
-                f"round-tripped; {verdict}\n\n")
+                   f"{plural(len(result.differences), 'difference')}, "
+                   f"{plural(len(result.findings), 'restore finding')}")
+        head = (f"verified backup {result.commit[:10]}: restored it into a temporary folder, rendered that "
+                f"again and compared {plural(result.files, 'file')} and {plural(result.records, 'store record')} "
+                f"byte for byte with the backup: {verdict}. This checks the backup, not the workspace")
+        pending = (self.state or {}).get("pending")
+        if pending is not None and pending.commit == result.commit:
+            head += f"; in the workspace, {pending.sentence()}" + (" (press b)" if pending.count else "")
+        head += ".\n\n"
         self.query_one("#diff", TextArea).load_text(head + "".join(lines))
         self.last_message = head.strip()
         self._say(safe(self.last_message, "green" if result.ok else "red"))
@@ -329,11 +369,64 @@ class BackupScreen(Screen):
 
     # -- repository ----------------------------------------------------------------------------
     def action_edit_repo(self) -> None:
-        """Type the backup repository folder (for this session; memtui.toml keeps the default)."""
+        """Type the backup repository folder; it is remembered as ``[backup] repo`` in
+        ``memtui.toml`` (issue 19 item 6: the choice was lost on restart)."""
         def chosen(value: str | None) -> None:
             if value and value.strip():
-                self.repo = str(Path(value.strip()).expanduser())
+                self.repo = str(Path(value.strip()).expanduser().absolute())
                 self.action_reload()
+                self.remember_repo(self.repo)
 
         self.app.push_screen(AskText("Backup repository folder (created on the first backup):", self.repo or ""),
                              chosen)
+
+    @work(thread=True, exclusive=True, group="backup-remember")
+    def remember_repo(self, repo: str) -> None:
+        """Write ``[backup] repo`` into memtui.toml (the guarded write); say what happened."""
+        from memtui.core.config import set_setting
+
+        session = self.app.session
+        if session.read_only:
+            self.app.call_from_thread(self.app.notify, f"using {repo} for now; it is not remembered because "
+                                      f"{session.reason}", title="Backup", severity="warning", markup=False)
+            return
+        try:
+            done = set_setting(session, "backup", "repo", repo)
+        except (ValueError, MemtuiError, OSError) as exc:
+            self.app.call_from_thread(self.app.notify, f"using {repo} for now; it could not be remembered: {exc}",
+                                      title="Backup", severity="warning", timeout=10, markup=False)
+            return
+        if done.written:
+            self.app.call_from_thread(self.app.notify, f"memtui.toml now remembers the backup repository {repo}",
+                                      title="Backup", timeout=6, markup=False)
+
+    # -- push ----------------------------------------------------------------------------------
+    def action_push(self) -> None:
+        """Push the backups (when ``[backup] push`` is on; after a push that failed, say)."""
+        conf = core.settings(self.app.ws, self.repo, self.subdir)
+        if not conf.push:
+            self.app.notify("pushing is off: set push = true under [backup] in memtui.toml", markup=False)
+            return
+        if self._start("pushing…"):
+            self.run_push()
+
+    @work(thread=True, exclusive=True, group="backup-task")
+    def run_push(self) -> None:
+        conf = core.settings(self.app.ws, self.repo, self.subdir)
+        try:
+            result, notes = core.push(conf.repo, conf.path, conf.remote, conf.git)
+        except _FAILURES as exc:
+            self.app.call_from_thread(self._failed, f"push failed: {exc}")
+            return
+        self.app.call_from_thread(self._push_done, result, notes)
+
+    def _push_done(self, result, notes: list[str]) -> None:  # noqa: ANN001 - PushResult
+        self.busy = False
+        self._progress(1.0)
+        message = result.message + ("; " + "; ".join(notes) if notes else "")
+        self.last_message = message
+        self._say(safe(message, "green" if result.ok else "red"))
+        self.app.notify(message, title="Push", severity="information" if result.ok else "error",
+                        timeout=10, markup=False)
+        self.load_status()
+

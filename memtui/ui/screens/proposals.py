@@ -36,13 +36,18 @@ from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.text import join, safe
 
 
+def now() -> _dt.datetime:
+    """The time ages are counted to (UTC); the snapshot tests fix it."""
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
 def age(created: str) -> str:
     """``"3d"``, ``"5h"``, ``"12m"`` since ``created`` (ISO 8601), or ``"?"``."""
     try:
         then = _dt.datetime.fromisoformat(created)
     except (TypeError, ValueError):
         return "?"
-    seconds = max(0, int((_dt.datetime.now(_dt.timezone.utc) - then).total_seconds()))
+    seconds = max(0, int((now() - then).total_seconds()))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds // size}{unit}"
@@ -66,18 +71,28 @@ def unified_text(patch: str) -> Text:
     return out or Text("no difference", style="dim")
 
 
+#: Each half of the side-by-side diff needs at least this many cells; below, the tab shows the
+#: unified diff instead (issue 19 item 5: a fixed 60-cell half wrapped into duplicated lines).
+SIDE_MIN = 30
+
+
 def side_text(rows: list[tuple[str, str, str]], width: int = 60) -> Text:
-    """Side-by-side diff rows (:func:`governance.side_by_side`) as two coloured columns."""
-    out = Text()
+    """Side-by-side diff rows (:func:`memtui.core.text.side_by_side`) as two coloured columns of
+    ``width`` cells each; a longer line is cut with ``…`` (never wrapped into the other column)."""
+    out = Text(no_wrap=True, overflow="ellipsis")
     styles = {"equal": ("", ""), "replace": ("red", "green"), "delete": ("red", "dim"), "insert": ("dim", "green")}
     for tag, left, right in rows:
         ls, rs = styles[tag]
         mark = " " if tag == "equal" else "│"
-        out.append(Text(left[:width].ljust(width), style=ls))
+        cell = safe(left, ls)
+        cell.truncate(width, overflow="ellipsis", pad=True)
+        out.append_text(cell)
         out.append(Text(f" {mark} ", style="yellow" if tag != "equal" else "dim"))
-        out.append(Text(right[:width], style=rs))
+        cell = safe(right, rs)
+        cell.truncate(width, overflow="ellipsis")
+        out.append_text(cell)
         out.append("\n")
-    return out or Text("no difference", style="dim")
+    return out if rows else Text("no difference", style="dim")
 
 
 class ProposalsScreen(Screen):
@@ -138,8 +153,8 @@ class ProposalsScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#prop-queue", DataTable).add_columns(
-            "node", "article", "proposer", "age", "state / eligibility", "")
+        self.query_one("#prop-queue", DataTable).add_columns(  # what decides first (issue 19 item 5)
+            "article", "state / eligibility", "", "age", "node", "proposer")
         self.query_one("#prop-history", DataTable).add_columns("version", "state", "provenance", "by", "created", "")
         if hasattr(self.app, "workspace_changed"):
             self.app.workspace_changed.subscribe(self, self._on_changes)
@@ -183,8 +198,8 @@ class ProposalsScreen(Screen):
             else:
                 status = Text("review only", style="yellow")
             name = v.article.rsplit("/", 1)[-1]
-            table.add_row(safe(v.node or "(root)"), safe(name), safe(v.author or "—"), Text(age(v.created)),
-                          status, Text("untrusted", style="bold red") if v.untrusted else Text(""), key=v.id)
+            table.add_row(safe(name), status, Text("untrusted", style="bold red") if v.untrusted else Text(""),
+                          Text(age(v.created)), safe(v.node or "(root)"), safe(v.author or "—"), key=v.id)
         count = (f"{text.plural(len(rows), 'proposal')} (all states) · s: open only" if self.all_states
                  else f"{text.plural(len(rows), 'open proposal')} · s: all states")
         self.query_one("#prop-count", Static).update(Text(count, style="dim"))
@@ -225,10 +240,30 @@ class ProposalsScreen(Screen):
         base = active.content if active else ""
         label = f"{v.article}@{active.number} (active)" if active else "(no active version)"
         self.query_one("#prop-diff", Static).update(unified_text(text.unified_diff(base, v.content, label, v.id)))
-        self.query_one("#prop-side", Static).update(side_text(text.side_by_side(base, v.content)))
+        self._diff_pair = (base, v.content, label, v.id)
+        self._draw_side()
         self.query_one("#prop-prov", Static).update(self._provenance(v, how))
         self.query_one("#prop-uses", Static).update(self._uses(ledger, v, e))
         self._fill_history(ledger.versions(v.article))
+
+    def _draw_side(self) -> None:
+        """The side-by-side tab at the width it has now; unified when the halves would not fit."""
+        pair = getattr(self, "_diff_pair", None)
+        if pair is None:
+            return
+        base, content, label, vid = pair
+        width = self.query_one("#prop-right").size.width or int(self.app.size.width * 0.55)
+        half = (width - 2 - 3 - 1) // 2  # padding, the middle mark, the scrollbar
+        side = self.query_one("#prop-side", Static)
+        if half >= SIDE_MIN:
+            side.update(side_text(text.side_by_side(base, content), half))
+        else:
+            note = Text(f"Too narrow for side by side (each half needs {SIDE_MIN} columns): the unified "
+                        "diff instead.\n\n", style="dim italic")
+            side.update(join(note, unified_text(text.unified_diff(base, content, label, vid))))
+
+    def on_resize(self) -> None:
+        self._draw_side()
 
     def _provenance(self, v: gov.Version, how: str) -> Text:
         p = v.provenance

@@ -264,9 +264,27 @@ class TreeScreen(Screen):
         if not worker.is_cancelled:
             self.app.call_from_thread(self._fill_node, path, index, owner, source, rows, keep_cursor)
 
+    def _column_widths(self, rows: list[EntryRow]) -> tuple[int, int, int]:
+        """Title, one-liner and owner widths that fit the entries table now (issue 19 item 5:
+        titles were cut at 28 characters even at 200 columns)."""
+        table = self.query_one("#entries", DataTable)
+        width = table.size.width or int(self.app.size.width * 0.7)
+        state = max([len(r.state) for r in rows] + [5])
+        spare = max(30, width - state - 8 - 5 * 2 - 2)  # findings column, cell padding, scrollbar
+        title = max(16, spare * 2 // 5)
+        owner = min(24, max(8, spare // 6))
+        return title, max(16, spare - title - owner), owner
+
+    def on_resize(self) -> None:
+        last = getattr(self, "_last_fill", None)
+        if last is not None and last[0] == self._current_node:
+            self._fill_node(*last[:5], keep_cursor=True)
+
     def _fill_node(self, path, index, owner, source, rows: list[EntryRow], keep_cursor: bool) -> None:
         if path != self._current_node:
             return
+        self._last_fill = (path, index, owner, source, rows)
+        title_w, line_w, owner_w = self._column_widths(rows)
         model = self.app.tree_model
         head = join(safe(index.title, "bold"), Text("  "), safe(model.shown(path), "dim"))
         head.append("\nowner: ")
@@ -294,8 +312,8 @@ class TreeScreen(Screen):
                 row.state.split(" ")[0], "dim")
             if "contested" in row.state or "untrusted" in row.state:
                 state_style = "bold red"
-            table.add_row(safe(_clip(row.title, 28)), Text(row.state, style=state_style), _worst(found),
-                          safe(_clip(row.one_liner, 40)), safe(_clip(owner or "—", 24)), key=str(i))
+            table.add_row(safe(_clip(row.title, title_w)), Text(row.state, style=state_style), _worst(found),
+                          safe(_clip(row.one_liner, line_w)), safe(_clip(owner or "—", owner_w)), key=str(i))
         if not rows:
             self._show_index_doc(path, index)
         elif self._pending_article:

@@ -377,3 +377,19 @@ async def test_number_keys_switch_areas_until_editing_starts_and_after_escape(ws
         await pilot.pause()
         assert isinstance(app.screen, LeaveQuestion)  # unsaved "x": it asks before leaving
     assert ws.member_notes.read_bytes() == b"notes\n"
+
+
+async def test_the_status_says_what_tab_does_while_editing(ws: Workspace) -> None:
+    """Issue 19 item 9: Tab in the editor inserted spaces without a word."""
+    ws.member_notes.write_bytes(b"x\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(140, 30)) as pilot:
+            await _settle(pilot)
+            assert "e or a click to edit" in _status(app)
+            await pilot.press("e")
+            await wait_for(pilot, lambda: "Tab indents (4 spaces)" in _status(app), what="the Tab hint")
+            await pilot.press("tab")
+            assert app.screen.query_one("#notes-editor", TextArea).text.startswith("    x")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: "e or a click to edit" in _status(app), what="the hint after Esc")

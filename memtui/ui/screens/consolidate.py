@@ -31,6 +31,7 @@ from memtui.core import consolidate
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui.text import join, safe
+from memtui.ui import clock
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm
 
@@ -108,7 +109,7 @@ class ConsolidateScreen(Screen):
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._progress, phase, done, total)
 
-        report = consolidate.scan(self.app.ws, self.app.session.store, progress=progress)
+        report = consolidate.scan(self.app.ws, self.app.session.store, progress=progress, today=clock.today())
         if not worker.is_cancelled:
             self.app.call_from_thread(self._fill, report, select)
 
@@ -122,7 +123,7 @@ class ConsolidateScreen(Screen):
         self.report = report
         self._rows = list(report.candidates)
         self.query_one("#cons-progress", ProgressBar).display = False
-        self.query_one("#cons-status", Static).update(Text(f"{report.summary()} ({report.seconds:.1f} s)"))
+        self.query_one("#cons-status", Static).update(Text(f"{report.summary()} ({clock.took(report.seconds)})"))
         table = self.query_one("#cons-table", DataTable)
         table.clear()
         for i, c in enumerate(self._rows):

@@ -171,9 +171,8 @@ class GraphScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self._make_columns()
         table = self.query_one("#entities", DataTable)
-        for name in ("name", "type", "observations", "relations"):
-            table.add_column(name, key=name)
         self.query_one("#observations", OptionList).border_title = "observations (provenance)"
         self._status(Text("loading the graph…", style="dim"))
         table.focus()
@@ -302,6 +301,31 @@ class GraphScreen(Screen):
         self._refill(keep_page=True)
 
     # -- the table ------------------------------------------------------------------------------
+    def _widths(self) -> tuple[int, int]:
+        """Name and type column widths that fit the table now (issue 19 item 5: at 80 columns
+        the name column took the whole table and the counts were off-screen)."""
+        width = self.query_one("#entities", DataTable).size.width or self.app.size.width // 2
+        spare = max(20, width - 2 - 4 * 2 - 4 - 4)  # scrollbar, cell padding, the two count columns
+        kind = min(18, max(6, spare // 3))
+        return spare - kind, kind
+
+    def _make_columns(self) -> None:
+        table = self.query_one("#entities", DataTable)
+        name_w, type_w = self._widths()
+        self._column_fit = (name_w, type_w)
+        table.add_column("name", key="name", width=name_w)
+        table.add_column("type", key="type", width=type_w)
+        table.add_column("obs.", key="observations", width=4)
+        table.add_column("rel.", key="relations", width=4)
+
+    def on_resize(self) -> None:
+        if self._widths() != getattr(self, "_column_fit", None):
+            table = self.query_one("#entities", DataTable)
+            table.clear(columns=True)
+            self._make_columns()
+            if self.graph is not None:
+                self._draw_page()
+
     def _matching(self) -> list[tuple[g.Entity, int]]:
         assert self.graph is not None
         words = self.query_one("#graph-filter", Input).value.casefold().split()
@@ -334,7 +358,10 @@ class GraphScreen(Screen):
         for i, (entity, degree) in enumerate(self._rows[start:start + PAGE]):
             flag = self._flags.get(entity.name)
             name = safe(entity.name, "bold red" if flag and flag[0] is not Severity.INFO else "")
-            table.add_row(name, safe(entity.entity_type), Text(str(len(entity.observations))),
+            name.truncate(self._column_fit[0], overflow="ellipsis")
+            kind = safe(entity.entity_type)
+            kind.truncate(self._column_fit[1], overflow="ellipsis")
+            table.add_row(name, kind, Text(str(len(entity.observations))),
                           Text(str(degree)), key=str(start + i))
         shown_to = min(start + PAGE, len(self._rows))
         status = Text(f"{start + 1 if self._rows else 0:,}–{shown_to:,} of {len(self._rows):,} entities"
@@ -427,7 +454,7 @@ class GraphScreen(Screen):
             chosen = len(records) > 1 and record is selected
             text.append(join(Text("▶ " if chosen else ""), safe(record.name, "bold"), Text("  "),
                              safe(record.entity_type, "italic"),
-                             Text(f"  line {record.line}  ·  {len(record.observations):,} observations"
+                             Text(f"  line {record.line}  ·  {plural(len(record.observations), 'observation')}"
                                   + ("  (selected: edits go to this record; D deletes it)" if chosen else "")
                                   + "\n", style="dim")))
             for finding in self._by_line.get(record.line, []):

@@ -52,16 +52,18 @@ class MergeScreen(ModalScreen[str | None]):
     MergeScreen #merge-sides { height: auto; }
     MergeScreen #merge-sides.stacked { layout: vertical; }
     MergeScreen .merge-title { text-style: bold; }
+    MergeScreen #merge-context-before, MergeScreen #merge-context-after { padding: 0 1; }
     """
 
     BINDINGS = [
-        Binding("m", "choose('mine')", "Keep yours", id="merge.mine"),
-        Binding("t", "choose('theirs')", "Keep the file's", id="merge.theirs"),
-        Binding("b", "choose('both')", "Keep both", id="merge.both"),
-        Binding("n,j", "move(1)", "Next conflict", id="merge.next"),
-        Binding("p,k", "move(-1)", "Previous conflict", id="merge.previous"),
-        Binding("ctrl+s", "apply", "Save the result", id="merge.save"),
-        Binding("escape", "cancel", "Back to the editor", id="merge.cancel"),
+        Binding("m", "choose('mine')", "Yours", tooltip="keep your lines for this conflict", id="merge.mine"),
+        Binding("t", "choose('theirs')", "The file's", tooltip="keep the file's lines", id="merge.theirs"),
+        Binding("b", "choose('both')", "Both", tooltip="keep both, the file's first", id="merge.both"),
+        Binding("ctrl+s", "apply", "Save", tooltip="save the result once every conflict has a choice",
+                id="merge.save"),
+        Binding("escape", "cancel", "Back", tooltip="back to the editor, nothing changed", id="merge.cancel"),
+        Binding("n,j", "move(1)", "Next", tooltip="the next conflict", id="merge.next"),
+        Binding("p,k", "move(-1)", "Previous", tooltip="the previous conflict", id="merge.previous"),
     ]
 
     def __init__(self, merged: Merged, shown: str) -> None:

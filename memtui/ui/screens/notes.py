@@ -314,8 +314,19 @@ class NotesScreen(Screen):
             parts.append(Text("  READ-ONLY ", style="bold reverse"))
             parts.append(Text(" "))
             parts.append(safe(reason, "italic"))
+        elif self.focused is self.editor:  # Tab inserted spaces without a word (issue 19 item 9)
+            parts.append(Text(f"  editing · Tab indents ({self.editor.indent_width} spaces) · Esc stops",
+                              style="dim"))
+        else:
+            parts.append(Text("  e or a click to edit", style="dim"))
         status.update(join(*parts))
         status.tooltip = reason
+
+    def on_descendant_focus(self) -> None:
+        self._refresh_status()
+
+    def on_descendant_blur(self) -> None:
+        self.call_after_refresh(self._refresh_status)
 
     @on(Select.Changed, "#notes-file")
     def _file_chosen(self, event: Select.Changed) -> None:

@@ -30,15 +30,11 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from memtui.core import text
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
+from memtui.ui import clock
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.text import join, safe
-
-
-def now() -> _dt.datetime:
-    """The time ages are counted to (UTC); the snapshot tests fix it."""
-    return _dt.datetime.now(_dt.timezone.utc)
 
 
 def age(created: str) -> str:
@@ -47,7 +43,7 @@ def age(created: str) -> str:
         then = _dt.datetime.fromisoformat(created)
     except (TypeError, ValueError):
         return "?"
-    seconds = max(0, int((now() - then).total_seconds()))
+    seconds = max(0, int((clock.now() - then).total_seconds()))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds // size}{unit}"
@@ -154,7 +150,7 @@ class ProposalsScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#prop-queue", DataTable).add_columns(  # what decides first (issue 19 item 5)
-            "article", "state / eligibility", "", "age", "node", "proposer")
+            "article", "state / eligibility", "age", "node", "proposer")
         self.query_one("#prop-history", DataTable).add_columns("version", "state", "provenance", "by", "created", "")
         if hasattr(self.app, "workspace_changed"):
             self.app.workspace_changed.subscribe(self, self._on_changes)
@@ -198,8 +194,10 @@ class ProposalsScreen(Screen):
             else:
                 status = Text("review only", style="yellow")
             name = v.article.rsplit("/", 1)[-1]
-            table.add_row(safe(name), status, Text("untrusted", style="bold red") if v.untrusted else Text(""),
-                          Text(age(v.created)), safe(v.node or "(root)"), safe(v.author or "—"), key=v.id)
+            if v.untrusted:  # in the state column: it must be seen with it, at any width
+                status = join(status, Text(" · untrusted", style="bold red"))
+            table.add_row(safe(name), status, Text(age(v.created)), safe(v.node or "(root)"), safe(v.author or "—"),
+                          key=v.id)
         count = (f"{text.plural(len(rows), 'proposal')} (all states) · s: open only" if self.all_states
                  else f"{text.plural(len(rows), 'open proposal')} · s: all states")
         self.query_one("#prop-count", Static).update(Text(count, style="dim"))

@@ -38,6 +38,7 @@ from memtui.core.notes import OPERATOR_FILES
 from memtui.core.search.query import Hit, QueryError, Results, Snippet, search
 from memtui.core.search.sources import KINDS
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
+from memtui.ui import clock
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.screens.audit import place_in_tree
@@ -336,7 +337,7 @@ class SearchScreen(Screen):
                           Text(f"{hit.confidence:.2f}"), key=str(i))
         if self.query_one("#search-query", Input).value.strip() or self._hits:
             about = "at least " if results.at_least else "about " if results.estimated else ""
-            status = Text(f"{len(self._hits):,} shown of {about}{results.total:,} · {results.ms:.0f} ms")
+            status = Text(f"{len(self._hits):,} shown of {about}{results.total:,} · {clock.took(results.ms / 1000)}")
             if self._hits:
                 status.append(Text(" · " + _answer_summary(results), style=_VERDICT_STYLE.get(self._hits[0].verdict, "")))
             if self._indexing():

@@ -161,7 +161,7 @@ def test_themes_w_is_rejected_naming_what_themes_takes(capsys) -> None:
 
 def test_a_command_with_required_options_names_unknown_ones_once_they_are_given(capsys, tmp_path) -> None:
     code, _, err = _run(capsys, "notes", "set", "-w", str(tmp_path), "--from", "-", "--expected-hash", "x")
-    assert code == 2 and "unknown option --expected-hash" in err and "--expect-hash/--base-hash H" in err
+    assert code == 2 and "unknown option --expected-hash" in err and "--base-hash/--expect-hash H" in err
     assert not (tmp_path / "memory").exists()
 
 

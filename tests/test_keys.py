@@ -19,9 +19,9 @@ from tests.conftest import settle, wait_for
 
 def test_every_binding_has_an_id_and_ids_are_unique_per_screen() -> None:
     from memtui.ui.screens.merge import MergeScreen
-    from memtui.ui.widgets import Confirm
+    from memtui.ui.widgets import Choose, Confirm
 
-    for source in [MemtuiApp, AskText, Confirm, MergeScreen, KeysHelp, *(a.load() for a in AREAS)]:
+    for source in [MemtuiApp, AskText, Choose, Confirm, MergeScreen, KeysHelp, *(a.load() for a in AREAS)]:
         ids = [b.id for b in bindings_of(source)]
         assert all(ids), f"{source.__name__} has a binding without an id"
         assert len(ids) == len(set(ids)), f"{source.__name__} repeats an id"

@@ -202,3 +202,25 @@ def test_a_file_replaced_twice_in_one_write_is_one_change_with_the_last_bytes(tm
     import hashlib
 
     assert (done.entry.before, done.entry.after) == (None, hashlib.sha256(b"second\n").hexdigest())
+
+
+def test_opening_a_workspace_in_a_git_repository_leaves_git_status_clean(tmp_path) -> None:  # noqa: ANN001
+    """Issue 19 item 9: opening a git repository added `.memtui/` to its `git status`."""
+    import subprocess
+
+    from memtui.core.session import Session
+
+    root = tmp_path / "repo"
+    (root / "memory").mkdir(parents=True)
+    (root / "memory" / "AGENTS.md").write_text("# Root\n", encoding="utf-8")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "start"], cwd=root, check=True, env=env)
+    with Session.open(root, purpose="tui") as session:
+        assert not session.read_only
+    assert (root / ".memtui" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, check=True, env=env,
+                            capture_output=True, text=True).stdout
+    assert status == "", status

@@ -204,3 +204,22 @@ async def test_coming_back_to_search_puts_the_cursor_in_the_query_box(sample_cop
         await pilot.pause()
         assert app.focused is screen.query_one("#search-query")
     app.session.close()
+
+
+#: the search examples the README gives (issue 19 item 9: they found nothing on the bundled sample)
+README_EXAMPLES = ["RC-409", "platih no pishe v dostavka", "SMS-ът", '"proof of delivery"', "courier AND battery",
+                   "reschedul*", "bateries~", "kind:experience courier", "node:support/courier-app\ndrift"]
+
+
+def test_the_readme_search_examples_find_something_on_the_sample(sample_copy, capsys) -> None:  # noqa: ANN001
+    import json
+
+    from tests.conftest import REPO, run_cli
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Search"):readme.index("### Backup")]
+    for example in README_EXAMPLES:
+        assert f"`{example}`" in section or f'`memtui search "{example}"`' in section, example
+        query = " ".join(example.split())
+        code, out, _ = run_cli(capsys, "search", "-w", str(sample_copy), "--json", query)
+        assert code == 0 and json.loads(out)["total"] > 0, query

@@ -38,7 +38,7 @@ async def test_histories_are_listed_and_read_as_turns(sample_copy: Path) -> None
         await pilot.pause()
         detail = str(screen.query_one("#turn-detail").render())
         assert "result billinghub.get_cod" in detail and '"role"' not in detail
-        await pilot.press("j")
+        await pilot.press("o")
         await wait_for(pilot, lambda: '"role": "tool"' in str(screen.query_one("#turn-detail").render()))
 
 

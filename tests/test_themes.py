@@ -43,3 +43,19 @@ def test_user_config_remembers_and_keeps_comments() -> None:
     userconfig.set_value("theme", "memtui-light")
     assert userconfig.get("theme") == "memtui-light"
     assert path.read_text().startswith("# my settings")
+
+
+def test_memtui_themes_lists_textuals_builtin_themes_too(capsys) -> None:  # noqa: ANN001
+    """Issue 19 item 9: `memtui themes` ignored the built-in Textual themes --theme accepts."""
+    import json
+
+    from tests.conftest import run_cli
+
+    code, out, _ = run_cli(capsys, "themes")
+    assert code == 0
+    lines = out.splitlines()
+    assert any(line.split()[0] == "memtui-dark" and line.split()[-1] == "memtui" for line in lines)
+    assert any(line.split()[0] == "nord" and line.split()[-1] == "textual" for line in lines)
+    code, out, _ = run_cli(capsys, "themes", "--json")
+    data = json.loads(out)
+    assert "textual-dark" in data["builtin"] and "memtui-dark" in data["themes"]

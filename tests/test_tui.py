@@ -63,6 +63,30 @@ async def test_article_with_front_matter_and_link_following(tmp_path: Path) -> N
         await wait_for(pilot, lambda: "BETA BODY" in markdown_text(app))
 
 
+async def test_links_are_followed_by_key_and_backspace_comes_back(tmp_path: Path) -> None:
+    """Issue 19 item 9: relative links could only be clicked, with no way back (frogmouth's model)."""
+    from memtui.ui.widgets import Choose
+
+    root = tmp_path / "ws"
+    (root / "memory/support").mkdir(parents=True)
+    (root / "memory/AGENTS.md").write_text("---\nowner: root\n---\n# Root\n- [Support](support/AGENTS.md) — s\n")
+    (root / "memory/support/AGENTS.md").write_text("# Support\n- [A](a.md) — first\n- [B](b.md) — second\n")
+    (root / "memory/support/a.md").write_text("# Alpha\n\nSee [the other](b.md) and [the web](https://example.invalid).\n")
+    (root / "memory/support/b.md").write_text("BETA BODY\n")
+    app = MemtuiApp(Workspace.open(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        screen.reveal("support", "support/a.md")
+        await wait_for(pilot, lambda: "See [the other](b.md)" in markdown_text(app))
+        assert screen.links() == [("the other", "b.md"), ("the web", "https://example.invalid")]
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, Choose))
+        await pilot.press("enter")  # the first link
+        await wait_for(pilot, lambda: "BETA BODY" in markdown_text(app), what="the linked article")
+        await pilot.press("backspace")
+        await wait_for(pilot, lambda: "See [the other](b.md)" in markdown_text(app), what="back to the first")
+
+
 async def test_markup_like_names_show_literally(tmp_path: Path) -> None:
     """B17: names with [/], [bold] and control characters never crash nor get styled."""
     root = tmp_path / "ws"

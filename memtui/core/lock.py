@@ -205,10 +205,31 @@ def _paths(root: Path) -> tuple[Path, Path, Path]:
         raise ReadOnlyError(f"The workspace is open read-only: {exc}") from exc
 
 
+#: ``.memtui/.gitignore``: memtui's state (store, index, lock) is never part of a git checkout
+#: the workspace lives in (issue 19 item 9: opening a repository dirtied its ``git status``).
+GITIGNORE = b"# memtui's own state (store, search index, writer lock): not for this repository.\n*\n"
+
+
+def _ignore_in_git(state: Path) -> None:
+    """Write ``.memtui/.gitignore`` in a ``.memtui`` folder memtui has just created (with the
+    lock: opening a workspace writes nothing else but the index, DESIGN.md §2). An existing
+    folder is left as its owner keeps it; a failure to write is not fatal (the lock says why)."""
+    try:
+        fd = os.open(state / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, GITIGNORE)
+    finally:
+        os.close(fd)
+
+
 def _open(root: Path) -> tuple[int, Path, Path]:
     state, lock_path, holder_path = _paths(root)
     try:
-        state.mkdir(exist_ok=True)
+        if not os.path.lexists(state):
+            state.mkdir(exist_ok=True)
+            _ignore_in_git(state)
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(lock_path, flags, 0o644)
     except OSError as exc:

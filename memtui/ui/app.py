@@ -114,7 +114,7 @@ class MemtuiApp(App[int]):
         if wanted not in self.available_themes:
             self._startup_warnings.append(
                 f"theme {wanted!r} is not known; using {DEFAULT_THEME if DEFAULT_THEME in self.available_themes else 'textual-dark'}"
-                f" (see `memtui themes` for the list)")
+                " (ctrl+p, then Theme, lists the themes)")
             wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
         self.theme = wanted
         self._remember_theme = remember_theme
@@ -132,6 +132,13 @@ class MemtuiApp(App[int]):
         self._startup_warnings.extend(warnings)
         if keymap:
             self.set_keymap(keymap)
+
+    def notify(self, message: str, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - Textual's signature
+        """Every toast as the TUI says it (:func:`memtui.ui.text.for_tui`: no seed or issue
+        references, no ``memtui …`` command to type); core messages are shared with the CLI."""
+        from memtui.ui.text import for_tui
+
+        return super().notify(for_tui(message) if isinstance(message, str) else message, *args, **kwargs)
 
     def action_help(self) -> None:
         """Show every key of the current area and the global ones (``?``, ``F1``)."""
@@ -315,6 +322,11 @@ class MemtuiApp(App[int]):
             self._audit_again = False
             self.run_audit()
 
+    def action_rebuild_index(self) -> None:
+        """Rebuild the search index from every file (in a worker)."""
+        self.notify("rebuilding the search index…", timeout=3, markup=False)
+        self.run_index(rebuild=True)
+
     def action_reaudit(self) -> None:
         """Run the audit again (after editing files outside memtui)."""
         self.tree_model = MemoryTree(self.ws)
@@ -394,6 +406,8 @@ class MemtuiApp(App[int]):
                             self.action_reaudit)
         yield SystemCommand("Search: Find in the workspace", "or type words here: the best results are offered",
                             partial(self.switch_mode, "search"))
+        yield SystemCommand("Search: Rebuild the index", "read every file again into a new search index "
+                            "(after a failed search); searching goes on meanwhile", self.action_rebuild_index)
         for title, help_text, mode, action in palette_commands(self):
             yield SystemCommand(title, help_text, partial(self._run_in_area, mode, action))
 

@@ -56,10 +56,10 @@ def all_ids() -> dict[str, str]:
     from memtui.ui.app import MemtuiApp
     from memtui.ui.areas import AREAS
     from memtui.ui.screens.merge import MergeScreen
-    from memtui.ui.widgets import AskText, Confirm
+    from memtui.ui.widgets import AskText, Choose, Confirm
 
     ids: dict[str, str] = {}
-    sources: list[object] = [MemtuiApp, AskText, Confirm, MergeScreen, KeysHelp]
+    sources: list[object] = [MemtuiApp, AskText, Choose, Confirm, MergeScreen, KeysHelp]
     sources.extend(area.load() for area in AREAS)
     for source in sources:
         for binding in bindings_of(source):

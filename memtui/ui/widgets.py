@@ -117,6 +117,40 @@ class AskText(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class Choose(ModalScreen[int | None]):
+    """Choose one of a few lines; dismisses with its index, or ``None`` on Escape.
+
+    Args:
+        prompt: app text (``str``) or a composed :class:`Text`.
+        choices: the lines (compose user text with ``safe()``).
+    """
+
+    DEFAULT_CSS = _MODAL_CSS.format(name="Choose") + "Choose OptionList { height: auto; max-height: 20; }\n"
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="choose.cancel")]
+
+    def __init__(self, prompt: "str | Text", choices: list[Text]) -> None:
+        super().__init__()
+        self._prompt = prompt
+        self._choices = choices
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import OptionList
+
+        with Vertical(id="ask-box"):
+            yield Static(message(self._prompt))
+            yield OptionList(*self._choices, id="choose-list")
+
+    def on_mount(self) -> None:
+        self.query_one("#choose-list").focus()
+
+    def on_option_list_option_selected(self, event) -> None:  # noqa: ANN001 - OptionList.OptionSelected
+        self.dismiss(event.option_index)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class Confirm(ModalScreen[bool]):
     """Ask yes/no before a change; ``y``/Enter on Yes confirms, ``n``/Escape cancels.
 

@@ -49,7 +49,7 @@ from memtui.core.graph.audit import audit
 from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer, escape_box
-from memtui.ui.text import join, safe, severity_text
+from memtui.ui.text import join, safe, severity_text, for_tui
 
 #: Rows of the entity table drawn at once.
 PAGE = 500
@@ -458,7 +458,7 @@ class GraphScreen(Screen):
                                   + ("  (selected: edits go to this record; D deletes it)" if chosen else "")
                                   + "\n", style="dim")))
             for finding in self._by_line.get(record.line, []):
-                text.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message), Text("\n")))
+                text.append(join(severity_text(finding.severity.value), Text(" "), safe(for_tui(finding.message)), Text("\n")))
         out, inc = self._out.get(name, []), self._in.get(name, [])
         text.append(Text(f"relations: {len(out):,} out, {len(inc):,} in\n", style="bold"))
         for relation in out[:MAX_LISTED]:

@@ -307,7 +307,7 @@ class SearchScreen(Screen):
             if not worker.is_cancelled:
                 self.app.call_from_thread(
                     self._problem, f"the search failed ({type(exc).__name__}: {exc}); "
-                    "try again, or rebuild the index with: memtui index --rebuild", seq)
+                    "try again, or rebuild the index: ctrl+p, then Search: Rebuild the index", seq)
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show, results, seq)

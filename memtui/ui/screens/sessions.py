@@ -5,7 +5,7 @@ first and last time and problems; the middle list shows the chosen history as tu
 time and the first line of the text, tool calls and results folded to one line; the pane
 below shows the highlighted turn whole: its text, its tool calls and results, the graph facts
 and proposals that cite it, and the findings on it (a malformed line, a rewrite, a claimed
-graph write the graph lacks). ``j`` shows the turn's JSON as written instead; ``m`` records
+graph write the graph lacks). ``o`` shows the turn's JSON as written instead (``j``/``k`` move); ``m`` records
 what memtui sees now as "last seen" (the append-only check, an audited write).
 
 From the Graph area, ``h`` on an observation with provenance opens its turn here
@@ -20,14 +20,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, OptionList, Static
+from textual.widgets import DataTable, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.core import sessions as core
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding, Severity
 from memtui.core.text import clip
-from memtui.ui.text import join, safe, severity_text
+from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 
 #: Turns listed at once; a longer history is paged with [ and ].
@@ -72,10 +73,11 @@ class SessionsScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("j", "toggle_raw", "JSON"),
-        Binding("m", "mark_seen", "Mark seen"),
-        Binding("right_square_bracket", "page(1)", "Next page", show=False),
-        Binding("left_square_bracket", "page(-1)", "Prev page", show=False),
+        Binding("o", "toggle_raw", "JSON", tooltip="show the turn's JSON as written, or the turn again",
+                id="sessions.toggle-raw"),
+        Binding("m", "mark_seen", "Mark seen", id="sessions.mark-seen"),
+        Binding("right_square_bracket", "page(1)", "Next page", show=False, id="sessions.next-page"),
+        Binding("left_square_bracket", "page(-1)", "Previous page", show=False, id="sessions.previous-page"),
     ]
 
     def __init__(self) -> None:
@@ -97,7 +99,7 @@ class SessionsScreen(Screen):
                 yield OptionList(id="turns")
                 with VerticalScroll(id="turn-scroll"):
                     yield Static(id="turn-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#histories", DataTable)
@@ -148,7 +150,7 @@ class SessionsScreen(Screen):
         status = Text(f"{len(histories)} session histories in {core.FOLDER}/", style="bold")
         if errors:
             status.append(Text(f" · {errors} error{'s' if errors != 1 else ''} (rewritten histories)", style="bold red"))
-        status.append(Text("  ·  Enter: open · j: JSON · m: mark seen", style="dim"))
+        status.append(Text("  ·  Enter: open · o: JSON · m: mark seen", style="dim"))
         if self.app.session.read_only:
             status.append(Text("  · READ-ONLY", style="bold yellow"))
         self.query_one("#sessions-status", Static).update(status)
@@ -254,7 +256,7 @@ class SessionsScreen(Screen):
         text.append(Text("\n"))
         for finding in self._findings.get(history.path, []):
             if finding.line == turn.line:
-                text.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message), Text("\n")))
+                text.append(join(severity_text(finding.severity.value), Text(" "), safe(for_tui(finding.message)), Text("\n")))
         if self._raw:
             text.append(safe(turn.source))
             detail.update(text)

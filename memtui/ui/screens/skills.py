@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
-from memtui.ui.text import join, safe, severity_text
+from memtui.ui.text import join, safe, severity_text, for_tui
 
 #: Characters of a SKILL.md body rendered as Markdown; the rest is announced.
 PREVIEW_LIMIT = 64 * 1024
@@ -144,10 +144,10 @@ class SkillsScreen(Screen):
             findings.append(Text("  "))
             findings.append(safe(f.place, "underline"))
             findings.append(Text("\n  "))
-            findings.append(safe(f.message))
+            findings.append(safe(for_tui(f.message)))
             if f.fix:
                 findings.append(Text("\n  fix: ", style="bold"))
-                findings.append(safe(f.fix))
+                findings.append(safe(for_tui(f.fix)))
             findings.append("\n")
         if not skill.findings:
             findings = Text("No findings.", style="dim")

@@ -25,11 +25,12 @@ from memtui.core.audit import AuditReport
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
 from memtui.core.tree.model import Article
+from memtui.core.text import plural
 from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
-from memtui.ui.text import join, safe, severity_text
+from memtui.ui.text import join, safe, severity_text, for_tui
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
 #: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised
@@ -89,6 +90,9 @@ class TreeScreen(Screen):
         Binding("r", "focus_article", "Read", id="tree.focus-article"),
         Binding("i", "show_index", "Node index", id="tree.show-index"),
         Binding("b", "boot_preview", "Boot preview", id="tree.boot-preview"),
+        Binding("l", "links", "Links…", tooltip="choose a link of the article and follow it", id="tree.links"),
+        Binding("backspace", "back", "Back", tooltip="back to where the last link was followed from",
+                id="tree.back"),
     ]
 
     def __init__(self) -> None:
@@ -360,6 +364,7 @@ class TreeScreen(Screen):
         markdown = self.query_one("#body", Markdown)
         scroll = self.query_one("#article-scroll")
         area = self.query_one("#plain", TextArea)
+        self._body_text = "" if plain else text
         if plain:
             markdown.update("")
             area.load_text(text)
@@ -452,8 +457,8 @@ class TreeScreen(Screen):
         problems = [f for f in self._findings_for(model.shown(article.path)) if f.severity.value != "info"]
         for finding in problems[:3]:
             head.append("\n")
-            head.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message),
-                             Text(f"  — {finding.fix}", style="dim") if finding.fix else Text("")))
+            head.append(join(severity_text(finding.severity.value), Text(" "), safe(for_tui(finding.message)),
+                             Text(f"  — {for_tui(finding.fix)}", style="dim") if finding.fix else Text("")))
         body = article.body
         plain = False
         if not article.ok:
@@ -479,7 +484,58 @@ class TreeScreen(Screen):
     @on(Markdown.LinkClicked, "#body")
     def _link(self, event: Markdown.LinkClicked) -> None:
         event.stop()
-        href = event.href
+        self.follow(event.href)
+
+    def links(self) -> list[tuple[str, str]]:
+        """The links of the article shown, ``(text, href)`` in reading order (Markdown parsed
+        as Textual renders it, so a link is what the reader sees as one)."""
+        from markdown_it import MarkdownIt
+
+        out: list[tuple[str, str]] = []
+        tokens = MarkdownIt("commonmark").parse(getattr(self, "_body_text", "") or "")
+        for block in tokens:
+            children = block.children or []
+            for i, token in enumerate(children):
+                if token.type == "link_open":
+                    words = []
+                    for inner in children[i + 1:]:
+                        if inner.type == "link_close":
+                            break
+                        words.append(inner.content)
+                    out.append(("".join(words).strip() or str(token.attrs.get("href", "")),
+                                str(token.attrs.get("href", ""))))
+        return out
+
+    def action_links(self) -> None:
+        """Choose one of the article's links and follow it (a relative link opens here; Backspace
+        comes back), the keyboard's way to what a click does (issue 19 item 9, frogmouth's model)."""
+        from memtui.ui.widgets import Choose
+
+        found = self.links()
+        if not found:
+            self.notify("this article has no links", markup=False)
+            return
+        choices = [join(safe(text, "bold"), "  ", safe(href, "dim")) for text, href in found]
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                self.follow(found[index][1])
+
+        self.app.push_screen(Choose(f"Follow which link? ({plural(len(found), 'link')}; Enter follows, "
+                                    "Escape cancels)", choices), chosen)
+
+    def action_back(self) -> None:
+        """Back to where the last link was followed from."""
+        history = getattr(self, "_back", [])
+        if not history:
+            self.notify("nothing to go back to (follow a link with l first)", markup=False)
+            return
+        node, article = history.pop()
+        self.reveal(node, article)
+
+    def follow(self, href: str) -> None:
+        """Follow ``href`` from the article shown: a relative link to an article or node opens
+        it here (remembered for Back), anything else is said, never opened."""
         if not is_local_link(href):
             self.notify(f"external link (not opened): {href}", markup=False)
             return
@@ -498,6 +554,9 @@ class TreeScreen(Screen):
         if not os.path.exists(model.abs(joined)):
             self.notify(f"{href} does not exist", severity="warning", markup=False)
             return
+        reading = self._reading if self._reading and not self._reading.endswith(NODE_INDEX) else None
+        here = (self._current_node, reading)
+        self._back = [*getattr(self, "_back", [])[-49:], here]
         if joined.endswith(NODE_INDEX) or os.path.isdir(model.abs(joined)):
             node = joined[: -len(NODE_INDEX)].rstrip("/") if joined.endswith(NODE_INDEX) else joined
             self.reveal(node)

@@ -183,14 +183,17 @@ class KeysHelp(ModalScreen[None]):
         groups = help_groups(self.app, self._screen)
         width = max((cell_len(r.keys) for _, rows in groups for r in rows), default=8)
         width = min(width, 24)
+        room = min(110, int(self.app.size.width * 0.9)) - 4  # the box's inner width
         for title, rows in groups:
             out.append(f"{title}\n", style="bold underline")
             for row in rows:
                 keys = row.keys if cell_len(row.keys) <= width else row.keys[: width - 1] + "…"
                 out.append(f"  {keys:<{width}}  ", style="bold")
                 out.append(row.description)
-                if row.id:
-                    out.append(f"  {row.id}", style="dim")
+                if row.id:  # beside the description when it fits, else under it, aligned
+                    used = 2 + width + 2 + cell_len(row.description) + 2 + cell_len(row.id)
+                    gap = "  " if used <= room else "\n" + " " * (width + 4)
+                    out.append(f"{gap}{row.id}", style="dim")
                 out.append("\n")
             out.append("\n")
         from memtui.userconfig import path as config_path

@@ -42,7 +42,8 @@ class AreaBar(Static):
         """The bar's text for ``width`` cells (the widest form that fits)."""
         current = getattr(self.app, "current_mode", None)
         forms = [(True, " ", "  ? keys · ctrl+p commands"), (True, " ", "  ? keys"), (True, "", "  ? keys"),
-                 (True, "", ""), (False, " ", "   ? names the areas"), (False, " ", ""), (False, "", "")]
+                 (True, "", ""), ("tight", "", "  ? keys"), ("tight", "", ""),
+                 (False, " ", "   ? names the areas"), (False, " ", ""), (False, "", "")]
         for titles, gap, hint in forms:
             bar = Text()
             for area in AREAS:
@@ -50,7 +51,10 @@ class AreaBar(Static):
                     bar.append(f" {area.key} {area.title} ", style="bold reverse")
                 else:
                     bar.append(f" {area.key}", style="bold")
-                    bar.append(f" {area.title} " if titles else " ")
+                    if titles == "tight":
+                        bar.append(f" {area.title}")
+                    else:
+                        bar.append(f" {area.title} " if titles else " ")
                 bar.append(gap)
             if hint:
                 bar.append(hint, style="dim")

@@ -364,8 +364,8 @@ class GraphScreen(Screen):
             table.add_row(name, kind, Text(str(len(entity.observations))),
                           Text(str(degree)), key=str(start + i))
         shown_to = min(start + PAGE, len(self._rows))
-        status = Text(f"{start + 1 if self._rows else 0:,}–{shown_to:,} of {len(self._rows):,} entities"
-                      f" · {len(self.graph.relations):,} relations · {len(self.findings):,} findings"
+        status = Text(f"{start + 1 if self._rows else 0:,}–{shown_to:,} of {plural(len(self._rows), 'entity', 'entities')}"
+                      f" · {plural(len(self.graph.relations), 'relation')} · {plural(len(self.findings), 'finding')}"
                       f" · sorted by {self._sort}")
         if len(self._rows) > PAGE:
             status.append(Text("  ([ ] pages)", style="dim"))

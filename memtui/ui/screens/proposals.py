@@ -183,8 +183,12 @@ class ProposalsScreen(Screen):
 
     def _fill(self, rows: list[gov.Version], verdicts: dict[str, gov.Eligibility], select: str | None) -> None:
         self._rows = rows
+        self._verdicts = verdicts
         table = self.query_one("#prop-queue", DataTable)
         table.clear()
+        width = self.query_one("#prop-left").size.width or max(40, int(self.app.size.width * 0.45))
+        # the article's name gives way so its state and eligibility stay in view (issue 19 item 5)
+        name_width = max(12, width - 2 - 2 * 2 - len("review only · untrusted"))
         for v in rows:
             e = verdicts.get(v.id)
             if e is None:
@@ -193,10 +197,11 @@ class ProposalsScreen(Screen):
                 status = Text("eligible by uses", style="green")
             else:
                 status = Text("review only", style="yellow")
-            name = v.article.rsplit("/", 1)[-1]
+            name = safe(v.article.rsplit("/", 1)[-1])
+            name.truncate(name_width, overflow="ellipsis")
             if v.untrusted:  # in the state column: it must be seen with it, at any width
                 status = join(status, Text(" · untrusted", style="bold red"))
-            table.add_row(safe(name), status, Text(age(v.created)), safe(v.node or "(root)"), safe(v.author or "—"),
+            table.add_row(name, status, Text(age(v.created)), safe(v.node or "(root)"), safe(v.author or "—"),
                           key=v.id)
         count = (f"{text.plural(len(rows), 'proposal')} (all states) · s: open only" if self.all_states
                  else f"{text.plural(len(rows), 'open proposal')} · s: all states")
@@ -262,6 +267,10 @@ class ProposalsScreen(Screen):
 
     def on_resize(self) -> None:
         self._draw_side()
+        if getattr(self, "_verdicts", None) is not None and self._rows:
+            table = self.query_one("#prop-queue", DataTable)
+            current = self._rows[table.cursor_row].id if 0 <= table.cursor_row < len(self._rows) else None
+            self._fill(self._rows, self._verdicts, current)
 
     def _provenance(self, v: gov.Version, how: str) -> Text:
         p = v.provenance

@@ -132,7 +132,7 @@ class TreeScreen(Screen):
         self._load_children(tree.root)
         tree.root.expand()
         table = self.query_one("#entries", DataTable)
-        table.add_columns("title", "state", "findings", "one-liner", "owner")
+        table.add_columns("title", "state", "findings", "one-liner")  # the owner is the node's: in its head
         self.query_one("#meta", DataTable).add_columns("key", "value")
         self.query_one("#plain", TextArea).display = False
         self.app.audit_ready.subscribe(self, self._on_audit)
@@ -241,6 +241,8 @@ class TreeScreen(Screen):
 
     # -- node ------------------------------------------------------------------------------
     def _show_node(self, path: str, keep_cursor: bool = False) -> None:
+        if not keep_cursor:  # another node: its boot preview is asked for again with b
+            self._boot_node = None
         self._current_node = path
         self._load_node(path, keep_cursor)
 
@@ -268,16 +270,15 @@ class TreeScreen(Screen):
         if not worker.is_cancelled:
             self.app.call_from_thread(self._fill_node, path, index, owner, source, rows, keep_cursor)
 
-    def _column_widths(self, rows: list[EntryRow]) -> tuple[int, int, int]:
-        """Title, one-liner and owner widths that fit the entries table now (issue 19 item 5:
-        titles were cut at 28 characters even at 200 columns)."""
+    def _column_widths(self, rows: list[EntryRow]) -> tuple[int, int]:
+        """Title and one-liner widths that fit the entries table now (issue 19 item 5: titles
+        were cut at 28 characters even at 200 columns)."""
         table = self.query_one("#entries", DataTable)
         width = table.size.width or int(self.app.size.width * 0.7)
         state = max([len(r.state) for r in rows] + [5])
-        spare = max(30, width - state - 8 - 5 * 2 - 2)  # findings column, cell padding, scrollbar
-        title = max(16, spare * 2 // 5)
-        owner = min(24, max(8, spare // 6))
-        return title, max(16, spare - title - owner), owner
+        spare = max(30, width - state - 8 - 4 * 2 - 2)  # findings column, cell padding, scrollbar
+        title = max(16, spare * 9 // 20)
+        return title, max(16, spare - title)
 
     def on_resize(self) -> None:
         last = getattr(self, "_last_fill", None)
@@ -288,7 +289,8 @@ class TreeScreen(Screen):
         if path != self._current_node:
             return
         self._last_fill = (path, index, owner, source, rows)
-        title_w, line_w, owner_w = self._column_widths(rows)
+        self._auto_highlight = True  # the table highlights its cursor row itself after a fill
+        title_w, line_w = self._column_widths(rows)
         model = self.app.tree_model
         head = join(safe(index.title, "bold"), Text("  "), safe(model.shown(path), "dim"))
         head.append("\nowner: ")
@@ -317,7 +319,8 @@ class TreeScreen(Screen):
             if "contested" in row.state or "untrusted" in row.state:
                 state_style = "bold red"
             table.add_row(safe(_clip(row.title, title_w)), Text(row.state, style=state_style), _worst(found),
-                          safe(_clip(row.one_liner, line_w)), safe(_clip(owner or "—", owner_w)), key=str(i))
+                          safe(_clip(row.one_liner, line_w)), key=str(i))
+        table.display = bool(rows)  # an index without entries gives its room to its text
         if not rows:
             self._show_index_doc(path, index)
         elif self._pending_article:
@@ -337,6 +340,9 @@ class TreeScreen(Screen):
     @on(DataTable.RowHighlighted, "#entries")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         index = event.cursor_row
+        automatic, self._auto_highlight = getattr(self, "_auto_highlight", False), False
+        if automatic and getattr(self, "_boot_node", None) == self._current_node:
+            return  # the boot preview asked for while the entries loaded keeps the reading pane
         if self._wanted_article is not None:
             # a jump (audit, link) asked for this article: a late highlight of another row
             # (the table re-highlights its cursor row after filling) must not win
@@ -412,6 +418,7 @@ class TreeScreen(Screen):
     def action_boot_preview(self) -> None:
         """Show what the selected node's agent boots with (seed 000 §2 rule 1)."""
         if self._current_node is not None and self.app.tree_model.index(self._current_node).exists:
+            self._boot_node = self._current_node
             self._load_boot(self._current_node)
         else:
             self.notify("select a node (a folder with AGENTS.md) for its boot preview", markup=False)

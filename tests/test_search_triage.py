@@ -214,3 +214,41 @@ def test_the_report_says_how_often_a_missing_precedent_is_answered(report: triag
     cf = report.counterfactual
     assert cf["no_cut"] == 1.0, "with no cut every list answers"
     assert cf["memtui"] is not None and cf["memtui"] < 0.6
+
+
+def test_metrics_per_domain_charge_a_false_precedent_to_the_domain_answered() -> None:
+    """Issue 18: hit@k and the false-precedent rate per node and per owner (seed 000 §7.2)."""
+    domains = {"x": ("billing", "ana"), "n": ("claims", "boris"), "y": ("billing", "ana"), "q": ("claims", "boris")}
+    cases = [triage.Case("a", "t", "bg", ["x"], ["n"]), triage.Case("b", "t", "en", ["y"], []),
+             triage.Case("c", "t", "en", [], ["x"]), triage.Case("d", "t", "bg", ["gone"], [])]
+    ours = [triage.Ranked("a", ["n", "x"], [3, 2], 1.0), triage.Ranked("b", ["y"], [3], 1.0),
+            triage.Ranked("c", ["q"], [2], 1.0)]
+    base = [triage.Ranked("a", ["x"], [1], 0.0), triage.Ranked("b", ["q"], [1], 0.0)]
+    out = triage.by_domain(cases, ours, base, domains)
+    billing = out["node"]["billing"]
+    assert billing["cases"] == 2 and billing["hit@1"] == 0.5 and billing["hit@5"] == 1.0
+    assert billing["baseline_hit@5"] == 0.5 and billing["beats_baseline"] is True
+    assert billing["answers"] == 1 and billing["false_precedents"] == 0  # b answered from billing, right
+    claims = out["node"]["claims"]
+    # a's near miss and c's answer without precedent both came from claims' entries
+    assert claims["cases"] == 0 and claims["hit@5"] is None and claims["answers"] == 2
+    assert claims["false_precedents"] == 2 and claims["false_precedent_rate"] == 1.0
+    assert out["node"][triage.UNKNOWN_DOMAIN]["cases"] == 1  # a precedent id the memory lacks
+    assert out["owner"]["ana"] == billing and out["owner"]["boris"] == claims
+
+
+def test_cli_eval_triage_reports_per_node_and_owner(triage_ws: Path, shared: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    ws = tmp_path / "owned"
+    shutil.copytree(triage_ws / "memory", ws / "memory")
+    index = ws / "memory" / "support" / "experience" / "AGENTS.md"
+    index.write_text("---\nowner: support-experience\n---\n" + index.read_text("utf-8"), "utf-8")
+    code = main(["eval", "triage", "-w", str(ws), "--cases", str(shared / "triage" / "dev-cases.jsonl"), "--json"])
+    assert code == 0
+    domains = json.loads(capsys.readouterr().out)["domains"]
+    experience = domains["node"]["support/experience"]
+    assert experience["cases"] > 0 and experience["beats_baseline"] is True
+    assert domains["owner"]["support-experience"]["cases"] == experience["cases"]
+    assert sum(row["cases"] for row in domains["node"].values()) == sum(
+        1 for line in (shared / "triage" / "dev-cases.jsonl").read_text("utf-8").splitlines()
+        if line.strip() and json.loads(line)["relevant"])

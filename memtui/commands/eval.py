@@ -16,6 +16,7 @@ from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core.atomic import write_text
 from memtui.core.search import confidence, triage
+from memtui.core.text import visible
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -125,6 +126,16 @@ def run_triage(args: argparse.Namespace) -> int:
         for lang in langs:
             print(f"{key + ' ' + (lang or '?'):<30}"
                   + "".join(f"{_fmt(m.get(f'{key}_by_language', {}).get(lang), 'pct'):>15}" for _, m in columns))
+        for axis, rows in report.domains.items():
+            print(f"\nper {axis} (seed 000 §7.2: recorded per domain; a false precedent is charged to the "
+                  "domain answered)")
+            print(f"{axis:<30}{'cases':>7}{'hit@1':>9}{key:>9}{'baseline':>10}{'beats':>7}"
+                  f"{'answers':>9}{'false':>7}{'false rate':>12}")
+            for name, m in rows.items():
+                beats = {True: "yes", False: "NO", None: "—"}[m["beats_baseline"]]
+                print(f"{visible(name, limit=29):<30}{m['cases']:>7}{_fmt(m['hit@1'], 'pct'):>9}{_fmt(m[key], 'pct'):>9}"
+                      f"{_fmt(m[f'baseline_{key}'], 'pct'):>10}{beats:>7}{m['answers']:>9}"
+                      f"{m['false_precedents']:>7}{_fmt(m['false_precedent_rate'], 'pct'):>12}")
         for f in report.index.get("findings", []):
             print(f"memtui: {f['path']}: {f['message']}", file=sys.stderr)
     beat = (ours.get(key) or 0) > (base.get(key) or 0)

@@ -32,7 +32,7 @@ from memtui.core.frontmatter import split
 from memtui.core.search import confidence
 from memtui.core.search.index import SearchIndex
 from memtui.core.search.query import search
-from memtui.core.tree import parse_index
+from memtui.core.tree import MemoryTree, parse_index
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 #: Candidates fetched per ticket before mapping to entries and assessing them.
@@ -438,17 +438,20 @@ class TriageReport:
     folds: int = 0
     no_cut: dict[str, Any] | None = None
     counterfactual: dict[str, float | None] = field(default_factory=dict)
+    #: ``{"node": {node: metrics}, "owner": {owner: metrics}}`` (:func:`by_domain`)
+    domains: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """``{"likely", "calibration": {"features", "coef", "intercept", "cases", "fitted_here"},
-        "memtui", "kfold" (or null), "folds", "no_cut", "counterfactual", "baseline", "index"}``."""
+        "memtui", "kfold" (or null), "folds", "no_cut", "counterfactual", "baseline", "index", "domains"}``."""
         cal = self.calibration
         return {"likely": self.likely,
                 "calibration": {"features": list(confidence.FEATURES), "coef": [round(c, 4) for c in cal.coef],
                                 "intercept": round(cal.intercept, 4), "cases": cal.cases,
                                 "fitted_here": self.fitted},
                 "memtui": self.memtui, "kfold": self.kfold, "folds": self.folds, "no_cut": self.no_cut,
-                "counterfactual": self.counterfactual, "baseline": self.baseline, "index": self.index}
+                "counterfactual": self.counterfactual, "baseline": self.baseline, "index": self.index,
+                "domains": self.domains}
 
 
 def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence.LIKELY,
@@ -493,4 +496,92 @@ def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence
     no_cut = metrics(cases, [Ranked(c.id, c.entries, c.scores, c.ms) for c in cands], k)
     base = grep_baseline(ws, cases, ids, k=k)
     return TriageReport(metrics(cases, ours, k), metrics(cases, base, k), likely, ours, report.to_json(),
-                        cal, refit, kfold, folds, no_cut, counter)
+                        cal, refit, kfold, folds, no_cut, counter, by_domain(cases, ours, base, entry_domains(ws, ids), k))
+
+
+#: The domain of a case whose precedent is not an entry of the memory (an unknown id).
+UNKNOWN_DOMAIN = "(unknown)"
+
+
+def entry_domains(ws: Workspace, ids: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Entry id → ``(node, owner)``: the node the entry's article lies in (its nearest node
+    folder, ``"."`` for the root) and that node's resolved owner (``"(no owner)"`` when none).
+
+    Args:
+        ws: the workspace.
+        ids: :func:`entry_ids` of ``ws``.
+    """
+    tree = MemoryTree(ws)
+    owners: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
+    for shown, entry in ids.items():
+        try:
+            memory_rel = (ws.root / shown).relative_to(ws.memory).as_posix()
+        except ValueError:
+            continue
+        node = tree.parent_node(memory_rel) or ""
+        if node not in owners:
+            owners[node] = tree.owner(node)[0] or "(no owner)"
+        out.setdefault(entry, (node or ".", owners[node]))
+    return out
+
+
+def by_domain(cases: list[Case], results: list[Ranked], baseline: list[Ranked],
+              domains: dict[str, tuple[str, str]], k: int = 5) -> dict[str, dict[str, dict[str, Any]]]:
+    """The triage metrics per domain, by node and by owner (seed 000 §7.2: the triage test is
+    "recorded per domain", and a domain that does not beat its baseline is not migrated).
+
+    A case belongs to the domain of its first relevant entry; a case with no precedent
+    belongs to none. A false precedent (the top answer is a near miss, or any answer to a case
+    with no precedent) is charged to the domain of the entry that was answered: the domain
+    whose memory misled.
+
+    Args:
+        cases: the cases; results / baseline: memtui's and the baseline's answers to them.
+        domains: :func:`entry_domains`.
+        k: the cut-off of hit@k.
+
+    Returns:
+        ``{"node": {name: row}, "owner": {name: row}}``, each row ``{"cases", "hit@1",
+        "hit@k", "baseline_hit@k", "beats_baseline", "answers", "false_precedents",
+        "false_precedent_rate"}``: hits over the domain's cases with a precedent; ``answers``
+        the cases whose top answer is one of the domain's entries, and the rate the share of
+        those that were false. Rates are 0…1, ``None`` where there is nothing to average.
+    """
+    ours = {r.id: r for r in results}
+    base = {r.id: r for r in baseline}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for axis, pick in (("node", 0), ("owner", 1)):
+        rows: dict[str, dict[str, Any]] = {}
+
+        def row(name: str) -> dict[str, Any]:
+            return rows.setdefault(name, {"cases": 0, "hit1": 0, "hitk": 0, "base": 0, "answers": 0, "false": 0})
+
+        def domain(entry: str) -> str:
+            return domains[entry][pick] if entry in domains else UNKNOWN_DOMAIN
+
+        for c in cases:
+            r = ours.get(c.id) or Ranked(c.id, [], [], 0.0)
+            if r.ranked:
+                answered = row(domain(r.ranked[0]))
+                answered["answers"] += 1
+                if r.ranked[0] not in c.relevant:
+                    answered["false"] += r.ranked[0] in c.near_miss or not c.relevant
+            if not c.relevant:
+                continue
+            mine = row(domain(c.relevant[0]))
+            mine["cases"] += 1
+            rank = next((i + 1 for i, e in enumerate(r.ranked) if e in c.relevant), None)
+            mine["hit1"] += rank == 1
+            mine["hitk"] += bool(rank and rank <= k)
+            b = base.get(c.id)
+            mine["base"] += bool(b and any(e in c.relevant for e in b.ranked[:k]))
+        out[axis] = {name: {"cases": v["cases"],
+                            "hit@1": v["hit1"] / v["cases"] if v["cases"] else None,
+                            f"hit@{k}": v["hitk"] / v["cases"] if v["cases"] else None,
+                            f"baseline_hit@{k}": v["base"] / v["cases"] if v["cases"] else None,
+                            "beats_baseline": v["hitk"] > v["base"] if v["cases"] else None,
+                            "answers": v["answers"], "false_precedents": v["false"],
+                            "false_precedent_rate": v["false"] / v["answers"] if v["answers"] else None}
+                     for name, v in sorted(rows.items())}
+    return out

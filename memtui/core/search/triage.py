@@ -554,10 +554,10 @@ def by_domain(cases: list[Case], results: list[Ranked], baseline: list[Ranked],
     for axis, pick in (("node", 0), ("owner", 1)):
         rows: dict[str, dict[str, Any]] = {}
 
-        def row(name: str) -> dict[str, Any]:
+        def row(name: str, rows: dict[str, dict[str, Any]] = rows) -> dict[str, Any]:
             return rows.setdefault(name, {"cases": 0, "hit1": 0, "hitk": 0, "base": 0, "answers": 0, "false": 0})
 
-        def domain(entry: str) -> str:
+        def domain(entry: str, pick: int = pick) -> str:
             return domains[entry][pick] if entry in domains else UNKNOWN_DOMAIN
 
         for c in cases:

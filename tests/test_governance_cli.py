@@ -138,3 +138,24 @@ def gov_uses(s, vid):  # noqa: ANN001, ANN201
     from memtui.core import governance as gov
 
     return gov.Ledger(s.store).uses(vid)
+
+
+@pytest.mark.parametrize("name", ["refund (partial) v2.md", "a [b] (c).md", "ünï cödé.md"])
+def test_approving_an_awkward_name_writes_an_index_line_the_parser_reads(ws, tmp_path, capsys, name):
+    """Issue 13: approving `refund (partial) v2.md` once wrote an index line memtui's own parser
+    could not read (an `article-unlisted` finding right after the approval)."""
+    from memtui.core import audit
+
+    src = tmp_path / "new.md"
+    src.write_text("# Partial refund\n\nHow a partial refund is booked.\n")
+    assert _run(["propose", "-w", str(ws), "--node", "support/experience", "--article", name, "--from", str(src),
+                 "--case", "C1", "--source-request", "SR1", "--profile", "support.investigator"]) == 0
+    assert _run(["proposals", "approve", f"support/experience/{name}@1", "-w", str(ws), "--yes", "--reviewed"]) == 0
+    capsys.readouterr()
+    from memtui.core.workspace import Workspace
+
+    report = audit.run(Workspace.open(ws))
+    shown = f"memory/support/experience/{name}"
+    assert not [f for f in report.findings if f.path == shown and f.code in ("article-unlisted", "index-missing-file")]
+    index = (ws / "memory/support/experience/AGENTS.md").read_text("utf-8")
+    assert "Partial refund" in index

@@ -51,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda args: (parser.print_help(), int(ExitCode.USAGE))[1])
 
     def add(name: str, help_text: str, func, aliases: tuple[str, ...] = (), json_arg: bool = True,
-            confirm: bool = False, write: bool = False, provenance: bool = False) -> argparse.ArgumentParser:
+            confirm: bool = False, write: bool = False, provenance: bool = False,
+            cached: bool = False) -> argparse.ArgumentParser:
         child = sub.add_parser(name, help=help_text, description=help_text, aliases=list(aliases))
         _common.add_workspace_arg(child)
         child.add_argument("--remote", metavar="URL",
@@ -59,6 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                 "the memory block of config.json; 'local' uses memory/graph.jsonl")
         if json_arg:
             _common.add_json_arg(child)
+        if cached:
+            child.add_argument("--cached", action="store_true",
+                               help="a remote graph: answer from memtui's last read of it (kept in the user cache "
+                                    "folder; said so, with its time, on standard error and as `cached` in --json) "
+                                    "instead of reading the remote; without a kept read, read the remote. Writes "
+                                    "never answer from it")
         if confirm:
             child.add_argument("-y", "--yes", action="store_true",
                                help="do it without asking (needed when standard input is not a terminal)")
@@ -75,15 +82,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         child.set_defaults(func=func)
         return child
 
-    p = add("show", "show one entity: observations, relations out and in", _cmd_show)
+    p = add("show", "show one entity: observations, relations out and in", _cmd_show, cached=True)
     p.add_argument("name", metavar="NAME")
-    p = add("entities", "list entities (name, type, observations, relations)", _cmd_entities, aliases=("list",))
+    p = add("entities", "list entities (name, type, observations, relations)", _cmd_entities, aliases=("list",),
+            cached=True)
     p.add_argument("--type", dest="types", action="append", metavar="TYPE",
                    help="only this entityType (repeatable)")
     p.add_argument("--match", metavar="TEXT", help="only names containing TEXT (case-insensitive)")
     _common.add_page_args(p, "entities")
     p = add("check", "audit the graph: bad lines, duplicates, dangling relations, orphans, type variants",
-            _cmd_check, aliases=("audit",))
+            _cmd_check, aliases=("audit",), cached=True)
     p.add_argument("--no-fuzzy", action="store_true", help="skip the near-duplicate name search")
     p = add("create", "create an entity (exit 1 when the name exists)", _cmd_write(
         lambda a, _g: g.CreateEntity(a.name, a.entity_type, tuple(a.observations))), write=True, provenance=True)
@@ -144,10 +152,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("convert", "rewrite a legacy single-object file as one record a line (the original is backed up)",
         _cmd_write(lambda a, _g: g.ConvertLegacy(), confirm=True, backup="original"), confirm=True, write=True)
     p = add("export", "print the graph as JSONL (server form), Graphviz DOT or Mermaid", _cmd_export,
-            json_arg=False)
+            json_arg=False, cached=True)
     p.add_argument("--format", choices=("jsonl", "dot", "mermaid"), default="jsonl")
     p = add("search", "search the graph as the server's search_nodes does (names, types, observations)",
-            _cmd_search)
+            _cmd_search, cached=True)
     p.add_argument("--semantic", action="store_true",
                    help="use the remote server's semantic_search (only when it lists one)")
     p.add_argument("query", metavar="QUERY")
@@ -178,10 +186,12 @@ def _backend(args: argparse.Namespace, ws=None):  # noqa: ANN001 - Workspace
     return ws, backend
 
 
-def _load(args: argparse.Namespace, ws=None):  # noqa: ANN001 - Workspace
-    """Open the workspace and its graph: ``(workspace, backend, graph, loaded bytes)``; exits
-    2/3, or 4 (a sentence) when the remote cannot be used."""
-    ws, backend = _backend(args, ws)
+def _load(args: argparse.Namespace, ws=None, backend=None):  # noqa: ANN001 - Workspace, GraphBackend
+    """Open the workspace and its graph (``backend`` when the caller has opened it):
+    ``(workspace, backend, graph, loaded bytes)``; exits 2/3, or 4 (a sentence) when the remote
+    cannot be used."""
+    if backend is None or ws is None:
+        ws, backend = _backend(args, ws)
     if backend.kind == "remote":
         try:
             return ws, backend, backend.load(), b""
@@ -213,6 +223,55 @@ def _record(args: argparse.Namespace, graph: g.Graph) -> str:
         _common.fail(f"line {line} holds no record of {visible(args.name)!r} (its records are at lines {lines}); "
                      "`memtui graph show` lists them", ExitCode.USAGE)
     return graph.record_key(found[0])
+
+
+class _Read:
+    """A read-only command's graph: read live (then kept as the remote's snapshot by
+    :meth:`keep`, once the answer is out), or answered from that snapshot (``--cached``)."""
+
+    def __init__(self, args: argparse.Namespace, rows: bool = False) -> None:
+        from memtui.core.graph import snapshot
+
+        self.ws, self.backend = _backend(args)
+        self.cached: snapshot.Snapshot | None = None
+        self.graph: g.Graph | None = None
+        self.rows: list | None = None
+        self._live = False
+        if self.backend.kind == "remote" and getattr(args, "cached", False):
+            found = snapshot.find(self.ws.root, self.backend.shown)
+            if found is not None:
+                try:
+                    if rows:
+                        self.rows = found.rows()
+                    else:
+                        self.graph = found.graph()
+                    self.cached = found
+                except snapshot.SnapshotError:
+                    self.rows = self.graph = None
+            if self.cached is None:
+                print(f"memtui: no earlier read of {visible(self.backend.shown)} is kept; reading it.",
+                      file=sys.stderr)
+            else:
+                print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} as of {found.as_of()} "
+                      f"({found.entities:,} entities), not read now; drop --cached to read it.", file=sys.stderr)
+        if self.cached is None:
+            _ws, self.backend, graph, _data = _load(args, self.ws, self.backend)
+            self.backend.close()
+            self.graph, self._live = graph, self.backend.kind == "remote"
+
+    def json(self) -> dict:
+        """``{"cached": snapshot or false}`` for a remote graph's ``--json`` (nothing for a local one)."""
+        if self.backend.kind != "remote":
+            return {}
+        return {"cached": self.cached.to_json() if self.cached is not None else False}
+
+    def keep(self) -> None:
+        """After a live remote read: keep it as the remote's snapshot (a failure is ignored)."""
+        from memtui.core.graph import snapshot
+
+        if self._live and self.graph is not None and self.backend.view is not None:
+            snapshot.save(self.ws.root, self.backend.shown, self.backend.view, self.graph,
+                          self.backend.read_at or 0.0, self.backend.read_via)
 
 
 def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:
@@ -353,15 +412,23 @@ def _write_to(args: argparse.Namespace, session: Session, backend, graph, loaded
 # -- read-only commands -----------------------------------------------------------------------------
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    _ws, backend, graph, _data = _load(args)
-    backend.close()
+    read = _Read(args)
+    _ws, graph = read.ws, read.graph
+    assert graph is not None
+    try:
+        return _show(args, _ws, graph, read)
+    finally:
+        read.keep()
+
+
+def _show(args: argparse.Namespace, _ws, graph: g.Graph, read: _Read) -> int:  # noqa: ANN001 - Workspace
     records = graph.find(args.name)
     if not records:
         graph.entity(args.name)  # GraphEditError: no such entity, with similar names (exit 1)
     outgoing, incoming = graph.relations_of(args.name)
     origins = _provenance_of(_ws, args.name)
     if args.json:
-        _common.emit_json({"records": [r.to_json() for r in records],
+        _common.emit_json({**read.json(), "records": [r.to_json() for r in records],
                            "outgoing": [r.to_json() for r in outgoing],
                            "incoming": [r.to_json() for r in incoming],
                            "provenance": {text: [p.to_json() for p in items] for text, items in origins.items()}})
@@ -401,27 +468,40 @@ def _provenance_of(ws, name: str) -> dict:
 
 
 def _cmd_entities(args: argparse.Namespace) -> int:
-    _ws, backend, graph, _data = _load(args)
-    backend.close()
-    page = g.entity_page(graph, args.types or (), args.match or "", args.cursor or 0, args.limit)
+    from memtui.core.graph import snapshot
+
+    read = _Read(args, rows=True)
+    if read.rows is not None:  # the snapshot's listing: the page without reading a record
+        page = snapshot.page_of(read.rows, g.entity_filter(args.types or (), args.match or ""), args.cursor or 0,
+                                args.limit)
+        items = [(r.name, r.entity_type, r.observations, r.relations, r.line) for r in page.items]
+    else:
+        assert read.graph is not None
+        entity_page = g.entity_page(read.graph, args.types or (), args.match or "", args.cursor or 0, args.limit)
+        page = entity_page
+        items = [(e.name, e.entity_type, len(e.observations), degree, e.line) for e, degree in entity_page.items]
     if args.json:
         _common.emit_json(_common.page_json("entities", page, [
-            {"name": e.name, "entityType": e.entity_type, "observations": len(e.observations),
-             "relations": degree, "line": e.line} for e, degree in page.items]))
-        return int(ExitCode.OK)
-    for e, degree in page.items:
-        print(f"{visible(e.name)}\t{visible(e.entity_type)}\t{len(e.observations)} obs\t{degree} rel")
-    _common.print_more(page, "entities")
+            {"name": name, "entityType": kind, "observations": count, "relations": degree, "line": line}
+            for name, kind, count, degree, line in items], **read.json()))
+    else:
+        for name, kind, count, degree, _line in items:
+            print(f"{visible(name)}\t{visible(kind)}\t{count} obs\t{degree} rel")
+        _common.print_more(page, "entities")
+    sys.stdout.flush()
+    read.keep()
     return int(ExitCode.OK)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    _ws, backend, graph, _data = _load(args)
-    backend.close()
+    read = _Read(args)
+    graph = read.graph
+    assert graph is not None
     findings = sorted(audit(graph, near=not args.no_fuzzy), key=sort_key)
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
+    read.keep()
     if args.json:
-        _common.emit_json({"summary": graph.summary(), "findings": [f.to_json() for f in findings]})
+        _common.emit_json({**read.json(), "summary": graph.summary(), "findings": [f.to_json() for f in findings]})
     else:
         s = graph.summary()
         print(f"{graph.shown}: {s['entities']} entities ({s['distinct_names']} names), {s['relations']} relations, "
@@ -437,8 +517,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from memtui.core.graph import export as graph_export
 
-    _ws, backend, graph, _data = _load(args)
-    backend.close()
+    read = _Read(args)
+    graph = read.graph
+    assert graph is not None
+    read.keep()
     if args.format == "jsonl":
         sys.stdout.flush()
         sys.stdout.buffer.write(graph_export.to_jsonl(graph))
@@ -469,16 +551,31 @@ def _cmd_import(args: argparse.Namespace) -> int:
 # -- the remote graph (issue 16) ----------------------------------------------------------------------
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    from memtui.core.graph import snapshot
+    from memtui.core.graph.backend import search_records
+
     _ws, backend = _backend(args)
+    cached = None
+    if backend.kind == "remote" and args.cached and not args.semantic:
+        cached = snapshot.find(_ws.root, backend.shown)
     try:
-        found = backend.search(args.query, semantic=args.semantic)
+        if cached is not None:
+            try:
+                found = search_records(cached.graph(), args.query)
+                print(f"memtui: cached: searched the remote graph at {visible(backend.shown)} as of {cached.as_of()}, "
+                      "not the remote now; drop --cached to search it.", file=sys.stderr)
+            except snapshot.SnapshotError:
+                cached = None
+        if cached is None:
+            found = backend.search(args.query, semantic=args.semantic)
     except g.GraphEditError as exc:
         _common.fail(str(exc), ExitCode.PROBLEM)
     finally:
         backend.close()
     how = "semantic_search" if args.semantic else "search_nodes"
     if args.json:
-        _common.emit_json({"query": args.query, "search": how, "source": backend.shown,
+        mark = {"cached": cached.to_json() if cached is not None else False} if backend.kind == "remote" else {}
+        _common.emit_json({**mark, "query": args.query, "search": how, "source": backend.shown,
                            "entities": [e.to_json() for e in found.entities],
                            "relations": [r.to_json() for r in found.relations]})
         return int(ExitCode.OK)

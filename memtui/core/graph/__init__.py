@@ -36,6 +36,7 @@ from memtui.core.graph.format import (  # noqa: F401 - the package's public face
     degrees as degrees,
     entity_line as entity_line,
     entity_page as entity_page,
+    entity_filter as entity_filter,
     fold_name as fold_name,
     fold_type as fold_type,
     load as load,

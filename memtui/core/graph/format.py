@@ -127,7 +127,10 @@ class Line:
     """One line of the graph file, with its bytes and what they mean.
 
     Attributes:
-        raw: the line's bytes without its terminator (and without the file's BOM).
+        raw: the line's bytes without its terminator (and without the file's BOM). A line built
+            from a record (``raw=None``: a remote graph's records, :func:`record_line`) makes its
+            server-form bytes on first use, so a 50,000-entity read does not serialise every
+            record it may never write (issue 16).
         crlf: the line ended with ``\\r\\n`` (else ``\\n``, or nothing if it was last).
         kind: ``entity``, ``relation``, ``blank``, ``other`` (unknown record type, kept),
             ``legacy`` (a single-object-layout line), ``invalid`` (JSON object with missing
@@ -137,16 +140,30 @@ class Line:
         origin: the 1-based line number in the file as loaded, ``0`` for a line memtui made.
     """
 
-    __slots__ = ("raw", "crlf", "kind", "record", "problem", "origin")
+    __slots__ = ("_raw", "crlf", "kind", "record", "problem", "origin")
 
-    def __init__(self, raw: bytes, crlf: bool, kind: str, record: Entity | Relation | None = None,
+    def __init__(self, raw: bytes | None, crlf: bool, kind: str, record: Entity | Relation | None = None,
                  problem: str = "", origin: int = 0) -> None:
-        self.raw = raw
+        if raw is None and record is None:
+            raise TypeError("a Line needs its bytes or its record")
+        self._raw = raw
         self.crlf = crlf
         self.kind = kind
         self.record = record
         self.problem = problem
         self.origin = origin
+
+    @property
+    def raw(self) -> bytes:
+        """The line's bytes (made in the server's form from :attr:`record` when built without)."""
+        if self._raw is None:
+            record = self.record
+            self._raw = entity_line(record) if isinstance(record, Entity) else relation_line(record)  # type: ignore[arg-type]
+        return self._raw
+
+    @raw.setter
+    def raw(self, value: bytes) -> None:
+        self._raw = value
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Line({self.kind}, {self.raw[:60]!r}, origin={self.origin})"
@@ -724,6 +741,20 @@ def degrees(graph: Graph) -> dict[str, int]:
     return out
 
 
+def entity_filter(types: Sequence[str] = (), match: str = ""):  # noqa: ANN201 - a predicate
+    """The rule of ``memtui graph entities --type/--match``: a predicate ``(name, entityType) ->
+    bool`` keeping entities of one of ``types`` (exactly; all when empty) whose name contains
+    ``match`` (case-insensitive; all when empty). Shared by :func:`entity_page` and the remote
+    snapshot's pages (:mod:`memtui.core.graph.snapshot`)."""
+    wanted = set(types)
+    needle = match.casefold()
+
+    def keep(name: str, entity_type: str) -> bool:
+        return (not wanted or entity_type in wanted) and (not needle or needle in name.casefold())
+
+    return keep
+
+
 def entity_page(graph: Graph, types: Sequence[str] = (), match: str = "", offset: int = 0,
                 limit: int | None = None) -> Page[tuple[Entity, int]]:
     """One page of the entity list (``memtui graph entities``): ``(entity, relation count)``
@@ -741,13 +772,8 @@ def entity_page(graph: Graph, types: Sequence[str] = (), match: str = "", offset
     Raises:
         ValueError: ``offset`` below 0 or ``limit`` below 1.
     """
-    rows = graph.entities
-    if types:
-        wanted = set(types)
-        rows = [e for e in rows if e.entity_type in wanted]
-    if match:
-        needle = match.casefold()
-        rows = [e for e in rows if needle in e.name.casefold()]
+    keep = entity_filter(types, match)
+    rows = graph.entities if not (types or match) else [e for e in graph.entities if keep(e.name, e.entity_type)]
     page = Page.of(rows, offset, limit)
     degree = degrees(graph)
     return Page([(e, degree.get(e.name, 0)) for e in page.items], page.total, page.next)

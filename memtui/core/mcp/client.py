@@ -145,7 +145,9 @@ class Client:
         self.protocol_version: str | None = None
         self.session_id: str | None = None
         self.server_info: dict = {}
+        self.capabilities: dict = {}
         self._tools: dict[str, dict] | None = None
+        self._resources: dict[str, dict] | None = None
         self._ids = itertools.count(1)
         self.reinitialised = 0
 
@@ -179,6 +181,7 @@ class Client:
         if isinstance(versions, list) and MODERN in versions:
             self.era, self.protocol_version = "modern", MODERN
             self.server_info = dict(result.get("serverInfo") or {})
+            self.capabilities = _dict(result.get("capabilities"))
             tools = result.get("tools")
             if isinstance(tools, list):
                 self._tools = {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
@@ -204,6 +207,7 @@ class Client:
                                  "protocol version; it is not an MCP server memtui can use.")
         self.protocol_version = result["protocolVersion"]
         self.server_info = dict(result.get("serverInfo") or {})
+        self.capabilities = _dict(result.get("capabilities"))
         self._notify("notifications/initialized")
 
     def close(self) -> None:
@@ -242,6 +246,43 @@ class Client:
                     break
             self._tools = tools
         return self._tools
+
+    def resources(self) -> dict[str, dict]:
+        """The server's resources by URI (``resources/list``, all pages; cached); empty when the
+        server does not declare the ``resources`` capability.
+
+        Raises:
+            McpError: the server failed.
+        """
+        self.connect()
+        if self._resources is None:
+            found: dict[str, dict] = {}
+            cursor = None
+            for _ in range(100 if "resources" in self.capabilities else 0):
+                params: dict = {"cursor": cursor} if cursor else {}
+                result = self._call("resources/list", params)
+                for item in (result.get("resources") or []) if isinstance(result, dict) else []:
+                    if isinstance(item, dict) and isinstance(item.get("uri"), str):
+                        found[item["uri"]] = item
+                cursor = result.get("nextCursor") if isinstance(result, dict) else None
+                if not cursor:
+                    break
+            self._resources = found
+        return self._resources
+
+    def read_resource(self, uri: str, progress: ProgressFn | None = None) -> list[dict]:
+        """``resources/read`` of ``uri``: its ``contents`` (each a dict with ``uri`` and ``text``
+        or ``blob``).
+
+        Raises:
+            McpError: the server failed, or answered without contents.
+        """
+        result = self._call("resources/read", {"uri": uri}, name=uri, progress=progress)
+        contents = result.get("contents") if isinstance(result, dict) else None
+        if not isinstance(contents, list) or not all(isinstance(c, dict) for c in contents):
+            raise McpServerError(f"the MCP server at {self.endpoint.shown} answered resources/read of {uri} "
+                                 "without contents.")
+        return contents
 
     def require(self, *names: str) -> None:
         """Check that the server lists every tool in ``names``.
@@ -349,8 +390,11 @@ class Client:
             params = dict(params, _meta={"io.modelcontextprotocol/protocolVersion": MODERN,
                                          "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
                                          "io.modelcontextprotocol/clientCapabilities": {}})
-        body = json.dumps({"jsonrpc": "2.0", "id": message_id, "method": method, "params": params},
-                          ensure_ascii=False).encode("utf-8")
+        message = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
+        try:
+            body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (a name from a non-UTF-8 argv): JSON's own escape
+            body = json.dumps(message).encode("ascii")
         headers = self._headers(method, name, modern)
         sent_session = "Mcp-Session-Id" in headers
         try:
@@ -451,6 +495,10 @@ class Client:
         if status in (202, 204):
             raise McpServerError(f"the MCP server at {shown} accepted {what} without answering it (HTTP {status}).")
         raise McpServerError(f"the MCP server at {shown} refused {what} (HTTP {status}).")
+
+
+def _dict(value: object) -> dict:
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def _rpc_error(data: bytes, status: int) -> _RpcError | None:

@@ -153,6 +153,11 @@ class GraphScreen(Screen):
         #: when the shown graph was read (``time.time()``), and why the remote is offline ("" when not)
         self.read_at: float | None = None
         self.offline = ""
+        #: the remote's snapshot shown until the live read replaces it (None: what is shown is live)
+        self.cached = None
+        #: when the running remote read started (``time.monotonic()``), and the bytes it has received
+        self._reading_since: float | None = None
+        self._received = 0
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -211,6 +216,11 @@ class GraphScreen(Screen):
     # -- loading (worker thread) ------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="graph-load")
     def load_graph(self) -> None:
+        """Read the graph (and audit it) in this worker. A remote graph first shows its snapshot,
+        the last read kept in the user cache (:mod:`memtui.core.graph.snapshot`): the listing at
+        once, then its records, labelled "as of HH:MM, reading the remote…"; the live read
+        replaces it and is kept as the next snapshot."""
+        from memtui.core.graph import snapshot
         from memtui.core.graph.backend import open_graph
 
         ws = self.app.ws
@@ -219,12 +229,12 @@ class GraphScreen(Screen):
                 self.backend = open_graph(ws, getattr(self.app, "graph_remote", None))
             backend = self.backend
             if backend.kind == "remote":
-                self.app.call_from_thread(self._status, Text(f"reading the remote graph at {backend.shown}…",
-                                                             style="dim"))
+                self.app.call_from_thread(self._reading, 0)
+                if self.graph is None:
+                    self._show_snapshot(snapshot.find(ws.root, backend.shown))
 
                 def progress(count: int) -> None:
-                    self.app.call_from_thread(self._status, Text(
-                        f"reading the remote graph at {backend.shown}… {count / 1e6:,.1f} MB", style="dim"))
+                    self.app.call_from_thread(self._reading, count)
 
                 graph = backend.load(progress=progress)
             else:
@@ -236,10 +246,79 @@ class GraphScreen(Screen):
             return
         findings = audit(graph)
         provenance = self._read_provenance()
-        self.app.call_from_thread(self._read, graph, findings, provenance)
+        read_at = getattr(backend, "read_at", None) or time.time()
+        self.app.call_from_thread(self._read, graph, findings, provenance, read_at)
+        if backend.kind == "remote" and backend.view is not None:
+            snapshot.save(ws.root, backend.shown, backend.view, graph, read_at, backend.read_via)
 
-    def _read(self, graph: g.Graph, findings: list[Finding], provenance: dict) -> None:
-        self.read_at, self.offline = time.time(), ""
+    def _show_snapshot(self, found) -> None:  # noqa: ANN001 - Snapshot | None; in the load worker
+        """Show ``found`` while the live read runs: its listing's first page, then its records."""
+        from memtui.core.graph import snapshot
+
+        if found is None:
+            return
+        try:
+            rows = found.rows()
+            self.app.call_from_thread(self._cached_rows, found, rows)
+            graph = found.graph()
+        except snapshot.SnapshotError:
+            return
+        self.app.call_from_thread(self._cached_graph, found, graph)
+
+    def _cached_rows(self, found, rows: list) -> None:  # noqa: ANN001 - Snapshot
+        """The snapshot's first page (by name), before its records are read: names and counts."""
+        if self.graph is not None:
+            return
+        self.cached, self.read_at = found, found.read_at
+        table = self.query_one("#entities", DataTable)
+        table.clear()
+        rows = sorted(rows, key=lambda r: r.name.casefold())
+        for i, row in enumerate(rows[:PAGE]):
+            table.add_row(safe(row.name), safe(row.entity_type), Text(str(row.observations)), Text(str(row.relations)),
+                          key=str(i))
+        self._draw_status(Text(f"1–{min(PAGE, len(rows)):,} of {len(rows):,} entities · sorted by name"))
+        self.query_one("#entity-detail", Static).update(Text("reading the kept records…", style="dim"))
+
+    def _cached_graph(self, found, graph: g.Graph) -> None:  # noqa: ANN001 - Snapshot
+        """The snapshot's records: browsable (not audited) until the live read replaces them."""
+        if self.graph is not None and self.cached is None:
+            return  # the live read came first
+        self.cached, self.read_at = found, found.read_at
+        self._loaded(graph, [])
+
+    def _reading(self, count: int) -> None:
+        """A remote read runs (``count`` bytes so far): say so in the count line, with the time."""
+        if self._reading_since is None:
+            self._reading_since = time.monotonic()
+            self._tick = self.set_interval(1.0, self._redraw_reading)
+        self._received = count
+        self._redraw_reading()
+
+    def _redraw_reading(self) -> None:
+        if self._reading_since is None:
+            return
+        if self.graph is not None:
+            self._draw_status()
+        else:
+            self._status(join(Text(self._reading_text(), style="dim")))
+
+    def _reading_text(self) -> str:
+        backend = self.backend
+        where = f" at {backend.shown}" if backend is not None and not self.cached else ""
+        seconds = time.monotonic() - (self._reading_since or time.monotonic())
+        got = f", {self._received / 1e6:,.1f} MB" if self._received else ""
+        return f"reading the remote{where}… {seconds:.0f} s{got}"
+
+    def _read_done(self) -> None:
+        self._reading_since = None
+        tick = getattr(self, "_tick", None)
+        if tick is not None:
+            tick.stop()
+            self._tick = None
+
+    def _read(self, graph: g.Graph, findings: list[Finding], provenance: dict, read_at: float | None = None) -> None:
+        self._read_done()
+        self.read_at, self.offline, self.cached = read_at or time.time(), "", None
         self._loaded(graph, findings, provenance)
 
     def action_reload(self) -> None:
@@ -262,6 +341,7 @@ class GraphScreen(Screen):
 
     def _failed(self, message: str, notify: bool = True) -> None:
         """The graph could not be read: say why, and never show an empty table as the graph."""
+        self._read_done()
         self.offline = message
         if self.graph is not None:
             self._draw_page()  # what was last read stays, labelled offline
@@ -269,6 +349,7 @@ class GraphScreen(Screen):
                 self.notify(message, title="Graph offline", severity="error", markup=False, timeout=12)
             return
         self._status(Text(message, style="red"))
+        self.query_one("#entities", DataTable).clear()
         self.query_one("#entity-detail", Static).update(join(
             Text("No graph is shown, because it could not be read:\n\n", style="bold"), Text(message, style="red"),
             Text("\n\nF5 tries again.", style="dim")))
@@ -363,20 +444,7 @@ class GraphScreen(Screen):
             kind.truncate(self._column_fit[1], overflow="ellipsis")
             table.add_row(name, kind, Text(str(len(entity.observations))),
                           Text(str(degree)), key=str(start + i))
-        shown_to = min(start + PAGE, len(self._rows))
-        status = Text(f"{start + 1 if self._rows else 0:,}–{shown_to:,} of {plural(len(self._rows), 'entity', 'entities')}"
-                      f" · {plural(len(self.graph.relations), 'relation')} · {plural(len(self.findings), 'finding')}"
-                      f" · sorted by {self._sort}")
-        if len(self._rows) > PAGE:
-            status.append(Text("  ([ ] pages)", style="dim"))
-        if self.backend is not None and self.backend.kind == "remote":
-            status = join(Text("remote ", style="bold"), safe(self.backend.shown), Text(" · "), status)
-        if self.offline and self.read_at is not None:
-            stamp = time.strftime("%H:%M", time.localtime(self.read_at))
-            status = join(Text(f" offline, as of {stamp} ", style="bold reverse red"), Text(" F5 retries · "),
-                          status)
-        self._status(status)
-        self.query_one("#graph-count", Static).tooltip = self.offline or None
+        self._draw_status()
         current = self._current
         if current is not None and self.graph.find(current):
             self._show_entity(current, self._record_line)
@@ -392,6 +460,35 @@ class GraphScreen(Screen):
             self.query_one("#entity-detail", Static).update(Text("No entity matches.", style="dim"))
             self.query_one("#observations", OptionList).clear_options()
             self.query_one("#neighbourhood", Tree).clear()
+
+    def _draw_status(self, counts: Text | None = None) -> None:
+        """The count line: what is shown (``counts``, default the page's), where it comes from, and
+        whether it is live, the kept snapshot while the remote is read, or offline."""
+        from memtui.core.graph.snapshot import as_of
+
+        if counts is None:
+            assert self.graph is not None
+            start = self._page * PAGE
+            shown_to = min(start + PAGE, len(self._rows))
+            findings = plural(len(self.findings), "finding") if self.cached is None else "not audited"
+            counts = Text(f"{start + 1 if self._rows else 0:,}–{shown_to:,} of {plural(len(self._rows), 'entity', 'entities')}"
+                          f" · {plural(len(self.graph.relations), 'relation')} · {findings} · sorted by {self._sort}")
+            if len(self._rows) > PAGE:
+                counts.append(Text("  ([ ] pages)", style="dim"))
+        status = counts
+        if self.backend is not None and self.backend.kind == "remote":
+            status = join(Text("remote ", style="bold"), safe(self.backend.shown), Text(" · "), status)
+        stamp = as_of(self.read_at) if self.read_at is not None else ""
+        if self.offline and self.read_at is not None:
+            status = join(Text(f" offline, as of {stamp} ", style="bold reverse red"), Text(" F5 retries · "),
+                          status)
+        elif self.cached is not None:
+            label = self._reading_text() if self._reading_since is not None else "kept"
+            status = join(Text(f" as of {stamp}, {label} ", style="bold reverse yellow"), Text(" "), status)
+        self._status(status)
+        self.query_one("#graph-count", Static).tooltip = self.offline or (
+            "memtui's last read of the remote, kept in the user cache; the live read replaces it"
+            if self.cached is not None else None)
 
     def action_page(self, step: int) -> None:
         pages = max(1, -(-len(self._rows) // PAGE))
@@ -611,6 +708,11 @@ class GraphScreen(Screen):
             return False
         if self.saving:
             self.notify("the last change is still being saved", markup=False)
+            return False
+        if self.cached is not None:
+            self.notify("this is memtui's last read of the remote, kept from "
+                        f"{self.cached.as_of()}; a change waits for the live read (F5 reads again)",
+                        title="Not live yet", severity="warning", markup=False, timeout=10)
             return False
         if self.graph is None:
             self.notify("the graph is still being read; try again in a moment", markup=False)

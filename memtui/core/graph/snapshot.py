@@ -1,0 +1,216 @@
+"""The last read of a remote graph, kept in the user cache folder (issue 16: "a 50,000-entity graph
+must show its first page in under 1 s").
+
+A remote read of a big graph takes as long as the server and its gateway need to answer it (a
+whole-graph answer is the only read the reference server has: bench/remote_graph.py). So after
+every full read memtui keeps what it read here, and the next start shows it at once, labelled
+with its time ("as of HH:MM"), while the live read runs; the live read then replaces it. Reads
+may answer from it when asked (``memtui graph … --cached``); writes never do: they read the
+remote and re-read what they change (``open_nodes``) as always.
+
+Where: ``<user cache>/remote-graphs/<key>.json`` (:func:`memtui.paths.cache_dir`, never the
+workspace), ``key`` a sha256 of the remote's shown URL (no user information, query or fragment:
+:func:`memtui.core.mcp.client.shown_url`) and the workspace's root. The same proxy URL serves each
+member the graph their token scopes, so the workspace is part of the key; the token itself is in
+no byte of the file, its name or its header. The file is the user's alone (0600).
+
+The file is three JSON lines: a header (remote, workspace, when the read started, what it read,
+counts, the records' digest), the entity listing (``[name, entityType, observation count,
+relation count]`` a row, the server's order), and the records (``{"entities", "relations"}`` as
+the server answers them). The first page needs the first two only (:meth:`Snapshot.rows`):
+about a tenth of the file, read without decoding a single observation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from memtui.core.graph.format import Graph, degrees
+from memtui.core.graph.remote import graph_of
+
+#: The first key of a snapshot's header, and its version (another one is ignored).
+FORMAT = "memtui-remote-graph-snapshot"
+VERSION = 1
+#: The cache subfolder.
+FOLDER = "remote-graphs"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One entity of a snapshot's listing: what a page shows, without the observations.
+
+    Attributes:
+        name, entity_type: the entity's.
+        observations: how many it has.
+        relations: how many relations it is an end of (as :func:`~memtui.core.graph.format.degrees`).
+        line: its record's position in the server's order (1-based), as a read graph numbers it.
+    """
+
+    name: str
+    entity_type: str
+    observations: int
+    relations: int
+    line: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot file found for a remote (see the module docstring).
+
+    Attributes:
+        path: the file.
+        remote: the remote's shown URL.
+        read_at: when the read it holds started (epoch seconds).
+        read_via: what that read asked (``read_graph`` or the graph resource).
+        entities, relations: counts.
+        digest: the records' :func:`~memtui.core.graph.remote.view_digest` (the graph's identity).
+    """
+
+    path: Path
+    remote: str
+    read_at: float
+    read_via: str
+    entities: int
+    relations: int
+    digest: str
+
+    def as_of(self) -> str:
+        """``HH:MM`` of :attr:`read_at` (local time), with the date when it is not today."""
+        return as_of(self.read_at)
+
+    def to_json(self) -> dict:
+        """``{"as_of", "read_at", "remote", "entities", "relations"}`` for ``--json`` (``cached``)."""
+        return {"as_of": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.read_at)),
+                "read_at": self.read_at, "remote": self.remote, "entities": self.entities,
+                "relations": self.relations}
+
+    def rows(self) -> list[Row]:
+        """The entity listing (server order), from the file's first two lines only.
+
+        Raises:
+            SnapshotError: the file changed or is damaged since it was found.
+        """
+        try:
+            with open(self.path, "rb") as handle:
+                handle.readline()
+                listing = json.loads(handle.readline())
+            return [Row(str(n), str(t), int(o), int(d), i) for i, (n, t, o, d) in enumerate(listing, 1)]
+        except (OSError, ValueError, TypeError) as exc:
+            raise SnapshotError(f"the snapshot {self.path} cannot be read ({exc}).") from None
+
+    def graph(self) -> Graph:
+        """The whole graph it holds, as a remote read makes it (named :attr:`remote`).
+
+        Raises:
+            SnapshotError: the file changed or is damaged since it was found.
+        """
+        from memtui.core.graph.remote import check_view
+        from memtui.core.mcp.errors import McpError
+
+        try:
+            with open(self.path, "rb") as handle:
+                handle.readline()
+                handle.readline()
+                view = check_view(json.loads(handle.readline()), "snapshot")
+        except (OSError, ValueError, McpError) as exc:
+            raise SnapshotError(f"the snapshot {self.path} cannot be read ({exc}).") from None
+        return graph_of(view, self.remote, self.digest)
+
+
+class SnapshotError(Exception):
+    """A snapshot file could not be read (internal: callers fall back to a live read)."""
+
+
+def as_of(when: float) -> str:
+    """``HH:MM`` of epoch seconds ``when`` in local time, ``YYYY-MM-DD HH:MM`` when not today."""
+    stamp = time.localtime(when)
+    if time.strftime("%Y-%m-%d", stamp) == time.strftime("%Y-%m-%d"):
+        return time.strftime("%H:%M", stamp)
+    return time.strftime("%Y-%m-%d %H:%M", stamp)
+
+
+def _file(root: Path, remote: str) -> Path:
+    from memtui.paths import cache_dir
+
+    key = hashlib.sha256(f"{remote}\0{os.fspath(root)}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return cache_dir() / FOLDER / f"{key}.json"
+
+
+def find(root: Path, remote: str) -> Snapshot | None:
+    """The snapshot of ``remote`` (a shown URL) for the workspace at ``root``, or ``None`` when
+    there is none, it is of another version, or its header does not name them."""
+    path = _file(root, remote)
+    try:
+        with open(path, "rb") as handle:
+            head = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(head, dict) or head.get("format") != FORMAT or head.get("version") != VERSION or \
+            head.get("remote") != remote or head.get("workspace") != os.fspath(root):
+        return None
+    try:
+        return Snapshot(path, remote, float(head["read_at"]), str(head.get("read_via", "")), int(head["entities"]),
+                        int(head["relations"]), str(head["digest"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def save(root: Path, remote: str, view: dict, graph: Graph, read_at: float, read_via: str = "") -> Path | None:
+    """Keep ``view`` (a checked remote read, :attr:`RemoteGraph.view`) and ``graph`` (the graph
+    made of it) as the snapshot of ``remote`` for the workspace at ``root``, atomically (a reader
+    sees the old file or the new one). A failure to write is ignored (``None``): the snapshot
+    only saves time.
+
+    Args:
+        read_at: when the read started (epoch seconds).
+        read_via: what the read asked (shown nowhere but the header).
+    """
+    from memtui.core.atomic import write_bytes
+
+    def encode(value: object) -> bytes:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+    degree = degrees(graph)
+    listing = [[e.name, e.entity_type, len(e.observations), degree.get(e.name, 0)] for e in graph.entities]
+    head = {"format": FORMAT, "version": VERSION, "remote": remote, "workspace": os.fspath(root),
+            "read_at": read_at, "read_via": read_via, "entities": len(view["entities"]),
+            "relations": len(view["relations"]), "digest": graph.source_sha256}
+    data = b"\n".join([encode(head), encode(listing), encode(view)]) + b"\n"
+    path = _file(root, remote)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_bytes(path, data, mode=0o600)
+    except (OSError, ValueError):
+        return None
+    return path
+
+
+def forget(root: Path, remote: str) -> bool:
+    """Remove the snapshot of ``remote`` for ``root``; True when there was one."""
+    try:
+        _file(root, remote).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def page_of(rows: list[Row], keep: Callable[[str, str], bool], offset: int = 0, limit: int | None = None):
+    """The page of ``rows`` (server order) that ``keep(name, entityType)`` keeps: a
+    :class:`~memtui.core.paging.Page` of :class:`Row`, as
+    :func:`~memtui.core.graph.format.entity_page` gives of a read graph.
+
+    Raises:
+        ValueError: ``offset`` below 0 or ``limit`` below 1.
+    """
+    from memtui.core.paging import Page
+
+    return Page.of([r for r in rows if keep(r.name, r.entity_type)], offset, limit)
+
+
+__all__ = ["Snapshot", "Row", "SnapshotError", "find", "save", "forget", "as_of", "page_of"]

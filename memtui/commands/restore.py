@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for finding in result.findings:
             print(finding.summary())
+        for note in result.notes():
+            print(f"note: {note}")
         print(f"restored commit {result.commit[:10]} into {result.target}: {result.files} files, "
               f"{result.records} store records; the search index is rebuilt on first use")
     return ExitCode.OK if result.ok else ExitCode.PROBLEM

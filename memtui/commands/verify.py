@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         for diff in result.differences:
             print(f"differs ({diff.kind}): {diff.path}")
             sys.stdout.write(diff.diff)
+        for note in result.notes():
+            print(f"note: {note}")
         verdict = "zero differences" if result.ok else plural(len(result.differences), "difference")
         if not result.ok and not result.differences:
             verdict += f", {plural(len(result.findings), 'finding')}"

@@ -30,6 +30,10 @@ SERVICE = "memtui"
 NAMES = {"git-token": "MEMTUI_GIT_TOKEN",
          # the bearer token of the remote graph (issue 16; seed 002's /v1/mcp)
          "graph-token": "MEMTUI_GRAPH_TOKEN"}
+#: What a copy memtui makes holds in place of a secret it leaves out (the backup's ``config.json``:
+#: :mod:`memtui.core.backup.redact`); a reader meeting it knows the secret is missing, not wrong.
+LEFT_OUT = ("(left out by memtui backup: a secret; put the token back with `memtui secret set graph-token`, "
+            "or let the proxy write this block again)")
 #: Seconds a keyring call may take before memtui gives up on it.
 TIMEOUT = 5.0
 

@@ -256,6 +256,9 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
     result = BackupResult(repo.root, subdir, branch, commit, identity, tree.counts(),
                           [rd.shown(p) for p in stats.written], [rd.shown(p) for p in stats.removed],
                           tree.findings)
+    for rel, count in sorted(tree.left_out.items()):
+        result.notes.append(f"{rd.shown(rel)}: {count} Authorization header value{'s' if count != 1 else ''} "
+                            "left out of the backup (a secret); a restore of it has no token")
     if repo.created:
         result.notes.insert(0, f"created a new git repository at {repo.root}")
     if push:

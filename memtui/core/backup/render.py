@@ -5,7 +5,9 @@ deterministic for a given workspace (the same workspace always renders to the sa
 
 ``files/<workspace-relative path>``
     every workspace file byte for byte (memory tree, member notes, notebook, operator files,
-    ``graph.jsonl``, skills, shared skills, session histories, ``memtui.toml``): CRLF,
+    ``graph.jsonl``, skills, shared skills, session histories, ``memtui.toml``), except the
+    secrets of ``config.json`` (the graph's bearer token in its ``Authorization`` header), whose
+    values are left out and marked (:mod:`memtui.core.backup.redact`; invariant 8): CRLF,
     non-UTF-8 bytes, a missing final newline, empty files and odd names (spaces, Cyrillic,
     NFD, a leading ``-``, non-UTF-8 bytes: bug input B13) are kept as they are. Never
     ``.memtui/`` (the store is rendered below; the index is rebuilt; the lock is not data),
@@ -48,6 +50,7 @@ from typing import Any, Sequence
 
 from memtui.core import atomic, jsonio
 from memtui.core.files import is_inside
+from memtui.core.backup.redact import redact
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME, StoreDamagedError, parse as parse_store
 
@@ -87,12 +90,15 @@ class BackupTree:
         tables: the store as parsed: table name → {doc id (str): record}; ``None`` when the
             workspace has no store file.
         findings: what was skipped and why (symlinks, special files, unreadable files).
+        left_out: workspace-relative path → how many secret values its copy leaves out
+            (``config.json``'s ``Authorization`` headers: :mod:`memtui.core.backup.redact`).
     """
 
     files: dict[bytes, Entry] = field(default_factory=dict)
     empty_folders: list[bytes] = field(default_factory=list)
     tables: dict[str, dict[str, Any]] | None = None
     findings: list[Finding] = field(default_factory=list)
+    left_out: dict[bytes, int] = field(default_factory=dict)
 
     @property
     def workspace_files(self) -> int:
@@ -393,6 +399,10 @@ def _walk(root: bytes, skip: set[bytes], tree: BackupTree) -> None:
                     "file-unreadable", shown(rel), f"cannot be read: {exc.strerror or exc}",
                     "check its permissions; it is not in this backup"))
                 continue
+            if not rel_dir:  # config.json's tokens are left out (invariant 8; redact.py)
+                data, secrets = redact(rel, data)
+                if secrets:
+                    tree.left_out[rel] = secrets
             tree.files[FILES + rel] = Entry(data, bool(st.st_mode & stat.S_IXUSR))
             kept += 1
         if kept == 0 and rel_dir:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memtui.core import atomic
-from memtui.core.backup import render as rd
+from memtui.core.backup import redact, render as rd
 from memtui.core.backup.git import BackupRefused, BackupRepo, check_subdir, first_missing
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME
@@ -51,6 +51,8 @@ class RestoreResult:
         records: store records written (0 when the backup has no store).
         tables: table name → records written.
         findings: refused entries and mismatches (empty on a clean restore).
+        left_out: restored workspace files whose secrets the backup left out (``config.json``'s
+            tokens; :meth:`notes` says how to put them back). Not a failure: by design.
     """
 
     target: Path
@@ -59,16 +61,30 @@ class RestoreResult:
     records: int = 0
     tables: dict[str, int] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """True when nothing was refused and nothing mismatched."""
         return not self.findings
 
+    def notes(self) -> list[str]:
+        """What the restored workspace lacks by design: a sentence per file whose secrets the
+        backup left out (:mod:`memtui.core.backup.redact`), saying how to put them back."""
+        return [left_out_note(path) for path in self.left_out]
+
     def to_json(self) -> dict[str, Any]:
         return {"target": str(self.target), "commit": self.commit, "files": self.files,
                 "records": self.records, "tables": self.tables, "ok": self.ok,
-                "findings": [f.to_json() for f in self.findings]}
+                "findings": [f.to_json() for f in self.findings], "left_out": self.left_out,
+                "notes": self.notes()}
+
+
+def left_out_note(path: str) -> str:
+    """The sentence for a restored ``path`` whose secret header values the backup left out."""
+    return (f"{path} has no token: the backup leaves the Authorization header of its MCP server blocks out "
+            "(a secret), so the remote graph refuses this copy until you put the token back with "
+            "`memtui secret set graph-token`, or the proxy writes its memory block again.")
 
 
 def unsafe_reason(rel: bytes) -> str | None:
@@ -257,6 +273,8 @@ def _restore_into(files: dict[bytes, rd.Entry], manifest: rd.Manifest, root: Pat
             continue
         jobs.append((path, full, entry))
         _check_sum(result, manifest, path, entry)
+        if b"/" not in rel and redact.left_out(rel, entry.data):
+            result.left_out.append(rd.shown(rel))
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # creating files waits on the disk, not the CPU
         for path, error in zip([j[0] for j in jobs], pool.map(_write, jobs), strict=False):
             if error is None:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from memtui.core.backup import render as rd
 from memtui.core.backup.git import BackupRepo, check_subdir
-from memtui.core.backup.restore import restore_tree
+from memtui.core.backup.restore import left_out_note, restore_tree
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME, parse as parse_store
 
@@ -52,15 +52,22 @@ class VerifyResult:
     records: int = 0
     differences: list[Difference] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    #: backed-up files whose secrets the backup leaves out (by design; a restore lacks them)
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.differences and not self.findings
 
+    def notes(self) -> list[str]:
+        """A sentence per file whose secrets the backup leaves out (see :mod:`memtui.core.backup.redact`)."""
+        return [left_out_note(path) for path in self.left_out]
+
     def to_json(self) -> dict[str, Any]:
         return {"commit": self.commit, "ok": self.ok, "files": self.files, "records": self.records,
                 "differences": [d.to_json() for d in self.differences],
-                "findings": [f.to_json() for f in self.findings]}
+                "findings": [f.to_json() for f in self.findings], "left_out": self.left_out,
+                "notes": self.notes()}
 
 
 def unified(a: bytes, b: bytes, path: str, before: str = "backup", after: str = "re-rendered") -> str:
@@ -124,7 +131,7 @@ def verify_tree(files: dict[bytes, rd.Entry], progress: Callable[[str], None] | 
         if progress:
             progress("restoring into a temporary folder")
         restored = restore_tree(files, target)
-        result.findings = restored.findings
+        result.findings, result.left_out = restored.findings, restored.left_out
         if progress:
             progress("rendering the restored workspace")
         again = rd.render(target)

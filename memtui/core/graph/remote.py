@@ -154,11 +154,14 @@ def resolve(ws, remote: str | None = None) -> Endpoint | None:  # noqa: ANN001 -
         url, where = block["url"].strip(), f"the {BLOCK_NAME} block of {WORKSPACE_CONFIG}"
     token, source = None, ""
     headers: list[tuple[str, str]] = []
+    left_out = False
     if block is not None and isinstance(block.get("headers"), dict):
         for key, value in block["headers"].items():
             if not isinstance(key, str) or not isinstance(value, str):
                 continue
-            if key.lower() == "authorization":
+            if key.lower() == "authorization" and value == secrets.LEFT_OUT:
+                left_out = True  # a restored backup's block: the token was left out of it
+            elif key.lower() == "authorization":
                 scheme, _, rest = value.partition(" ")
                 if scheme.lower() == "bearer" and rest.strip():
                     token, source = rest.strip(), "config.json"
@@ -168,6 +171,8 @@ def resolve(ws, remote: str | None = None) -> Endpoint | None:  # noqa: ANN001 -
         found = secrets.get("graph-token")
         if found.value:
             token, source = found.value, found.source or "keyring"
+        elif left_out:
+            source = "left out"
     return Endpoint(url, token=token, token_source=source, where=where, timeout=timeout, headers=tuple(headers))
 
 

@@ -77,7 +77,8 @@ class Endpoint:
         token: the bearer token, or ``None``; sent only as ``Authorization: Bearer …``, never
             shown (not in ``repr``, not in any message).
         token_source: where the token came from, for messages: ``"keyring"``,
-            ``"environment"``, ``"config.json"`` or ``""`` (none).
+            ``"environment"``, ``"config.json"`` or ``""`` (none); ``"left out"`` (none) when the
+            memory block's header is a backup's mark of a token it left out.
         where: where the URL came from, for messages (``"--remote"``, ``"[graph] remote in
             memtui.toml"``, ``"the memory block of config.json"``).
         timeout: seconds without an answer byte before a request fails.
@@ -521,6 +522,10 @@ def _auth_sentence(endpoint: Endpoint, status: int) -> str:
         fix = ("the token is the Authorization header of the memory block in config.json: ask the proxy to "
                "write a fresh block (rotating its signing secret revokes every token), or set one with "
                "`memtui secret set graph-token`")
+    elif endpoint.token_source == "left out":
+        fix = ("the memory block of config.json came from a backup, which leaves its token out (a secret): put "
+               "it back with `memtui secret set graph-token` (or MEMTUI_GRAPH_TOKEN for one run), or let the "
+               "proxy write the block again")
     elif endpoint.token:
         fix = (f"the token came from the {endpoint.token_source or 'keyring'} and is wrong or revoked (rotating the "
                "proxy's signing secret revokes every token): set the current one with "

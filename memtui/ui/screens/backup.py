@@ -360,9 +360,12 @@ class BackupScreen(Screen):
                    f"{result.records} store records"
                    + (f"; {len(result.findings)} entries refused or mismatched (listed on the right)"
                       if result.findings else ""))
-        if result.findings:
+        if result.findings or result.left_out:
             self.query_one("#diff", TextArea).load_text(
-                "".join(f.summary() + "\n" for f in result.findings))
+                "".join(f.summary() + "\n" for f in result.findings) + "".join(
+                    f"note: {note}\n" for note in result.notes()))
+        if result.left_out:
+            message += f"; {', '.join(result.left_out)}: no token (see the note)"
         self.last_message = message
         self._say(safe(message, "green" if result.ok else "yellow"))
         self.app.notify(message, title="Restore", severity="information" if result.ok else "warning", markup=False)

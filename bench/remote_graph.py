@@ -1,61 +1,288 @@
-"""Figures of the remote graph (issue 16) on loopback: time to the first page of a big remote graph,
-one edit's round trip, and the time and bytes of a backup that includes it.
+"""Figures of the remote graph (issue 16) on loopback: a big remote graph's first page (cold: nothing
+kept; warm: memtui's last read kept in the user cache), the full read, and memtui's own share of it
+against the gateway's, with anchors on the same graph in the same run, interleaved.
 
-Usage: ``python bench/remote_graph.py URL WORKSPACE`` (a server already serving the graph, e.g. B23's
-50,000 entities behind supergateway; a workspace whose ``[graph] remote`` is URL). Prints one line
-per figure. Not a test: numbers depend on the server (supergateway + server-memory re-reads and
-re-writes the whole file on every tool call).
+Usage::
+
+    MEMTUI_MCP_SERVER_DIR=DIR python bench/remote_graph.py [--entities N] [--rounds R]
+        [--baseline OTHER_MEMTUI] [--all]
+
+It writes B23's graph (``../shared/bug-inputs/B23/make_big_graph.py``, 50,000 entities by default)
+into a temporary folder, serves it with the real ``supergateway`` + ``@modelcontextprotocol/
+server-memory`` on a loopback port, and per round measures, in this order:
+
+- ``stdio``: server-memory's ``read_graph`` over plain stdio (no gateway): the server's own cost;
+- ``gateway read_graph`` / ``gateway resources/read``: the gateway's answer, read raw by httpx
+  (no parsing), to its last byte — what any client waits for;
+- ``cold``: ``memtui graph entities --limit 500`` with no snapshot, to its first line of output;
+- ``warm``: the same with ``--cached`` once a snapshot is kept, to its first line;
+- ``full read``: :meth:`RemoteGraph.load` in this process (after the session is set up, timed
+  apart: the gateway starts a server process per session), with the time of the answer's last byte
+  (from the progress calls), so ``memtui's share`` = the time after the last byte (checking the
+  records and making the graph) and its CPU seconds;
+- ``Graph area`` (``--tui``): a headless app switched to the Graph area with a snapshot kept: its
+  first page, the snapshot's records, the live read in place;
+- ``baseline``: ``--baseline`` (another memtui, e.g. main's) cold, to its first line.
+
+``--all`` adds, once, one edit's round trip and a backup that includes the graph. Prints one line
+per measurement and a summary (median, min–max). Not a test: the numbers depend on the machine and
+its load (printed).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from memtui.core import graph as g
-from memtui.core.backup import commit as backup_commit
+import httpx
+
 from memtui.core.graph.remote import RemoteGraph
 from memtui.core.mcp.client import Endpoint
-from memtui.core.session import Session
-from memtui.core.workspace import Workspace
+
+HERE = Path(__file__).resolve().parent
+SHARED = Path(os.environ.get("MEMTUI_SHARED", HERE.parent.parent / "shared"))
+MODULES = Path(os.environ.get("MEMTUI_MCP_SERVER_DIR", "")) / "node_modules"
+MEMORY = MODULES / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+GATEWAY = MODULES / "supergateway" / "dist" / "index.js"
+MEMTUI = str(Path(sys.executable).parent / "memtui")
 
 
-def main(url: str, workspace: str) -> None:
-    memtui = str(Path(sys.executable).parent / "memtui")
+def _port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_gateway(file: Path) -> tuple[subprocess.Popen, str]:
+    port = _port()
+    proc = subprocess.Popen(["node", str(GATEWAY), "--stdio", f"node {MEMORY}", "--outputTransport", "streamableHttp",
+                             "--port", str(port), "--stateful", "--logLevel", "none"],
+                            env=dict(os.environ, MEMORY_FILE_PATH=str(file)), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    for _ in range(200):
+        try:
+            httpx.get(url, timeout=1)
+            return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise RuntimeError("the gateway did not start")
+
+
+def stdio_read(file: Path) -> float:
+    """server-memory's read_graph over stdio: seconds to its answer line."""
+    proc = subprocess.Popen(["node", str(MEMORY)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=dict(os.environ, MEMORY_FILE_PATH=str(file)))
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict) -> None:
+        proc.stdin.write((json.dumps(message) + "\n").encode())  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+    proc.stdout.readline()
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     start = time.perf_counter()
-    first = None
-    proc = subprocess.Popen([memtui, "graph", "entities", "-w", workspace, "--remote", url, "--limit", "500"],
-                            stdout=subprocess.PIPE)
-    assert proc.stdout is not None
-    for _line in proc.stdout:
-        if first is None:
-            first = time.perf_counter() - start
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_graph", "arguments": {}}})
+    proc.stdout.readline()
+    elapsed = time.perf_counter() - start
+    proc.kill()
     proc.wait()
-    print(f"first page (memtui graph entities --remote --limit 500): {first:.2f} s, exit {proc.returncode}")
-    remote = RemoteGraph(Endpoint(url, timeout=300))
-    t0 = time.perf_counter()
+    return elapsed
+
+
+def raw_read(url: str, method: str, params: dict) -> tuple[float, int]:
+    """One request in a fresh legacy session, its answer read raw to the last byte: (seconds, bytes)."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(timeout=600) as http:
+        answer = http.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+        headers |= {"mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        start = time.perf_counter()
+        size = 0
+        with http.stream("POST", url, headers=headers,
+                         json={"jsonrpc": "2.0", "id": 2, "method": method, "params": params}) as response:
+            for chunk in response.iter_raw():
+                size += len(chunk)
+        elapsed = time.perf_counter() - start
+        http.delete(url, headers=headers)
+    return elapsed, size
+
+
+def first_line(command: list[str], env: dict) -> tuple[float, int]:
+    """Seconds from start to the first line ``command`` prints, and its exit code."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    first = time.perf_counter() - start
+    proc.stdout.read()
+    return first, proc.wait()
+
+
+def full_read(url: str) -> dict:
+    """RemoteGraph.load(): total seconds, the answer's last byte, memtui's share after it, CPU."""
+    remote = RemoteGraph(Endpoint(url, timeout=600))
+    last = [0.0]
+
+    def progress(_count: int) -> None:
+        last[0] = time.perf_counter()
+
+    start = time.perf_counter()
+    client = remote.client()
+    client.tools(), client.resources()  # the session (the gateway starts a server for it): timed apart
+    setup = time.perf_counter() - start
+    start, cpu = time.perf_counter(), time.process_time()
+    graph = remote.load(progress=progress)
+    end = time.perf_counter()
+    cpu = time.process_time() - cpu
+    remote.close()
+    return {"setup": setup, "total": end - start, "last_byte": last[0] - start, "share": end - last[0], "cpu": cpu,
+            "entities": len(graph.entities), "via": remote.read_via}
+
+
+def tui_times(ws: Path, size: tuple[int, int] = (120, 40)) -> dict:
+    """The Graph area on ``ws`` in a headless app: seconds from switching to it until the
+    snapshot's first page is drawn (rows), its records are shown, and the live read replaced them."""
+    import asyncio
+
+    from textual.widgets import DataTable
+
+    from memtui.core.workspace import Workspace
+    from memtui.ui.app import MemtuiApp
+
+    async def run() -> dict:
+        app = MemtuiApp(Workspace.open(ws))
+        out: dict = {}
+        async with app.run_test(size=size) as pilot:
+            start = time.perf_counter()
+            await app.switch_mode("graph")
+            screen = app.screen
+            table = screen.query_one("#entities", DataTable)
+            while "live" not in out:
+                await pilot.pause(0.01)
+                now = time.perf_counter() - start
+                if "rows" not in out and table.row_count:
+                    out["rows"] = now
+                if "records" not in out and getattr(screen, "graph", None) is not None:
+                    out["records"] = now
+                if getattr(screen, "graph", None) is not None and getattr(screen, "cached", None) is None:
+                    out["live"] = now
+        return out
+
+    return asyncio.run(run())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entities", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", help="another memtui executable to time cold (e.g. main's)")
+    parser.add_argument("--all", action="store_true", help="also one edit's round trip and a backup")
+    parser.add_argument("--tui", action="store_true", help="also the Graph area's warm first page (headless)")
+    args = parser.parse_args()
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a killed bench still stops its gateway
+    if not MEMORY.is_file() or not GATEWAY.is_file():
+        sys.exit("set MEMTUI_MCP_SERVER_DIR to a folder with server-memory and supergateway (.ci/install-mcp-server.sh)")
+    tmp = Path(tempfile.mkdtemp(prefix="memtui-bench-remote-"))
+    try:
+        subprocess.run([sys.executable, str(SHARED / "bug-inputs" / "B23" / "make_big_graph.py"), str(tmp / "big"),
+                        str(args.entities)], check=True, stdout=subprocess.DEVNULL)
+        file = tmp / "big" / "memory.jsonl"
+        shutil.rmtree(tmp / "big" / "skills", ignore_errors=True)
+        proc, url = start_gateway(file)
+        ws = tmp / "ws"
+        (ws / "memory").mkdir(parents=True)
+        (ws / "memory" / "AGENTS.md").write_text("# root\n", encoding="utf-8")
+        (ws / "memtui.toml").write_text(f'[graph]\nremote = "{url}"\ntimeout = 600\n', encoding="utf-8")
+        cache = tmp / "cache"
+        env = dict(os.environ, MEMTUI_CACHE_DIR=str(cache))
+        os.environ["MEMTUI_CACHE_DIR"] = str(cache)
+        page = ["graph", "entities", "-w", str(ws), "--limit", "500"]
+        print(f"{args.entities:,} entities ({file.stat().st_size:,} bytes) behind supergateway at {url}; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        figures: dict[str, list[float]] = {}
+
+        def record(name: str, value: float, note: str = "") -> None:
+            figures.setdefault(name, []).append(value)
+            print(f"  {name}: {value:.2f} s{note}", flush=True)
+
+        try:
+            for round_no in range(1, args.rounds + 1):
+                print(f"round {round_no} (load {os.getloadavg()[0]:.1f})", flush=True)
+                record("stdio read_graph (no gateway)", stdio_read(file))
+                seconds, size = raw_read(url, "tools/call", {"name": "read_graph", "arguments": {}})
+                record("gateway read_graph, raw", seconds, f" ({size:,} bytes)")
+                seconds, size = raw_read(url, "resources/read", {"uri": "memory://knowledge-graph"})
+                record("gateway resources/read, raw", seconds, f" ({size:,} bytes)")
+                shutil.rmtree(cache, ignore_errors=True)
+                seconds, code = first_line([MEMTUI, *page], env)
+                record("memtui first page, cold", seconds, f" (exit {code})")
+                seconds, code = first_line([MEMTUI, *page, "--cached"], env)
+                record("memtui first page, warm (--cached)", seconds, f" (exit {code})")
+                read = full_read(url)
+                record("memtui session set-up", read["setup"])
+                record("memtui full read", read["total"], f" ({read['entities']:,} entities via {read['via']})")
+                record("  of which the answer's last byte", read["last_byte"])
+                record("  of which memtui's share after it", read["share"], f" ({read['cpu']:.2f} s CPU in all)")
+                if args.tui:
+                    shown = tui_times(ws)
+                    record("Graph area, warm: first page (the snapshot's listing)", shown["rows"])
+                    record("Graph area, warm: the snapshot's records", shown["records"])
+                    record("Graph area, warm: the live read in place", shown["live"])
+                if args.baseline:
+                    seconds, code = first_line([args.baseline, *page], env)
+                    record("baseline first page, cold", seconds, f" (exit {code})")
+            print("summary (median, min–max):")
+            for name, values in figures.items():
+                print(f"  {name}: {statistics.median(values):.2f} s ({min(values):.2f}–{max(values):.2f})")
+            if args.all:
+                extra(url, ws)
+        finally:
+            os.killpg(proc.pid, 9)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def extra(url: str, ws: Path) -> None:
+    """One edit's round trip and a backup that includes the remote graph (once)."""
+    from memtui.core import graph as g
+    from memtui.core.backup import commit as backup_commit
+    from memtui.core.session import Session
+    from memtui.core.workspace import Workspace
+
+    remote = RemoteGraph(Endpoint(url, timeout=600))
     loaded = remote.load()
-    print(f"read_graph of {len(loaded.entities):,} entities, {len(loaded.relations):,} relations: "
-          f"{time.perf_counter() - t0:.2f} s")
-    with Session.open(workspace, purpose="bench") as session:
+    with Session.open(ws, purpose="bench") as session:
         name = loaded.entities[len(loaded.entities) // 2].name
-        t0 = time.perf_counter()
+        start = time.perf_counter()
         saved = remote.save(loaded, g.AddObservation(name, f"bench {time.time()}"), session=session)
-        print(f"one edit's round trip (add-observation on a loaded graph: plan, open_nodes check, journal, "
-              f"tool call, read-back, journal): {time.perf_counter() - t0:.2f} s, written={saved.written}")
+        print(f"one edit's round trip (add-observation: plan, open_nodes check, journal, tool call, read-back, "
+              f"journal): {time.perf_counter() - start:.2f} s, written={saved.written}")
     remote.close()
     with tempfile.TemporaryDirectory() as repo:
-        t0 = time.perf_counter()
-        done = backup_commit.backup(Workspace.open(workspace), Path(repo) / "repo")
-        elapsed = time.perf_counter() - t0
-        size = sum(p.stat().st_size for p in (Path(repo) / "repo" / done.path).rglob("*") if p.is_file())
-        snapshot = (Path(repo) / "repo" / done.path / "remote" / "graph.jsonl").stat().st_size
+        start = time.perf_counter()
+        done = backup_commit.backup(Workspace.open(ws), Path(repo) / "repo")
+        elapsed = time.perf_counter() - start
+        tree = Path(repo) / "repo" / done.path
+        size = sum(p.stat().st_size for p in tree.rglob("*") if p.is_file())
         print(f"backup including the remote graph: {elapsed:.2f} s, backup tree {size:,} bytes "
-              f"(remote/graph.jsonl {snapshot:,} bytes)")
+              f"(remote/graph.jsonl {(tree / 'remote' / 'graph.jsonl').stat().st_size:,} bytes)")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main()

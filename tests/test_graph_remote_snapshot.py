@@ -69,6 +69,10 @@ def test_a_remote_read_is_the_graph_the_server_form_lines_would_parse_to() -> No
     assert built.to_bytes() == parsed.to_bytes()
     assert g.server_view(built) == view
     assert built.source_sha256 == rg.graph_of(rg.check_view(_view()), "other").source_sha256
+    once = rg.read_graph_of(_view(), "http://x/mcp")  # the whole-read path: checked while built
+    assert [(line.kind, line.record, line.raw) for line in once.lines] == \
+        [(line.kind, line.record, line.raw) for line in parsed.lines]
+    assert once.source_sha256 == built.source_sha256
     # an edit of a remote read writes the edited record in the server's form, and keeps the others
     changed = g.AddObservation("Zoë", "new").apply(built).graph
     assert changed.to_bytes() == g.AddObservation("Zoë", "new").apply(parsed).graph.to_bytes()
@@ -83,6 +87,8 @@ def test_a_read_that_is_not_a_graph_is_refused_with_a_sentence(bad: dict) -> Non
 
     with pytest.raises(McpServerError, match="answer"):
         rg.check_view(bad)
+    with pytest.raises(McpServerError, match="answer"):
+        rg.read_graph_of(bad, "http://x/mcp")
 
 
 def test_the_reference_servers_graph_resource_is_read_and_equals_read_graph(tmp_path: Path, servers) -> None:
@@ -95,6 +101,23 @@ def test_the_reference_servers_graph_resource_is_read_and_equals_read_graph(tmp_
     remote.close()
     assert remote.read_via == f"resources/read {rg.GRAPH_RESOURCE}"
     assert g.server_view(graph) == _call(gateway.url, "read_graph")  # the same records, the same order
+
+
+def test_a_long_answer_reports_its_bytes_while_it_streams_in(tmp_path: Path, servers) -> None:
+    """The whole graph arrives as one server-sent event; progress is told its bytes chunk by chunk,
+    not once at the end (the Graph area's count while a big read runs)."""
+    gateway = start_gateway(tmp_path / "memory.jsonl")
+    servers.append(gateway)
+    entities = [{"name": f"e{i:04}", "entityType": "t", "observations": ["x" * 500]} for i in range(1500)]
+    for part in range(0, len(entities), 100):  # the gateway takes bodies up to 100 KB
+        _call(gateway.url, "create_entities", entities=entities[part:part + 100])
+    seen: list[int] = []
+    remote = rg.RemoteGraph(Endpoint(gateway.url))
+    graph = remote.load(progress=seen.append)
+    remote.close()
+    assert len(graph.entities) == 1500
+    assert len(seen) > 3 and seen == sorted(seen) and seen[0] < seen[-1]
+    assert seen[-1] > 1500 * 500  # the last count is the whole answer's
 
 
 def test_a_server_without_the_resource_is_read_with_read_graph(tmp_path: Path, servers) -> None:
@@ -123,7 +146,7 @@ def test_reads_may_answer_from_the_snapshot_and_say_so_writes_never(tmp_path: Pa
         client.call_tool("create_relations", {"relations": [{"from": "Ada", "to": "Bob", "relationType": "knows"}]})
     cold = _memtui(["graph", "entities", "-w", str(ws), "--cached", "--json"])  # nothing kept yet: read live
     assert cold.returncode == 0, cold.stderr
-    assert json.loads(cold.stdout)["cached"] is False and "no earlier read" in cold.stderr
+    assert json.loads(cold.stdout)["cached"] is False and "no usable earlier read" in cold.stderr
     live = _memtui(["graph", "entities", "-w", str(ws), "--json"])
     assert json.loads(live.stdout)["cached"] is False
     cache = Path(os.environ["MEMTUI_CACHE_DIR"])

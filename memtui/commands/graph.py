@@ -249,7 +249,7 @@ class _Read:
                 except snapshot.SnapshotError:
                     self.rows = self.graph = None
             if self.cached is None:
-                print(f"memtui: no earlier read of {visible(self.backend.shown)} is kept; reading it.",
+                print(f"memtui: no usable earlier read of {visible(self.backend.shown)} is kept; reading it.",
                       file=sys.stderr)
             else:
                 print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} as of {found.as_of()} "
@@ -269,9 +269,9 @@ class _Read:
         """After a live remote read: keep it as the remote's snapshot (a failure is ignored)."""
         from memtui.core.graph import snapshot
 
-        if self._live and self.graph is not None and self.backend.view is not None:
-            snapshot.save(self.ws.root, self.backend.shown, self.backend.view, self.graph,
-                          self.backend.read_at or 0.0, self.backend.read_via)
+        if self._live and self.graph is not None:
+            snapshot.save(self.ws.root, self.backend.shown, self.graph, self.backend.read_at or 0.0,
+                          self.backend.read_via)
 
 
 def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:

@@ -50,7 +50,7 @@ from memtui.core.errors import ExternalError, MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.graph.commit import Saved, action_name, describe
 from memtui.core.graph.format import (ENTITY, RELATION, Entity, Graph, GraphConflictError, GraphEditError, Line, Relation,
-                                      entity_line, relation_line)
+                                      bulk, entity_line, relation_line, server_view)
 from memtui.core.graph.operations import Change, Operation, Restore
 from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
 from memtui.core.mcp.client import DEFAULT_TIMEOUT, Client, Endpoint, shown_url
@@ -199,34 +199,41 @@ def view_of(graph: Graph) -> dict:
     return {"entities": [_entity(e) for e in graph.entities], "relations": [_relation(r) for r in graph.relations]}
 
 
-def check_view(view: Any, what: str = "read_graph") -> dict:
-    """``view`` checked to be a graph answer (lists of well-formed records); copies holding only
-    the server's keys, in one pass (a 50,000-entity answer is checked in a fraction of a second).
+def _checked(answer: Any, what: str) -> tuple[list, list]:
+    """``answer``'s entity and relation records, checked to be a graph answer (lists of records
+    whose fields are text): the one rule of :func:`check_view` and :func:`read_graph_of`.
 
     Raises:
-        McpError: it is not (the server is not a memory server memtui understands).
+        McpServerError: it is not (the server is not a memory server memtui understands).
     """
-
-    if not isinstance(view, dict) or not isinstance(view.get("entities"), list) or not isinstance(
-            view.get("relations"), list):
+    if not isinstance(answer, dict) or not isinstance(answer.get("entities"), list) or not isinstance(
+            answer.get("relations"), list):
         raise McpServerError(f"the server's {what} answer is not a graph (entities and relations).")
-    entities: list[dict] = []
-    relations: list[dict] = []
     try:
-        for e in view["entities"]:
+        for e in answer["entities"]:
             name, kind, observations = e["name"], e["entityType"], e["observations"]
             if not (type(name) is str and type(kind) is str and type(observations) is list
                     and all(type(o) is str for o in observations)):
                 raise McpServerError(f"the server's {what} answer holds an entity whose fields are not text.")
-            entities.append({"name": name, "entityType": kind, "observations": list(observations)})
-        for r in view["relations"]:
-            source, target, kind = r["from"], r["to"], r["relationType"]
-            if not (type(source) is str and type(target) is str and type(kind) is str):
+        for r in answer["relations"]:
+            if not (type(r["from"]) is str and type(r["to"]) is str and type(r["relationType"]) is str):
                 raise McpServerError(f"the server's {what} answer holds a relation whose fields are not text.")
-            relations.append({"from": source, "to": target, "relationType": kind})
     except (KeyError, TypeError):
         raise McpServerError(f"the server's {what} answer holds a record without its fields.") from None
-    return {"entities": entities, "relations": relations}
+    return answer["entities"], answer["relations"]
+
+
+def check_view(view: Any, what: str = "read_graph") -> dict:
+    """``view`` checked to be a graph answer (:func:`_checked`); copies holding only the
+    server's keys.
+
+    Raises:
+        McpError: it is not (the server is not a memory server memtui understands).
+    """
+    entities, relations = _checked(view, what)
+    return {"entities": [{"name": e["name"], "entityType": e["entityType"], "observations": list(e["observations"])}
+                         for e in entities],
+            "relations": [{"from": r["from"], "to": r["to"], "relationType": r["relationType"]} for r in relations]}
 
 
 def view_bytes(view: dict) -> bytes:
@@ -264,6 +271,38 @@ def graph_of(view: dict, shown: str, digest: str | None = None) -> Graph:
                           origin=number))
     return Graph(lines, bom=False, final_newline=False, shown=shown,
                  source_sha256=digest if digest is not None else view_digest(view))
+
+
+def read_graph_of(answer: Any, shown: str, what: str = "read_graph", digest: str | None = None) -> Graph:
+    """:func:`graph_of` of a whole-graph answer, checked as :func:`check_view` checks it but
+    without copying the records into a view first (a 50,000-entity read: its records are made
+    into lines once).
+
+    Args:
+        answer: the decoded answer (``{"entities": [...], "relations": [...]}``).
+        shown: the remote's URL, as findings name it.
+        what: what was asked (in the error's sentence).
+        digest: the identity of the answer (``source_sha256``) when known (a snapshot's);
+            default :func:`view_digest` of the records, so every read of one state has one identity.
+
+    Raises:
+        McpError: it is not a graph (the sentences of :func:`check_view`).
+    """
+    entities, relations = _checked(answer, what)
+    lines: list[Line] = []
+    append = lines.append
+    number = 0
+    for e in entities:
+        number += 1
+        append(Line(None, False, ENTITY, Entity(e["name"], e["entityType"], tuple(e["observations"]), number),
+                    origin=number))
+    for r in relations:
+        number += 1
+        append(Line(None, False, RELATION, Relation(r["from"], r["to"], r["relationType"], number), origin=number))
+    graph = Graph(lines, bom=False, final_newline=False, shown=shown, source_sha256=digest or "")
+    if digest is None:
+        graph.source_sha256 = view_digest(server_view(graph))
+    return graph
 
 
 def simulate(view: dict, tool: str, arguments: dict) -> dict:
@@ -547,9 +586,8 @@ class RemoteGraph:
         self._make = client
         self._client: Client | None = None
         self.semantic = False
-        #: the records of the last :meth:`load` (a checked view), when it started (epoch seconds),
-        #: and what it read (``"read_graph"`` or the resource)
-        self.view: dict | None = None
+        #: when the last :meth:`load` started (epoch seconds), and what it read (``"read_graph"``
+        #: or the resource)
         self.read_at: float | None = None
         self.read_via = ""
         #: called with a step's summary before each tool call of a write (tests, progress)
@@ -587,8 +625,8 @@ class RemoteGraph:
         ``structuredContent``); through a gateway whose cost grows faster than the answer
         (supergateway 4.0.0 re-splits its whole line buffer on every chunk) that is several times
         quicker (bench/remote_graph.py). A resource that cannot be read or is not a graph falls
-        back to ``read_graph``. Sets :attr:`view` (the checked records), :attr:`read_at` (when
-        the read started, epoch seconds) and :attr:`read_via`.
+        back to ``read_graph``. Sets :attr:`read_at` (when the read started, epoch seconds) and
+        :attr:`read_via`.
 
         Args:
             progress: called with the bytes received so far.
@@ -605,21 +643,23 @@ class RemoteGraph:
             self.close()
             raise
         started = time.time()
-        view = None
-        if listed:
-            try:
-                view = self._read_resource(progress)
-                self.read_via = f"resources/read {GRAPH_RESOURCE}"
-            except McpServerError:
-                view = None
-        if view is None:
-            view = check_view(self._call("read_graph", {}, progress))
-            self.read_via = "read_graph"
-        self.view, self.read_at = view, started
-        return graph_of(view, self.shown)
+        graph = None
+        with bulk():  # the answer's decoding and the graph's making: no collector passes meanwhile
+            if listed:
+                try:
+                    graph = self._read_resource(progress)
+                    self.read_via = f"resources/read {GRAPH_RESOURCE}"
+                except McpServerError:
+                    graph = None
+            if graph is None:
+                graph = read_graph_of(self._call("read_graph", {}, progress), self.shown)
+                self.read_via = "read_graph"
+        self.read_at = started
+        return graph
 
-    def _read_resource(self, progress: Callable[[int], None] | None) -> dict:
-        """The graph resource's records (checked).
+    def _read_resource(self, progress: Callable[[int], None] | None) -> Graph:
+        """The graph resource as a graph (checked; its identity is :func:`view_digest`'s, as a
+        ``read_graph`` of the same state would have).
 
         Raises:
             McpServerError: the server failed to answer it, or its text is not a graph.
@@ -633,7 +673,7 @@ class RemoteGraph:
             data = json.loads(text)
         except ValueError:
             raise McpServerError(f"the graph resource of {self.shown} is not JSON.") from None
-        return check_view(data, f"resources/read {GRAPH_RESOURCE}")
+        return read_graph_of(data, self.shown, f"resources/read {GRAPH_RESOURCE}")
 
     def open(self, names: Sequence[str]) -> dict:
         """``open_nodes(names)`` in parts that fit :data:`MAX_ARGUMENTS`; one view.
@@ -669,7 +709,7 @@ class RemoteGraph:
         """
         tool = "semantic_search" if semantic else "search_nodes"
         self.client().require(tool)
-        return graph_of(check_view(self._call(tool, {"query": query}), tool), self.shown)
+        return read_graph_of(self._call(tool, {"query": query}), self.shown, tool)
 
     # -- writing ---------------------------------------------------------------------------------
     def save(self, loaded: Graph, operation: Operation, *, session, client_id: str | None = None,

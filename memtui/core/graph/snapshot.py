@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from memtui.core.graph.format import Graph, degrees
-from memtui.core.graph.remote import graph_of
+from memtui.core.graph.format import Graph, bulk, degrees, server_view
+from memtui.core.graph.remote import read_graph_of
 
 #: The first key of a snapshot's header, and its version (another one is ignored).
 FORMAT = "memtui-remote-graph-snapshot"
@@ -69,7 +69,7 @@ class Snapshot:
         read_at: when the read it holds started (epoch seconds).
         read_via: what that read asked (``read_graph`` or the graph resource).
         entities, relations: counts.
-        digest: the records' :func:`~memtui.core.graph.remote.view_digest` (the graph's identity).
+        digest: the graph's ``source_sha256`` when it was read (its identity).
     """
 
     path: Path
@@ -110,17 +110,15 @@ class Snapshot:
         Raises:
             SnapshotError: the file changed or is damaged since it was found.
         """
-        from memtui.core.graph.remote import check_view
         from memtui.core.mcp.errors import McpError
 
         try:
-            with open(self.path, "rb") as handle:
+            with open(self.path, "rb") as handle, bulk():
                 handle.readline()
                 handle.readline()
-                view = check_view(json.loads(handle.readline()), "snapshot")
+                return read_graph_of(json.loads(handle.readline()), self.remote, "snapshot", self.digest)
         except (OSError, ValueError, McpError) as exc:
             raise SnapshotError(f"the snapshot {self.path} cannot be read ({exc}).") from None
-        return graph_of(view, self.remote, self.digest)
 
 
 class SnapshotError(Exception):
@@ -161,11 +159,10 @@ def find(root: Path, remote: str) -> Snapshot | None:
         return None
 
 
-def save(root: Path, remote: str, view: dict, graph: Graph, read_at: float, read_via: str = "") -> Path | None:
-    """Keep ``view`` (a checked remote read, :attr:`RemoteGraph.view`) and ``graph`` (the graph
-    made of it) as the snapshot of ``remote`` for the workspace at ``root``, atomically (a reader
-    sees the old file or the new one). A failure to write is ignored (``None``): the snapshot
-    only saves time.
+def save(root: Path, remote: str, graph: Graph, read_at: float, read_via: str = "") -> Path | None:
+    """Keep ``graph`` (a remote read, :meth:`RemoteGraph.load`) as the snapshot of ``remote``
+    for the workspace at ``root``, atomically (a reader sees the old file or the new one). A
+    failure to write is ignored (``None``): the snapshot only saves time.
 
     Args:
         read_at: when the read started (epoch seconds).
@@ -176,6 +173,7 @@ def save(root: Path, remote: str, view: dict, graph: Graph, read_at: float, read
     def encode(value: object) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
+    view = server_view(graph)
     degree = degrees(graph)
     listing = [[e.name, e.entity_type, len(e.observations), degree.get(e.name, 0)] for e in graph.entities]
     head = {"format": FORMAT, "version": VERSION, "remote": remote, "workspace": os.fspath(root),

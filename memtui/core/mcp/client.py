@@ -38,7 +38,7 @@ import itertools
 import json
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 # httpx's package face imports its command-line tool (click, pygments, Rich) whenever those are
 # installed, and they are, beside Textual. memtui never uses that tool, and the core must not load
@@ -47,7 +47,7 @@ from typing import Any, Callable
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 import httpx  # noqa: E402 - after the line above
-from httpx_sse import EventSource  # noqa: E402
+from httpx_sse import EventSource, ServerSentEvent  # noqa: E402
 
 from memtui.core import jsonio
 from memtui.core.text import shown_url
@@ -445,10 +445,8 @@ class Client:
     def _from_stream(self, response: httpx.Response, message_id: int, progress: ProgressFn | None,
                      what: str) -> dict:
         count = 0
-        for event in EventSource(response).iter_sse():
+        for event in _events(response, progress):
             count += 1
-            if progress is not None:
-                progress(response.num_bytes_downloaded)
             if event.event not in ("", "message") or not event.data.strip():
                 continue
             try:
@@ -496,6 +494,29 @@ class Client:
         if status in (202, 204):
             raise McpServerError(f"the MCP server at {shown} accepted {what} without answering it (HTTP {status}).")
         raise McpServerError(f"the MCP server at {shown} refused {what} (HTTP {status}).")
+
+
+def _events(response: httpx.Response, progress: ProgressFn | None) -> Iterator[ServerSentEvent]:
+    """The server-sent events of ``response`` (httpx-sse), calling ``progress`` with the bytes
+    received after every chunk: a 60 MB answer is one event, and a reader waiting on it should
+    see it arrive."""
+    if progress is None:
+        return EventSource(response).iter_sse()
+    return EventSource(_Counted(response, progress)).iter_sse()  # type: ignore[arg-type]
+
+
+class _Counted:
+    """``response`` as :class:`EventSource` reads it (headers, ``iter_text``), with ``progress``
+    called after each chunk."""
+
+    def __init__(self, response: httpx.Response, progress: ProgressFn) -> None:
+        self._response, self._progress = response, progress
+        self.headers = response.headers
+
+    def iter_text(self) -> Iterator[str]:
+        for text in self._response.iter_text():
+            self._progress(self._response.num_bytes_downloaded)
+            yield text
 
 
 def _dict(value: object) -> dict:

@@ -158,6 +158,8 @@ class GraphScreen(Screen):
         #: when the running remote read started (``time.monotonic()``), and the bytes it has received
         self._reading_since: float | None = None
         self._received = 0
+        #: the count line of the snapshot's listing (shown before its records are read)
+        self._listing = Text("")
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -248,8 +250,8 @@ class GraphScreen(Screen):
         provenance = self._read_provenance()
         read_at = getattr(backend, "read_at", None) or time.time()
         self.app.call_from_thread(self._read, graph, findings, provenance, read_at)
-        if backend.kind == "remote" and backend.view is not None:
-            snapshot.save(ws.root, backend.shown, backend.view, graph, read_at, backend.read_via)
+        if backend.kind == "remote":
+            snapshot.save(ws.root, backend.shown, graph, read_at, backend.read_via)
 
     def _show_snapshot(self, found) -> None:  # noqa: ANN001 - Snapshot | None; in the load worker
         """Show ``found`` while the live read runs: its listing's first page, then its records."""
@@ -276,7 +278,8 @@ class GraphScreen(Screen):
         for i, row in enumerate(rows[:PAGE]):
             table.add_row(safe(row.name), safe(row.entity_type), Text(str(row.observations)), Text(str(row.relations)),
                           key=str(i))
-        self._draw_status(Text(f"1–{min(PAGE, len(rows)):,} of {len(rows):,} entities · sorted by name"))
+        self._listing = Text(f"1–{min(PAGE, len(rows)):,} of {len(rows):,} entities · sorted by name")
+        self._draw_status(self._listing)
         self.query_one("#entity-detail", Static).update(Text("reading the kept records…", style="dim"))
 
     def _cached_graph(self, found, graph: g.Graph) -> None:  # noqa: ANN001 - Snapshot
@@ -299,6 +302,8 @@ class GraphScreen(Screen):
             return
         if self.graph is not None:
             self._draw_status()
+        elif self.cached is not None:  # the snapshot's listing, before its records
+            self._draw_status(self._listing)
         else:
             self._status(join(Text(self._reading_text(), style="dim")))
 
@@ -306,7 +311,7 @@ class GraphScreen(Screen):
         backend = self.backend
         where = f" at {backend.shown}" if backend is not None and not self.cached else ""
         seconds = time.monotonic() - (self._reading_since or time.monotonic())
-        got = f", {self._received / 1e6:,.1f} MB" if self._received else ""
+        got = f", {self._received / 1e6:,.1f} MB" if self._received >= 100_000 else ""
         return f"reading the remote{where}… {seconds:.0f} s{got}"
 
     def _read_done(self) -> None:
@@ -476,8 +481,8 @@ class GraphScreen(Screen):
             if len(self._rows) > PAGE:
                 counts.append(Text("  ([ ] pages)", style="dim"))
         status = counts
-        if self.backend is not None and self.backend.kind == "remote":
-            status = join(Text("remote ", style="bold"), safe(self.backend.shown), Text(" · "), status)
+        if self.backend is not None and self.backend.kind == "remote":  # last: the counts matter more at 80 columns
+            status = join(status, Text(" · "), Text("remote ", style="bold"), safe(self.backend.shown))
         stamp = as_of(self.read_at) if self.read_at is not None else ""
         if self.offline and self.read_at is not None:
             status = join(Text(f" offline, as of {stamp} ", style="bold reverse red"), Text(" F5 retries · "),

@@ -14,6 +14,8 @@ server-memory`` on a loopback port, and per round measures, in this order:
 - ``stdio``: server-memory's ``read_graph`` over plain stdio (no gateway): the server's own cost;
 - ``gateway read_graph`` / ``gateway resources/read``: the gateway's answer, read raw by httpx
   (no parsing), to its last byte — what any client waits for;
+- ``gateway search_nodes`` (a query nothing matches) / ``gateway open_nodes`` (a page's 500 names):
+  the server's tools with a bounded answer, raw — what a first page without ``read_graph`` costs;
 - ``cold``: ``memtui graph entities --limit 500`` with no snapshot, to its first line of output;
 - ``warm``: the same with ``--cached`` once a snapshot is kept, to its first line;
 - ``full read``: :meth:`RemoteGraph.load` in this process (after the session is set up, timed
@@ -121,6 +123,21 @@ def raw_read(url: str, method: str, params: dict) -> tuple[float, int]:
     return elapsed, size
 
 
+#: a query no record of B23's graph holds: search_nodes' cost with an empty answer (the server's scan)
+NO_MATCH = "\u2603 no such text \u2603"
+
+
+def first_names(file: Path, count: int) -> list[str]:
+    """The first ``count`` entity names of ``file`` by name (a page as the Graph area sorts it)."""
+    names = []
+    with open(file, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            if record.get("type") == "entity":
+                names.append(record["name"])
+    return sorted(names)[:count]
+
+
 def first_line(command: list[str], env: dict) -> tuple[float, int]:
     """Seconds from start to the first line ``command`` prints, and its exit code."""
     start = time.perf_counter()
@@ -213,6 +230,7 @@ def main() -> None:
         env = dict(os.environ, MEMTUI_CACHE_DIR=str(cache))
         os.environ["MEMTUI_CACHE_DIR"] = str(cache)
         page = ["graph", "entities", "-w", str(ws), "--limit", "500"]
+        page_names = first_names(file, 500)
         print(f"{args.entities:,} entities ({file.stat().st_size:,} bytes) behind supergateway at {url}; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         figures: dict[str, list[float]] = {}
@@ -229,6 +247,10 @@ def main() -> None:
                 record("gateway read_graph, raw", seconds, f" ({size:,} bytes)")
                 seconds, size = raw_read(url, "resources/read", {"uri": "memory://knowledge-graph"})
                 record("gateway resources/read, raw", seconds, f" ({size:,} bytes)")
+                seconds, size = raw_read(url, "tools/call", {"name": "search_nodes", "arguments": {"query": NO_MATCH}})
+                record("gateway search_nodes (matching nothing), raw", seconds, f" ({size:,} bytes)")
+                seconds, size = raw_read(url, "tools/call", {"name": "open_nodes", "arguments": {"names": page_names}})
+                record(f"gateway open_nodes ({len(page_names)} names: a page), raw", seconds, f" ({size:,} bytes)")
                 shutil.rmtree(cache, ignore_errors=True)
                 seconds, code = first_line([MEMTUI, *page], env)
                 record("memtui first page, cold", seconds, f" (exit {code})")

@@ -118,6 +118,28 @@ def test_a_long_answer_reports_its_bytes_while_it_streams_in(tmp_path: Path, ser
     assert len(graph.entities) == 1500
     assert len(seen) > 3 and seen == sorted(seen) and seen[0] < seen[-1]
     assert seen[-1] > 1500 * 500  # the last count is the whole answer's
+    # on a terminal, the command line says it too (standard error), and clears the line after
+    ws = _workspace(tmp_path, gateway.url)
+    leader, follower = os.openpty()
+    try:
+        done = subprocess.run([str(Path(sys.executable).parent / "memtui"), "graph", "entities", "-w", str(ws),
+                               "--limit", "1"], stdout=subprocess.PIPE, stderr=follower, text=True, timeout=120)
+        os.close(follower)
+        said = b""
+        while chunk := _read_pty(leader):
+            said += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0 and done.stdout.startswith("e0000")
+    assert b"\rreading the remote graph\xe2\x80\xa6 " in said and b" MB\x1b[K" in said
+    assert said.rindex(b"\r\x1b[K") > said.rindex(b" MB")  # cleared before anything else is said
+
+
+def _read_pty(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the other end is closed
+        return b""
 
 
 def test_a_server_without_the_resource_is_read_with_read_graph(tmp_path: Path, servers) -> None:

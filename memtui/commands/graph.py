@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from memtui.commands import _common
@@ -194,7 +195,7 @@ def _load(args: argparse.Namespace, ws=None, backend=None):  # noqa: ANN001 - Wo
         ws, backend = _backend(args, ws)
     if backend.kind == "remote":
         try:
-            return ws, backend, backend.load(), b""
+            return ws, backend, _remote_load(backend), b""
         except Exception:
             backend.close()
             raise
@@ -223,6 +224,26 @@ def _record(args: argparse.Namespace, graph: g.Graph) -> str:
         _common.fail(f"line {line} holds no record of {visible(args.name)!r} (its records are at lines {lines}); "
                      "`memtui graph show` lists them", ExitCode.USAGE)
     return graph.record_key(found[0])
+
+
+def _remote_load(backend):  # noqa: ANN001, ANN202 - RemoteGraph -> Graph
+    """``backend.load()``, with the seconds and megabytes received on one line of standard error
+    while it runs, when that is a terminal (a big remote graph takes a while); the line is
+    cleared once the read ends."""
+    from memtui.core.mcp.client import throttled
+
+    if not sys.stderr.isatty():
+        return backend.load()
+    started = time.monotonic()
+
+    def show(count: int) -> None:  # short: a line wider than the terminal would not be overwritten
+        print(f"\rreading the remote graph… {time.monotonic() - started:.0f} s, {count / 1e6:,.1f} MB\033[K",
+              end="", file=sys.stderr, flush=True)
+
+    try:
+        return backend.load(progress=throttled(show, 0.5))
+    finally:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
 
 
 class _Read:

@@ -37,6 +37,7 @@ import base64
 import itertools
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -66,6 +67,21 @@ UNSUPPORTED_VERSION = -32022
 CLIENT_INFO = {"name": "memtui", "version": "0.1.0"}
 
 ProgressFn = Callable[[int], None]
+
+
+def throttled(progress: ProgressFn, seconds: float = 0.25) -> ProgressFn:
+    """``progress`` called at most once every ``seconds`` (the first call always): a long answer
+    reports after every chunk, thousands of times, and a reader that redraws (a terminal line,
+    the TUI through its event loop) needs a few a second."""
+    last = [float("-inf")]
+
+    def report(count: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= seconds:
+            last[0] = now
+            progress(count)
+
+    return report
 
 
 @dataclass(frozen=True)

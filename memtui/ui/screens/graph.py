@@ -224,6 +224,7 @@ class GraphScreen(Screen):
         replaces it and is kept as the next snapshot."""
         from memtui.core.graph import snapshot
         from memtui.core.graph.backend import open_graph
+        from memtui.core.mcp.client import throttled
 
         ws = self.app.ws
         try:
@@ -238,7 +239,7 @@ class GraphScreen(Screen):
                 def progress(count: int) -> None:
                     self.app.call_from_thread(self._reading, count)
 
-                graph = backend.load(progress=progress)
+                graph = backend.load(progress=throttled(progress))  # call_from_thread waits on the UI
             else:
                 graph = backend.load()
         except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash

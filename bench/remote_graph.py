@@ -191,6 +191,8 @@ def tui_times(ws: Path, size: tuple[int, int] = (120, 40)) -> dict:
             while "live" not in out:
                 await pilot.pause(0.01)
                 now = time.perf_counter() - start
+                if getattr(screen, "offline", "") or now > 600:
+                    raise RuntimeError(f"the Graph area did not read the remote: {getattr(screen, 'offline', '')!r}")
                 if "rows" not in out and table.row_count:
                     out["rows"] = now
                 if "records" not in out and getattr(screen, "graph", None) is not None:

@@ -21,15 +21,13 @@ writes is in the server's own form: compact JSON, the server's key order, non-AS
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import json
 import os
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from memtui.core import jsonio
 from memtui.core.errors import ConflictError, MemtuiError
@@ -741,20 +739,6 @@ def degrees(graph: Graph) -> dict[str, int]:
         if relation.target != relation.source:
             out[relation.target] = out.get(relation.target, 0) + 1
     return out
-
-
-@contextlib.contextmanager
-def bulk() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a whole graph's records are made (restored
-    after, as it was). A 50,000-entity graph is some 500,000 new objects, none in a cycle, and the
-    collector's passes over them took two thirds of making them (bench/remote_graph.py)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def entity_filter(types: Sequence[str] = (), match: str = ""):  # noqa: ANN201 - a predicate

@@ -46,11 +46,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from memtui.core import jsonio
+from memtui.core.bulk import bulk
 from memtui.core.errors import ExternalError, MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.graph.commit import Saved, action_name, describe
 from memtui.core.graph.format import (ENTITY, RELATION, Entity, Graph, GraphConflictError, GraphEditError, Line, Relation,
-                                      bulk, entity_line, relation_line, server_view)
+                                      entity_line, relation_line, server_view)
 from memtui.core.graph.operations import Change, Operation, Restore
 from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
 from memtui.core.mcp.client import DEFAULT_TIMEOUT, Client, Endpoint, shown_url
@@ -644,16 +645,17 @@ class RemoteGraph:
             raise
         started = time.time()
         graph = None
-        with bulk():  # the answer's decoding and the graph's making: no collector passes meanwhile
-            if listed:
-                try:
-                    graph = self._read_resource(progress)
-                    self.read_via = f"resources/read {GRAPH_RESOURCE}"
-                except McpServerError:
-                    graph = None
-            if graph is None:
-                graph = read_graph_of(self._call("read_graph", {}, progress), self.shown)
-                self.read_via = "read_graph"
+        if listed:
+            try:
+                graph = self._read_resource(progress)
+                self.read_via = f"resources/read {GRAPH_RESOURCE}"
+            except McpServerError:
+                graph = None
+        if graph is None:
+            answer = self._call("read_graph", {}, progress)
+            with bulk():
+                graph = read_graph_of(answer, self.shown)
+            self.read_via = "read_graph"
         self.read_at = started
         return graph
 
@@ -669,11 +671,12 @@ class RemoteGraph:
         text = next((c.get("text") for c in contents if isinstance(c.get("text"), str)), None)
         if text is None:
             raise McpServerError(f"the graph resource of {self.shown} holds no text.")
-        try:
-            data = json.loads(text)
-        except ValueError:
-            raise McpServerError(f"the graph resource of {self.shown} is not JSON.") from None
-        return read_graph_of(data, self.shown, f"resources/read {GRAPH_RESOURCE}")
+        with bulk():  # the records are made here, from the text
+            try:
+                data = json.loads(text)
+            except ValueError:
+                raise McpServerError(f"the graph resource of {self.shown} is not JSON.") from None
+            return read_graph_of(data, self.shown, f"resources/read {GRAPH_RESOURCE}")
 
     def open(self, names: Sequence[str]) -> dict:
         """``open_nodes(names)`` in parts that fit :data:`MAX_ARGUMENTS`; one view.

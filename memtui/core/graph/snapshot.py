@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from memtui.core.graph.format import Graph, bulk, degrees, server_view
+from memtui.core.bulk import bulk
+from memtui.core.graph.format import Graph, degrees, server_view
 from memtui.core.graph.remote import read_graph_of
 
 #: The first key of a snapshot's header, and its version (another one is ignored).

@@ -51,6 +51,7 @@ import httpx  # noqa: E402 - after the line above
 from httpx_sse import EventSource, ServerSentEvent  # noqa: E402
 
 from memtui.core import jsonio
+from memtui.core.bulk import bulk
 from memtui.core.text import shown_url
 from memtui.core.mcp.errors import (McpAuthError, McpError, McpServerError, McpTimeout, McpToolError,
                                     McpToolMissing, McpUnreachable)
@@ -449,7 +450,8 @@ class Client:
             if progress is not None:
                 progress(response.num_bytes_downloaded)
         try:
-            answer = jsonio.loads(b"".join(chunks))
+            with bulk():  # a whole graph's answer can be one message
+                answer = jsonio.loads(b"".join(chunks))
         except ValueError:
             raise McpServerError(f"the MCP server at {self.endpoint.shown} answered {what} with something "
                                  "that is not JSON.") from None
@@ -466,7 +468,8 @@ class Client:
             if event.event not in ("", "message") or not event.data.strip():
                 continue
             try:
-                message = jsonio.loads(event.data)
+                with bulk():  # a whole graph's answer is one event
+                    message = jsonio.loads(event.data)
             except ValueError:
                 raise McpServerError(
                     f"the event stream from {self.endpoint.shown} is malformed: event {count} of the answer to "

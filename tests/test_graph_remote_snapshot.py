@@ -262,3 +262,24 @@ async def test_the_graph_area_shows_the_snapshot_until_the_live_read_replaces_it
         # the live read is kept as the next snapshot (by the same worker, after it is shown)
         await wait_for(pilot, lambda: snapshot.find(ws, server.url).entities == 2)
     assert [e.name for e in snapshot.find(ws, server.url).graph().entities] == ["Ada", "Bob"]
+
+
+def test_the_reading_line_says_what_has_arrived_and_puts_the_url_last() -> None:
+    """A gateway may send a big answer only once it is whole: the Graph area says nothing has
+    arrived yet rather than counting zero bytes; once bytes come it counts them; the URL is last
+    (at 80 columns it is what may not fit)."""
+    import time
+
+    from memtui.core.graph.remote import RemoteGraph
+    from memtui.ui.screens.graph import GraphScreen
+
+    screen = GraphScreen()
+    screen.backend = RemoteGraph(Endpoint("http://127.0.0.1:9/mcp"))
+    screen._reading_since = time.monotonic() - 5
+    screen._received = 0
+    assert screen._reading_text() == "reading the remote… 5 s, nothing received yet · http://127.0.0.1:9/mcp"
+    screen._received = 12_345_678
+    assert screen._reading_text() == "reading the remote… 5 s, 12.3 MB · http://127.0.0.1:9/mcp"
+    screen._reading_since = time.monotonic()
+    screen._received = 0
+    assert screen._reading_text() == "reading the remote… 0 s · http://127.0.0.1:9/mcp"

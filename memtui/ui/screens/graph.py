@@ -310,10 +310,12 @@ class GraphScreen(Screen):
 
     def _reading_text(self) -> str:
         backend = self.backend
-        where = f" at {backend.shown}" if backend is not None and not self.cached else ""
+        where = f" · {backend.shown}" if backend is not None and not self.cached else ""  # last: it may not fit
         seconds = time.monotonic() - (self._reading_since or time.monotonic())
         got = f", {self._received / 1e6:,.1f} MB" if self._received >= 100_000 else ""
-        return f"reading the remote{where}… {seconds:.0f} s{got}"
+        if not self._received and seconds >= 3:  # a gateway may send a big answer only once it is whole
+            got = ", nothing received yet"
+        return f"reading the remote… {seconds:.0f} s{got}{where}"
 
     def _read_done(self) -> None:
         self._reading_since = None

@@ -51,6 +51,21 @@ def test_json_nested_too_deep_is_a_plain_error(text: str) -> None:
     assert jsonio.loads('["' + "[" * 500 + '"]') == ["[" * 500], "brackets inside strings do not count"
 
 
+def test_json_depth_is_the_deepest_branch_of_a_wide_value_and_is_named() -> None:
+    """The bound is checked on the decoded value: a deep branch after thousands of shallow ones,
+    inside an object, is found, and the sentence names its depth, as a text scan did."""
+    shallow = ",".join(['{"name": "x", "observations": ["a", "b"]}'] * 5000)
+    deep = "[" * 120 + "]" * 120
+    with pytest.raises(jsonio.JSONError, match="nested 122 levels deep") as caught:
+        jsonio.loads('{"entities": [' + shallow + "," + deep + "]}")
+    assert caught.value.depth == 122
+    assert len(jsonio.loads('{"entities": [' + shallow + "]}")["entities"]) == 5000
+    with pytest.raises(jsonio.JSONError, match="nested 150 levels deep"):  # one value of a longer text
+        jsonio.decode('1 ' + "[" * 150 + "]" * 150 + " 2", 2)
+    with pytest.raises(jsonio.JSONError, match="nested 3,000 levels deep"):  # unterminated, past the decoder's guard
+        jsonio.loads("[" * 3000)
+
+
 @pytest.mark.parametrize("text", ['{"a": NaN}', "[Infinity]", "-Infinity", "1" * 5000])
 def test_json_specials_are_plain_errors(text: str) -> None:
     with pytest.raises(jsonio.JSONError) as caught:

@@ -77,6 +77,43 @@ _STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
 _LENIENT = json.JSONDecoder()
 
 
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in the decoded ``value`` (``0`` for a scalar), counted
+    without recursion and only until it passes :data:`MAX_DEPTH`."""
+    if type(value) is not dict and type(value) is not list:
+        return 0
+    deepest = 1
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > MAX_DEPTH:
+                break
+        for child in (item.values() if type(item) is dict else item):
+            if type(child) is dict or type(child) is list:
+                stack.append((child, level + 1))
+    return deepest
+
+
+def _failed(exc: Exception, text: str, pos: int) -> JSONError | json.JSONDecodeError:
+    """The error for a decoding failure ``exc`` of ``text`` (read from ``pos``): nested too deep
+    when it is (raised: that sentence comes first, as when the bound was checked before
+    decoding), else the syntax error itself, else a value that cannot be read (4,300-digit
+    integers, the decoder's own recursion guard)."""
+    _check_depth(text)  # raises JSONError when too deep
+    if isinstance(exc, json.JSONDecodeError):
+        return exc
+    return JSONError(f"holds a value that cannot be read ({exc})", text, pos)
+
+
+def _too_deep(text: str) -> None:
+    """Raise the :class:`JSONError` of ``text``, whose value nests deeper than :data:`MAX_DEPTH`."""
+    _check_depth(text)
+    raise JSONError(f"is nested more than {MAX_DEPTH} levels deep (memtui reads JSON nested at most {MAX_DEPTH} "
+                    "levels)", text, 0, depth=MAX_DEPTH + 1)
+
+
 def _check_depth(text: str) -> None:
     depth = nesting(text)
     if depth > MAX_DEPTH:
@@ -98,15 +135,18 @@ def decode(text: str, pos: int = 0, *, allow_nan: bool = False) -> tuple[Any, in
             too long to read (a ``json.JSONDecodeError`` is also a ``ValueError``; its
             ``pos`` and ``msg`` are kept).
     """
-    _check_depth(text if pos == 0 else text[pos:])
     try:
-        return (_LENIENT if allow_nan else _STRICT).raw_decode(text, pos)
+        value, end = (_LENIENT if allow_nan else _STRICT).raw_decode(text, pos)
     except JSONError:
         raise
-    except json.JSONDecodeError:
-        raise
-    except (ValueError, RecursionError) as exc:  # 4,300-digit integers; a guard for the bound
-        raise JSONError(f"holds a value that cannot be read ({exc})", text, pos) from exc
+    except (ValueError, RecursionError) as exc:
+        error = _failed(exc, text if pos == 0 else text[pos:], pos)
+        if error is exc:
+            raise
+        raise error from exc
+    if _depth(value) > MAX_DEPTH:
+        _too_deep(text[pos:end])
+    return value, end
 
 
 def loads(data: str | bytes, *, allow_nan: bool = False) -> Any:
@@ -128,12 +168,15 @@ def loads(data: str | bytes, *, allow_nan: bool = False) -> Any:
                             pos=exc.start) from exc
     else:
         text = data
-    _check_depth(text)
     try:
-        return (_LENIENT if allow_nan else _STRICT).decode(text)
+        value = (_LENIENT if allow_nan else _STRICT).decode(text)
     except JSONError:
         raise
-    except json.JSONDecodeError:
-        raise
     except (ValueError, RecursionError) as exc:
-        raise JSONError(f"holds a value that cannot be read ({exc})", text, 0) from exc
+        error = _failed(exc, text, 0)
+        if error is exc:
+            raise
+        raise error from exc
+    if _depth(value) > MAX_DEPTH:
+        _too_deep(text)
+    return value

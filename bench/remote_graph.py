@@ -299,9 +299,13 @@ def extra(url: str, ws: Path) -> None:
               f"journal): {time.perf_counter() - start:.2f} s, written={saved.written}")
     remote.close()
     with tempfile.TemporaryDirectory() as repo:
+        steps: list[tuple[str, float]] = []
         start = time.perf_counter()
-        done = backup_commit.backup(Workspace.open(ws), Path(repo) / "repo")
+        done = backup_commit.backup(Workspace.open(ws), Path(repo) / "repo",
+                                    progress=lambda what, _fraction: steps.append((what, time.perf_counter())))
         elapsed = time.perf_counter() - start
+        for (what, at), (_next, until) in zip(steps, [*steps[1:], ("end", start + elapsed)], strict=True):
+            print(f"  backup step {what}: {until - at:.2f} s")
         tree = Path(repo) / "repo" / done.path
         size = sum(p.stat().st_size for p in tree.rglob("*") if p.is_file())
         print(f"backup including the remote graph: {elapsed:.2f} s, backup tree {size:,} bytes "

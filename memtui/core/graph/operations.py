@@ -488,23 +488,35 @@ class ImportRecords(Operation):
     relations: tuple[Relation, ...]
 
     def apply(self, graph: Graph) -> Change:
+        # One pass, one new graph: creating entity by entity re-indexed the whole graph for each
+        # (an import of 2,000 entities took ~50 s, 20,000 did not end in 10 minutes).
         self._editable(graph)
-        current = graph
-        created = extended = related = 0
+        lines = list(graph.lines)
+        gained: dict[str, tuple[str, ...]] = {}  # existing name -> observations it lacks, in order
+        new: dict[str, Entity] = {}  # new name -> its record, observations merged in order
         for entity in self.entities:
-            if current.find(entity.name):
-                before = current.entity(entity.name).observations
-                lines = list(current.lines)
-                missing = tuple(o for o in dict.fromkeys(entity.observations) if o not in before)
-                if missing:
-                    target = current.entity(entity.name)
-                    lines[target.line - 1] = _rewrite(
-                        lines[target.line - 1], Entity(target.name, target.entity_type, before + missing))
-                    current = current.replaced(lines)
-                    extended += 1
+            if graph.find(entity.name):
+                have = graph.entity(entity.name).observations + gained.get(entity.name, ())
+                more = tuple(o for o in dict.fromkeys(entity.observations) if o not in have)
+                if more:
+                    gained[entity.name] = gained.get(entity.name, ()) + more
+            elif entity.name in new:
+                known = new[entity.name]
+                more = tuple(o for o in dict.fromkeys(entity.observations) if o not in known.observations)
+                new[entity.name] = Entity(known.name, known.entity_type, known.observations + more)
             else:
-                current = CreateEntity(entity.name, entity.entity_type, entity.observations).apply(current).graph
-                created += 1
+                _check_text(entity.name, "entity name")
+                _check_text(entity.entity_type, "entityType")
+                new[entity.name] = Entity(entity.name, entity.entity_type, tuple(dict.fromkeys(entity.observations)))
+        for name, more in gained.items():
+            target = graph.entity(name)
+            lines[target.line - 1] = _rewrite(lines[target.line - 1],
+                                              Entity(target.name, target.entity_type, target.observations + more))
+        if new:
+            at = _insert_position(lines, ENTITY)
+            lines[at:at] = [_new_line(graph, record) for record in new.values()]
+        created, extended, related = len(new), len(gained), 0
+        current = graph.replaced(lines) if (created or extended) else graph
         existing = {r.triple for r in current.relations}
         lines = list(current.lines)
         for relation in self.relations:

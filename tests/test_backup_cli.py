@@ -117,3 +117,30 @@ def test_backup_push_in_memtui_toml_pushes_from_the_cli(sample_copy: Path, tmp_p
     (sample_copy / "memory" / "MEMORY_CUSTOM.md").write_text("changed\n")
     assert run(capsys, "backup", "-w", str(sample_copy), "--no-push")[0] == 0
     assert git(bare, "rev-parse", "--all").split() == [head]
+
+
+def test_restoring_a_commit_that_is_no_backup_is_a_problem_not_a_git_failure(sample_copy: Path, tmp_path: Path,
+                                                                              capsys) -> None:
+    """A new user restored `repo@<a commit before the first backup>` and got exit 4 ("an operation
+    outside memtui failed"); git did not fail: the commit holds no backup (exit 1)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "README").write_text("not a backup\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-qm", "first")
+    target = tmp_path / "out"
+    code, _, err = run(capsys, "restore", "--repo", f"{repo}@HEAD", "--to", str(target))
+    assert code == 1 and "holds nothing under memtui-backup/" in err and "Traceback" not in err
+    assert not target.exists() or not any(target.iterdir())
+    code, out, _ = run(capsys, "backup", "--history", "-w", str(sample_copy), "--repo", str(repo))
+    assert out.count("no backups yet") == 1
+
+
+def test_status_of_a_repository_not_made_yet_says_the_first_backup_makes_it(sample_copy: Path, tmp_path: Path,
+                                                                             capsys) -> None:
+    """The TUI said "not ready: … does not exist" twice for a folder its prompt said the first
+    backup would create."""
+    code, out, _ = run(capsys, "backup", "--status", "-w", str(sample_copy), "--repo", str(tmp_path / "new"), "--json")
+    state = json.loads(out)
+    assert code == 0 and state["problem"] is None and "first backup creates" in state["state"]

@@ -34,3 +34,12 @@ def test_app_text_keeps_its_newlines_and_user_text_shows_them() -> None:
     composed = Text("Rename ")
     composed.append_text(safe("[/]\n"))
     assert message(composed).plain == "Rename [/]⏎"
+
+
+def test_for_tui_keeps_the_space_before_a_dotted_path() -> None:
+    """A new user read "fix: restore.memtui/store.json from a backup" in the TUI."""
+    from memtui.ui.text import for_tui
+
+    shown = for_tui("restore .memtui/store.json from a backup, or run `memtui store set-aside` to keep it aside")
+    assert shown.startswith("restore .memtui/store.json from a backup")
+    assert for_tui("a sentence , then more .") == "a sentence, then more."

@@ -151,6 +151,6 @@ def print_status(state: dict) -> None:
 
 def print_history(state: dict) -> None:
     if not state["history"]:
-        print(f"no backups yet ({state['state']})")
+        print(f"no backups yet ({state['state'].removesuffix('; no backups yet')})")
     for entry in state["history"]:
         print(f"{entry['commit'][:10]}  {entry['date']}  {entry['changed']:>6} files changed  {entry['subject']}")

@@ -15,6 +15,7 @@ terminal; destructive commands (delete, merge, repair, convert) then need ``--ye
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -36,7 +37,12 @@ class _GraphParser(_common.Parser):
     """The subcommands' parser: its usage errors also explain how to pass names starting with ``-``."""
 
     def hint(self, message: str) -> str:
-        if "unknown option" in message or "required" in message or "expected" in message:
+        if "required" in message or "expected" in message:
+            return DASH_HINT
+        # an unknown option that reads like one (`--type`) was meant as an option: the list of
+        # known options says enough; anything else (`-rf`, `-`) may be a name starting with '-'
+        unknown = re.search(r"unknown option (\S+?)[;:,]", message)
+        if unknown and not re.fullmatch(r"--[a-z][a-z0-9-]*", unknown.group(1)):
             return DASH_HINT
         return ""
 

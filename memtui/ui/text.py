@@ -65,4 +65,4 @@ def for_tui(message: str) -> str:
     out = _REF_LEAD.sub("(", out)  # "(seed 002: append-only)" keeps its explanation
     out = _REF_OWNER.sub("the ", out)  # "breaks seed 002's upload pattern"
     out = _CLI_CLAUSE.sub("", out)
-    return re.sub(r"\s+([;,.])", r"\1", out).strip()
+    return re.sub(r"\s+([;,.])(?=\s|$)", r"\1", out).strip()  # never glue a path's dot: "restore .memtui/"

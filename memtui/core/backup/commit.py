@@ -465,6 +465,9 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
         out["state"] = ("no backup repository is configured: give --repo, or set [backup] repo in "
                         "memtui.toml")
         return out
+    if not Path(repo_path).expanduser().exists():  # not a problem: the first backup makes it
+        out["state"] = mask_url(f"{repo_path} does not exist yet; the first backup creates a git repository there")
+        return out
     try:
         subdir = check_subdir(subdir)
         repo = BackupRepo.open(repo_path)

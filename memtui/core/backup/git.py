@@ -35,7 +35,7 @@ import git as gitpython
 
 from memtui.core import atomic
 from memtui.core.backup.render import Entry, shown
-from memtui.core.errors import ExternalError, RefusedError
+from memtui.core.errors import ExternalError, MemtuiError, RefusedError
 from memtui.core.findings import Finding
 from memtui.core.text import mask_url
 
@@ -47,6 +47,11 @@ GIT_OPTIONS = ("-c", "core.quotepath=false", "-c", "core.autocrlf=false", "-c", 
 
 class GitError(ExternalError):
     """A git command failed, or the repository cannot be used; ``str(exc)`` says why (exit 4)."""
+
+
+class NotABackupError(MemtuiError):
+    """The commit asked for holds no backup under the backup folder: a problem with what was
+    asked, not a failure of git (exit 1)."""
 
 
 class BackupRefused(RefusedError):
@@ -536,7 +541,7 @@ class BackupRepo:
                 continue
             wanted.append((rel, sha, mode == b"100755"))
         if not wanted and not findings:
-            raise GitError(f"commit {commit[:7]} of {self.root} holds nothing under {subdir}/; "
+            raise NotABackupError(f"commit {commit[:7]} of {self.root} holds nothing under {subdir}/; "
                            "check --path (the folder the backups were made into).")
         files: dict[bytes, Entry] = {}
         with tempfile.TemporaryFile() as handle:

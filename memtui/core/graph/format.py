@@ -446,7 +446,7 @@ class Graph:
         """
         found = self.find(name)
         if not found:
-            raise GraphEditError(f"there is no entity named {name!r}{_suggest(self, name)}.")
+            raise GraphEditError(f"there is no entity named {name!r}{_suggest(self, name) or '.'}")
         return found[0]
 
     def record_key(self, entity: Entity) -> str:
@@ -470,7 +470,7 @@ class Graph:
             if self.record_key(entity) == key:
                 return entity
         if not found:
-            raise GraphEditError(f"there is no entity named {name!r}{_suggest(self, name)}.")
+            raise GraphEditError(f"there is no entity named {name!r}{_suggest(self, name) or '.'}")
         raise GraphEditError(
             f"the record of {name!r} that was selected changed or is gone since the graph was loaded "
             f"({len(found)} record{'s' if len(found) != 1 else ''} of that name now); reload and select it again.")
@@ -605,7 +605,7 @@ def _suggest(graph: Graph, name: str) -> str:
             close = []
     if close:
         return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-    return "; `memtui graph entities` lists them"
+    return "; `memtui graph entities` lists them."
 
 
 def _legacy_records(obj: dict) -> tuple[list[Entity], list[Relation], int]:

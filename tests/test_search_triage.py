@@ -252,3 +252,24 @@ def test_cli_eval_triage_reports_per_node_and_owner(triage_ws: Path, shared: Pat
     assert sum(row["cases"] for row in domains["node"].values()) == sum(
         1 for line in (shared / "triage" / "dev-cases.jsonl").read_text("utf-8").splitlines()
         if line.strip() and json.loads(line)["relevant"])
+
+
+def test_index_status_says_an_interrupted_build_is_incomplete(triage_ws: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """After a SIGKILLed rebuild a new user read `documents: 0  schema: None`, exit 0, and no word
+    that the index was incomplete."""
+    from memtui.core.search.engine.index import MANIFEST
+
+    ws = tmp_path / "ws"
+    shutil.copytree(triage_ws / "memory", ws / "memory")
+    assert main(["index", "-w", str(ws)]) == 0
+    capsys.readouterr()
+    assert main(["index", "-w", str(ws), "--status", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == "ready"
+    (ws / ".memtui" / "index" / MANIFEST).unlink()  # what a build killed before its manifest leaves
+    assert main(["index", "-w", str(ws), "--status"]) == 1
+    assert capsys.readouterr().out.startswith("state: incomplete: a build was interrupted")
+    assert main(["search", "-w", str(ws), "policy", "--json"]) in (0, 1)  # the next search builds it
+    capsys.readouterr()
+    assert main(["index", "-w", str(ws), "--status", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == "ready"

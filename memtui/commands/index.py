@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_index(args: argparse.Namespace) -> int:
-    """``memtui index``: 0 when up to date, 1 when files were skipped or the index is damaged."""
+    """``memtui index``: 0 when up to date, 1 when files were skipped or the index is damaged
+    (``--status``: 1 when it is damaged, incomplete, outdated or refused)."""
     ws = _common.open_workspace(args)
     index = SearchIndex(ws)
     if args.status:
@@ -38,7 +39,8 @@ def run_index(args: argparse.Namespace) -> int:
                 if key == "updated" and isinstance(value, (int, float)):
                     value = datetime.fromtimestamp(value, tz=timezone.utc).isoformat(timespec="seconds")
                 print(f"{key}: {value}")
-        return int(ExitCode.OK if status["documents"] is not None or not status["exists"] else ExitCode.PROBLEM)
+        sound = status["state"] == "ready" or status["state"].startswith("absent")
+        return int(ExitCode.OK if sound else ExitCode.PROBLEM)
     report = _update(index, rebuild=args.rebuild)
     if args.json:
         _common.emit_json(report.to_json())

@@ -799,14 +799,18 @@ class SearchIndex:
 
     # -- reading ---------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """``{"path", "exists", "schema", "documents", "sources", "bytes", "updated"}``.
+        """``{"state", "path", "exists", "schema", "documents", "sources", "bytes", "updated"}``.
 
+        ``state`` is one sentence starting with ``ready``, ``absent``, ``incomplete`` (a build
+        was interrupted before it recorded its manifest: the next search or ``memtui index``
+        builds it), ``outdated`` (another schema version), ``damaged`` or ``refused``.
         ``updated`` is the time of the last update (seconds since the epoch) or ``None``.
         Never builds or repairs anything (a damaged index shows ``documents: None``).
         """
         if self.refused:
-            return {"path": self.ws.shown(self.dir), "exists": False, "schema": None, "documents": None,
-                    "sources": 0, "updated": None, "bytes": 0, "refused": self.refused}
+            return {"state": f"refused: {self.refused}", "path": self.ws.shown(self.dir), "exists": False,
+                    "schema": None, "documents": None, "sources": 0, "updated": None, "bytes": 0,
+                    "refused": self.refused}
         meta = self.manifest.meta()
         out: dict[str, Any] = {"path": self.ws.shown(self.dir), "exists": self._toc_present(),
                                "schema": meta.get("schema"), "documents": None,
@@ -821,7 +825,18 @@ class SearchIndex:
                     out["documents"] = reader.doc_count()
             except DAMAGE_ERRORS:
                 out["documents"] = None
-        return out
+        later = "the next search or `memtui index` builds it"
+        if not out["exists"]:
+            state = f"absent: {later}"
+        elif out["documents"] is None:
+            state = "damaged: the next search or `memtui index` rebuilds it from the files"
+        elif out["schema"] is None:
+            state = f"incomplete: a build was interrupted before it finished; {later}"
+        elif out["schema"] != SCHEMA_VERSION:
+            state = f"outdated: built with schema {out['schema']}, this memtui uses {SCHEMA_VERSION}; {later}"
+        else:
+            state = "ready"
+        return {"state": state, **out}
 
 
 def _reader_reusing(ix, old):  # noqa: ANN001, ANN202 - Whoosh index and readers

@@ -144,3 +144,16 @@ def test_status_of_a_repository_not_made_yet_says_the_first_backup_makes_it(samp
     code, out, _ = run(capsys, "backup", "--status", "-w", str(sample_copy), "--repo", str(tmp_path / "new"), "--json")
     state = json.loads(out)
     assert code == 0 and state["problem"] is None and "first backup creates" in state["state"]
+
+
+def test_status_says_what_changed_since_the_last_backup(sample_copy: Path, tmp_path: Path, capsys) -> None:
+    """Issue 19 item 6, in the CLI too: a new user found `backup --status` silent about an edit
+    that was never backed up (the TUI said it)."""
+    repo = tmp_path / "repo"
+    assert run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo))[0] == 0
+    code, out, _ = run(capsys, "backup", "--status", "-w", str(sample_copy), "--repo", str(repo), "--json")
+    assert code == 0 and json.loads(out)["pending"]["count"] == 0
+    with (sample_copy / "memory" / "MEMORY_CUSTOM.md").open("a", encoding="utf-8") as notes:
+        notes.write("- one more line\n")
+    code, out, _ = run(capsys, "backup", "--status", "-w", str(sample_copy), "--repo", str(repo))
+    assert code == 0 and "1 file changed since the last backup" in out and "memory/MEMORY_CUSTOM.md" in out

@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         offset = args.cursor or 0
         state = core.status(conf.repo, conf.path, conf.remote, history_limit=args.limit or LIMIT,
                             history_offset=offset)
+        if args.status and state["exists"] and state["last"] and not state["problem"]:
+            state["pending"] = _pending(ws, conf.repo, conf.path)
         end = offset + len(state["history"])
         page = Page(state["history"], state["history_total"], end if end < state["history_total"] else None)
         if args.json:
@@ -132,6 +134,22 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK if result.ok else ExitCode.EXTERNAL
 
 
+def _pending(ws, repo: str, subdir: str) -> dict:  # noqa: ANN001 - a Workspace
+    """What a backup now would change (issue 19 item 6), as JSON: ``{"count", "sentence",
+    "files", "tables", "compared"}`` or ``{"error"}`` when it cannot be told."""
+    from memtui.core.backup.render import BackupFormatError
+    from memtui.core.errors import MemtuiError
+
+    try:
+        found = core.pending(ws, repo, subdir)
+    except (MemtuiError, BackupFormatError, OSError) as exc:
+        return {"error": str(exc)}
+    if found is None:
+        return {"error": "no backup to compare with"}
+    return {"count": found.count, "sentence": found.sentence(), "files": found.files, "tables": found.tables,
+            "compared": found.compared}
+
+
 def print_status(state: dict) -> None:
     print(f"repository: {state['repo'] or '(none)'}  path: {state['path']}/")
     print(f"state: {state['state']}")
@@ -143,6 +161,17 @@ def print_status(state: dict) -> None:
         counts = last.get("counts") or {}
         print(f"last backup: {last['commit'][:10]} {last['date']} by {last['author']}: "
               f"{counts.get('files', '?')} files, {counts.get('records', '?')} store records")
+    pending = state.get("pending")
+    if pending is not None:
+        if "error" in pending:
+            print(f"changes since the last backup: cannot tell ({pending['error']})")
+        else:
+            print(f"{pending['sentence']} "
+                  f"({pending['compared']:,} files and store tables compared)")
+            for name in (pending["files"] + pending["tables"])[:20]:
+                print(f"  {name}")
+            if pending["count"] > 20:
+                print(f"  … and {pending['count'] - 20:,} more")
     if state["uncommitted"]:
         print(f"uncommitted changes under {state['path']}/: {len(state['uncommitted'])}")
         for name in state["uncommitted"][:20]:

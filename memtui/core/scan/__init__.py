@@ -12,7 +12,13 @@ never the value (seed 000 §2 rule 5; DESIGN.md §4 invariant 8).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 from memtui.core.findings import Finding
+
+if TYPE_CHECKING:
+    from memtui.core.scan import personal, secrets
+    from memtui.core.scan.chunk import Chunk
 
 #: The codes whose findings carry a value fingerprint and may be allowed as false positives.
 ALLOWABLE = frozenset({"secret", "pii-email", "pii-phone", "pii-egn", "pii-iban", "pii-card"})
@@ -38,21 +44,44 @@ def secret_findings(text: str, shown: str, first_line: int = 1) -> list[Finding]
     """
     from memtui.core.scan import secrets
 
-    return [Finding.make(
-        "secret", shown, f"holds what looks like a secret ({hit.kind}: {hit.masked})",
-        "remove it from the file and revoke it where it was issued; if it is no secret, "
-        f"`memtui audit allow secret {shown}:{hit.line} --reason …`",
-        line=hit.line, column=hit.column, fingerprint=hit.fingerprint)
-        for hit in secrets.find(text, first_line)]
+    return [_secret_finding(hit, shown) for hit in secrets.find(text, first_line)]
 
 
 def personal_findings(text: str, shown: str, first_line: int = 1) -> list[Finding]:
     """``pii-*`` findings (warnings) for the personal data in ``text`` (seed 000 §5)."""
     from memtui.core.scan import personal
 
-    return [Finding.make(
+    return [_personal_finding(hit, shown) for hit in personal.find(text, first_line)]
+
+
+def findings_many(texts: Sequence[str], shown: Sequence[str], chunk: "Chunk | None" = None) -> list[list[Finding]]:
+    """:func:`secret_findings` then :func:`personal_findings` of each text (``shown[i]`` is
+    the place of ``texts[i]``), both scans over one :class:`~memtui.core.scan.chunk.Chunk`:
+    the same findings, their prefilters run once over all the texts (``chunk``: of ``texts``,
+    to share it with other scans)."""
+    from memtui.core.scan import personal, secrets
+    from memtui.core.scan.chunk import Chunk
+
+    if not texts:
+        return []
+    chunk = chunk if chunk is not None else Chunk(texts)
+    found = secrets.find_many(texts, chunk=chunk)
+    pii = personal.find_many(texts, chunk=chunk)
+    return [[_secret_finding(hit, place) for hit in hits] + [_personal_finding(hit, place) for hit in data]
+            for place, hits, data in zip(shown, found, pii, strict=True)]
+
+
+def _secret_finding(hit: "secrets.Hit", shown: str) -> Finding:
+    return Finding.make(
+        "secret", shown, f"holds what looks like a secret ({hit.kind}: {hit.masked})",
+        "remove it from the file and revoke it where it was issued; if it is no secret, "
+        f"`memtui audit allow secret {shown}:{hit.line} --reason …`",
+        line=hit.line, column=hit.column, fingerprint=hit.fingerprint)
+
+
+def _personal_finding(hit: "personal.Personal", shown: str) -> Finding:
+    return Finding.make(
         hit.code, shown, f"holds {hit.kind} ({hit.masked}); the memory tree holds no personal data",
         "write the pattern without the person: replace the value by what it is (\"the sender's "
         f"phone\") or a keyed hash; if it is no one's, `memtui audit allow {hit.code} {shown}:{hit.line} "
         "--reason …`", line=hit.line, column=hit.column, fingerprint=hit.fingerprint)
-        for hit in personal.find(text, first_line)]

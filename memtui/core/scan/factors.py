@@ -17,7 +17,7 @@ import re
 from re import _parser as sre  # type: ignore[attr-defined]  # the parser of the re module itself
 
 #: An exact alternative set larger than this is given up (the gate then uses a shorter factor).
-_MAX_SET = 256
+_MAX_SET = 2048
 #: A character class wider than this is not expanded into literals.
 _MAX_CLASS = 8
 
@@ -157,6 +157,8 @@ def _conditions_seq(seq) -> list[set[str]]:  # noqa: ANN001 - sre SubPattern
     run: set[str] | None = {""}
 
     def keep(candidate: set[str] | None) -> None:
+        if candidate is not None and "" not in candidate:
+            candidate = set(_minimal(candidate))  # scored as the gate will use it
         if _score(candidate) >= 0 and candidate is not None:
             out.append(candidate)
 
@@ -224,55 +226,57 @@ def required(pattern: re.Pattern[str] | str) -> frozenset[str] | None:
     return _minimal(found) if found else None
 
 
-def _class_inside(items: list, allowed: str) -> bool:
-    """Every character the class ``items`` (an ``IN`` node's list) matches is in ``allowed``
-    (a category counts only when ``allowed`` is :data:`WORD_RUN`'s, which holds all of ``\\w``)."""
+def _in_run(char: str, extra: str) -> bool:
+    return char.isalnum() or char == "_" or char in extra
+
+
+def _class_inside(items: list, extra: str) -> bool:
+    """Every character the class ``items`` (an ``IN`` node's list) matches is a word character
+    (``\\w``, any script) or one of ``extra``."""
     for op, arg in items:
         if op is sre.LITERAL:
-            if chr(arg) not in allowed and not (allowed is WORD_RUN and (chr(arg).isalnum() or chr(arg) == "_")):
+            if not _in_run(chr(arg), extra):
                 return False
         elif op is sre.RANGE:
-            if not all(chr(c) in allowed or (allowed is WORD_RUN and (chr(c).isalnum() or chr(c) == "_"))
-                       for c in range(arg[0], arg[1] + 1)):
+            if not all(_in_run(chr(c), extra) for c in range(arg[0], arg[1] + 1)):
                 return False
         elif op is sre.CATEGORY:
-            if allowed is not WORD_RUN or arg not in (sre.CATEGORY_DIGIT, sre.CATEGORY_WORD,
-                                                       getattr(sre, "CATEGORY_UNI_DIGIT", None),
-                                                       getattr(sre, "CATEGORY_UNI_WORD", None)):
+            if arg not in (sre.CATEGORY_DIGIT, sre.CATEGORY_WORD, getattr(sre, "CATEGORY_UNI_DIGIT", None),
+                           getattr(sre, "CATEGORY_UNI_WORD", None)):
                 return False
         else:  # NEGATE and the like
             return False
     return True
 
 
-#: The characters of a "token run": word characters (any script) and ``-+/=.\\``. A secret
-#: value of the detectors is a run of these; prose is made of short ones.
+#: The characters of a "token run" besides word characters (any script): ``-+/=.\\``. A
+#: secret value of the detectors is a run of these; prose is made of short ones.
 WORD_RUN = "-+/=.\\"
 
 
-def _run_seq(seq) -> int:  # noqa: ANN001 - sre SubPattern
+def _run_seq(seq, extra: str) -> int:  # noqa: ANN001 - sre SubPattern
     best = 0
     for node in seq:
         op, arg = node
         if op in _REPEATS and arg[0] >= 1:
             inner = list(arg[2])
-            if len(inner) == 1 and inner[0][0] is sre.IN and _class_inside(inner[0][1], WORD_RUN):
+            if len(inner) == 1 and inner[0][0] is sre.IN and _class_inside(inner[0][1], extra):
                 best = max(best, arg[0])
             else:
-                best = max(best, _run_seq(arg[2]))
+                best = max(best, _run_seq(arg[2], extra))
         elif op is sre.SUBPATTERN:
-            best = max(best, _run_seq(arg[-1]))
+            best = max(best, _run_seq(arg[-1], extra))
         elif op is sre.BRANCH:
-            best = max(best, min(_run_seq(b) for b in arg[1]) if arg[1] else 0)
+            best = max(best, min(_run_seq(b, extra) for b in arg[1]) if arg[1] else 0)
     return best
 
 
-def required_run(pattern: re.Pattern[str]) -> int:
-    """The length of a run of :data:`WORD_RUN` characters every match of ``pattern`` holds
-    (0 when none is known): ``[a-f0-9]{48}`` gives 48. A text whose longest such run is
-    shorter cannot match."""
+def required_run(pattern: re.Pattern[str], extra: str = WORD_RUN) -> int:
+    """The length of a run of word characters and ``extra`` (default :data:`WORD_RUN`) every
+    match of ``pattern`` holds (0 when none is known): ``[a-f0-9]{48}`` gives 48. A text
+    whose longest such run is shorter cannot match."""
     try:
         tree = sre.parse(pattern.pattern, pattern.flags & ~re.UNICODE)
     except Exception:  # noqa: BLE001
         return 0
-    return _run_seq(tree)
+    return _run_seq(tree, extra)

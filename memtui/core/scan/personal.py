@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
 
+from memtui.core.scan.chunk import CLASSES, Chunk
 from memtui.core.scan.secrets import fingerprint, mask
 
 #: The default region of phone numbers written without a country code.
@@ -117,6 +119,53 @@ def find(text: str, first_line: int = 1) -> list[Personal]:
         text: the text to look through (a whole file).
         first_line: the file line of the text's first line.
     """
+    return _find(text, first_line, [m.span() for m in _DIGITS.finditer(text)], "@" in text,
+                 bool(_IBAN_HINT.search(text)))
+
+
+#: :data:`_DIGITS` over the shared class map (:data:`memtui.core.scan.chunk.CLASSES`: digits
+#: are ``0``, the separators stay); without its leading ``+`` it starts with a literal, which
+#: ``re`` searches fast (texts holding a ``+`` use the whole pattern).
+_DIGITS_MAPPED = re.compile(rb"0[0 \-./()]{5,40}0")
+_DIGITS_MAPPED_PLUS = re.compile(rb"[+0][0 \-./()]{5,40}0")
+#: :data:`_IBAN_HINT` over the shared class map (capitals are ``A``).
+_IBAN_HINT_MAPPED = b"AA00"
+
+
+def find_many(texts: Sequence[str], first_lines: Sequence[int] | None = None,
+              chunk: Chunk | None = None) -> list[list[Personal]]:
+    r""":func:`find` of each of ``texts``, the number search run once over all of them (a
+    :class:`~memtui.core.scan.chunk.Chunk`; pass one to share it with other scans).
+
+    An ASCII text's digit runs are found in the chunk's class map (the same matches as
+    :data:`_DIGITS`); a text with other characters is searched on its own, since ``\d``
+    matches every script's digits.
+    """
+    chunk = chunk if chunk is not None else Chunk(texts)
+    mapped = chunk.mapped(CLASSES)
+    emails = set(chunk.holding(chunk.data, b"@"))
+    ibans = set(chunk.holding(mapped, _IBAN_HINT_MAPPED))
+    own = set(chunk.holding(chunk.data, b"+")) | {i for i, plain in enumerate(chunk.ascii) if not plain}
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for match in _DIGITS_MAPPED.finditer(mapped):
+        spans.setdefault(chunk.owner(match.start()), []).append(match.span())
+    out: list[list[Personal]] = []
+    for index, text in enumerate(chunk.texts):
+        if index in own:
+            numbers = [m.span() for m in (_DIGITS_MAPPED_PLUS.finditer(mapped, chunk.starts[index], chunk.end(index))
+                                          if chunk.ascii[index] else _DIGITS.finditer(text))]
+            if chunk.ascii[index]:
+                numbers = [(s - chunk.starts[index], e - chunk.starts[index]) for s, e in numbers]
+        else:
+            base = chunk.starts[index]
+            numbers = [(s - base, e - base) for s, e in spans.get(index, ())]
+        out.append(_find(text, first_lines[index] if first_lines else 1, numbers, index in emails, index in ibans))
+    return out
+
+
+def _find(text: str, first_line: int, numbers: list[tuple[int, int]], emails: bool, ibans: bool) -> list[Personal]:
+    """The personal data of ``text``, given its :data:`_DIGITS` matches (spans) and whether
+    it holds an ``@`` and an IBAN hint."""
     out: list[Personal] = []
     starts: list[int] | None = None
 
@@ -127,31 +176,31 @@ def find(text: str, first_line: int = 1) -> list[Personal]:
         line, column = _line_of(starts, offset)
         out.append(Personal(code, kind, line + first_line - 1, column, mask(value), fingerprint(value)))
 
-    if "@" in text:
+    if emails:
         for match in _EMAIL.finditer(text):
             value = match.group(0)
             if _reserved(value.rsplit("@", 1)[1]) or text[match.end():match.end() + 1] == ":":
                 continue
             add("pii-email", "an e-mail address", match.start(), value)
-    numbers = list(_DIGITS.finditer(text))
     taken: set[str] = set()
     if numbers:
         from stdnum.bg import egn
 
-        for match in numbers:
-            if _DATE.fullmatch(match.group(0).strip()):
+        for begin, finish in numbers:
+            value = text[begin:finish]
+            if _DATE.fullmatch(value.strip()):
                 continue
-            if not _alone(text, match):
+            if not _alone(text, _Span(begin, finish)):
                 continue
-            digits = _NON_DIGIT.sub("", match.group(0))
+            digits = _NON_DIGIT.sub("", value)
             if len(digits) == 10 and egn.is_valid(digits):
-                add("pii-egn", "a Bulgarian personal number (ЕГН)", match.start(), match.group(0))
+                add("pii-egn", "a Bulgarian personal number (ЕГН)", begin, value)
                 taken.add(digits)
             elif _card(digits):
-                add("pii-card", "a payment card number", match.start(), match.group(0))
+                add("pii-card", "a payment card number", begin, value)
                 taken.add(digits)
         out.extend(_phones(text, numbers, taken, first_line))
-    if _IBAN_HINT.search(text):
+    if ibans:
         from stdnum import iban
 
         for match in _IBAN.finditer(text):
@@ -161,22 +210,24 @@ def find(text: str, first_line: int = 1) -> list[Personal]:
     return out
 
 
-def _phones(text: str, numbers: list[re.Match[str]], taken: set[str], first_line: int) -> list[Personal]:
+def _phones(text: str, numbers: list[tuple[int, int]], taken: set[str], first_line: int) -> list[Personal]:
     """Phone numbers on the lines holding a digit run (the matcher is slow: it only sees those)."""
-    import phonenumbers
-    from phonenumbers import Leniency, PhoneNumberMatcher
-
     shortest, longest = _plan_lengths()
-    starts = _starts(text)
     wanted = []
-    for m in numbers:
-        value = m.group(0)
-        if not _alone(text, m):
+    for begin, finish in numbers:
+        value = text[begin:finish]
+        if not _alone(text, _Span(begin, finish)):
             continue
         count = len(_NON_DIGIT.sub("", value))
         if shortest <= count <= longest and not _DATE.fullmatch(value.strip()):
-            wanted.append(m)
-    lines = sorted({_line_of(starts, m.start())[0] for m in wanted})
+            wanted.append(begin)
+    if not wanted:
+        return []
+    import phonenumbers
+    from phonenumbers import Leniency, PhoneNumberMatcher
+
+    starts = _starts(text)
+    lines = sorted({_line_of(starts, begin)[0] for begin in wanted})
     out: list[Personal] = []
     for line in lines:
         begin = starts[line - 1]

@@ -17,11 +17,14 @@ What is used of the library:
   unquoted ``Password: reset it in the portal`` is common and means nothing, while
   ``password=hunter2`` is an assignment.
 
-Speed (the audit scans every article): a plugin is run line by line only when it finds
-something in the whole text; the entropy plugins only on the lines holding one of their
-candidate strings; the line filters (one of them, ``is_indirect_reference``, is a slow regex
-on long prose lines) only on lines a plugin flagged. The result is the same as
-detect-secrets' own line-by-line scan.
+Speed (the audit scans every article): the prefilters run over many texts at once (a
+:class:`~memtui.core.scan.chunk.Chunk`, :func:`find_many`): an Aho–Corasick pass for the
+literals the gated plugins' patterns require marks the lines a plugin is run on, byte class
+maps find the texts where an ungated plugin's token run or an entropy plugin's quoted string
+can be; a plugin's own patterns must match a line before the library analyses it; the line
+filters (one of them, ``is_indirect_reference``, is a slow regex on long prose lines) run
+only on lines a plugin flagged. The result is the same as detect-secrets' own line-by-line
+scan (:func:`every_line`; the tests compare them).
 """
 
 from __future__ import annotations
@@ -31,13 +34,15 @@ import hashlib
 import math
 import logging
 import re
+import string
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from memtui.core.scan import factors
+from memtui.core.scan.chunk import CLASSES, Chunk, class_map, mapped_class
 
 #: detect-secrets plugins left out, with the reason in the module docstring.
 EXCLUDED_PLUGINS = frozenset({"IPPublicDetector"})
@@ -140,24 +145,25 @@ class _Gate:
         return all(any(f in where for f in need) for need in self.strong) and \
             all(any(f in where for f in need) for need in self.weak)
 
-    def passes_weak(self, text: str, folded: str) -> bool:
-        where = folded if self.folded else text
-        return all(any(f in where for f in need) for need in self.weak)
-
 
 class _Plugin:
     """One detect-secrets plugin with its gate.
 
     A plugin whose every pattern has a strong factor set (:func:`memtui.core.scan.factors.conditions`)
-    is run only on the lines where one of those strings occurs and every other set is
-    satisfied; the others are first searched in the whole text (``^`` and ``$`` then match at
-    every line, so the search finds whatever a line-by-line search finds); the entropy plugins
-    are run on the lines holding one of their candidate strings.
+    is run only on the lines where a string of one pattern's first strong set occurs and that
+    pattern's every other set is satisfied (:meth:`_Gate.line_passes`). The others are run on
+    the texts their whole-text gate lets through (:meth:`whole`: ``^`` and ``$`` then match at
+    every line, so the search finds whatever a line-by-line search finds), the entropy plugins
+    on the lines holding one of their candidate strings. Before the library analyses a line,
+    the plugin's own patterns must match in it (:attr:`precheck`): detect-secrets' regex
+    plugins and the keyword plugin yield only what those patterns match.
     """
 
-    __slots__ = ("plugin", "keyword", "entropy", "gates", "patterns", "run")
+    __slots__ = ("plugin", "keyword", "entropy", "gates", "patterns", "run", "word_run", "precheck")
 
     def __init__(self, plugin: Any, keyword: bool, rules: dict) -> None:
+        from detect_secrets.plugins.base import RegexBasedDetector
+
         self.plugin = plugin
         self.keyword = keyword
         self.entropy = hasattr(plugin, "entropy_limit")
@@ -174,19 +180,22 @@ class _Plugin:
             gates.append(gate)
         self.gates = gates if not self.entropy else None
         self.patterns = [re.compile(p.pattern, p.flags | re.MULTILINE) for p in patterns]
+        # RegexBasedDetector.analyze_string yields the denylist's matches (JwtTokenDetector
+        # filters them), the keyword plugin the matches of the rules it is given
+        regex_based = keyword or (isinstance(plugin, RegexBasedDetector) and not self.entropy)
+        self.precheck = self.patterns if regex_based and self.patterns else None
         # the token run every match holds (factors.required_run); for an entropy plugin, a
         # string over its limit has at least 2**limit characters (entropy <= log2(length))
         self.run = min((factors.required_run(p) for p in patterns), default=0)
         if self.entropy:
             self.run = max(self.run, math.ceil(2 ** float(plugin.entropy_limit)))
+        # the run of word characters and hyphens every match holds (the prefilter of the
+        # ungated plugins, :data:`_RUNS`)
+        self.word_run = min((factors.required_run(p, "-") for p in patterns), default=0)
 
-    def whole(self, text: str) -> set[str] | bool:
-        """The whole-text gate of an ungated plugin (candidates for the entropy plugins)."""
-        if self.entropy:
-            return set(self.plugin.analyze_string(text))
-        if self.patterns:
-            return any(p.search(text) for p in self.patterns)
-        return True
+    def may_flag(self, line: str) -> bool:
+        """False when the library cannot flag anything in ``line`` (:attr:`precheck`)."""
+        return self.precheck is None or any(p.search(line) for p in self.precheck)
 
 
 def _filtered(filtered_out: Any, plugin: Any, line: str, value: str, context: Any) -> bool:
@@ -219,21 +228,11 @@ def _assigned(line: str, value: str, at: int) -> bool:
 
 @lru_cache(maxsize=1)
 def _plugins() -> list[_Plugin]:
+    """The configured plugins, the gated ones first (a value two plugins flag is reported
+    with the first one's kind, the same on every path)."""
     plugins, keyword, rules, _, _ = _engine()
-    return [_Plugin(p, p is keyword, rules) for p in plugins]
-
-
-@lru_cache(maxsize=1)
-def _quoted() -> re.Pattern[str] | None:
-    """One search that every candidate of every entropy plugin passes: a quote, a run of the
-    union of their charsets as long as the shortest string over any limit, the same quote.
-    No match: no entropy plugin can flag anything in the text (one pass instead of two)."""
-    entropy = [p for p in _plugins() if p.entropy]
-    if not entropy:
-        return None
-    chars = "".join(sorted({c for p in entropy for c in p.plugin.charset}))
-    shortest = min(p.run for p in entropy)
-    return re.compile(r"(['\"])[%s]{%d,}\1" % (re.escape(chars), shortest))
+    every = [_Plugin(p, p is keyword, rules) for p in plugins]
+    return [p for p in every if p.gates is not None] + [p for p in every if p.gates is None]
 
 
 #: Characters a secret token is made of, to mask the whole token when a plugin reports only
@@ -242,44 +241,63 @@ _TOKEN = re.compile(r"[^\s'\"`,;<>()\[\]{}|&]+")
 
 
 class _Automaton:
-    """Aho–Corasick search for many literals at once (the Rust ``aho-corasick`` crate through
-    ``ahocorasick_rs``): every occurrence, overlapping ones included, with what each satisfies."""
+    """Aho–Corasick search for many literals at once in UTF-8 bytes (the Rust
+    ``aho-corasick`` crate through ``ahocorasick_rs``): every occurrence, overlapping ones
+    included, with the plugins whose candidate lines it marks."""
 
-    def __init__(self, values: dict[str, list[tuple[int, int, int]]]) -> None:
+    def __init__(self, values: dict[str, tuple[int, ...]]) -> None:
         import ahocorasick_rs
 
         self.words = list(values)
-        self.entries = [tuple(values[w]) for w in self.words]
-        self.search = ahocorasick_rs.AhoCorasick(self.words).find_matches_as_indexes if self.words else None
+        self.plugins = [values[w] for w in self.words]
+        encoded = [w.encode("utf-8", "surrogatepass") for w in self.words]
+        self.search = (ahocorasick_rs.BytesAhoCorasick(encoded, implementation=ahocorasick_rs.Implementation.DFA)
+                       .find_matches_as_indexes if encoded else None)
 
-    def iter(self, text: str) -> list[tuple[int, tuple[tuple[int, int, int], ...]]]:
-        """``[(index of the last character, entries)]`` of every occurrence in ``text``."""
+    def iter(self, data: bytes) -> list[tuple[int, tuple[int, ...]]]:
+        """``[(offset of the last byte, plugin indexes)]`` of every occurrence in ``data``."""
         if self.search is None:
             return []
-        entries = self.entries
-        return [(end - 1, entries[i]) for i, _start, end in self.search(text, overlapping=True)]
+        plugins = self.plugins
+        return [(end - 1, plugins[i]) for i, _start, end in self.search(data, overlapping=True)]
 
     def __len__(self) -> int:
         return len(self.words)
 
 
 @lru_cache(maxsize=1)
-def _automata() -> tuple[_Automaton, _Automaton, list[tuple[int, int, int]]]:
-    """Automata of every strong factor: ``(case-folded, case-sensitive, gates)``.
-
-    Each string's entries list the ``(plugin, gate, set)`` indexes it satisfies; ``gates``
-    lists ``(plugin, gate, number of strong sets)``.
-    """
-    folded: dict[str, list[tuple[int, int, int]]] = {}
-    raw: dict[str, list[tuple[int, int, int]]] = {}
-    gates: list[tuple[int, int, int]] = []
+def _automata() -> tuple[_Automaton, _Automaton]:
+    """Automata of the strings of every gate's first strong set: ``(case-folded,
+    case-sensitive)``; each string names the plugins (indexes into :func:`_plugins`) whose
+    gate it opens on its line."""
+    folded: dict[str, set[int]] = {}
+    raw: dict[str, set[int]] = {}
     for p_index, plugin in enumerate(_plugins()):
-        for g_index, gate in enumerate(plugin.gates or ()):
-            gates.append((p_index, g_index, len(gate.strong)))
-            for s_index, need in enumerate(gate.strong):
-                for s in need:
-                    (folded if gate.folded else raw).setdefault(s, []).append((p_index, g_index, s_index))
-    return _Automaton(folded), _Automaton(raw), gates
+        for gate in plugin.gates or ():
+            for s in gate.strong[0]:
+                (folded if gate.folded else raw).setdefault(s, set()).add(p_index)
+    return (_Automaton({s: tuple(sorted(p)) for s, p in folded.items()}),
+            _Automaton({s: tuple(sorted(p)) for s, p in raw.items()}))
+
+
+#: The class map of the ungated plugins' prefilter: word characters and ``-`` are ``a``,
+#: non-ASCII bytes too (``\\w`` holds letters of every script, so the map over-estimates a
+#: run, never under-estimates it), everything else a space.
+_RUNS = class_map({(string.ascii_letters + string.digits + "_-").encode(): b"a"}, other=b" ", high=b"a")
+
+
+@lru_cache(maxsize=1)
+def _quoted() -> tuple[re.Pattern[bytes], ...]:
+    """What every candidate of every entropy plugin is, over the shared class map
+    (:data:`memtui.core.scan.chunk.CLASSES`): a quote, a run of their charsets as long as the
+    shortest string over any limit, the same quote; one pattern a quote (each starts with a
+    literal, searched fast)."""
+    entropy = [p for p in _plugins() if p.entropy]
+    if not entropy:
+        return ()
+    chars = mapped_class("".join(sorted({c for p in entropy for c in p.plugin.charset})))
+    shortest = min(p.run for p in entropy)
+    return tuple(re.compile(re.escape(q) + chars + b"{%d,}" % shortest + re.escape(q)) for q in (b"'", b'"'))
 
 
 def find(text: str, first_line: int = 1) -> list[Hit]:
@@ -293,83 +311,143 @@ def find(text: str, first_line: int = 1) -> list[Hit]:
         Hits in line order; ``[]`` for text with none. Never raises for odd text: a line the
         library cannot handle is skipped (its message is never shown: it may quote the value).
     """
+    return find_many([text], [first_line])[0] if text else []
+
+
+def find_many(texts: Sequence[str], first_lines: Sequence[int] | None = None,
+              chunk: Chunk | None = None) -> list[list[Hit]]:
+    """:func:`find` of each of ``texts``, the prefilters run once over all of them (a
+    :class:`~memtui.core.scan.chunk.Chunk`; pass one to share it with other scans).
+
+    Returns:
+        One list of hits per text, in order; the same hits as :func:`find` of each text.
+    """
+    chunk = chunk if chunk is not None else Chunk(texts)
+    with _LOCK:  # the library's settings and caches are process-global
+        plans = _plans(chunk)
+        return [_analyze(text, plans[i], first_lines[i] if first_lines else 1) if i in plans else []
+                for i, text in enumerate(chunk.texts)]
+
+
+_Plan = list[tuple[_Plugin, "set[int] | None"]]
+
+
+def _plans(chunk: Chunk) -> dict[int, _Plan]:
+    """Per text (index) that any plugin may flag: which plugins to run on which lines
+    (``None``: every line), in the plugins' order."""
+    every = _plugins()
+    rows: dict[int, dict[int, set[int]]] = {}  # text -> plugin -> lines holding a first strong string
+    auto_folded, auto_raw = _automata()
+    for automaton, (data, starts) in ((auto_folded, chunk.folded()), (auto_raw, (chunk.data, chunk.starts))):
+        if not len(automaton):
+            continue
+        for end, plugin_indexes in automaton.iter(data):
+            index = bisect.bisect_right(starts, end) - 1
+            line = data.count(b"\n", starts[index], end)
+            of_text = rows.setdefault(index, {})
+            for p_index in plugin_indexes:
+                of_text.setdefault(p_index, set()).add(line)
+    plans: dict[int, _Plan] = {index: [(every[p], lines) for p, lines in sorted(of_text.items())]
+                               for index, of_text in rows.items()}
+    ungated = [p for p in every if p.gates is None]
+    entropy = [p for p in ungated if p.entropy]
+    if entropy:  # the lines holding a quoted string as long as the shortest one over a limit
+        data = chunk.mapped(CLASSES)
+        quoted: dict[int, set[int]] = {}
+        for pattern in _quoted():
+            for match in pattern.finditer(data):
+                index, line = chunk.line(match.start())
+                quoted.setdefault(index, set()).add(line)
+        for index, lines in quoted.items():
+            plans.setdefault(index, []).extend((plugin, lines) for plugin in entropy)
+    # token runs: the lines holding a run of word characters and hyphens as long as the
+    # shortest one an ungated plugin's matches hold; a gated plugin whose matches hold one as
+    # long is run on those lines only
+    by_run = [p for p in ungated if not p.entropy and p.word_run > 0]
+    shortest = min((p.word_run for p in by_run), default=0)
+    long_lines = _run_lines(chunk, shortest) if shortest else {}
+    if shortest:
+        for index in list(plans):
+            plan = [(p, rows & long_lines.get(index, set()) if rows is not None and p.word_run >= shortest else rows)
+                    for p, rows in plans[index]]
+            plans[index] = [(p, rows) for p, rows in plan if rows is None or rows]
+            if not plans[index]:
+                del plans[index]
+    for plugin in ungated:
+        if plugin.entropy:
+            continue
+        if plugin.word_run <= 0:  # nothing known: every line of every text
+            for index in range(len(chunk)):
+                plans.setdefault(index, []).append((plugin, None))
+            continue
+        for index, lines in long_lines.items():
+            plans.setdefault(index, []).append((plugin, lines))
+    for plan in plans.values():  # the plugins' own order: the first to flag a value names its kind
+        plan.sort(key=lambda entry: every.index(entry[0]))
+    return plans
+
+
+#: UTF-8 continuation bytes: deleted before :data:`_RUNS` maps a text, so that a character is
+#: one byte and a run is counted in characters, as ``re`` counts it.
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def _run_lines(chunk: Chunk, length: int) -> dict[int, set[int]]:
+    """Per text of ``chunk``, the lines (0-based) holding ``length`` or more consecutive word
+    characters and hyphens (non-ASCII characters counted as such: a superset)."""
+    data = chunk.data.translate(_RUNS, _CONTINUATION)  # offsets change, lines do not
+    needle = b"a" * length
+    out: dict[int, set[int]] = {}
+    at = data.find(needle)
+    if at < 0:
+        return out
+    firsts: list[int] = []  # the chunk line of each text's first line
+    total = 0
+    for index in range(len(chunk)):
+        firsts.append(total)
+        total += chunk.data.count(b"\n", chunk.starts[index], chunk.end(index)) + 1
+    pos = line = 0  # line: the newlines in data[:pos]
+    while at >= 0:
+        line += data.count(b"\n", pos, at)
+        index = bisect.bisect_right(firsts, line) - 1
+        out.setdefault(index, set()).add(line - firsts[index])
+        after = data.find(b"\n", at)
+        if after < 0:
+            break
+        pos, line = after + 1, line + 1
+        at = data.find(needle, pos)  # the next line that holds one
+    return out
+
+
+def every_line(text: str, first_line: int = 1) -> list[Hit]:
+    """Every plugin on every line of ``text``, no prefilter: what :func:`find` must equal
+    (slow; the tests compare the two)."""
     if not text:
         return []
-    with _LOCK:  # the library's settings and caches are process-global
-        return _find(text, first_line)
+    with _LOCK:
+        return _analyze(text, [(p, None) for p in _plugins()], first_line)
 
 
-def _plan(text: str, every: list[_Plugin]) -> list[tuple[_Plugin, set[str] | None, set[int] | None]]:
-    """Which plugins to run on which lines (``None``: every line), and the entropy candidates."""
-    folded = text.casefold()
-    auto_folded, auto_raw, gates = _automata()
-    # the longest run of token characters is at most the longest word between white space
-    # (an over-estimate only lets a detector run; 2x cheaper than finding the runs)
-    longest = max(map(len, text.split()), default=0)
-    plugins: list[_Plugin | None] = [p if p.run <= longest else None for p in every]
-    present: set[tuple[int, int, int]] = set()
-    ends: dict[tuple[int, int], list[int]] = {}  # (plugin, gate) -> ends of its first strong set
-    for automaton, where in ((auto_folded, folded), (auto_raw, text)):
-        if len(automaton):
-            for end, entries in automaton.iter(where):
-                present.update(entries)
-                for p_index, g_index, s_index in entries:
-                    if s_index == 0:
-                        ends.setdefault((p_index, g_index), []).append(end)
-    starts: list[int] = []
-    rows_of: dict[int, set[int] | None] = {}
-    for p_index, g_index, count in gates:
-        if plugins[p_index] is None:
-            continue
-        if (p_index, g_index) not in ends or any((p_index, g_index, s) not in present for s in range(1, count)):
-            continue
-        gate = every[p_index].gates[g_index]  # type: ignore[index]
-        if gate.weak and not gate.passes_weak(text, folded):
-            continue
-        if not starts:
-            starts.append(0)
-            at = text.find("\n")
-            while at >= 0:
-                starts.append(at + 1)
-                at = text.find("\n", at + 1)
-        rows = rows_of.setdefault(p_index, set())
-        if len(folded) != len(text):  # pragma: no cover - casefold changed lengths (ß): every line
-            rows_of[p_index] = None
-        elif rows is not None:
-            rows.update(bisect.bisect_right(starts, end) - 1 for end in ends[(p_index, g_index)])
-    plan: list[tuple[_Plugin, set[str] | None, set[int] | None]] = [
-        (every[p], None, rows) for p, rows in rows_of.items()]
-    quoted = _quoted()
-    if quoted is not None and any(p is not None and p.entropy for p in plugins) and not quoted.search(text):
-        plugins = [None if p is not None and p.entropy else p for p in plugins]
-    for plugin in plugins:
-        if plugin is not None and plugin.gates is None:
-            try:
-                gate_value = plugin.whole(text)
-            except Exception:  # noqa: BLE001 - a library failure must not stop an audit
-                continue
-            if gate_value:
-                plan.append((plugin, gate_value if isinstance(gate_value, set) else None, None))
-    return plan
-
-
-def _find(text: str, first_line: int) -> list[Hit]:
+def _analyze(text: str, plan: _Plan, first_line: int) -> list[Hit]:
+    """Run ``plan``'s plugins on its lines of ``text`` through detect-secrets (its filters
+    included) and turn what they flag into hits."""
     _, keyword, rules, filtered_out, snippet = _engine()
-    plan = _plan(text, _plugins())
-    if not plan:
-        return []
     lines = text.split("\n")
     hits: list[Hit] = []
     seen: set[tuple[int, str]] = set()
     contexts: dict[int, Any] = {}
-    for plugin_entry, values, rows in plan:
+    for plugin_entry, rows in plan:
         plugin = plugin_entry.plugin
         gates = plugin_entry.gates
         for index in (sorted(rows) if rows is not None else range(len(lines))):
             line = lines[index].rstrip()
-            if not line or (values is not None and not any(v in line for v in values)):
+            if not line:
                 continue
             if gates is not None and rows is not None and not any(g.line_passes(line) for g in gates):
+                continue
+            if plugin_entry.run > 1 and max(map(len, line.split()), default=0) < plugin_entry.run:
+                continue  # no token run as long as every match holds
+            if not plugin_entry.may_flag(line):
                 continue
             number = index + 1
             context = contexts.get(number)

@@ -12,22 +12,25 @@ from pathlib import Path
 from typing import Iterable
 
 from memtui.core import scan
+from memtui.core.scan.chunk import Chunk
 from memtui.core.files import is_inside
 from memtui.core.tree import integrity, shape
 from memtui.core.findings import Finding, Severity
 from memtui.core.tree.model import MemoryTree
-from memtui.core.tree.index import NodeIndex, index_line, iter_links, one_liner_matches
+from memtui.core.tree.index import NodeIndex, index_line, iter_links, one_liner_matches, raw_links
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 
-def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: int) -> Iterable[Finding]:
+def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: int,
+                 raw: list[tuple[int, str]] | None = None) -> Iterable[Finding]:
     """Links in ``text`` whose target leaves the workspace. The check is lexical (``..`` and
-    absolute paths); symbolic links on the way are reported by the symlink checks."""
+    absolute paths); symbolic links on the way are reported by the symlink checks. ``raw``:
+    :func:`memtui.core.tree.index.raw_links` of ``text``, when the caller has them."""
     if "](" not in text:
         return
     folder = os.path.dirname(os.fspath(file))
     root = os.fspath(ws.root)
-    for offset, target in iter_links(text):
+    for offset, target in iter_links(text, raw):
         candidate = os.path.normpath(os.path.join(folder, target))
         if target.startswith("/") or not (candidate == root or candidate.startswith(root + os.sep)):
             yield Finding.make(
@@ -158,52 +161,60 @@ def _finding_from(data: dict) -> Finding:
                    data["fix"], data.get("column"), data.get("fingerprint"))
 
 
-def _article_facts(ws: Workspace, tree: MemoryTree, article, file: Path, shown: str) -> ArticleFacts:  # noqa: ANN001
-    """Everything the audit finds in one article's own bytes (cached by size and mtime)."""
-    found = list(article.findings)
-    links: list[list] = []
-    if article.ok:
-        found.extend(_check_links(ws, article.body, file, shown, article.body_line))
-        found.extend(scan.secret_findings(article.text, shown))
-        found.extend(scan.personal_findings(article.text, shown))
-        links = shape.collect_links(article.body, article.body_line)
-        found.extend(shape.own_anchor_findings(article.body, links, shown))
-        if shape.is_experience(article.node):
-            found.extend(shape.experience_findings(article.meta, shown, os.path.dirname(os.fspath(file)),
-                                                   os.fspath(ws.root)))
-        else:
-            found.extend(shape.diary_findings(article.body, shown, article.body_line))
-    return ArticleFacts(found, article.summary, article.title, links)
+def _article_facts(ws: Workspace, tree: MemoryTree, articles: list, scanned: list[list[Finding]],  # noqa: ANN001
+                   diary: set[int]) -> list[ArticleFacts]:
+    """Everything the audit finds in each article's own bytes (cached by size and mtime).
+
+    Args:
+        articles: ``(article, file, shown)`` of each article read.
+        scanned: the secret and personal-data findings of each readable article's text, in
+            order (:func:`memtui.core.scan.findings_many`).
+        diary: indexes (into ``articles``) whose body may hold a date or a session reference
+            (:func:`memtui.core.tree.shape.diary_candidates`).
+    """
+    out: list[ArticleFacts] = []
+    root = os.fspath(ws.root)
+    found_scans = iter(scanned)
+    for index, (article, file, shown) in enumerate(articles):
+        found = list(article.findings)
+        links: list[list] = []
+        if article.ok:
+            raw = raw_links(article.body)
+            found.extend(_check_links(ws, article.body, file, shown, article.body_line, raw))
+            found.extend(next(found_scans))
+            links = shape.collect_links(article.body, article.body_line, raw)
+            found.extend(shape.own_anchor_findings(article.body, links, shown))
+            if shape.is_experience(article.node):
+                found.extend(shape.experience_findings(article.meta, shown, os.path.dirname(os.fspath(file)), root))
+            elif index in diary:
+                found.extend(shape.diary_findings(article.body, shown, article.body_line))
+        out.append(ArticleFacts(found, article.summary, article.title, links))
+    return out
 
 
-def _index_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, folder: Path, shown: str,
-                 cache: "ArticleCache | None") -> list[Finding]:
-    """A node index's links, secrets and personal data (the scans cached like an article's)."""
-    found = list(_check_links(ws, index.body, folder / NODE_INDEX, shown, index.body_line))
-    key = f"{node}/{NODE_INDEX}" if node else NODE_INDEX
-    file = folder / NODE_INDEX
+def _index_text(ws: Workspace, index: NodeIndex, file: Path) -> str | None:
+    """The text of a node index to scan: as parsed, or (unreadable as UTF-8) read again with
+    replacement characters; ``None`` when it cannot be read."""
+    if index.text or not index.findings:
+        return index.text
     try:
-        stat = os.stat(file)
+        return file.read_text(encoding="utf-8", errors="replace")[:ws.config.max_file_bytes]
     except OSError:
-        return found
-    stamp = (stat.st_size, stat.st_mtime_ns)
-    facts = cache.get(key, stamp) if cache is not None else None
+        return None
+
+
+def _index_facts(ws: Workspace, node: str, index: NodeIndex, folder: Path, shown: str,
+                 facts: ArticleFacts | None) -> list[Finding]:
+    """A node index's links, secrets and personal data (``facts``: its scans, cached like an
+    article's; ``None`` when it could not be read)."""
+    found = list(_check_links(ws, index.body, folder / NODE_INDEX, shown, index.body_line))
     if facts is None:
-        try:
-            text = file.read_text(encoding="utf-8", errors="replace")[:ws.config.max_file_bytes]
-        except OSError:
-            return found
-        scanned = scan.secret_findings(text, shown) + scan.personal_findings(text, shown)
-        links = shape.collect_links(index.body, index.body_line)
-        scanned.extend(shape.own_anchor_findings(index.body, links, shown))
-        facts = ArticleFacts(scanned, None, "", links)
-        if cache is not None:
-            cache.put(key, stamp, facts)
+        return found
     found.extend(facts.findings)
     if facts.links:  # entry and redirect lines have their own checks (index-missing-file, redirects)
         entry_lines = {e.line for e in index.entries + index.children} | {r.line for r in index.redirects}
         links = [link for link in facts.links if link[0] not in entry_lines]
-        found.extend(shape.resolve_links(links, os.fspath(file), shown, os.fspath(ws.root), {}))
+        found.extend(shape.resolve_links(links, os.fspath(folder / NODE_INDEX), shown, os.fspath(ws.root), {}))
     return found
 
 
@@ -266,6 +277,81 @@ def _one_liner_findings(tree: MemoryTree, index: NodeIndex, index_shown: str,
     return findings
 
 
+def _node_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, index_shown: str,
+                cache: "ArticleCache | None") -> tuple[dict[str, ArticleFacts], ArticleFacts | None,
+                                                    list[tuple[str, Path, str]]]:
+    """The facts of a node's articles and of its index: from ``cache`` where the file is
+    unchanged, else read now and scanned together (one :class:`~memtui.core.scan.chunk.Chunk`
+    for the node: the index first, then the articles read), and put in ``cache``.
+
+    Returns:
+        ``(facts by memory path, the index's facts or None when it is absent or unreadable,
+        (path, file, shown) of each article in order)``; a symbolic link leaving the
+        workspace is left out (reported by the symlink checks, never followed).
+    """
+    files: list[tuple[str, Path, str]] = []
+    read: dict[str, ArticleFacts] = {}
+    pending: list[tuple[str, tuple[int, int] | None]] = []  # read now: path, stamp to cache under
+    articles: list[tuple] = []  # read now: (article, file, shown)
+    for path in tree.article_files(node):
+        file = tree.abs(path)
+        shown = tree.shown(path)
+        try:
+            stat = os.lstat(file)
+        except OSError:
+            continue
+        link = os.path.islink(file)
+        if link and _check_symlink(ws, file, shown):
+            continue  # reported by the node's symlink check, never followed
+        files.append((path, file, shown))
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        facts = cache.get(path, stamp) if cache is not None and not link else None
+        if facts is None:
+            pending.append((path, None if link else stamp))
+            articles.append((tree.read_article(path), file, shown))
+        else:
+            read[path] = facts
+    index_facts: ArticleFacts | None = None
+    index_file = tree.abs(node) / NODE_INDEX
+    index_key = f"{node}/{NODE_INDEX}" if node else NODE_INDEX
+    index_text: str | None = None
+    index_stamp: tuple[int, int] | None = None
+    if index.exists:
+        try:
+            stat = os.stat(index_file)
+            index_stamp = (stat.st_size, stat.st_mtime_ns)
+            index_facts = cache.get(index_key, index_stamp) if cache is not None else None
+            if index_facts is None:
+                index_text = _index_text(ws, index, index_file)
+        except OSError:
+            pass
+    first = 1 if index_text is not None else 0  # chunk position of the first article
+    readable = [n for n, (article, _, _) in enumerate(articles) if article.ok]
+    texts = [index_text] if index_text is not None else []
+    places = [index_shown] if index_text is not None else []
+    texts += [articles[n][0].text for n in readable]
+    places += [articles[n][2] for n in readable]
+    chunk = Chunk(texts)
+    scanned = scan.findings_many(texts, places, chunk=chunk)
+    bodies = {first + k: len(articles[n][0].text) - len(articles[n][0].body)
+              for k, n in enumerate(readable) if not shape.is_experience(articles[n][0].node)}
+    candidates = shape.diary_candidates(chunk, bodies)
+    diary = {n for k, n in enumerate(readable) if first + k in candidates}
+    made = _article_facts(ws, tree, articles, scanned[first:], diary)
+    for (path, cache_stamp), facts in zip(pending, made, strict=True):
+        read[path] = facts
+        if cache is not None and cache_stamp is not None:
+            cache.put(path, cache_stamp, facts)
+    if index_text is not None and index_stamp is not None:
+        found = scanned[0]
+        links = shape.collect_links(index.body, index.body_line)
+        found.extend(shape.own_anchor_findings(index.body, links, index_shown))
+        index_facts = ArticleFacts(found, None, "", links)
+        if cache is not None:
+            cache.put(index_key, index_stamp, index_facts)
+    return read, index_facts, files
+
+
 def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache | None" = None
                ) -> tuple[list[Finding], int]:
     """Audit one node: its index, its articles, its links, its symlinks and its owner.
@@ -281,6 +367,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
     folder = tree.abs(node)
     index = tree.index(node)
     index_shown = tree.shown(f"{node}/{NODE_INDEX}" if node else NODE_INDEX)
+    read, index_facts, files = _node_facts(ws, tree, node, index, index_shown, cache)
     findings.extend(index.findings)
     if not index.exists:
         if not node:
@@ -288,7 +375,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
                 "no-root-index", tree.shown(""), "the memory tree has no root AGENTS.md (the protocol and top index)",
                 "write memory/AGENTS.md with the protocol and one line per top branch"))
     else:
-        findings.extend(_index_facts(ws, tree, node, index, folder, index_shown, cache))
+        findings.extend(_index_facts(ws, node, index, folder, index_shown, index_facts))
     # symbolic links directly in the node folder
     try:
         with os.scandir(folder) as it:
@@ -299,32 +386,11 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
         problem = _check_symlink(ws, Path(entry.path), tree.shown(f"{node}/{entry.name}" if node else entry.name))
         if problem:
             findings.append(problem)
-    files = tree.article_files(node)
     listed = _listed(ws, tree, index, folder, index_shown, findings)
     root = os.fspath(ws.root)
     anchor_cache: dict[str, set[str] | None] = {}
-    articles = 0
-    read: dict[str, ArticleFacts] = {}
-    for path in files:
-        file = tree.abs(path)
-        shown = tree.shown(path)
-        try:
-            stat = os.lstat(file)
-        except OSError:
-            continue
-        if os.path.islink(file):
-            problem = _check_symlink(ws, file, shown)
-            if problem:
-                continue  # already reported above, never followed
-        stamp = (stat.st_size, stat.st_mtime_ns)
-        facts = cache.get(path, stamp) if cache is not None and not os.path.islink(file) else None
-        if facts is None:
-            article = tree.read_article(path)
-            facts = _article_facts(ws, tree, article, file, shown)
-            if cache is not None and not os.path.islink(file):
-                cache.put(path, stamp, facts)
-        read[path] = facts
-        articles += 1
+    for path, file, shown in files:
+        facts = read[path]
         findings.extend(facts.findings)
         if facts.links:
             findings.extend(shape.resolve_links(facts.links, os.fspath(file), shown, root, anchor_cache))
@@ -332,6 +398,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
             findings.append(Finding.make(
                 "article-unlisted", shown, f"is not listed in {index_shown}",
                 f"add a line '{index_line(facts.title, Path(path).name, '<one-liner>')}' to {index_shown}"))
+    articles = len(files)
     if index.exists:
         findings.extend(_one_liner_findings(tree, index, index_shown, read))
     findings.extend(integrity.node_findings(tree, node))

@@ -277,19 +277,21 @@ def redirect_line(title: str, target: str, new_title: str, new_target: str) -> s
     return f"{old} \u2192 {new}"
 
 
-def iter_links(text: str) -> Iterator[tuple[int, str]]:
+def iter_links(text: str, raw: list[tuple[int, str]] | None = None) -> Iterator[tuple[int, str]]:
     """Yield ``(line offset, target)`` for every local Markdown link in ``text`` outside code
-    fences and inline code (0-based line offsets)."""
-    for offset, target in _raw_links(text):
+    fences and inline code (0-based line offsets); ``raw``: :func:`raw_links` of ``text``,
+    when the caller has them."""
+    for offset, target in raw_links(text) if raw is None else raw:
         if is_local_link(target):
             yield offset, _clean_target(target)
 
 
-def iter_anchored_links(text: str) -> Iterator[tuple[int, str, str | None]]:
+def iter_anchored_links(text: str, raw: list[tuple[int, str]] | None = None) -> Iterator[tuple[int, str, str | None]]:
     """Yield ``(line offset, file target or "", anchor or None)`` for every local Markdown
-    link in ``text`` (outside code), pure ``#anchor`` links included (target ``""``)."""
-    for offset, raw in _raw_links(text):
-        target = raw[1:-1] if raw.startswith("<") and raw.endswith(">") else raw
+    link in ``text`` (outside code), pure ``#anchor`` links included (target ``""``);
+    ``raw`` as for :func:`iter_links`."""
+    for offset, target in raw_links(text) if raw is None else raw:
+        target = target[1:-1] if target.startswith("<") and target.endswith(">") else target
         path, _, anchor = target.partition("#")
         path = path.split("?", 1)[0]
         if path and _SCHEME.match(path):
@@ -299,17 +301,23 @@ def iter_anchored_links(text: str) -> Iterator[tuple[int, str, str | None]]:
         yield offset, path, (anchor or None) if "#" in target else None
 
 
-def _raw_links(text: str) -> Iterator[tuple[int, str]]:
+def raw_links(text: str) -> list[tuple[int, str]]:
+    """``(line offset, target as written)`` of every Markdown link in ``text`` outside code
+    fences and inline code (0-based line offsets, lines as :meth:`str.splitlines` counts them)."""
+    if "](" not in text:
+        return []
+    fenced = "```" in text or "~~~" in text  # else no line can open a fence
+    out: list[tuple[int, str]] = []
     in_fence = False
     for offset, line in enumerate(text.splitlines()):
-        if _FENCE.match(line):
+        if fenced and _FENCE.match(line):
             in_fence = not in_fence
             continue
         if in_fence or "](" not in line:
             continue
-        stripped = re.sub(r"`[^`]*`", "", line)
-        for match in _ANY_LINK.finditer(stripped):
-            yield offset, match.group(1)
+        stripped = re.sub(r"`[^`]*`", "", line) if "`" in line else line
+        out.extend((offset, match.group(1)) for match in _ANY_LINK.finditer(stripped))
+    return out
 
 
 # -- editing a node index ------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import unicodedata
 from typing import Any, Iterable
 
 from memtui.core.findings import Finding
+from memtui.core.scan.chunk import CLASSES, Chunk
 from memtui.core.tree.index import _HEADING, iter_anchored_links
 
 #: The fields of the past-case entry shape (seed 000 §5), as front matter keys.
@@ -151,6 +152,36 @@ def diary_findings(body: str, shown: str, body_line: int) -> list[Finding]:
     return []
 
 
+#: What every :data:`_DATE` holds, over the shared class map
+#: (:data:`memtui.core.scan.chunk.CLASSES`: digits are ``0``), each starting with a literal.
+_DATE_MAPPED = (re.compile(rb"0000-00-00"), re.compile(rb"00?\.00?\.0000"))
+
+
+def diary_candidates(chunk: Chunk, bodies: dict[int, int]) -> set[int]:
+    """The texts of ``chunk`` whose body may hold what :func:`diary_findings` reports; for
+    every other text it returns ``[]``.
+
+    Args:
+        chunk: the texts (whole files).
+        bodies: text index → character offset of its body in the text, for the texts asked about.
+
+    Returns:
+        The indexes (of ``bodies``) holding a date or ``sessions/durable/`` in the body; a
+        text with non-ASCII characters always (``\\d`` matches every script's digits).
+    """
+    mapped = chunk.mapped(CLASSES)
+    out: set[int] = set()
+    for index, body in bodies.items():
+        if not chunk.ascii[index]:
+            out.add(index)
+            continue
+        begin, end = chunk.starts[index] + body, chunk.end(index)
+        if any(p.search(mapped, begin, end) for p in _DATE_MAPPED) or \
+                chunk.data.find(b"sessions/durable/", begin, end) >= 0:
+            out.add(index)
+    return out
+
+
 def slug(heading: str) -> str:
     """The anchor a Markdown renderer gives ``heading`` (GitHub's rule: lower case, punctuation
     dropped, spaces to hyphens)."""
@@ -183,23 +214,24 @@ def anchors(text: str) -> set[str]:
     return out
 
 
-def collect_links(text: str, first_line: int) -> list[list[Any]]:
+def collect_links(text: str, first_line: int, raw: list[tuple[int, str]] | None = None) -> list[list[Any]]:
     """The relative links of ``text`` as ``[line, target, anchor]`` (target ``""`` for a link
     to an anchor of the same text): what the article cache keeps, so links are resolved on
-    every audit (another file may have gone) without reading the article again."""
+    every audit (another file may have gone) without reading the article again. ``raw``:
+    :func:`memtui.core.tree.index.raw_links` of ``text``, when the caller has them."""
     if "](" not in text:
         return []
-    return [[first_line + offset, target, anchor] for offset, target, anchor in iter_anchored_links(text)
+    return [[first_line + offset, target, anchor] for offset, target, anchor in iter_anchored_links(text, raw)
             if not target.startswith("/")]
 
 
 def own_anchor_findings(text: str, links: list[list[Any]], shown: str) -> list[Finding]:
     """``anchor-broken`` for links to ``#anchor`` of the same text that names no heading of it."""
-    from urllib.parse import unquote
-
     wanted = [link for link in links if not link[1] and link[2]]
     if not wanted:
         return []
+    from urllib.parse import unquote
+
     known = anchors(text)
     return [_anchor_finding(shown, link) for link in wanted
             if link[2].lower() not in known and unquote(link[2]).lower() not in known]

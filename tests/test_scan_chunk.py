@@ -62,7 +62,7 @@ def planted() -> list[str]:
 def corpus(shared: Path) -> list[str]:
     """Every text file of the shared corpus and the sample workspace, as memtui reads them."""
     files = [p for root in (shared / "corpus", SAMPLE) for p in sorted(root.rglob("*"))
-             if p.is_file() and p.suffix in TEXT_SUFFIXES]
+             if p.is_file() and p.suffix in TEXT_SUFFIXES and ".memtui" not in p.parts]
     assert len(files) > 100
     return [p.read_bytes().decode("utf-8", "replace") for p in files]
 
@@ -132,3 +132,31 @@ def test_the_audit_reports_each_planted_article_as_its_own_scan_does(tmp_path: P
                                       for f in scan.personal_findings(index, "memory/notes/AGENTS.md")]
     assert len(want) > 40
     assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items() if v}
+
+
+def test_threads_scanning_at_once_each_find_what_one_scan_finds() -> None:
+    """Hyperscan's scratch space serves one scan at a time (a second one gets
+    ``ScratchInUseError``): threads auditing at once, as the TUI's workers do, each scan
+    with their own and find what a scan alone finds."""
+    import threading
+
+    texts = planted() * 1500  # megabytes: the scans overlap
+    alone = Chunk(texts).hints(personal.HINTS_NAME)
+    assert len(alone) > 10_000
+    start = threading.Barrier(4)
+    got: list[object] = []
+
+    def work() -> None:
+        chunk = Chunk(texts)
+        start.wait()
+        try:
+            got.append(chunk.hints(personal.HINTS_NAME))
+        except Exception as error:  # noqa: BLE001 - the test reports it
+            got.append(error)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert got == [alone] * 4

@@ -25,13 +25,15 @@ ALLOWABLE = frozenset({"secret", "pii-email", "pii-phone", "pii-egn", "pii-iban"
 
 
 def prepare() -> None:
-    """Load and configure the detectors now (about 0.2 s: detect-secrets' plugins, the literal
-    automata, libphonenumber's metadata), so worker processes forked afterwards share them
-    instead of each doing it again."""
+    """Load and configure the detectors now (about 0.2 s: detect-secrets' plugins, the
+    prefilters' Hyperscan databases, libphonenumber's metadata), so worker processes forked
+    afterwards share them instead of each doing it again."""
     from memtui.core.scan import personal, secrets
+    from memtui.core.scan.chunk import HINTS
 
     secrets.find("x")
     personal.find("0 0000 000 000")
+    HINTS.compiled()  # with every hint contributed so far (the tree's too, once imported)
 
 
 def secret_findings(text: str, shown: str, first_line: int = 1) -> list[Finding]:

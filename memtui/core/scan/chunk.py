@@ -1,16 +1,18 @@
-"""Many texts searched as one: the scans' prefilters run once over a node's articles.
+"""Many texts searched as one: the scans' prefilters run once over a node's files.
 
-A :class:`Chunk` joins texts with a newline as UTF-8 bytes. A literal search, an
-Aho–Corasick pass or a regular expression then runs once over the chunk at C speed instead
-of once per text (a Python call per text and per detector is most of the cost of scanning
-short files), and a match is mapped back to its text and line with :func:`bisect.bisect_right`.
+A :class:`Chunk` joins texts with a newline as UTF-8 bytes. The scans' prefilters (literals,
+classes repeated, hints: :class:`Hints`) then run in one Hyperscan pass over the chunk instead
+of once per text and per detector (a Python call per text and per detector is most of the
+cost of scanning short files), and a match is mapped back to its text and line with
+:func:`bisect.bisect_right`.
 
 Why this finds everything a search of each text finds: every detector of memtui's scans looks
 at one line at a time (detect-secrets' plugins are line scanners; the personal-data patterns
-and the prefilters here never match a newline), and the newline that joins two texts ends a
-line, so no match spans two texts and each text's matches are in the chunk where they are in
-the text. A prefilter may only let through more (a candidate the exact check then rejects),
-never fewer.
+never match a newline), and the newline that joins two texts ends a line, so no match spans
+two texts and each text's matches are in the chunk where they are in the text. A hint is
+mapped to the line of its last byte, which is the line it marks (a hint may begin with the
+newline before it, never go past the next one). A prefilter may only let through more (a
+candidate the exact check then rejects), never fewer.
 
 Class maps: :meth:`Chunk.mapped` translates the bytes through a 256-byte table
 (``bytes.translate``) that sends every byte to the representative of its class: in
@@ -18,18 +20,18 @@ Class maps: :meth:`Chunk.mapped` translates the bytes through a 256-byte table
 every byte of a non-ASCII character ``u``, and the rest stays. A pattern over classes
 (``[+\\d][\\d .-]{5,40}\\d``) becomes one over a few bytes that starts with a literal
 (``0[0 .-]{5,40}0``), which Python's ``re`` searches with a fast literal scan instead of
-testing a class at every position: the same matches, found about ten times faster. Such a
-pattern sees ASCII classes; where a pattern's class holds non-ASCII characters (``\\d`` and
-``\\w`` in a ``str`` pattern), the caller puts ``u`` in the class (a superset) or handles
-non-ASCII texts on their own (:attr:`Chunk.ascii`).
+testing a class at every position: the same matches (``finditer`` spans included, which a
+prefilter cannot give), found about ten times faster. Such a pattern sees ASCII classes; a
+text with non-ASCII characters (where ``\\d`` matches other scripts' digits) is searched on
+its own (:attr:`Chunk.ascii`).
 """
 
 from __future__ import annotations
 
 import bisect
-import re
 import string
-from typing import Iterator, Sequence
+import threading
+from typing import Any, Sequence
 
 
 def class_map(classes: dict[bytes, bytes], other: bytes | None = None, high: bytes | None = None) -> bytes:
@@ -52,12 +54,117 @@ CLASSES = class_map({string.digits.encode(): b"0", string.ascii_uppercase.encode
                      (string.ascii_lowercase + "_").encode(): b"a"}, high=b"u")
 
 
-def mapped_class(chars: str, table: bytes = CLASSES) -> bytes:
-    """A regular-expression class (``[...]``, bytes) of what the ASCII ``chars`` become in
-    ``table``: over the mapped bytes it matches where the class of ``chars`` matched (and
-    where other characters of the same classes are)."""
-    members = sorted({table[ord(c)] for c in chars if ord(c) < 0x80})
-    return b"[" + b"".join(re.escape(bytes([m])) for m in members) + b"]"
+class _Compiled:
+    """One compilation of :class:`Hints`: per pass, a Hyperscan database (``None``: nothing
+    to search) and the ``(name, pattern index)`` of each of its ids; :attr:`where`: the pass
+    of each name. Never changed once made (a new contribution makes a new one)."""
+
+    __slots__ = ("passes", "where")
+
+    def __init__(self, passes: list[tuple[Any, list[tuple[str, int]]]]) -> None:
+        self.passes = passes
+        self.where = {name: number for number, (_, ids) in enumerate(passes) for name, _ in ids}
+
+
+class Hints:
+    """Named patterns searched in one pass over a chunk by Hyperscan (Intel's multi-pattern
+    matcher), contributed by the scans (the secret detectors' literals, token runs and quoted
+    strings; the personal-data hints; the diary's dates; links): one pass finds them all.
+
+    A pattern is a Hyperscan expression over bytes; every end offset of every match is
+    reported (:meth:`Chunk.hints`). A group may ask for a pass of its own (a class repeated
+    many times, matched at almost every byte, slows down the literal search of the others
+    more than a second pass costs). The databases are compiled on the first scan after a
+    contribution (a few hundredths of a second), once per process.
+
+    Threads: a compilation is never changed (:class:`_Compiled`), and each thread scans with
+    scratch space of its own (Hyperscan's scratch serves one scan at a time: a second thread
+    scanning with it gets ``ScratchInUseError``).
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[str, tuple[list[tuple[bytes, bool, bool]], bool]] = {}
+        self._compiled: _Compiled | None = None
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def add(self, name: str, patterns: Sequence[bytes | tuple[bytes, bool, bool]], own_pass: bool = False) -> None:
+        """Contribute ``patterns`` under ``name`` (again: replaced). A pattern is an expression,
+        or ``(expression, caseless, multiline)`` (caseless: ASCII case; multiline: ``^`` and
+        ``$`` at every line)."""
+        group = ([p if isinstance(p, tuple) else (p, False, False) for p in patterns], own_pass)
+        with self._lock:
+            if self._groups.get(name) != group:
+                self._groups[name] = group
+                self._compiled = None
+
+    def compiled(self) -> _Compiled:
+        """The databases of every contribution so far (compiled now if one came since)."""
+        compiled = self._compiled
+        if compiled is None:
+            with self._lock:
+                if self._compiled is None:
+                    self._compiled = _Compiled(self._compile())
+                compiled = self._compiled
+        return compiled
+
+    def _compile(self) -> list[tuple[Any, list[tuple[str, int]]]]:
+        import hyperscan
+
+        passes: list[list[tuple[str, int, bytes, bool, bool]]] = [[]]
+        for name, (group, own_pass) in self._groups.items():
+            if own_pass:
+                passes.append([])
+            passes[-1 if own_pass else 0].extend((name, sub, *pattern) for sub, pattern in enumerate(group))
+        out: list[tuple[Any, list[tuple[str, int]]]] = []
+        for patterns in passes:
+            database = None
+            if patterns:
+                database = hyperscan.Database()
+                database.compile(
+                    expressions=[p[2] for p in patterns], ids=list(range(len(patterns))), elements=len(patterns),
+                    flags=[(hyperscan.HS_FLAG_CASELESS if p[3] else 0) | (hyperscan.HS_FLAG_MULTILINE if p[4] else 0)
+                           for p in patterns])
+            out.append((database, [(p[0], p[1]) for p in patterns]))
+        return out
+
+    def _scratch(self, compiled: _Compiled, number: int) -> Any:
+        """This thread's scratch space for pass ``number`` of ``compiled``."""
+        local = self._local
+        if getattr(local, "compiled", None) is not compiled:
+            local.compiled, local.scratch = compiled, {}
+        scratch = local.scratch.get(number)
+        if scratch is None:
+            import hyperscan
+
+            scratch = local.scratch[number] = hyperscan.Scratch(compiled.passes[number][0])
+        return scratch
+
+    def scan(self, compiled: _Compiled, data: bytes, number: int) -> dict[str, list[tuple[int, int]]]:
+        """``{name: [(pattern index within the name, end offset)]}`` of every match of pass
+        ``number`` of ``compiled`` (:attr:`_Compiled.where`) in ``data``."""
+        database, ids = compiled.passes[number]
+        found: dict[str, list[tuple[int, int]]] = {name: [] for name, _ in ids}
+        if database is None:
+            return found
+        adders = [(found[name].append, sub) for name, sub in ids]
+
+        def on_match(id_: int, _start: int, end: int, _flags: int, _context: object) -> None:
+            add, sub = adders[id_]
+            add((sub, end))
+
+        database.scan(data, match_event_handler=on_match, scratch=self._scratch(compiled, number))
+        return found
+
+
+#: The hints of every scan (:class:`Hints`).
+HINTS = Hints()
+
+
+def literal(value: str | bytes) -> bytes:
+    """``value`` (UTF-8) as a Hyperscan expression matching it literally."""
+    raw = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+    return b"".join(b"\\x%02x" % byte for byte in raw)
 
 
 class Chunk:
@@ -70,7 +177,7 @@ class Chunk:
         ascii: per text, True when it is ASCII (byte offsets are then character offsets).
     """
 
-    __slots__ = ("texts", "data", "starts", "ascii", "_folded", "_mapped")
+    __slots__ = ("texts", "data", "starts", "ascii", "_mapped", "_hints")
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.texts = list(texts)
@@ -83,8 +190,8 @@ class Chunk:
             starts.append(at)
             at += len(part) + 1
         self.starts = starts
-        self._folded: tuple[bytes, list[int]] | None = None
         self._mapped: dict[bytes, bytes] = {}
+        self._hints: tuple[_Compiled, dict[int, dict[str, list[tuple[int, int]]]]] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -97,27 +204,27 @@ class Chunk:
         """The byte offset just after text ``index`` in :attr:`data`."""
         return self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.data)
 
-    def line(self, offset: int, folded: bool = False) -> tuple[int, int]:
-        """``(text index, 0-based line in that text)`` of byte ``offset`` of :attr:`data`
-        (or of :meth:`folded`'s bytes when ``folded``)."""
-        data, starts = self.folded() if folded else (self.data, self.starts)
-        index = bisect.bisect_right(starts, offset) - 1
-        return index, data.count(b"\n", starts[index], offset)
+    def line(self, offset: int) -> tuple[int, int]:
+        """``(text index, 0-based line in that text)`` of byte ``offset`` of :attr:`data`."""
+        index = bisect.bisect_right(self.starts, offset) - 1
+        return index, self.data.count(b"\n", self.starts[index], offset)
 
-    def folded(self) -> tuple[bytes, list[int]]:
-        """The chunk of the texts' ``casefold()`` and its text starts (case folding may change
-        a text's length, never its lines)."""
-        if self._folded is None:
-            if all(self.ascii):
-                self._folded = (self.data.lower(), self.starts)  # ASCII: casefold() is lower()
-            else:
-                parts = [t.casefold().encode("utf-8", "surrogatepass") for t in self.texts]
-                starts, at = [], 0
-                for part in parts:
-                    starts.append(at)
-                    at += len(part) + 1
-                self._folded = (b"\n".join(parts), starts)
-        return self._folded
+    def hints(self, name: str) -> list[tuple[int, int]]:
+        """``[(pattern index, end offset)]`` of the :data:`HINTS` contributed as ``name`` in
+        :attr:`data` (each pass scanned once for every name it holds, kept while no hint is
+        added)."""
+        if not self.data:
+            return []  # nothing to find (a warm audit reads nothing: no database is compiled)
+        compiled = HINTS.compiled()
+        if self._hints is None or self._hints[0] is not compiled:
+            self._hints = (compiled, {})
+        number = compiled.where.get(name)
+        if number is None:
+            return []
+        found = self._hints[1].get(number)
+        if found is None:
+            found = self._hints[1][number] = HINTS.scan(compiled, self.data, number)
+        return found.get(name, [])
 
     def mapped(self, table: bytes) -> bytes:
         """:attr:`data` translated through ``table`` (a :func:`class_map`), kept for reuse."""
@@ -125,15 +232,3 @@ class Chunk:
         if out is None:
             out = self._mapped[table] = self.data.translate(table)
         return out
-
-    def holding(self, data: bytes, needle: bytes) -> Iterator[int]:
-        """The indexes of the texts whose part of ``data`` (:attr:`data` or a translation of
-        it: same offsets) holds ``needle`` (which holds no newline), in order."""
-        assert b"\n" not in needle
-        at = data.find(needle)
-        while at >= 0:
-            index = self.owner(at)
-            yield index
-            if index + 1 >= len(self.starts):
-                return
-            at = data.find(needle, self.starts[index + 1])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from memtui.core.scan.chunk import CLASSES, Chunk
+from memtui.core.scan.chunk import CLASSES, HINTS, Chunk
 from memtui.core.scan.secrets import fingerprint, mask
 
 #: The default region of phone numbers written without a country code.
@@ -125,11 +125,14 @@ def find(text: str, first_line: int = 1) -> list[Personal]:
 
 #: :data:`_DIGITS` over the shared class map (:data:`memtui.core.scan.chunk.CLASSES`: digits
 #: are ``0``, the separators stay); without its leading ``+`` it starts with a literal, which
-#: ``re`` searches fast (texts holding a ``+`` use the whole pattern).
+#: ``re`` searches fast (a text where a ``+`` can start a match uses the whole pattern).
 _DIGITS_MAPPED = re.compile(rb"0[0 \-./()]{5,40}0")
 _DIGITS_MAPPED_PLUS = re.compile(rb"[+0][0 \-./()]{5,40}0")
-#: :data:`_IBAN_HINT` over the shared class map (capitals are ``A``).
-_IBAN_HINT_MAPPED = b"AA00"
+#: The name of the personal-data hints in :data:`memtui.core.scan.chunk.HINTS`: an ``@``, the
+#: :data:`_IBAN_HINT`, a ``+`` that can start a :data:`_DIGITS` match (all ASCII, exact).
+HINTS_NAME = "personal"
+_AT, _IBAN_AT, _PLUS = range(3)
+HINTS.add(HINTS_NAME, [b"@", b"[A-Z][A-Z][0-9][0-9]", b"\\+[0-9 \\-./()]{5,40}[0-9]"])
 
 
 def find_many(texts: Sequence[str], first_lines: Sequence[int] | None = None,
@@ -143,11 +146,15 @@ def find_many(texts: Sequence[str], first_lines: Sequence[int] | None = None,
     """
     chunk = chunk if chunk is not None else Chunk(texts)
     mapped = chunk.mapped(CLASSES)
-    emails = set(chunk.holding(chunk.data, b"@"))
-    ibans = set(chunk.holding(mapped, _IBAN_HINT_MAPPED))
-    own = set(chunk.holding(chunk.data, b"+")) | {i for i, plain in enumerate(chunk.ascii) if not plain}
+    flags: dict[int, set[int]] = {_AT: set(), _IBAN_AT: set(), _PLUS: set()}
+    for kind, end in chunk.hints(HINTS_NAME):
+        flags[kind].add(chunk.owner(end - 1))
+    emails, ibans = flags[_AT], flags[_IBAN_AT]
+    own = flags[_PLUS] | {i for i, plain in enumerate(chunk.ascii) if not plain}
     spans: dict[int, list[tuple[int, int]]] = {}
     for match in _DIGITS_MAPPED.finditer(mapped):
+        if match.end() - match.start() == 10 and mapped[match.start():match.end()] == b"0000-00-00":
+            continue  # an ISO date (:data:`_DATE`), the most common digit run
         spans.setdefault(chunk.owner(match.start()), []).append(match.span())
     out: list[list[Personal]] = []
     for index, text in enumerate(chunk.texts):
@@ -159,6 +166,9 @@ def find_many(texts: Sequence[str], first_lines: Sequence[int] | None = None,
         else:
             base = chunk.starts[index]
             numbers = [(s - base, e - base) for s, e in spans.get(index, ())]
+        if not numbers and index not in emails and index not in ibans:
+            out.append([])
+            continue
         out.append(_find(text, first_lines[index] if first_lines else 1, numbers, index in emails, index in ibans))
     return out
 
@@ -183,15 +193,14 @@ def _find(text: str, first_line: int, numbers: list[tuple[int, int]], emails: bo
                 continue
             add("pii-email", "an e-mail address", match.start(), value)
     taken: set[str] = set()
+    # a date, or a run that is part of a word or a longer number, is nobody's number
+    numbers = [(begin, finish) for begin, finish in numbers
+               if not _DATE.fullmatch(text[begin:finish].strip()) and _alone(text, _Span(begin, finish))]
     if numbers:
         from stdnum.bg import egn
 
         for begin, finish in numbers:
             value = text[begin:finish]
-            if _DATE.fullmatch(value.strip()):
-                continue
-            if not _alone(text, _Span(begin, finish)):
-                continue
             digits = _NON_DIGIT.sub("", value)
             if len(digits) == 10 and egn.is_valid(digits):
                 add("pii-egn", "a Bulgarian personal number (ЕГН)", begin, value)
@@ -211,16 +220,10 @@ def _find(text: str, first_line: int, numbers: list[tuple[int, int]], emails: bo
 
 
 def _phones(text: str, numbers: list[tuple[int, int]], taken: set[str], first_line: int) -> list[Personal]:
-    """Phone numbers on the lines holding a digit run (the matcher is slow: it only sees those)."""
+    """Phone numbers on the lines holding a digit run (the matcher is slow: it only sees
+    those); ``numbers``: the runs that are no date and stand alone."""
     shortest, longest = _plan_lengths()
-    wanted = []
-    for begin, finish in numbers:
-        value = text[begin:finish]
-        if not _alone(text, _Span(begin, finish)):
-            continue
-        count = len(_NON_DIGIT.sub("", value))
-        if shortest <= count <= longest and not _DATE.fullmatch(value.strip()):
-            wanted.append(begin)
+    wanted = [begin for begin, finish in numbers if shortest <= len(_NON_DIGIT.sub("", text[begin:finish])) <= longest]
     if not wanted:
         return []
     import phonenumbers

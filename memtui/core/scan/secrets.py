@@ -18,23 +18,21 @@ What is used of the library:
   ``password=hunter2`` is an assignment.
 
 Speed (the audit scans every article): the prefilters run over many texts at once (a
-:class:`~memtui.core.scan.chunk.Chunk`, :func:`find_many`): an Aho–Corasick pass for the
-literals the gated plugins' patterns require marks the lines a plugin is run on, byte class
-maps find the texts where an ungated plugin's token run or an entropy plugin's quoted string
-can be; a plugin's own patterns must match a line before the library analyses it; the line
-filters (one of them, ``is_indirect_reference``, is a slow regex on long prose lines) run
-only on lines a plugin flagged. The result is the same as detect-secrets' own line-by-line
-scan (:func:`every_line`; the tests compare them).
+:class:`~memtui.core.scan.chunk.Chunk`, :func:`find_many`) in one pass of Hyperscan
+(:class:`_Prefilter`): the literals the gated plugins' patterns require mark the lines a
+plugin is run on; the token runs and quoted strings the ungated and entropy plugins need mark
+theirs. A plugin's own patterns must match a line before the library analyses it; the line
+filters (one of them, ``is_indirect_reference``, is a slow regex on long prose lines) run only
+on lines a plugin flagged. The result is the same as detect-secrets' own line-by-line scan
+(:func:`every_line`; the tests compare them).
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import math
 import logging
 import re
-import string
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,7 +40,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memtui.core.scan import factors
-from memtui.core.scan.chunk import CLASSES, Chunk, class_map, mapped_class
+from memtui.core.scan.chunk import HINTS, Chunk, literal
 
 #: detect-secrets plugins left out, with the reason in the module docstring.
 EXCLUDED_PLUGINS = frozenset({"IPPublicDetector"})
@@ -152,11 +150,12 @@ class _Plugin:
     A plugin whose every pattern has a strong factor set (:func:`memtui.core.scan.factors.conditions`)
     is run only on the lines where a string of one pattern's first strong set occurs and that
     pattern's every other set is satisfied (:meth:`_Gate.line_passes`). The others are run on
-    the texts their whole-text gate lets through (:meth:`whole`: ``^`` and ``$`` then match at
-    every line, so the search finds whatever a line-by-line search finds), the entropy plugins
-    on the lines holding one of their candidate strings. Before the library analyses a line,
-    the plugin's own patterns must match in it (:attr:`precheck`): detect-secrets' regex
-    plugins and the keyword plugin yield only what those patterns match.
+    the lines holding a token run as long as their matches hold (:attr:`word_run`), the entropy
+    plugins on the lines holding a quoted string as long as the shortest one over their limit
+    (:class:`_Prefilter` finds them all). Before the library analyses a line, the line must
+    hold a token as long as every match holds (:attr:`run`) and the plugin's own patterns must
+    match in it (:attr:`precheck`): detect-secrets' regex plugins and the keyword plugin yield
+    only what those patterns match.
     """
 
     __slots__ = ("plugin", "keyword", "entropy", "gates", "patterns", "run", "word_run", "precheck")
@@ -240,64 +239,70 @@ def _plugins() -> list[_Plugin]:
 _TOKEN = re.compile(r"[^\s'\"`,;<>()\[\]{}|&]+")
 
 
-class _Automaton:
-    """Aho–Corasick search for many literals at once in UTF-8 bytes (the Rust
-    ``aho-corasick`` crate through ``ahocorasick_rs``): every occurrence, overlapping ones
-    included, with the plugins whose candidate lines it marks."""
+def _bytes_class(chars: str) -> bytes:
+    """A Hyperscan class (``[...]``) of the ASCII ``chars`` (every byte escaped)."""
+    return b"[" + b"".join(b"\\x%02x" % ord(c) for c in sorted(set(chars))) + b"]"
 
-    def __init__(self, values: dict[str, tuple[int, ...]]) -> None:
-        import ahocorasick_rs
 
-        self.words = list(values)
-        self.plugins = [values[w] for w in self.words]
-        encoded = [w.encode("utf-8", "surrogatepass") for w in self.words]
-        self.search = (ahocorasick_rs.BytesAhoCorasick(encoded, implementation=ahocorasick_rs.Implementation.DFA)
-                       .find_matches_as_indexes if encoded else None)
+#: What a token run is made of, in bytes: word characters, ``-``, and every byte of a
+#: non-ASCII character (``\\w`` holds letters of every script, so a run of these over-estimates
+#: a character run, never under-estimates it).
+_RUN_BYTES = b"A-Za-z0-9_\\x2d\\x80-\\xff"
 
-    def iter(self, data: bytes) -> list[tuple[int, tuple[int, ...]]]:
-        """``[(offset of the last byte, plugin indexes)]`` of every occurrence in ``data``."""
-        if self.search is None:
-            return []
-        plugins = self.plugins
-        return [(end - 1, plugins[i]) for i, _start, end in self.search(data, overlapping=True)]
 
-    def __len__(self) -> int:
-        return len(self.words)
+class _Prefilter:
+    """The plugins' prefilters, contributed to the chunk's one Hyperscan pass
+    (:data:`memtui.core.scan.chunk.HINTS`, under :data:`HINTS_NAME`):
+
+    - the strings of each gate's first strong set (case-insensitively for a case-insensitive
+      pattern: ASCII case, exact for ASCII text; a non-ASCII text is searched again in its
+      ``casefold()``);
+    - the start of each run of word characters and hyphens as long as the shortest one an
+      ungated plugin's matches hold (:attr:`_Plugin.word_run`);
+    - a quoted string of the entropy plugins' charsets as long as the shortest one over any
+      limit (every candidate of an entropy plugin is one).
+
+    :attr:`meaning` says what each pattern of :data:`HINTS_NAME` (by its index) marks:
+    ``("literal", plugin indexes)`` or ``("quoted", ())``; :data:`RUNS_NAME` has the run.
+    """
+
+    def __init__(self, plugins: list["_Plugin"]) -> None:
+        meaning: list[tuple[str, tuple[int, ...]]] = []
+        patterns: list[tuple[bytes, bool, bool]] = []
+        literals: dict[tuple[str, bool], set[int]] = {}
+        for p_index, plugin in enumerate(plugins):
+            for gate in plugin.gates or ():
+                for value in gate.strong[0]:
+                    literals.setdefault((value, gate.folded), set()).add(p_index)
+        for (value, folded), owners in literals.items():
+            meaning.append(("literal", tuple(sorted(owners))))
+            patterns.append((literal(value), folded, False))
+        self.run = min((p.word_run for p in plugins if p.gates is None and not p.entropy and p.word_run > 0),
+                       default=0)
+        runs: list[tuple[bytes, bool, bool]] = []
+        if self.run:  # a run's first `run` characters, after a character that is none
+            runs.append((b"(?:^|[^" + _RUN_BYTES + b"])[" + _RUN_BYTES + b"]{%d}" % self.run, False, True))
+        entropy = [p for p in plugins if p.entropy]
+        if entropy:
+            charset = _bytes_class("".join(p.plugin.charset for p in entropy))
+            shortest = min(p.run for p in entropy)
+            for quote in "'\"":
+                meaning.append(("quoted", ()))
+                patterns.append((literal(quote) + charset + b"{%d,}" % shortest + literal(quote), False, False))
+        self.meaning = meaning
+        HINTS.add(HINTS_NAME, patterns)
+        HINTS.add(RUNS_NAME, runs, own_pass=True)
+
+
+#: The names of the secret detectors' hints in :data:`memtui.core.scan.chunk.HINTS`: the
+#: literals and quoted strings, and the token runs (a pass of their own).
+HINTS_NAME = "secrets"
+RUNS_NAME = "secrets-runs"
 
 
 @lru_cache(maxsize=1)
-def _automata() -> tuple[_Automaton, _Automaton]:
-    """Automata of the strings of every gate's first strong set: ``(case-folded,
-    case-sensitive)``; each string names the plugins (indexes into :func:`_plugins`) whose
-    gate it opens on its line."""
-    folded: dict[str, set[int]] = {}
-    raw: dict[str, set[int]] = {}
-    for p_index, plugin in enumerate(_plugins()):
-        for gate in plugin.gates or ():
-            for s in gate.strong[0]:
-                (folded if gate.folded else raw).setdefault(s, set()).add(p_index)
-    return (_Automaton({s: tuple(sorted(p)) for s, p in folded.items()}),
-            _Automaton({s: tuple(sorted(p)) for s, p in raw.items()}))
-
-
-#: The class map of the ungated plugins' prefilter: word characters and ``-`` are ``a``,
-#: non-ASCII bytes too (``\\w`` holds letters of every script, so the map over-estimates a
-#: run, never under-estimates it), everything else a space.
-_RUNS = class_map({(string.ascii_letters + string.digits + "_-").encode(): b"a"}, other=b" ", high=b"a")
-
-
-@lru_cache(maxsize=1)
-def _quoted() -> tuple[re.Pattern[bytes], ...]:
-    """What every candidate of every entropy plugin is, over the shared class map
-    (:data:`memtui.core.scan.chunk.CLASSES`): a quote, a run of their charsets as long as the
-    shortest string over any limit, the same quote; one pattern a quote (each starts with a
-    literal, searched fast)."""
-    entropy = [p for p in _plugins() if p.entropy]
-    if not entropy:
-        return ()
-    chars = mapped_class("".join(sorted({c for p in entropy for c in p.plugin.charset})))
-    shortest = min(p.run for p in entropy)
-    return tuple(re.compile(re.escape(q) + chars + b"{%d,}" % shortest + re.escape(q)) for q in (b"'", b'"'))
+def _prefilter() -> _Prefilter:
+    return _Prefilter(_plugins())
 
 
 def find(text: str, first_line: int = 1) -> list[Hit]:
@@ -336,43 +341,49 @@ def _plans(chunk: Chunk) -> dict[int, _Plan]:
     """Per text (index) that any plugin may flag: which plugins to run on which lines
     (``None``: every line), in the plugins' order."""
     every = _plugins()
+    prefilter = _prefilter()
+    meaning = prefilter.meaning
     rows: dict[int, dict[int, set[int]]] = {}  # text -> plugin -> lines holding a first strong string
-    auto_folded, auto_raw = _automata()
-    for automaton, (data, starts) in ((auto_folded, chunk.folded()), (auto_raw, (chunk.data, chunk.starts))):
-        if not len(automaton):
-            continue
-        for end, plugin_indexes in automaton.iter(data):
-            index = bisect.bisect_right(starts, end) - 1
-            line = data.count(b"\n", starts[index], end)
+    long_lines: dict[int, set[int]] = {}  # text -> lines holding a token run (prefilter.run)
+    quoted: dict[int, set[int]] = {}  # text -> lines holding an entropy candidate
+    for id_, end in chunk.hints(HINTS_NAME):
+        kind, owners = meaning[id_]
+        index, line = chunk.line(end - 1)
+        if kind == "literal":
             of_text = rows.setdefault(index, {})
-            for p_index in plugin_indexes:
+            for p_index in owners:
                 of_text.setdefault(p_index, set()).add(line)
-    plans: dict[int, _Plan] = {index: [(every[p], lines) for p, lines in sorted(of_text.items())]
-                               for index, of_text in rows.items()}
+        else:
+            quoted.setdefault(index, set()).add(line)
+    for _, end in chunk.hints(RUNS_NAME):
+        index, line = chunk.line(end - 1)
+        long_lines.setdefault(index, set()).add(line)
+    others = [i for i, plain in enumerate(chunk.ascii) if not plain]
+    if others:  # case-insensitive strings in the casefold() of the non-ASCII texts (ſ is s)
+        folded = Chunk([chunk.texts[i].casefold() for i in others])
+        for id_, end in folded.hints(HINTS_NAME):
+            kind, owners = meaning[id_]
+            if kind == "literal":
+                sub, line = folded.line(end - 1)
+                of_text = rows.setdefault(others[sub], {})
+                for p_index in owners:
+                    of_text.setdefault(p_index, set()).add(line)
+    run = prefilter.run
+    plans: dict[int, _Plan] = {}
+    for index, of_text in rows.items():
+        # a gated plugin whose matches hold a token run as long is run on those lines only
+        plan: _Plan = []
+        for p, lines in sorted(of_text.items()):
+            if run and every[p].word_run >= run:
+                lines = lines & long_lines.get(index, set())
+            if lines:
+                plan.append((every[p], lines))
+        if plan:
+            plans[index] = plan
     ungated = [p for p in every if p.gates is None]
     entropy = [p for p in ungated if p.entropy]
-    if entropy:  # the lines holding a quoted string as long as the shortest one over a limit
-        data = chunk.mapped(CLASSES)
-        quoted: dict[int, set[int]] = {}
-        for pattern in _quoted():
-            for match in pattern.finditer(data):
-                index, line = chunk.line(match.start())
-                quoted.setdefault(index, set()).add(line)
-        for index, lines in quoted.items():
-            plans.setdefault(index, []).extend((plugin, lines) for plugin in entropy)
-    # token runs: the lines holding a run of word characters and hyphens as long as the
-    # shortest one an ungated plugin's matches hold; a gated plugin whose matches hold one as
-    # long is run on those lines only
-    by_run = [p for p in ungated if not p.entropy and p.word_run > 0]
-    shortest = min((p.word_run for p in by_run), default=0)
-    long_lines = _run_lines(chunk, shortest) if shortest else {}
-    if shortest:
-        for index in list(plans):
-            plan = [(p, rows & long_lines.get(index, set()) if rows is not None and p.word_run >= shortest else rows)
-                    for p, rows in plans[index]]
-            plans[index] = [(p, rows) for p, rows in plan if rows is None or rows]
-            if not plans[index]:
-                del plans[index]
+    for index, lines in quoted.items():
+        plans.setdefault(index, []).extend((plugin, lines) for plugin in entropy)
     for plugin in ungated:
         if plugin.entropy:
             continue
@@ -382,41 +393,9 @@ def _plans(chunk: Chunk) -> dict[int, _Plan]:
             continue
         for index, lines in long_lines.items():
             plans.setdefault(index, []).append((plugin, lines))
-    for plan in plans.values():  # the plugins' own order: the first to flag a value names its kind
-        plan.sort(key=lambda entry: every.index(entry[0]))
+    for entries in plans.values():  # the plugins' own order: the first to flag a value names its kind
+        entries.sort(key=lambda entry: every.index(entry[0]))
     return plans
-
-
-#: UTF-8 continuation bytes: deleted before :data:`_RUNS` maps a text, so that a character is
-#: one byte and a run is counted in characters, as ``re`` counts it.
-_CONTINUATION = bytes(range(0x80, 0xC0))
-
-
-def _run_lines(chunk: Chunk, length: int) -> dict[int, set[int]]:
-    """Per text of ``chunk``, the lines (0-based) holding ``length`` or more consecutive word
-    characters and hyphens (non-ASCII characters counted as such: a superset)."""
-    data = chunk.data.translate(_RUNS, _CONTINUATION)  # offsets change, lines do not
-    needle = b"a" * length
-    out: dict[int, set[int]] = {}
-    at = data.find(needle)
-    if at < 0:
-        return out
-    firsts: list[int] = []  # the chunk line of each text's first line
-    total = 0
-    for index in range(len(chunk)):
-        firsts.append(total)
-        total += chunk.data.count(b"\n", chunk.starts[index], chunk.end(index)) + 1
-    pos = line = 0  # line: the newlines in data[:pos]
-    while at >= 0:
-        line += data.count(b"\n", pos, at)
-        index = bisect.bisect_right(firsts, line) - 1
-        out.setdefault(index, set()).add(line - firsts[index])
-        after = data.find(b"\n", at)
-        if after < 0:
-            break
-        pos, line = after + 1, line + 1
-        at = data.find(needle, pos)  # the next line that holds one
-    return out
 
 
 def every_line(text: str, first_line: int = 1) -> list[Hit]:

@@ -7,12 +7,13 @@ Per-article results are cached between audits in the user cache folder
 from __future__ import annotations
 
 import os
+import stat as stat_mod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from memtui.core import scan
-from memtui.core.scan.chunk import Chunk
+from memtui.core.scan.chunk import HINTS, Chunk, literal
 from memtui.core.files import is_inside
 from memtui.core.tree import integrity, shape
 from memtui.core.findings import Finding, Severity
@@ -26,7 +27,7 @@ def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: i
     """Links in ``text`` whose target leaves the workspace. The check is lexical (``..`` and
     absolute paths); symbolic links on the way are reported by the symlink checks. ``raw``:
     :func:`memtui.core.tree.index.raw_links` of ``text``, when the caller has them."""
-    if "](" not in text:
+    if (not raw) if raw is not None else "](" not in text:
         return
     folder = os.path.dirname(os.fspath(file))
     root = os.fspath(ws.root)
@@ -162,7 +163,7 @@ def _finding_from(data: dict) -> Finding:
 
 
 def _article_facts(ws: Workspace, tree: MemoryTree, articles: list, scanned: list[list[Finding]],  # noqa: ANN001
-                   diary: set[int]) -> list[ArticleFacts]:
+                   diary: set[int], linked: set[int]) -> list[ArticleFacts]:
     """Everything the audit finds in each article's own bytes (cached by size and mtime).
 
     Args:
@@ -171,6 +172,7 @@ def _article_facts(ws: Workspace, tree: MemoryTree, articles: list, scanned: lis
             order (:func:`memtui.core.scan.findings_many`).
         diary: indexes (into ``articles``) whose body may hold a date or a session reference
             (:func:`memtui.core.tree.shape.diary_candidates`).
+        linked: indexes (into ``articles``) whose text holds ``](`` (the others have no link).
     """
     out: list[ArticleFacts] = []
     root = os.fspath(ws.root)
@@ -179,7 +181,7 @@ def _article_facts(ws: Workspace, tree: MemoryTree, articles: list, scanned: lis
         found = list(article.findings)
         links: list[list] = []
         if article.ok:
-            raw = raw_links(article.body)
+            raw = raw_links(article.body) if index in linked else []
             found.extend(_check_links(ws, article.body, file, shown, article.body_line, raw))
             found.extend(next(found_scans))
             links = shape.collect_links(article.body, article.body_line, raw)
@@ -277,6 +279,11 @@ def _one_liner_findings(tree: MemoryTree, index: NodeIndex, index_shown: str,
     return findings
 
 
+#: The name of the link hint (a ``](``) in :data:`memtui.core.scan.chunk.HINTS`.
+_LINKS = "links"
+HINTS.add(_LINKS, [literal("](")])
+
+
 def _node_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, index_shown: str,
                 cache: "ArticleCache | None") -> tuple[dict[str, ArticleFacts], ArticleFacts | None,
                                                     list[tuple[str, Path, str]]]:
@@ -300,7 +307,7 @@ def _node_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, in
             stat = os.lstat(file)
         except OSError:
             continue
-        link = os.path.islink(file)
+        link = stat_mod.S_ISLNK(stat.st_mode)
         if link and _check_symlink(ws, file, shown):
             continue  # reported by the node's symlink check, never followed
         files.append((path, file, shown))
@@ -337,7 +344,9 @@ def _node_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, in
               for k, n in enumerate(readable) if not shape.is_experience(articles[n][0].node)}
     candidates = shape.diary_candidates(chunk, bodies)
     diary = {n for k, n in enumerate(readable) if first + k in candidates}
-    made = _article_facts(ws, tree, articles, scanned[first:], diary)
+    with_links = {chunk.owner(end - 1) for _, end in chunk.hints(_LINKS)}
+    linked = {n for k, n in enumerate(readable) if first + k in with_links}
+    made = _article_facts(ws, tree, articles, scanned[first:], diary, linked)
     for (path, cache_stamp), facts in zip(pending, made, strict=True):
         read[path] = facts
         if cache is not None and cache_stamp is not None:

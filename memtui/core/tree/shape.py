@@ -22,7 +22,7 @@ import unicodedata
 from typing import Any, Iterable
 
 from memtui.core.findings import Finding
-from memtui.core.scan.chunk import CLASSES, Chunk
+from memtui.core.scan.chunk import HINTS, Chunk, literal
 from memtui.core.tree.index import _HEADING, iter_anchored_links
 
 #: The fields of the past-case entry shape (seed 000 §5), as front matter keys.
@@ -152,9 +152,11 @@ def diary_findings(body: str, shown: str, body_line: int) -> list[Finding]:
     return []
 
 
-#: What every :data:`_DATE` holds, over the shared class map
-#: (:data:`memtui.core.scan.chunk.CLASSES`: digits are ``0``), each starting with a literal.
-_DATE_MAPPED = (re.compile(rb"0000-00-00"), re.compile(rb"00?\.00?\.0000"))
+#: The name of the diary's hints in :data:`memtui.core.scan.chunk.HINTS`: what every
+#: :data:`_DATE` of an ASCII text holds, and a session reference (:data:`_SESSION`).
+HINTS_NAME = "diary"
+HINTS.add(HINTS_NAME, [b"[0-9]{4}-[0-9]{2}-[0-9]{2}", b"[0-9]{1,2}\\.[0-9]{1,2}\\.[0-9]{4}",
+                       literal("sessions/durable/")])
 
 
 def diary_candidates(chunk: Chunk, bodies: dict[int, int]) -> set[int]:
@@ -169,15 +171,11 @@ def diary_candidates(chunk: Chunk, bodies: dict[int, int]) -> set[int]:
         The indexes (of ``bodies``) holding a date or ``sessions/durable/`` in the body; a
         text with non-ASCII characters always (``\\d`` matches every script's digits).
     """
-    mapped = chunk.mapped(CLASSES)
-    out: set[int] = set()
-    for index, body in bodies.items():
-        if not chunk.ascii[index]:
-            out.add(index)
-            continue
-        begin, end = chunk.starts[index] + body, chunk.end(index)
-        if any(p.search(mapped, begin, end) for p in _DATE_MAPPED) or \
-                chunk.data.find(b"sessions/durable/", begin, end) >= 0:
+    out = {i for i in bodies if not chunk.ascii[i]}
+    starts = chunk.starts
+    for _, end in chunk.hints(HINTS_NAME):  # a hint never spans the line where a body starts
+        index = chunk.owner(end - 1)
+        if index in bodies and end - 1 - starts[index] >= bodies[index]:
             out.add(index)
     return out
 
@@ -219,7 +217,7 @@ def collect_links(text: str, first_line: int, raw: list[tuple[int, str]] | None 
     to an anchor of the same text): what the article cache keeps, so links are resolved on
     every audit (another file may have gone) without reading the article again. ``raw``:
     :func:`memtui.core.tree.index.raw_links` of ``text``, when the caller has them."""
-    if "](" not in text:
+    if (not raw) if raw is not None else "](" not in text:
         return []
     return [[first_line + offset, target, anchor] for offset, target, anchor in iter_anchored_links(text, raw)
             if not target.startswith("/")]

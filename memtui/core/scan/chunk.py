@@ -56,14 +56,15 @@ CLASSES = class_map({string.digits.encode(): b"0", string.ascii_uppercase.encode
 
 class _Compiled:
     """One compilation of :class:`Hints`: per pass, a Hyperscan database (``None``: nothing
-    to search) and the ``(name, pattern index)`` of each of its ids; :attr:`where`: the pass
-    of each name. Never changed once made (a new contribution makes a new one)."""
+    to search); :attr:`where`: per name, ``(pass, first id, number of patterns)`` (a name's
+    patterns have consecutive ids). Never changed once made (a new contribution makes a new
+    one)."""
 
-    __slots__ = ("passes", "where")
+    __slots__ = ("databases", "where")
 
-    def __init__(self, passes: list[tuple[Any, list[tuple[str, int]]]]) -> None:
-        self.passes = passes
-        self.where = {name: number for number, (_, ids) in enumerate(passes) for name, _ in ids}
+    def __init__(self, databases: list[Any], where: dict[str, tuple[int, int, int]]) -> None:
+        self.databases = databases
+        self.where = where
 
 
 class Hints:
@@ -104,29 +105,33 @@ class Hints:
         if compiled is None:
             with self._lock:
                 if self._compiled is None:
-                    self._compiled = _Compiled(self._compile())
+                    self._compiled = self._compile()
                 compiled = self._compiled
         return compiled
 
-    def _compile(self) -> list[tuple[Any, list[tuple[str, int]]]]:
+    def _compile(self) -> _Compiled:
         import hyperscan
 
-        passes: list[list[tuple[str, int, bytes, bool, bool]]] = [[]]
+        passes: list[list[tuple[bytes, bool, bool]]] = [[]]
+        where: dict[str, tuple[int, int, int]] = {}
         for name, (group, own_pass) in self._groups.items():
             if own_pass:
                 passes.append([])
-            passes[-1 if own_pass else 0].extend((name, sub, *pattern) for sub, pattern in enumerate(group))
-        out: list[tuple[Any, list[tuple[str, int]]]] = []
+            number = len(passes) - 1 if own_pass else 0
+            if group:
+                where[name] = (number, len(passes[number]), len(group))
+            passes[number].extend(group)
+        databases: list[Any] = []
         for patterns in passes:
             database = None
             if patterns:
                 database = hyperscan.Database()
                 database.compile(
-                    expressions=[p[2] for p in patterns], ids=list(range(len(patterns))), elements=len(patterns),
-                    flags=[(hyperscan.HS_FLAG_CASELESS if p[3] else 0) | (hyperscan.HS_FLAG_MULTILINE if p[4] else 0)
+                    expressions=[p[0] for p in patterns], ids=list(range(len(patterns))), elements=len(patterns),
+                    flags=[(hyperscan.HS_FLAG_CASELESS if p[1] else 0) | (hyperscan.HS_FLAG_MULTILINE if p[2] else 0)
                            for p in patterns])
-            out.append((database, [(p[0], p[1]) for p in patterns]))
-        return out
+            databases.append(database)
+        return _Compiled(databases, where)
 
     def _scratch(self, compiled: _Compiled, number: int) -> Any:
         """This thread's scratch space for pass ``number`` of ``compiled``."""
@@ -137,21 +142,20 @@ class Hints:
         if scratch is None:
             import hyperscan
 
-            scratch = local.scratch[number] = hyperscan.Scratch(compiled.passes[number][0])
+            scratch = local.scratch[number] = hyperscan.Scratch(compiled.databases[number])
         return scratch
 
-    def scan(self, compiled: _Compiled, data: bytes, number: int) -> dict[str, list[tuple[int, int]]]:
-        """``{name: [(pattern index within the name, end offset)]}`` of every match of pass
-        ``number`` of ``compiled`` (:attr:`_Compiled.where`) in ``data``."""
-        database, ids = compiled.passes[number]
-        found: dict[str, list[tuple[int, int]]] = {name: [] for name, _ in ids}
+    def scan(self, compiled: _Compiled, data: bytes, number: int) -> list[tuple[int, int]]:
+        """``[(id, end offset)]`` of every match of pass ``number`` of ``compiled`` in ``data``
+        (:attr:`_Compiled.where` says which ids are whose)."""
+        found: list[tuple[int, int]] = []
+        database = compiled.databases[number]
         if database is None:
             return found
-        adders = [(found[name].append, sub) for name, sub in ids]
+        add = found.append
 
         def on_match(id_: int, _start: int, end: int, _flags: int, _context: object) -> None:
-            add, sub = adders[id_]
-            add((sub, end))
+            add((id_, end))
 
         database.scan(data, match_event_handler=on_match, scratch=self._scratch(compiled, number))
         return found
@@ -191,7 +195,7 @@ class Chunk:
             at += len(part) + 1
         self.starts = starts
         self._mapped: dict[bytes, bytes] = {}
-        self._hints: tuple[_Compiled, dict[int, dict[str, list[tuple[int, int]]]]] | None = None
+        self._hints: tuple[_Compiled, dict[int, list[tuple[int, int]]]] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -218,13 +222,15 @@ class Chunk:
         compiled = HINTS.compiled()
         if self._hints is None or self._hints[0] is not compiled:
             self._hints = (compiled, {})
-        number = compiled.where.get(name)
-        if number is None:
+        place = compiled.where.get(name)
+        if place is None:
             return []
+        number, first, count = place
         found = self._hints[1].get(number)
         if found is None:
             found = self._hints[1][number] = HINTS.scan(compiled, self.data, number)
-        return found.get(name, [])
+        last = first + count
+        return [(id_ - first, end) for id_, end in found if first <= id_ < last]
 
     def mapped(self, table: bytes) -> bytes:
         """:attr:`data` translated through ``table`` (a :func:`class_map`), kept for reuse."""

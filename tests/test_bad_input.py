@@ -137,6 +137,14 @@ def test_aliases_that_loop_or_explode_are_an_error(text: str) -> None:
     assert fm.meta == {}
 
 
+def test_more_values_than_the_bound_without_an_alias_are_an_error_too() -> None:
+    """The walk that counts values is left out only for a block too short to reach the bound."""
+    fm = frontmatter.split("---\nitems: [" + ", ".join(["1"] * frontmatter.MAX_VALUES) + "]\n---\n")
+    assert fm.error and "values" in fm.error and fm.meta == {}
+    short = "---\n" + "\n".join(["?"] * ((frontmatter.MAX_VALUES - 1) // 6)) + "\n---\n"
+    assert frontmatter.split(short).error is None
+
+
 def test_a_few_aliases_are_fine() -> None:
     fm = frontmatter.split("---\ntags: &t [a, b]\nalso: *t\n---\n")
     assert fm.error is None and fm.meta == {"tags": ["a", "b"], "also": ["a", "b"]}

@@ -111,7 +111,9 @@ def _load(block: str) -> tuple[yaml.Node | None, Any]:
         node = loader.get_single_node()
         if node is None:
             return None, None
-        problem = _expansion_problem(node)
+        # without an alias no node is shared, and a block makes at most three nodes a character
+        # (``?`` alone is a mapping, its key and its value): a short one cannot reach the bound
+        problem = _expansion_problem(node) if "*" in block or 3 * len(block) + 1 > MAX_VALUES else None
         if problem is not None:
             raise yaml.composer.ComposerError(None, None, problem[0], problem[1].start_mark)
         return node, loader.construct_document(node)

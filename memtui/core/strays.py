@@ -61,12 +61,12 @@ def audit_findings(ws: Workspace) -> list[Finding]:
             continue  # an unreadable folder is another check's finding
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                st = entry.stat(follow_symlinks=False)
+            try:  # the type the folder listing gives: no stat of each of the workspace's files
+                is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
             if not text_name(entry.name):
-                what = "folder" if stat.S_ISDIR(st.st_mode) else "file"
+                what = "folder" if is_dir else "file"
                 shown = visible(rel)
                 findings.append(Finding.make(
                     "name-not-utf8", shown,
@@ -74,11 +74,17 @@ def audit_findings(ws: Workspace) -> list[Finding]:
                     "the memory tree, the skills and the search (backups keep it as it is)",
                     _rename_hint(shown, visible(rel_dir), entry.name)))
                 continue
-            if stat.S_ISDIR(st.st_mode):
+            if is_dir:
                 if entry.name.lower() != ".git" and rel not in SKIPPED:
                     stack.append(rel)
                 continue
-            if stat.S_ISREG(st.st_mode) and atomic.is_leftover(entry.name):
+            if not atomic.is_leftover(entry.name):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
                 match = atomic.LEFTOVER_NAME.match(entry.name)
                 target = match.group("target") if match else "?"
                 when = _dt.datetime.fromtimestamp(st.st_mtime, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

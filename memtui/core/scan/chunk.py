@@ -29,6 +29,7 @@ its own (:attr:`Chunk.ascii`).
 from __future__ import annotations
 
 import bisect
+import re
 import string
 import threading
 from typing import Any, Sequence
@@ -181,7 +182,7 @@ class Chunk:
         ascii: per text, True when it is ASCII (byte offsets are then character offsets).
     """
 
-    __slots__ = ("texts", "data", "starts", "ascii", "_mapped", "_hints")
+    __slots__ = ("texts", "data", "starts", "ascii", "_mapped", "_hints", "_newlines")
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.texts = list(texts)
@@ -196,6 +197,7 @@ class Chunk:
         self.starts = starts
         self._mapped: dict[bytes, bytes] = {}
         self._hints: tuple[_Compiled, dict[int, list[tuple[int, int]]]] | None = None
+        self._newlines: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -211,7 +213,10 @@ class Chunk:
     def line(self, offset: int) -> tuple[int, int]:
         """``(text index, 0-based line in that text)`` of byte ``offset`` of :attr:`data`."""
         index = bisect.bisect_right(self.starts, offset) - 1
-        return index, self.data.count(b"\n", self.starts[index], offset)
+        if self._newlines is None:  # counting from the text's start per hint was quadratic in one big text
+            self._newlines = [m.start() for m in re.finditer(b"\n", self.data)]
+        newlines = self._newlines
+        return index, bisect.bisect_left(newlines, offset) - bisect.bisect_left(newlines, self.starts[index])
 
     def hints(self, name: str) -> list[tuple[int, int]]:
         """``[(pattern index, end offset)]`` of the :data:`HINTS` contributed as ``name`` in

@@ -157,3 +157,58 @@ def test_weights_change_the_fit_as_repeated_examples_would() -> None:
     weighted = confidence.fit(xs, ys, weights=[1, 1, 1, 1, 2])
     assert weighted.coef == pytest.approx(doubled.coef, rel=1e-6)
     assert weighted.intercept == pytest.approx(doubled.intercept, rel=1e-6)
+
+
+# -- round 3: Latin typing conventions and the candidate step of a pasted ticket ---------------
+@pytest.mark.parametrize("latin, cyrillic", [
+    ("grajdanska", "гражданска"),  # j for ж
+    ("vijda", "вижда"),
+    ("stupkite", "стъпките"),  # u for ъ
+    ("pyt", "път"),  # y for ъ
+    ("klientat", "клиентът"),  # the full article
+])
+def test_latin_typing_readings_reach_the_cyrillic_key(latin: str, cyrillic: str) -> None:
+    from memtui.core.search.analysis import reading_keys, translit_key
+    assert translit_key(latin) != translit_key(cyrillic), "the default reading misses it"
+    assert translit_key(cyrillic) in reading_keys(latin)
+
+
+def test_readings_leave_words_that_are_not_latin_letters_alone() -> None:
+    from memtui.core.search.analysis import reading_keys
+    assert reading_keys("гражданска") == [] and reading_keys("ora-00001") == [] and reading_keys("jo") == []
+
+
+def test_digits_of_latin_typing_are_read_as_letters_and_codes_stay() -> None:
+    from memtui.core.search.analysis import latin_digits
+    assert latin_digits("4asa vsi4ki pla6tat o6te") == "chasa vsichki plashtat oshte"
+    assert latin_digits("mp4 ipv6 4 6 ORA-00001 COM3") == "mp4 ipv6 4 6 ORA-00001 COM3"
+
+
+def test_a_latin_typed_ticket_with_digits_finds_the_cyrillic_symptom(tmp_path: Path) -> None:
+    mem = tmp_path / "ws" / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n")
+    _entry(mem, "cash", symptom="касата не се затваря вечер")
+    _entry(mem, "other", symptom="принтерът не печата")
+    idx = SearchIndex(Workspace.open(tmp_path / "ws"))
+    idx.update()
+    res = search(idx, "kasata ne se zatvarq ve4er")
+    assert res.hits and res.hits[0].entry_id == "cash"
+    assert search(idx, "ve4er").hits[0].entry_id == "cash"
+
+
+def test_a_precedent_sharing_only_a_tickets_less_rare_words_is_scored(tmp_path: Path) -> None:
+    """A pasted ticket (more than 16 words) used to score only the documents its six rarest
+    words find: in a small memory those six can be words one look-alike holds, and the
+    precedent holding the ticket's next rarest words was never a candidate."""
+    mem = tmp_path / "ws" / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n")
+    rare = [f"rareword{i}" for i in range(6)]
+    _entry(mem, "lookalike", body=" ".join(rare))
+    _entry(mem, "precedent", symptom="alpha bravo charlie delta echo foxtrot golf hotel india juliet")
+    for i in range(3):  # the precedent's words are less rare than the look-alike's
+        _entry(mem, f"filler-{i}", body="alpha bravo charlie delta echo foxtrot golf hotel india juliet")
+    idx = SearchIndex(Workspace.open(tmp_path / "ws"))
+    idx.update()
+    ticket = " ".join(rare) + " alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima"
+    ids = [h.entry_id for h in search(idx, ticket, limit=10).hits]
+    assert "precedent" in ids

@@ -426,6 +426,48 @@ def article_key(text: str) -> str | None:
     return key if len(key) > 3 and key != translit_key(norm) else None
 
 
+#: Latin-typing ("shlyokavitsa") readings of a letter that the official transliteration reads
+#: otherwise: ``j`` for ``ж`` (``grajdanska`` = ``гражданска``, ``mejdu`` = ``между``; read
+#: back as ``й`` by default), ``u`` and ``y`` for ``ъ`` (``kum`` = ``към``, ``pyt`` = ``път``;
+#: the official system writes ``a``). ``yu``/``ju``/``iu`` (``ю``) and ``ya``/``yu`` are kept.
+_READINGS = ((re.compile(r"j"), "ж"), (re.compile(r"(?<![yji])u"), "ъ"), (re.compile(r"y(?![au])"), "ъ"))
+
+
+def reading_keys(text: str) -> list[str]:
+    """The other sound keys of a Latin-typed Bulgarian query word (issue 14, round 3): its
+    ``-ът`` article (:func:`article_key`) and each of :data:`_READINGS` applied throughout
+    the word, for the words where the default reading back to Cyrillic guesses one of two
+    common spellings. For query words only (the index holds Cyrillic as written); ``[]``
+    for a word that is not Latin letters only, or when no reading changes the key."""
+    norm = normalize(text)
+    if len(norm) < 3 or not norm.isascii() or not norm.isalpha():
+        return []
+    base = translit_key(norm)
+    out: list[str] = []
+    art = article_key(text)
+    if art:
+        out.append(art)
+    for pattern, letter in _READINGS:
+        changed = pattern.sub(letter, norm)
+        if changed != norm:
+            key = translit_key(to_cyrillic(changed))
+            if len(key) > 3 and key != base and key not in out and key not in _BG_STOP_KEYS:
+                out.append(key)
+    return out
+
+
+#: A word typed with the digits of Latin-typed Bulgarian: ``4`` for ``ч`` and ``6`` for ``ш``
+#: (``4asa`` = ``часа``, ``pla6tat`` = ``плащат``), each digit followed by a letter (so
+#: ``mp4``, ``ipv6`` stay as written).
+_DIGIT_LETTERS = re.compile(r"(?<![\w])(?=[a-z46]*[a-z][a-z46]*[a-z])[a-z]*(?:[46][a-z]+)+(?![\w])", re.I)
+
+
+def latin_digits(text: str) -> str:
+    """``text`` with the ``4``/``6`` of each Latin-typed Bulgarian word read as ``ch``/``sh``
+    (see :data:`_DIGIT_LETTERS`); every other character unchanged. For query text only."""
+    return _DIGIT_LETTERS.sub(lambda m: m.group(0).replace("4", "ch").replace("6", "sh"), text)
+
+
 @lru_cache(maxsize=ANALYSIS_CACHE)
 def _word_terms(text: str, whole: bool) -> tuple[str | None, str | None]:
     """``(plain term, sound key)`` of one word; ``(None, None)`` drops the word (stop word,

@@ -18,7 +18,7 @@ from whoosh import query as wq
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
-from memtui.core.search.analysis import KEY_MARK, article_key, stem_word, terms
+from memtui.core.search.analysis import KEY_MARK, latin_digits, reading_keys, stem_word, terms
 from memtui.core.search.engine.codec import decode_positions
 from memtui.core.search.engine.index import SearchIndex
 from memtui.core.search.plan import PREFIX_MARK, PREFIX_MIN, Item
@@ -256,6 +256,27 @@ def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tu
     return [pool[i] for _, i in sorted(ranked[:keep], key=lambda x: x[1])]
 
 
+def _candidate_words(reader, words: list[tuple[str, ...]]) -> list[tuple[str, ...]]:  # noqa: ANN001
+    """The words of a pasted ticket whose documents are its candidates: the
+    :data:`TICKET_RARE` rarest, and more of the next rarest while their document frequencies
+    add up to under :data:`TICKET_CANDIDATES` (issue 14, round 3: in a small memory the six
+    rarest words can occur in a handful of documents, and a precedent that shared only the
+    ticket's less rare words was never scored). A word added so is found in fewer than
+    :data:`TICKET_CANDIDATES` documents, so the candidate step stays bounded."""
+    ranked = sorted((max(_df(reader, TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD, t) for t in vs), i)
+                    for i, vs in enumerate(words))
+    keep: list[int] = []
+    total = 0
+    for df, i in ranked:
+        if not df:
+            continue
+        if len(keep) >= TICKET_RARE and total + df > TICKET_CANDIDATES:
+            break
+        keep.append(i)
+        total += df
+    return [words[i] for i in sorted(keep)]
+
+
 def build(items: list[Item], filters: dict[str, list[str]], reader,
           extra: dict[str, Any] | None = None) -> tuple[wq.Query | None, set[str], wq.Query | None, int]:
     """Turn parsed items into a Whoosh query.
@@ -283,12 +304,11 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
         q: wq.Query | None = None
         if item.kind == "word":
             variants: dict[int, list[str]] = {}
-            for term, w in terms(item.text):
+            for term, w in terms(latin_digits(item.text)):
                 group = variants.setdefault(w.pos * 2 + (0 if w.whole else 1), [])
                 group.append(term)
-                extra_key = article_key(w.text) if term.startswith(KEY_MARK) else None
-                if extra_key and extra_key not in group:
-                    group.append(extra_key)
+                if term.startswith(KEY_MARK):  # the other readings of a Latin-typed word
+                    group.extend(k for k in reading_keys(w.text) if k not in group)
             subs = []
             for key in sorted(variants):
                 vs = tuple(variants[key])
@@ -342,7 +362,7 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             groups[-1].append(_word_query(list(vs), reader))
         count += len(pool)
         if extra is not None:
-            rarest = _most_informative(reader, pool, TICKET_RARE)
+            rarest = _candidate_words(reader, informative)
             if rarest:
                 extra["rare"] = wq.Or([_word_query(list(vs), reader) for vs in rarest])
     clauses = [c for g in groups for c in g]

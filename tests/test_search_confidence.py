@@ -39,7 +39,8 @@ def test_fit_learns_the_direction_that_separates_the_classes() -> None:
 def test_features_are_scale_free_and_a_flat_list_has_no_lead() -> None:
     standing_out = confidence.features([9.0, 3.0, 2.0, 1.5, 1.0], 3)
     scaled = confidence.features([90.0, 30.0, 20.0, 15.0, 10.0], 30)
-    assert standing_out == pytest.approx(scaled)
+    assert standing_out[:5] == pytest.approx(scaled[:5]), "the score shape does not depend on the scale"
+    assert (standing_out[5], scaled[5]) == pytest.approx((math.log(3), math.log(30))), "the word count is its own feature"
     flat = confidence.features([3.0, 2.9, 2.9, 2.8, 2.8], 3)
     assert flat[1] == pytest.approx(math.log(3 / 2.9)) and flat[1] < standing_out[1]
     assert confidence.probability([3.0, 2.9, 2.9, 2.8, 2.8], 3) < confidence.probability([9.0, 3.0, 2.0, 1.5, 1.0], 3)
@@ -142,9 +143,9 @@ def test_coverage_is_the_share_of_the_query_word_weight_an_item_holds(tmp_path: 
 
 
 def test_features_carry_coverage_and_agreement_and_default_to_one() -> None:
-    x = confidence.features([5.0, 1.0], 2, coverage=0.25, agreement=0.0)
-    assert x[3:] == (0.25, 0.0)
-    assert confidence.features([5.0, 1.0], 2)[3:] == (1.0, 1.0)
+    x = confidence.features([5.0, 1.0], 2, coverage=0.25, agreement=0.0, known=0.5)
+    assert x[3:5] == (0.25, 0.0) and x[6] == 0.5
+    assert confidence.features([5.0, 1.0], 2)[3:5] == (1.0, 1.0) and confidence.features([5.0, 1.0], 2)[6] == 1.0
     low = confidence.probability([5.0, 1.0], 2, coverage=0.05, agreement=0.0)
     high = confidence.probability([5.0, 1.0], 2, coverage=0.95, agreement=0.9)
     assert low < high, "the shipped calibration trusts an answer that holds the ticket's words"
@@ -212,3 +213,15 @@ def test_a_precedent_sharing_only_a_tickets_less_rare_words_is_scored(tmp_path: 
     ticket = " ".join(rare) + " alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima"
     ids = [h.entry_id for h in search(idx, ticket, limit=10).hits]
     assert "precedent" in ids
+
+
+def test_known_is_the_share_of_the_query_words_the_memory_holds(tmp_path: Path) -> None:
+    mem = tmp_path / "ws" / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n")
+    _entry(mem, "one", symptom="printer jams", body="the printer jams every morning")
+    idx = SearchIndex(Workspace.open(tmp_path / "ws"))
+    idx.update()
+    assert search(idx, "printer jams").known == 1.0
+    half = search(idx, "printer jams toner cartridge")
+    assert half.known == pytest.approx(0.5)
+    assert search(idx, "print*").known is None, "a lone prefix has no plain word"

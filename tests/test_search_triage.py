@@ -78,7 +78,7 @@ def test_cross_validation_never_fits_on_the_fold_it_measures(triage_ws: Path, sh
 
     monkeypatch.setattr(triage, "fit", spy)
     report = triage.run(Workspace.open(triage_ws), cases, folds=5)
-    parts = triage.folds(cases, 5)
+    parts = triage.split_folds(cases, 5)
     assert len(seen) == 5
     for trained, part in zip(seen, parts):
         assert trained.isdisjoint(c.id for c in part) and len(trained) == len(cases) - len(part)
@@ -89,7 +89,7 @@ def test_cross_validation_never_fits_on_the_fold_it_measures(triage_ws: Path, sh
 def test_folds_share_out_the_no_precedent_tickets(shared: Path) -> None:
     cases = triage.load_cases(shared / "triage" / "dev-cases.jsonl")
     for k in (2, 4, 5, 10):
-        parts = triage.folds(cases, k)
+        parts = triage.split_folds(cases, k)
         assert sorted(c.id for p in parts for c in p) == sorted(c.id for c in cases)
         empty = [sum(1 for c in p if not c.relevant) for p in parts]
         assert max(empty) - min(empty) <= 1, empty
@@ -118,6 +118,15 @@ def test_bad_cases_file_is_a_clear_error(tmp_path: Path) -> None:
         triage.load_cases(bad)
 
 
+def test_several_cases_files_are_one_set_and_ids_stay_unique(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text('{"id": "c1", "ticket": "x"}\n', "utf-8")
+    b.write_text('{"id": "c2", "ticket": "y"}\n{"id": "c1", "ticket": "z"}\n', "utf-8")
+    assert [c.id for c in triage.load_cases(a)] == ["c1"]
+    with pytest.raises(triage.CasesError, match=r"b.jsonl: case id 'c1' is also in .*a.jsonl"):
+        triage.load_cases(a, b)
+
+
 # -- CLI ------------------------------------------------------------------------------------
 def test_cli_eval_triage_writes_results(triage_ws: Path, tmp_path: Path, shared: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,7 +146,9 @@ def test_cli_eval_triage_fit_and_folds(triage_ws: Path, shared: Path, capsys: py
                  "--fit", "--folds", "5"])
     assert code == 0
     out = capsys.readouterr().out
-    assert "5-fold" in out.splitlines()[2] and "coefficients (strength, lead, spread, coverage, agreement)" in out
+    folds = [ln for ln in out.splitlines() if ln.startswith("fold ")]
+    assert len(folds) == 5 and folds[0].startswith("fold 1 of 5 (8 cases): hit@1 ")
+    assert "5-fold" in out.splitlines()[2] and "coefficients (strength, lead, spread, coverage, agreement, words, known)" in out
     assert "precedent taken out: answered" in out
     with pytest.raises(SystemExit) as exc:
         main(["eval", "triage", "-w", str(triage_ws), "--cases", str(shared / "triage" / "dev-cases.jsonl"),

@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(t)
     _common.add_json_arg(t)
-    t.add_argument("--cases", required=True, metavar="FILE", help="the cases file (JSON lines)")
+    t.add_argument("--cases", required=True, action="append", metavar="FILE",
+                   help="a cases file (JSON lines); give it more than once to test (and --fit or "
+                   "--folds) on several files as one set")
     t.add_argument("--k", type=_common.positive_int, default=5, metavar="K",
                    help="the cut-off of hit@k, 1 or more (default 5)")
     t.add_argument("--likely", type=_common.probability, default=confidence.LIKELY, metavar="P",
@@ -81,7 +83,7 @@ def run_triage(args: argparse.Namespace) -> int:
     """``memtui eval triage``: 0 when memtui's hit@k beats the baseline's, else 1."""
     ws = _common.open_workspace(args)
     try:
-        cases = triage.load_cases(Path(args.cases))
+        cases = triage.load_cases(*[Path(p) for p in args.cases])
     except triage.CasesError as exc:
         _common.fail(str(exc), ExitCode.USAGE)
     try:
@@ -126,6 +128,11 @@ def run_triage(args: argparse.Namespace) -> int:
         for lang in langs:
             print(f"{key + ' ' + (lang or '?'):<30}"
                   + "".join(f"{_fmt(m.get(f'{key}_by_language', {}).get(lang), 'pct'):>15}" for _, m in columns))
+        for i, m in enumerate(report.fold_metrics, start=1):
+            lang = ", ".join(f"{name or '?'} {_fmt(v, 'pct')}" for name, v in m.get(f"{key}_by_language", {}).items())
+            print(f"fold {i} of {report.folds} ({m['cases']} cases): hit@1 {_fmt(m['hit@1'], 'pct')}, "
+                  f"{key} {_fmt(m.get(key), 'pct')}, false-precedent rate {_fmt(m['false_precedent_rate'], 'pct')}"
+                  f" ({lang})")
         for axis, rows in report.domains.items():
             print(f"\nper {axis} (seed 000 §7.2: recorded per domain; a false precedent is charged to the "
                   "domain answered)")

@@ -20,9 +20,23 @@ score scale:
   (:func:`memtui.core.search.query.agreement`): a precedent's symptom is the customer's
   phrase, so a ticket agrees with it there, not only somewhere in a long analysis.
 
-The last two were added because a ticket with no precedent still got confident answers
-from entries that matched its common words strongly (issue 14; the score shape alone cannot
-tell them apart). Both are shares, so they carry across corpora and ticket lengths.
+- ``words``: ``log`` of the query's word count. ``strength`` divides the best score by it,
+  which fixes how a longer ticket's summed score is discounted; with ``words`` beside it the
+  fit learns that slope (a long pasted ticket with a precedent scored low per word and its
+  right answer was cut, issue 14 round 3);
+- ``known``: the share of the query's distinct words that occur in the memory at all
+  (:attr:`memtui.core.search.engine.matching.Ranking.known`). ``coverage`` and ``strength``
+  count only the words the index holds, and what they mean depends on how many it holds: a
+  ticket written in words the memory mostly lacks (Bulgarian inflections against English
+  entries) scores lower per word for its true precedent than an English one. The fit gives
+  ``known`` a negative weight: at equal strength and coverage, a ticket with fewer known
+  words is not less likely answered right (issue 14 round 3: such tickets' right answers
+  were the ones the cut hid).
+
+``coverage`` and ``agreement`` were added because a ticket with no precedent still got
+confident answers from entries that matched its common words strongly (issue 14; the score
+shape alone cannot tell them apart). They and ``known`` are shares, so they carry across
+corpora and ticket lengths.
 
 A logistic model turns them into the probability that the first :data:`ANSWER_SIZE` items
 hold a right precedent (:class:`Calibration`, Platt's method: J. Platt, "Probabilistic
@@ -55,7 +69,7 @@ POSSIBLE_SHOWN = 3
 #: Cap of the best score's lead over a later item (or over none).
 MAX_LEAD = 10.0
 #: Names of the features, in the order of :attr:`Calibration.coef`.
-FEATURES = ("strength", "lead", "spread", "coverage", "agreement")
+FEATURES = ("strength", "lead", "spread", "coverage", "agreement", "words", "known")
 #: L2 penalty on the (standardised) coefficients; fixed, not tuned: it only keeps the fit
 #: finite when the training cases are separable.
 RIDGE = 1.0
@@ -81,9 +95,11 @@ class Calibration:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-#: The shipped calibration: ``memtui eval triage --fit`` on ``../shared/triage/dev-cases.jsonl``
-#: (40 cases); its k-fold figures are in the changelog. Refit it when the scoring changes.
-DEFAULT = Calibration(coef=(3.6866, -0.7661, 0.0924, 4.3660, 1.6154), intercept=-3.5426, cases=40)
+#: The shipped calibration: ``memtui eval triage --fit --cases ../shared/triage/dev-cases.jsonl
+#: --cases bench/triage/cases-2.jsonl --cases bench/triage/cases-3.jsonl`` (226 cases); its
+#: k-fold figures are in the changelog. Refit it when the scoring changes.
+DEFAULT = Calibration(coef=(3.4920, 0.2365, -0.2996, 2.2310, 0.6792, 2.1678, -2.2304), intercept=-7.0735,
+                      cases=226)
 
 
 def _lead(best: float, other: float | None) -> float:
@@ -91,7 +107,8 @@ def _lead(best: float, other: float | None) -> float:
 
 
 def features(scores: Sequence[float], query_words: int, complete: bool = True,
-             coverage: float | None = None, agreement: float | None = None) -> tuple[float, ...] | None:
+             coverage: float | None = None, agreement: float | None = None,
+             known: float | None = None) -> tuple[float, ...] | None:
     """The feature vector of a ranked list of distinct items (see the module docstring).
 
     Args:
@@ -103,9 +120,11 @@ def features(scores: Sequence[float], query_words: int, complete: bool = True,
             :data:`ANSWER_SIZE`-th item means "not fetched", and counts as a tie.
         coverage, agreement: the best item's shares (0…1) of the query's word weight;
             ``None`` (not measured) counts as 1, as for a query with no plain word.
+        known: the share (0…1) of the query's words the index holds; ``None`` counts as 1.
 
     Returns:
-        ``(strength, lead, spread, coverage, agreement)``, or ``None`` for an empty list.
+        ``(strength, lead, spread, coverage, agreement, words, known)``, or ``None`` for an
+        empty list.
     """
     if not scores or scores[0] <= 0:
         return None
@@ -117,15 +136,17 @@ def features(scores: Sequence[float], query_words: int, complete: bool = True,
         return None if complete else best
 
     return (math.log(best / max(1, query_words)), _lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)),
-            1.0 if coverage is None else coverage, 1.0 if agreement is None else agreement)
+            1.0 if coverage is None else coverage, 1.0 if agreement is None else agreement,
+            math.log(max(1, query_words)), 1.0 if known is None else known)
 
 
 def probability(scores: Sequence[float], query_words: int, calibration: Calibration | None = None,
-                complete: bool = True, coverage: float | None = None, agreement: float | None = None) -> float:
+                complete: bool = True, coverage: float | None = None, agreement: float | None = None,
+                known: float | None = None) -> float:
     """``calibration``'s (default :data:`DEFAULT`) probability that the first
     :data:`ANSWER_SIZE` of ``scores`` hold a right precedent; 0 for an empty list
-    (``coverage``/``agreement``: see :func:`features`)."""
-    x = features(scores, query_words, complete, coverage, agreement)
+    (``coverage``/``agreement``/``known``: see :func:`features`)."""
+    x = features(scores, query_words, complete, coverage, agreement, known)
     return 0.0 if x is None else (calibration or DEFAULT).probability(x)
 
 

@@ -72,9 +72,9 @@ class Ranked:
 @dataclass(slots=True)
 class Candidates:
     """Every entry a ticket's search found, best first, before any cut: entry ids, their
-    BM25F scores, the query's word count, the search time (ms), and per entry its
-    ``coverage`` and ``agreement`` (see :mod:`memtui.core.search.confidence`; ``None``
-    where not measured)."""
+    BM25F scores, the query's word count, the search time (ms), per entry its
+    ``coverage`` and ``agreement``, and ``known``, the share of the query's words the index holds
+    (see :mod:`memtui.core.search.confidence`; ``None`` where not measured)."""
 
     id: str
     entries: list[str]
@@ -83,12 +83,13 @@ class Candidates:
     ms: float
     coverage: list[float | None] = field(default_factory=list)
     agreement: list[float | None] = field(default_factory=list)
+    known: float | None = None
 
     def features(self) -> tuple[float, ...] | None:
         """The confidence features of this list (:func:`memtui.core.search.confidence.features`)."""
         return confidence.features(self.scores, self.query_words, True,
                                    self.coverage[0] if self.coverage else None,
-                                   self.agreement[0] if self.agreement else None)
+                                   self.agreement[0] if self.agreement else None, self.known)
 
     def without(self, entries: list[str]) -> "Candidates":
         """The same list with ``entries`` taken out: what the search answers when those
@@ -100,7 +101,7 @@ class Candidates:
             return [values[i] for i in keep if i < len(values)]
 
         return Candidates(self.id, pick(self.entries), pick(self.scores), self.query_words, self.ms,
-                          pick(self.coverage), pick(self.agreement))
+                          pick(self.coverage), pick(self.agreement), self.known)
 
     def assess(self, calibration: confidence.Calibration, likely: float = confidence.LIKELY) -> Ranked:
         """The answer ``calibration`` gives: the first entries when the answer is likely
@@ -117,13 +118,25 @@ class CasesError(ValueError):
     """The cases file cannot be used; the message names the line and the problem."""
 
 
-def load_cases(path: Path) -> list[Case]:
-    """Read a JSON-lines cases file (``../shared/triage/`` format).
+def load_cases(*paths: Path) -> list[Case]:
+    """Read one or more JSON-lines cases files (``../shared/triage/`` format), in order.
 
     Raises:
-        CasesError: the file is unreadable, a line is not JSON, or a case lacks ``id`` or
-            ``ticket`` (the message gives the line number).
+        CasesError: a file is unreadable, a line is not JSON, a case lacks ``id`` or
+            ``ticket`` (the message gives the line number), or two cases share an ``id``.
     """
+    cases: list[Case] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        for case in _load_file(path):
+            if case.id in seen:
+                raise CasesError(f"{path}: case id {case.id!r} is also in {seen[case.id]}; ids must be unique")
+            seen[case.id] = str(path)
+            cases.append(case)
+    return cases
+
+
+def _load_file(path: Path) -> list[Case]:
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -185,7 +198,7 @@ def candidates(index: SearchIndex, cases: list[Case], ids: dict[str, str]) -> li
             covered.append(hit.coverage)
             agreed.append(hit.agreement)
         out.append(Candidates(case.id, entries, scores, res.query_words, (time.perf_counter() - started) * 1000,
-                              covered, agreed))
+                              covered, agreed, res.known))
     return out
 
 
@@ -260,7 +273,7 @@ def fit(cases: list[Case], cands: list[Candidates]) -> confidence.Calibration:
     return confidence.fit(xs, ys, cases=len(cases), weights=weights)
 
 
-def folds(cases: list[Case], k: int) -> list[list[Case]]:
+def split_folds(cases: list[Case], k: int) -> list[list[Case]]:
     """``cases`` split into ``k`` folds: the tickets with no precedent first, then each
     language's, dealt round-robin in file order, so every fold holds about equal shares of
     each."""
@@ -290,7 +303,7 @@ def cross_validate(cases: list[Case], cands: list[Candidates], k: int,
     by_id = {c.id: c for c in cands}
     out: dict[str, Ranked] = {}
     cf_out: dict[str, Ranked] = {}
-    parts = folds(cases, k)
+    parts = split_folds(cases, k)
     for i, part in enumerate(parts):
         train = [c for j, p in enumerate(parts) if j != i for c in p]
         cal = fit(train, [by_id[c.id] for c in train])
@@ -421,6 +434,8 @@ class TriageReport:
         kfold: with ``folds``, the metrics of the cross-validated answers, else ``None``.
         folds: the number of folds (0: none).
         no_cut: metrics of the ranking with no cut at all (every candidate shown).
+        fold_metrics: with ``folds``, the metrics of each fold's cross-validated answers
+            (fold order of :func:`folds`), else empty.
         counterfactual: ``{"memtui", "kfold", "no_cut"}``: the share (0…1) of
             :func:`counterfactual_cases` (each case with a precedent, the precedent taken
             out) given an answer anyway — a false precedent — by ``calibration``, by the
@@ -440,16 +455,19 @@ class TriageReport:
     counterfactual: dict[str, float | None] = field(default_factory=dict)
     #: ``{"node": {node: metrics}, "owner": {owner: metrics}}`` (:func:`by_domain`)
     domains: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    fold_metrics: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """``{"likely", "calibration": {"features", "coef", "intercept", "cases", "fitted_here"},
-        "memtui", "kfold" (or null), "folds", "no_cut", "counterfactual", "baseline", "index", "domains"}``."""
+        "memtui", "kfold" (or null), "folds", "fold_metrics", "no_cut", "counterfactual", "baseline",
+        "index", "domains"}``."""
         cal = self.calibration
         return {"likely": self.likely,
                 "calibration": {"features": list(confidence.FEATURES), "coef": [round(c, 4) for c in cal.coef],
                                 "intercept": round(cal.intercept, 4), "cases": cal.cases,
                                 "fitted_here": self.fitted},
-                "memtui": self.memtui, "kfold": self.kfold, "folds": self.folds, "no_cut": self.no_cut,
+                "memtui": self.memtui, "kfold": self.kfold, "folds": self.folds,
+                "fold_metrics": self.fold_metrics, "no_cut": self.no_cut,
                 "counterfactual": self.counterfactual, "baseline": self.baseline, "index": self.index,
                 "domains": self.domains}
 
@@ -489,14 +507,18 @@ def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence
     counter = {"memtui": answered([c.assess(cal, likely) for c in cf_cands]),
                "no_cut": answered([Ranked(c.id, c.entries, c.scores, c.ms) for c in cf_cands]), "kfold": None}
     kfold = None
+    per_fold: list[dict[str, Any]] = []
     if folds:
         answers, cf_answers = cross_validate(cases, cands, folds, likely)
         kfold = metrics(cases, answers, k)
         counter["kfold"] = answered(cf_answers)
+        by_case = {a.id: a for a in answers}
+        per_fold = [metrics(part, [by_case[c.id] for c in part], k) for part in split_folds(cases, folds)]
     no_cut = metrics(cases, [Ranked(c.id, c.entries, c.scores, c.ms) for c in cands], k)
     base = grep_baseline(ws, cases, ids, k=k)
     return TriageReport(metrics(cases, ours, k), metrics(cases, base, k), likely, ours, report.to_json(),
-                        cal, refit, kfold, folds, no_cut, counter, by_domain(cases, ours, base, entry_domains(ws, ids), k))
+                        cal, refit, kfold, folds, no_cut, counter, by_domain(cases, ours, base, entry_domains(ws, ids), k),
+                        per_fold)
 
 
 #: The domain of a case whose precedent is not an entry of the memory (an unknown id).

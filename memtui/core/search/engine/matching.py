@@ -76,6 +76,10 @@ class Ranking:
     #: For each of the first :data:`COVERED_DOCS` of ``docs``, the share of the query's word
     #: weight it holds (:func:`coverage`); nothing for the others.
     coverage: list[float] = field(default_factory=list)
+    #: The share (0…1) of the query's distinct plain words that occur in the index at all
+    #: (``None``: the query has no plain word): a ticket about something the memory never
+    #: mentions has words it does not know, which :func:`coverage` leaves out.
+    known: float | None = None
 
 
 # -- building ---------------------------------------------------------------------------------
@@ -1007,10 +1011,12 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
 
 
 def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, Any]) -> Ranking:  # noqa: ANN001
-    """``ranking`` with the query's terms and the :func:`coverage` of its first
-    :data:`COVERED_DOCS` documents."""
-    ranking.terms = query_terms(searcher.reader(), extra.get("words", []))
+    """``ranking`` with the query's terms, the :func:`coverage` of its first
+    :data:`COVERED_DOCS` documents and the share of its words the index knows."""
+    words = extra.get("words", [])
+    ranking.terms = query_terms(searcher.reader(), words)
     ranking.coverage = coverage(searcher, docnums[:COVERED_DOCS], ranking.terms)
+    ranking.known = len(ranking.terms) / len(words) if words else None
     return ranking
 
 

@@ -225,3 +225,24 @@ def test_known_is_the_share_of_the_query_words_the_memory_holds(tmp_path: Path) 
     half = search(idx, "printer jams toner cartridge")
     assert half.known == pytest.approx(0.5)
     assert search(idx, "print*").known is None, "a lone prefix has no plain word"
+
+
+def test_a_question_favours_the_article_that_answers_it(tmp_path: Path) -> None:
+    """A ticket that asks (holds ``?``) wants a checklist or procedure: articles' scores
+    are multiplied by QUESTION_ARTICLE_BOOST and the page ranked again; experiences keep theirs."""
+    from memtui.core.search import query
+    mem = tmp_path / "ws" / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n")
+    _entry(mem, "past-case", symptom="card refund", aliases="[card refund, refund to the card]", body="refund card")
+    _write(mem / "kb" / "refunds.md", "---\nid: refunds\ntitle: Refunds\nsummary: card refund\n---\n\nnothing\n")
+    idx = SearchIndex(Workspace.open(tmp_path / "ws"))
+    idx.update()
+    told = search(idx, "refund to the card")
+    asked = search(idx, "refund to the card?")
+    told_s = {h.entry_id: h.score for h in told.hits}
+    asked_s = {h.entry_id: h.score for h in asked.hits}
+    assert asked_s["refunds"] == pytest.approx(told_s["refunds"] * query.QUESTION_ARTICLE_BOOST)
+    assert asked_s["past-case"] == pytest.approx(told_s["past-case"])
+    assert [h.entry_id for h in told.hits] == ["past-case", "refunds"]
+    assert [h.entry_id for h in asked.hits] == ["refunds", "past-case"], "the article rises"
+    assert asked.hits[0].coverage is not None, "its coverage is measured where it now stands"

@@ -956,11 +956,13 @@ def _hidden(searcher) -> set[int] | None:  # noqa: ANN001 - a Whoosh searcher
 
 
 def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], limit: int,
-         include_proposed: bool) -> Ranking:
+         include_proposed: bool, kind_boost: dict[str, float] | None = None) -> Ranking:
     """Rank the documents of ``index`` for a parsed query (``items`` and ``filters`` from
-    :func:`memtui.core.search.query.parse`): the engine's side of a search. The caller holds
-    ``index.search_lock``; Whoosh's errors on a damaged index pass through (the caller
-    repairs)."""
+    :func:`memtui.core.search.query.parse`): the engine's side of a search. ``kind_boost``
+    multiplies the scores of the documents of those kinds within the page fetched, which is
+    then ranked again before its coverage is measured (a lone prefix or fuzzy word is not
+    re-ranked). The caller holds ``index.search_lock``; Whoosh's errors on a damaged index
+    pass through (the caller repairs)."""
     searcher = index.searcher()  # kept between searches (SearchIndex.searcher)
     reader = searcher.reader()
     mask = _hidden(searcher) if not include_proposed and "state" not in filters else None
@@ -990,8 +992,9 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
         ranked, total = _term_alone(searcher, query.text, query.boost, limit, mask)
         docs = [(searcher.stored_fields(d), score) for d, score in ranked]
         full = len(docs) >= limit
+        docs, docnums = _boosted(docs, [d for d, _ in ranked], kind_boost)
         return _covered(Ranking(docs, max(len(docs), total) if full else len(docs), count, highlight, estimated=full),
-                        searcher, [d for d, _ in ranked], extra)
+                        searcher, docnums, extra)
     if query is None:
         query = filter_query if filter_query is not None else wq.NullQuery
         filter_query = None
@@ -1006,8 +1009,21 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
     # fewer hits than the limit: every match was collected, so the count is exact (Whoosh's
     # estimate adds up its clauses' sizes and ignores filters and hidden states)
     full = len(docs) >= limit
+    docs, docnums = _boosted(docs, [r.docnum for r in res], kind_boost)
     return _covered(Ranking(docs, max(len(docs), res.estimated_length()) if full else len(docs), count, highlight,
-                            estimated=full), searcher, [r.docnum for r in res], extra)
+                            estimated=full), searcher, docnums, extra)
+
+
+def _boosted(docs: list[tuple[dict[str, Any], float]], docnums: list[int],
+             kind_boost: dict[str, float] | None) -> tuple[list[tuple[dict[str, Any], float]], list[int]]:
+    """``docs`` (and their ``docnums``) with each score times its kind's ``kind_boost``
+    (1 for the kinds not named), best first again; ties keep their order."""
+    if not kind_boost:
+        return docs, docnums
+    pairs = [((stored, score * kind_boost.get(stored.get("kind", ""), 1.0)), d)
+             for (stored, score), d in zip(docs, docnums, strict=True)]
+    pairs.sort(key=lambda p: -p[0][1])
+    return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
 def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, Any]) -> Ranking:  # noqa: ANN001

@@ -227,6 +227,19 @@ def test_known_is_the_share_of_the_query_words_the_memory_holds(tmp_path: Path) 
     assert search(idx, "print*").known is None, "a lone prefix has no plain word"
 
 
+def test_keyed_is_the_share_of_known_words_found_only_by_their_sound_key(tmp_path: Path) -> None:
+    mem = tmp_path / "ws" / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n")
+    _entry(mem, "cash", symptom="касата не се затваря", body="the cash desk")
+    idx = SearchIndex(Workspace.open(tmp_path / "ws"))
+    idx.update()
+    assert search(idx, "касата затваря").keyed == 0.0, "Cyrillic words meet their plain terms"
+    latin = search(idx, "kasata zatvarya cash")
+    assert latin.known == 1.0 and latin.keyed == pytest.approx(2 / 3)
+    assert confidence.features([2.0], 3, keyed=latin.keyed)[7] == pytest.approx(2 / 3)
+    assert confidence.features([2.0], 3)[7] == 0.0
+
+
 def test_a_question_favours_the_article_that_answers_it(tmp_path: Path) -> None:
     """A ticket that asks (holds ``?``) wants a checklist or procedure: articles' scores
     are multiplied by QUESTION_ARTICLE_BOOST and the page ranked again; experiences keep theirs."""

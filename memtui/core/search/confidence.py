@@ -31,7 +31,12 @@ score scale:
   entries) scores lower per word for its true precedent than an English one. The fit gives
   ``known`` a negative weight: at equal strength and coverage, a ticket with fewer known
   words is not less likely answered right (issue 14 round 3: such tickets' right answers
-  were the ones the cut hid).
+  were the ones the cut hid);
+- ``keyed``: of the query's words the memory holds, the share it holds only under their
+  sound key (:attr:`memtui.core.search.engine.matching.Ranking.keyed`): a Latin-typed
+  Bulgarian ticket meets its precedent through keys, whose scores and coverage run lower
+  than a Cyrillic or English ticket's plain matches for as right an answer (issue 14 round
+  3: Latin-typed tickets' right answers were the ones most often cut).
 
 ``coverage`` and ``agreement`` were added because a ticket with no precedent still got
 confident answers from entries that matched its common words strongly (issue 14; the score
@@ -69,7 +74,7 @@ POSSIBLE_SHOWN = 3
 #: Cap of the best score's lead over a later item (or over none).
 MAX_LEAD = 10.0
 #: Names of the features, in the order of :attr:`Calibration.coef`.
-FEATURES = ("strength", "lead", "spread", "coverage", "agreement", "words", "known")
+FEATURES = ("strength", "lead", "spread", "coverage", "agreement", "words", "known", "keyed")
 #: L2 penalty on the (standardised) coefficients; fixed, not tuned: it only keeps the fit
 #: finite when the training cases are separable.
 RIDGE = 1.0
@@ -98,7 +103,7 @@ class Calibration:
 #: The shipped calibration: ``memtui eval triage --fit --cases ../shared/triage/dev-cases.jsonl
 #: --cases bench/triage/cases-2.jsonl --cases bench/triage/cases-3.jsonl`` (226 cases); its
 #: k-fold figures are in the changelog. Refit it when the scoring changes.
-DEFAULT = Calibration(coef=(3.0524, -0.0092, -0.3669, 2.8848, 1.7828, 2.1935, -1.7830), intercept=-7.7923,
+DEFAULT = Calibration(coef=(3.7219, 0.0422, -0.5561, 3.5640, 1.2379, 2.6640, -1.9018, 2.1295), intercept=-9.9154,
                       cases=226)
 
 
@@ -108,7 +113,7 @@ def _lead(best: float, other: float | None) -> float:
 
 def features(scores: Sequence[float], query_words: int, complete: bool = True,
              coverage: float | None = None, agreement: float | None = None,
-             known: float | None = None) -> tuple[float, ...] | None:
+             known: float | None = None, keyed: float | None = None) -> tuple[float, ...] | None:
     """The feature vector of a ranked list of distinct items (see the module docstring).
 
     Args:
@@ -121,10 +126,11 @@ def features(scores: Sequence[float], query_words: int, complete: bool = True,
         coverage, agreement: the best item's shares (0…1) of the query's word weight;
             ``None`` (not measured) counts as 1, as for a query with no plain word.
         known: the share (0…1) of the query's words the index holds; ``None`` counts as 1.
+        keyed: the share (0…1) of those it holds only under a sound key; ``None`` counts as 0.
 
     Returns:
-        ``(strength, lead, spread, coverage, agreement, words, known)``, or ``None`` for an
-        empty list.
+        ``(strength, lead, spread, coverage, agreement, words, known, keyed)``, or ``None``
+        for an empty list.
     """
     if not scores or scores[0] <= 0:
         return None
@@ -137,16 +143,16 @@ def features(scores: Sequence[float], query_words: int, complete: bool = True,
 
     return (math.log(best / max(1, query_words)), _lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)),
             1.0 if coverage is None else coverage, 1.0 if agreement is None else agreement,
-            math.log(max(1, query_words)), 1.0 if known is None else known)
+            math.log(max(1, query_words)), 1.0 if known is None else known, keyed or 0.0)
 
 
 def probability(scores: Sequence[float], query_words: int, calibration: Calibration | None = None,
                 complete: bool = True, coverage: float | None = None, agreement: float | None = None,
-                known: float | None = None) -> float:
+                known: float | None = None, keyed: float | None = None) -> float:
     """``calibration``'s (default :data:`DEFAULT`) probability that the first
     :data:`ANSWER_SIZE` of ``scores`` hold a right precedent; 0 for an empty list
-    (``coverage``/``agreement``/``known``: see :func:`features`)."""
-    x = features(scores, query_words, complete, coverage, agreement, known)
+    (``coverage``/``agreement``/``known``/``keyed``: see :func:`features`)."""
+    x = features(scores, query_words, complete, coverage, agreement, known, keyed)
     return 0.0 if x is None else (calibration or DEFAULT).probability(x)
 
 

@@ -152,7 +152,8 @@ class Results:
     is full). ``likelihood`` is the calibrated probability that the first hits hold the
     right precedent (:func:`memtui.core.search.confidence.probability`; it sets each hit's
     ``verdict``); ``known`` the share (0…1) of the query's plain words the index holds at all
-    (``None`` for a query with none), one of its inputs."""
+    and ``keyed`` the share of those it holds only under their sound key (``None`` for a
+    query with none), two of its inputs."""
 
     hits: list[Hit] = field(default_factory=list)
     total: int = 0
@@ -163,6 +164,7 @@ class Results:
     estimated: bool = False
     likelihood: float = 0.0
     known: float | None = None
+    keyed: float | None = None
 
     def assess(self) -> "Results":
         """Set :attr:`likelihood` and every hit's ``verdict`` (an index line and the article
@@ -187,7 +189,7 @@ class Results:
         self.likelihood = confidence_model.probability(scores, self.query_words, complete=complete,
                                                        coverage=covered[0] if covered else None,
                                                        agreement=agreed[0] if agreed else None,
-                                                       known=self.known)
+                                                       known=self.known, keyed=self.keyed)
         labels = confidence_model.verdicts(self.likelihood, len(scores))
         for h in self.hits:
             h.verdict = labels[firsts[h.target or h.path]]
@@ -422,7 +424,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
                 hit.agreement = agreement(stored, found.terms)
             return Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
                            query_words=found.words, findings=findings, at_least=found.at_least,
-                           estimated=found.estimated, known=found.known).assess()
+                           estimated=found.estimated, known=found.known, keyed=found.keyed).assess()
         except Exception as exc:  # noqa: BLE001 - only damage is handled here
             if attempt or not is_damage(exc):
                 raise

@@ -73,7 +73,8 @@ class Ranked:
 class Candidates:
     """Every entry a ticket's search found, best first, before any cut: entry ids, their
     BM25F scores, the query's word count, the search time (ms), per entry its
-    ``coverage`` and ``agreement``, and ``known``, the share of the query's words the index holds
+    ``coverage`` and ``agreement``, ``known``, the share of the query's words the index holds,
+    and ``keyed``, the share of those held only under a sound key
     (see :mod:`memtui.core.search.confidence`; ``None`` where not measured)."""
 
     id: str
@@ -84,12 +85,13 @@ class Candidates:
     coverage: list[float | None] = field(default_factory=list)
     agreement: list[float | None] = field(default_factory=list)
     known: float | None = None
+    keyed: float | None = None
 
     def features(self) -> tuple[float, ...] | None:
         """The confidence features of this list (:func:`memtui.core.search.confidence.features`)."""
         return confidence.features(self.scores, self.query_words, True,
                                    self.coverage[0] if self.coverage else None,
-                                   self.agreement[0] if self.agreement else None, self.known)
+                                   self.agreement[0] if self.agreement else None, self.known, self.keyed)
 
     def without(self, entries: list[str]) -> "Candidates":
         """The same list with ``entries`` taken out: what the search answers when those
@@ -101,7 +103,7 @@ class Candidates:
             return [values[i] for i in keep if i < len(values)]
 
         return Candidates(self.id, pick(self.entries), pick(self.scores), self.query_words, self.ms,
-                          pick(self.coverage), pick(self.agreement), self.known)
+                          pick(self.coverage), pick(self.agreement), self.known, self.keyed)
 
     def assess(self, calibration: confidence.Calibration, likely: float = confidence.LIKELY) -> Ranked:
         """The answer ``calibration`` gives: the first entries when the answer is likely
@@ -198,7 +200,7 @@ def candidates(index: SearchIndex, cases: list[Case], ids: dict[str, str]) -> li
             covered.append(hit.coverage)
             agreed.append(hit.agreement)
         out.append(Candidates(case.id, entries, scores, res.query_words, (time.perf_counter() - started) * 1000,
-                              covered, agreed, res.known))
+                              covered, agreed, res.known, res.keyed))
     return out
 
 

@@ -80,6 +80,9 @@ class Ranking:
     #: (``None``: the query has no plain word): a ticket about something the memory never
     #: mentions has words it does not know, which :func:`coverage` leaves out.
     known: float | None = None
+    #: Of the query's words the index holds, the share (0…1) it holds only under their sound
+    #: key (a Latin-typed Bulgarian word, a transliteration); ``None`` where ``known`` is.
+    keyed: float | None = None
 
 
 # -- building ---------------------------------------------------------------------------------
@@ -1014,6 +1017,22 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
                             estimated=full), searcher, docnums, extra)
 
 
+def _word_shares(reader, words: list[tuple[str, ...]]) -> tuple[float | None, float | None]:  # noqa: ANN001
+    """``(known, keyed)`` of a query's words (each its term variants): the share the index
+    holds under any variant, and of those the share it holds only under a sound key
+    (``(None, None)`` for no word)."""
+    if not words:
+        return None, None
+    plain = keyed = 0
+    for vs in words:
+        if any(not t.startswith(KEY_MARK) and _df(reader, CONTENT_FIELD, t) for t in vs):
+            plain += 1
+        elif any(t.startswith(KEY_MARK) and _df(reader, TRANSLIT_FIELD, t) for t in vs):
+            keyed += 1
+    known = plain + keyed
+    return known / len(words), (keyed / known if known else 0.0)
+
+
 def _boosted(docs: list[tuple[dict[str, Any], float]], docnums: list[int],
              kind_boost: dict[str, float] | None) -> tuple[list[tuple[dict[str, Any], float]], list[int]]:
     """``docs`` (and their ``docnums``) with each score times its kind's ``kind_boost``
@@ -1032,7 +1051,7 @@ def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, An
     words = extra.get("words", [])
     ranking.terms = query_terms(searcher.reader(), words)
     ranking.coverage = coverage(searcher, docnums[:COVERED_DOCS], ranking.terms)
-    ranking.known = len(ranking.terms) / len(words) if words else None
+    ranking.known, ranking.keyed = _word_shares(searcher.reader(), words)
     return ranking
 
 

@@ -259,3 +259,23 @@ def test_a_question_favours_the_article_that_answers_it(tmp_path: Path) -> None:
     assert [h.entry_id for h in told.hits] == ["past-case", "refunds"]
     assert [h.entry_id for h in asked.hits] == ["refunds", "past-case"], "the article rises"
     assert asked.hits[0].coverage is not None, "its coverage is measured where it now stands"
+
+
+def test_a_left_out_sound_key_is_not_highlighted_and_a_searched_one_is(tmp_path: Path) -> None:
+    """An English word's sound key finds no more than the word itself, so it is neither
+    searched nor highlighted (highlighting by key analyses every word of a snippet for its
+    sound); a Latin-typed Bulgarian word is searched and highlighted by its key."""
+    from memtui.core.search.analysis import KEY_MARK
+    from memtui.core.search.engine.matching import rank
+    from memtui.core.search.query import parse
+    mem = tmp_path / "ws" / "memory"
+    _write(mem / "AGENTS.md", "# Memory\n")
+    _entry(mem, "one", symptom="касата не се затваря", body="the printer jams")
+    idx = SearchIndex(Workspace.open(tmp_path / "ws"))
+    idx.update()
+    idx.open()
+    english = rank(idx, *parse("printer"), 10, False).highlight
+    latin = rank(idx, *parse("kasata"), 10, False).highlight
+    assert "printer" in english and not any(t.startswith(KEY_MARK) for t in english)
+    assert any(t.startswith(KEY_MARK) for t in latin)
+    assert search(idx, "kasata").hits[0].snippet.spans, "the Cyrillic word is highlighted"

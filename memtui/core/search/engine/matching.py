@@ -127,24 +127,24 @@ def _word_query(term_variants: list[str], reader=None) -> wq.Query:
     of common words). A Latin-typed Bulgarian word (``polica``), rare as typed
     and common as a key, keeps its key; so does every Cyrillic word.
     """
-    subs: list[wq.Query] = []
-    keys: list[str] = []
-    plain_df = 0
-    ascii_word = all(t.isascii() for t in term_variants if not t.startswith(KEY_MARK))
-    for t in term_variants:
-        if t.startswith(KEY_MARK):
-            keys.append(t)
-            continue
-        subs.append(wq.Term(CONTENT_FIELD, t))
-        if reader is not None and ascii_word:
-            plain_df = max(plain_df, _df(reader, CONTENT_FIELD, t))
-    for t in keys:
-        if plain_df and _df(reader, TRANSLIT_FIELD, t) <= KEY_GAIN * plain_df:
-            continue
-        subs.append(wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT))
+    subs = [wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT) if t.startswith(KEY_MARK) else wq.Term(CONTENT_FIELD, t)
+            for t in _searched(term_variants, reader)]
     if len(subs) == 1:
         return subs[0]
     return wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK)
+
+
+def _searched(term_variants: list[str], reader=None) -> list[str]:  # noqa: ANN001
+    """The variants of one query word that :func:`_word_query` searches: all but the sound
+    keys it leaves out (see there). What is highlighted too: a left-out key found nothing
+    the plain term did not, and highlighting by a key analyses every word of a snippet's
+    text for its sound (issue 14: most of a rare word's snippet time)."""
+    plain_df = 0
+    ascii_word = all(t.isascii() for t in term_variants if not t.startswith(KEY_MARK))
+    if reader is not None and ascii_word:
+        plain_df = max((_df(reader, CONTENT_FIELD, t) for t in term_variants if not t.startswith(KEY_MARK)), default=0)
+    return [t for t in term_variants
+            if not (t.startswith(KEY_MARK) and plain_df and _df(reader, TRANSLIT_FIELD, t) <= KEY_GAIN * plain_df)]
 
 
 #: Inflectional endings the stemmers strip (English Porter2, Savoy's Bulgarian): a prefix
@@ -327,7 +327,7 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
                 if long_query:
                     pool.append(vs)
                     continue
-                highlight.update(vs)
+                highlight.update(_searched(list(vs), reader))
                 subs.append(_word_query(list(vs), reader))
             count += len(subs)
             if subs:
@@ -365,7 +365,7 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
     if pool:
         informative = _most_informative(reader, pool, MAX_QUERY_WORDS)
         for vs in informative:
-            highlight.update(vs)
+            highlight.update(_searched(list(vs), reader))
             groups[-1].append(_word_query(list(vs), reader))
         count += len(pool)
         if extra is not None:

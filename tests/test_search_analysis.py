@@ -173,3 +173,18 @@ def test_fullwidth_and_ligature_letters_fold_to_plain_letters() -> None:
     assert normalize("ﬁle") == "file"
     assert normalize("Й") == "й"
     assert [t for t, _ in terms("ｒｏｕｔｅｓ") if not t.startswith("§")] == [t for t, _ in terms("routes") if not t.startswith("§")]
+
+
+def test_the_build_analysis_keeps_each_chunk_once() -> None:
+    """The analyses that cache their result per chunk do not also fill the split cache (a
+    build worker kept every chunk twice: issue 14, a 100k worker's memory)."""
+    from memtui.core.search import analysis
+
+    analysis._split_chunk.cache_clear()
+    analysis._chunk_terms.cache_clear()
+    analysis._chunk_spans.cache_clear()
+    text = "Policy ORA-00001 на полицата PK_POLICY NullPointerException"
+    assert analysis.term_positions_and_keys(text) == analysis.term_positions_and_keys(text)
+    list(analysis.term_spans(text))
+    assert analysis._chunk_terms.cache_info().currsize > 0 and analysis._chunk_spans.cache_info().currsize > 0
+    assert analysis._split_chunk.cache_info().currsize == 0

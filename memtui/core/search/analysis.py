@@ -388,6 +388,13 @@ def _split_chunk(chunk: str) -> tuple[tuple[str, int, int, bool], ...]:
     return tuple(out)
 
 
+#: :func:`_split_chunk` without its cache, for the analyses that cache their own result per
+#: chunk (:func:`_chunk_terms`, :func:`_chunk_spans`): through the cached one, a build
+#: worker kept every chunk twice, its split and its terms (issue 14: a 100k build worker's
+#: resident memory was a third analysis caches).
+_split_chunk_uncached = _split_chunk.__wrapped__
+
+
 def _keep_plain(norm: str) -> bool:
     if norm.isdigit():
         return len(norm) >= 3
@@ -501,7 +508,7 @@ def _chunk_spans(chunk: str, keys: bool = True) -> tuple[tuple[str, int, int], .
     recur, and a snippet analyses every word of a field, a large share of a pasted
     ticket's time, issue 8). Sound keys only with ``keys`` (the costly part)."""
     out: list[tuple[str, int, int]] = []
-    for piece, s, e, whole in _split_chunk(chunk):
+    for piece, s, e, whole in _split_chunk_uncached(chunk):
         plain_term, key = _word_terms(piece, whole) if keys else (_plain_term(piece, whole), None)
         if plain_term is None:
             continue
@@ -531,7 +538,7 @@ def _chunk_terms(chunk: str) -> tuple[tuple[str | None, str | None, int], ...]:
     """``(plain term, sound key, position step)`` of each word of one compound chunk: what
     :class:`MemtuiAnalyzer` yields for it, positions relative to the chunk (index speed)."""
     return tuple((*_word_terms(piece, whole), 0 if whole else 1)
-                 for piece, _s, _e, whole in _split_chunk(chunk))
+                 for piece, _s, _e, whole in _split_chunk_uncached(chunk))
 
 
 def term_positions(text: str, keys: bool = True, plain: bool = True) -> tuple[dict[str, list[int]], int]:

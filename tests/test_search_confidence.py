@@ -279,3 +279,18 @@ def test_a_left_out_sound_key_is_not_highlighted_and_a_searched_one_is(tmp_path:
     assert "printer" in english and not any(t.startswith(KEY_MARK) for t in english)
     assert any(t.startswith(KEY_MARK) for t in latin)
     assert search(idx, "kasata").hits[0].snippet.spans, "the Cyrillic word is highlighted"
+
+
+def test_a_calibration_is_never_extrapolated_past_what_it_was_fitted_on() -> None:
+    """A one-word search is not a ticket shorter than any the model learnt from: each
+    feature is read within the range of the fitted examples (a one-word query got 29 %
+    for an answer the same model gives 94 % at the shortest ticket's length)."""
+    xs = [(0.1, 1.0), (0.2, 2.0), (0.8, 3.0), (0.9, 4.0)]
+    cal = confidence.fit(xs, [0, 0, 1, 1])
+    assert cal.lower == (0.1, 1.0) and cal.upper == (0.9, 4.0)
+    assert cal.probability((0.5, -10.0)) == pytest.approx(cal.probability((0.5, 1.0)))
+    assert cal.probability((5.0, 4.0)) == pytest.approx(cal.probability((0.9, 4.0)))
+    d = confidence.DEFAULT
+    assert len(d.lower) == len(d.upper) == len(d.coef) == len(confidence.FEATURES)
+    one_word = confidence.features([5.2, 5.1, 5.1, 4.9, 4.9], 1, coverage=1.0, agreement=1.0, known=1.0)
+    assert d.probability(one_word) >= confidence.LIKELY

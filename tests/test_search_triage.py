@@ -148,7 +148,7 @@ def test_cli_eval_triage_fit_and_folds(triage_ws: Path, shared: Path, capsys: py
     out = capsys.readouterr().out
     folds = [ln for ln in out.splitlines() if ln.startswith("fold ")]
     assert len(folds) == 5 and folds[0].startswith("fold 1 of 5 (8 cases): hit@1 ")
-    assert "5-fold" in out.splitlines()[2] and "coefficients (strength, lead, spread, coverage, agreement, words, known, keyed)" in out
+    assert "5-fold" in out.splitlines()[3] and out.splitlines()[2].startswith("  lower (") and "coefficients (strength, lead, spread, coverage, agreement, words, known, keyed)" in out
     assert "precedent taken out: answered" in out
     with pytest.raises(SystemExit) as exc:
         main(["eval", "triage", "-w", str(triage_ws), "--cases", str(shared / "triage" / "dev-cases.jsonl"),

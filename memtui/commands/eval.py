@@ -109,6 +109,7 @@ def run_triage(args: argparse.Namespace) -> int:
         if report.fitted:
             coef = ", ".join(f"{c:.4f}" for c in cal.coef)
             print(f"  coefficients ({', '.join(confidence.FEATURES)}): ({coef}), intercept {cal.intercept:.4f}")
+            print(f"  lower ({', '.join(f'{v:.4f}' for v in cal.lower)}), upper ({', '.join(f'{v:.4f}' for v in cal.upper)})")
         columns = [("memtui", ours)]
         if report.kfold is not None:
             columns.append((f"{report.folds}-fold", report.kfold))

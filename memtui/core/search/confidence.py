@@ -88,14 +88,23 @@ class Calibration:
         coef: one coefficient per feature (raw, not standardised, units).
         intercept: the constant term.
         cases: how many triage cases it was fitted on (0: not fitted).
+        lower, upper: per feature, the least and greatest value among the examples it was
+            fitted on (empty: no bounds). A value outside is read as the bound: the model is
+            never extrapolated (a one-word search is not a ticket of fewer words than any it
+            learnt from; its ``words`` is read as the shortest ticket's, issue 14 round 3).
     """
 
     coef: tuple[float, ...]
     intercept: float
     cases: int = 0
+    lower: tuple[float, ...] = ()
+    upper: tuple[float, ...] = ()
 
     def probability(self, x: Sequence[float]) -> float:
-        """The probability (0…1) for one feature vector from :func:`features`."""
+        """The probability (0…1) for one feature vector from :func:`features`, each value
+        held within :attr:`lower`…:attr:`upper`."""
+        if self.lower and self.upper:
+            x = [min(hi, max(lo, v)) for v, lo, hi in zip(x, self.lower, self.upper, strict=False)]
         z = self.intercept + sum(c * v for c, v in zip(self.coef, x, strict=False))
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
@@ -104,7 +113,8 @@ class Calibration:
 #: --cases bench/triage/cases-2.jsonl --cases bench/triage/cases-3.jsonl`` (226 cases); its
 #: k-fold figures are in the changelog. Refit it when the scoring changes.
 DEFAULT = Calibration(coef=(3.7219, 0.0422, -0.5561, 3.5640, 1.2379, 2.6640, -1.9018, 2.1295), intercept=-9.9154,
-                      cases=226)
+                      cases=226, lower=(-0.4521, 0.0009, 0.0422, 0.1240, 0.0000, 1.3863, 0.1250, 0.0000),
+                      upper=(1.9808, 2.3026, 2.3026, 1.0000, 1.0000, 3.5264, 1.0000, 1.0000))
 
 
 def _lead(best: float, other: float | None) -> float:
@@ -208,7 +218,9 @@ def fit(xs: Sequence[Sequence[float]], ys: Sequence[int], cases: int = 0,
             break
     coef = tuple(w[j + 1] / sd[j] for j in range(d))
     intercept = w[0] - sum(w[j + 1] * mean[j] / sd[j] for j in range(d))
-    return Calibration(coef=coef, intercept=intercept, cases=cases)
+    return Calibration(coef=coef, intercept=intercept, cases=cases,
+                       lower=tuple(min(x[j] for x in xs) for j in range(d)),
+                       upper=tuple(max(x[j] for x in xs) for j in range(d)))
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:

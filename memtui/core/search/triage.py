@@ -460,13 +460,14 @@ class TriageReport:
     fold_metrics: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"likely", "calibration": {"features", "coef", "intercept", "cases", "fitted_here"},
+        """``{"likely", "calibration": {"features", "coef", "intercept", "cases", "lower", "upper", "fitted_here"},
         "memtui", "kfold" (or null), "folds", "fold_metrics", "no_cut", "counterfactual", "baseline",
         "index", "domains"}``."""
         cal = self.calibration
         return {"likely": self.likely,
                 "calibration": {"features": list(confidence.FEATURES), "coef": [round(c, 4) for c in cal.coef],
                                 "intercept": round(cal.intercept, 4), "cases": cal.cases,
+                                "lower": [round(v, 4) for v in cal.lower], "upper": [round(v, 4) for v in cal.upper],
                                 "fitted_here": self.fitted},
                 "memtui": self.memtui, "kfold": self.kfold, "folds": self.folds,
                 "fold_metrics": self.fold_metrics, "no_cut": self.no_cut,

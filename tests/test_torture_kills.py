@@ -55,22 +55,6 @@ def _leftovers(root: Path) -> list[str]:
                       ".memtui/index"))
 
 
-def _session_members(sid: int) -> list[int]:
-    """Live processes of the session ``sid`` (the killed command was its leader)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != b"Z" and int(fields[3]) == sid:
-            found.append(int(entry))
-    return found
-
-
 @dataclass
 class Command:
     name: str
@@ -194,9 +178,9 @@ def test_sigkill_at_random_moments_of_every_write(tmp_path: Path) -> None:
         _proc, pid = _run(root, command, delay)
         where = f"kill {n + 1} ({command.name} at {delay:.2f} s of {command.seconds:.2f} s)"
         deadline = time.monotonic() + 5
-        while _session_members(pid) and time.monotonic() < deadline:
+        while torture.session_members(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        alive = _session_members(pid)
+        alive = torture.session_members(pid)
         if alive:
             failures.append(f"{where}: {len(alive)} processes it started are still alive")
             for orphan in alive:

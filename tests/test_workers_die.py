@@ -28,20 +28,6 @@ def _tree(root: Path, articles: int) -> None:
     (root / "memory" / "AGENTS.md").write_text("# Root\n- [Bulk](bulk/AGENTS.md) — bulk\n")
 
 
-def _session(sid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    fields = handle.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != b"Z" and int(fields[3]) == sid:
-                found.append(int(entry))
-    return found
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the index builds in workers only with 2 cores")
 def test_a_killed_rebuild_leaves_no_worker_and_no_lock(tmp_path: Path) -> None:
@@ -54,16 +40,16 @@ def test_a_killed_rebuild_leaves_no_worker_and_no_lock(tmp_path: Path) -> None:
         proc = subprocess.Popen([sys.executable, "-m", "memtui", "index", "--rebuild", "-w", str(root)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=torture.env(),
                                 start_new_session=True)
-        torture.wait_until(lambda: len(_session(proc.pid)) >= 3 or proc.poll() is not None, timeout=60,
+        torture.wait_until(lambda: len(torture.session_members(proc.pid)) >= 3 or proc.poll() is not None, timeout=60,
                            what="the index workers")
         assert proc.poll() is None, "the rebuild ended before its workers were seen"
         time.sleep(0.3)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         deadline = time.monotonic() + 5
-        while _session(proc.pid) and time.monotonic() < deadline:
+        while torture.session_members(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        left = _session(proc.pid)
+        left = torture.session_members(proc.pid)
         survivors += len(left)
         for pid in left:
             os.kill(pid, signal.SIGKILL)

@@ -102,3 +102,19 @@ def wait_until(condition, timeout: float = 30.0, what: str = "the condition") ->
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not happen within {timeout:g} s")
         time.sleep(0.01)
+
+
+def session_members(sid: int) -> list[int]:
+    """Live processes of the session ``sid`` (the killed command was its leader)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z" and int(fields[3]) == sid:
+            found.append(int(entry))
+    return found

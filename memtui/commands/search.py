@@ -132,8 +132,8 @@ def _marks(ws, hits) -> list[tuple[str, ...]]:  # noqa: ANN001
 def _answer_line(likelihood: float, first: str) -> str:
     """What the answer as a whole is: likely or only possible precedents (issue 14)."""
     if first == "likely":
-        return f"likely precedents (the first results hold one with probability {likelihood:.0%}):"
-    return (f"no confident precedent (probability {likelihood:.0%}); the best candidates are "
+        return f"likely precedent: {likelihood:.0%} sure that a result marked likely is the right one:"
+    return (f"no confident precedent (only {likelihood:.0%} sure of the best); the best candidates are "
             "marked possible:")
 
 

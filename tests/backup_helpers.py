@@ -80,3 +80,20 @@ def tree_bytes(root: Path) -> dict[bytes, bytes]:
 
 
 run = run_cli  # the backup tests' name for it
+
+
+def behind_remote(tmp_path: Path) -> Path:
+    """A new repository whose ``origin`` (a bare repository) holds a commit it lacks, so a push
+    from it is rejected as not a fast-forward."""
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    (other / "x").write_text("x\n")
+    git(other, "add", "x")
+    git(other, "commit", "-qm", "x")
+    git(other, "push", "-q", "origin", "master")
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    git(repo, "remote", "add", "origin", str(bare))
+    return repo

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backup_helpers import git, isolate_git, run, tree_bytes
+from backup_helpers import behind_remote, git, isolate_git, run, tree_bytes
 
 SUB = "memtui-backup"
 
@@ -74,17 +74,7 @@ def test_exit_codes_for_usage_refusal_and_git_failure(sample_copy: Path, tmp_pat
 
 
 def test_a_rejected_push_exits_4_and_says_not_complete(sample_copy: Path, tmp_path: Path, capsys) -> None:
-    bare = tmp_path / "bare.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    other = tmp_path / "other"
-    git(tmp_path, "clone", "-q", str(bare), str(other))
-    (other / "x").write_text("x\n")
-    git(other, "add", "x")
-    git(other, "commit", "-qm", "x")
-    git(other, "push", "-q", "origin", "master")
-    repo = tmp_path / "repo"
-    git(tmp_path, "init", "-q", str(repo))
-    git(repo, "remote", "add", "origin", str(bare))
+    repo = behind_remote(tmp_path)
     code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo), "--push")
     assert code == 4 and "backup NOT complete" in out and "rejected" in out
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backup_helpers import git, isolate_git, run
+from backup_helpers import behind_remote, git, isolate_git, run
 from memtui.core.text import mask_url
 
 SECRET = "ghp_s3cretT0ken"
@@ -48,17 +48,7 @@ def test_a_hook_rejection_shows_the_remote_s_words_and_no_fetch_advice(sample_co
 
 
 def test_a_non_fast_forward_still_advises_fetch_and_merge(sample_copy: Path, tmp_path: Path, capsys) -> None:
-    bare = tmp_path / "bare.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    other = tmp_path / "other"
-    git(tmp_path, "clone", "-q", str(bare), str(other))
-    (other / "x").write_text("x\n")
-    git(other, "add", "x")
-    git(other, "commit", "-qm", "x")
-    git(other, "push", "-q", "origin", "master")
-    repo = tmp_path / "repo"
-    git(tmp_path, "init", "-q", str(repo))
-    git(repo, "remote", "add", "origin", str(bare))
+    repo = behind_remote(tmp_path)
     code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo), "--push")
     assert code == 4 and "fetch and merge" in out
 

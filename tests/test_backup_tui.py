@@ -24,6 +24,12 @@ def _configure(ws: Path, repo: Path) -> None:
     toml.write_text(toml.read_text() + f'\n[backup]\nrepo = "{repo}"\n')
 
 
+#: A backup, verify or restore runs git and the secrets scan in a worker beside the app's own
+#: start-up audit and index build: on a loaded 2-core CI machine (the torture tests start
+#: processes meanwhile) one took over 20 s; a bound, not a speed assertion.
+SLOW = 90.0
+
+
 async def _open(pilot, app) -> BackupScreen:
     await app.switch_mode("backup")
     screen = app.screen
@@ -42,17 +48,17 @@ async def test_backup_history_verify_and_restore(sample_copy: Path, tmp_path: Pa
         status = str(screen.query_one("#backup-status", Static).render())
         assert "none yet" in status
         await pilot.press("b")
-        await wait_for(pilot, lambda: not screen.busy and screen.state and screen.state["history"])
+        await wait_for(pilot, lambda: not screen.busy and screen.state and screen.state["history"], timeout=SLOW)
         table = screen.query_one("#history", DataTable)
         assert table.row_count == 1
         assert int(str(table.get_row_at(0)[2])) > 50  # changed files of the first backup
         # a second backup after one change: two rows, the newest with 2 changed files
         (sample_copy / "memory" / "MEMORY.md").write_text("changed [/] not markup\n")
         await pilot.press("b")
-        await wait_for(pilot, lambda: not screen.busy and len(screen.state["history"]) == 2)
+        await wait_for(pilot, lambda: not screen.busy and len(screen.state["history"]) == 2, timeout=SLOW)
         assert str(table.get_row_at(0)[2]) == "2"
         await pilot.press("v")
-        await wait_for(pilot, lambda: not screen.busy and "verified" in screen.last_message)
+        await wait_for(pilot, lambda: not screen.busy and "verified" in screen.last_message, timeout=SLOW)
         assert "zero differences" in screen.query_one("#diff", TextArea).text
         # restore the older backup into a new folder
         table.move_cursor(row=1)
@@ -61,7 +67,7 @@ async def test_backup_history_verify_and_restore(sample_copy: Path, tmp_path: Pa
         ask = app.screen.query_one("#ask-input", Input)
         ask.value = str(tmp_path / "restored")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: not screen.busy and "restored" in screen.last_message)
+        await wait_for(pilot, lambda: not screen.busy and "restored" in screen.last_message, timeout=SLOW)
         restored = tree_bytes(tmp_path / "restored")
         assert restored[b"memory/MEMORY.md"] != b"changed [/] not markup\n"
         assert set(restored) == set(tree_bytes(sample_copy))
@@ -82,7 +88,7 @@ async def test_a_detached_head_shows_a_sentence_and_backup_fails_with_its_reason
         screen = await _open(pilot, app)
         assert "detached HEAD" in str(screen.query_one("#backup-status", Static).render())
         await pilot.press("b")
-        await wait_for(pilot, lambda: not screen.busy and "backup failed" in screen.last_message)
+        await wait_for(pilot, lambda: not screen.busy and "backup failed" in screen.last_message, timeout=SLOW)
         assert "switch" in screen.last_message
 
 
@@ -110,16 +116,16 @@ async def test_the_repository_chosen_is_remembered_and_changes_since_the_backup_
         assert any(e.action == "config.set" for e in app.session.audit.entries())
         await pilot.press("b")
         await wait_for(pilot, lambda: not screen.busy and screen.state and screen.state["history"]
-                       and screen.state.get("pending") is not None)
+                       and screen.state.get("pending") is not None, timeout=SLOW)
         status = str(screen.query_one("#backup-status", Static).render())
         assert "nothing changed since the last backup" in status
         (sample_copy / "memory" / "MEMORY.md").write_text("an edit never backed up\n")
         (sample_copy / "memory" / "new-note.md").write_text("another\n")
         screen.action_reload()
         await wait_for(pilot, lambda: "2 files changed since the last backup" in str(
-            screen.query_one("#backup-status", Static).render()), what="the pending count")
+            screen.query_one("#backup-status", Static).render()), what="the pending count", timeout=SLOW)
         await pilot.press("v")
-        await wait_for(pilot, lambda: not screen.busy and "verified" in screen.last_message)
+        await wait_for(pilot, lambda: not screen.busy and "verified" in screen.last_message, timeout=SLOW)
         said = screen.query_one("#diff", TextArea).text
         assert "restored it into a temporary folder" in said and "zero differences" in said
         assert "not the workspace; in the workspace, 2 files changed since the last backup" in said

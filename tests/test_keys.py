@@ -132,7 +132,9 @@ async def test_the_footer_and_area_bar_never_cut_a_label(sample_copy: Path, size
             assert keys and all(k.region.right <= size[0] for k in keys), area.mode
             shown = [str(k.description) for k in keys]
             assert any(d == "Keys" or d.endswith("more") for d in shown), (area.mode, shown)
-            first = next(b for b in bindings_of(area.load()) if b.show)
+            # the first key the area offers now (the Notes conflict keys come first while a conflict is shown)
+            first = next(b for b in bindings_of(area.load())
+                         if b.show and app.screen.check_action(b.action.partition("(")[0], ()) is not False)
             assert first.description in shown, f"{area.mode}: the most important key comes first"
             bar = app.screen.query_one(AreaBar)
             text = str(bar.render())

@@ -15,6 +15,7 @@ from memtui.core import atomic
 from memtui.core.session import Session
 from memtui.core.workspace import Workspace
 from memtui.ui.screens.notes import PREVIEW_CAP, LeaveQuestion, NotesScreen
+from memtui.ui.widgets import Confirm
 from tests.conftest import settle, wait_for
 
 
@@ -103,6 +104,8 @@ async def test_dirty_editor_shows_conflict_bar_and_keep_mine(ws: Workspace) -> N
             assert "-theirs" in shown and "+mine" in shown
             assert ws.member_notes.read_bytes() == b"base\ntheirs\n", "nothing written yet"
             await pilot.click("#conflict-keep")
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="Keep mine asking first")
+            await pilot.press("y")
             await _settle(pilot)
             assert ws.member_notes.read_bytes() == b"base\nmine"
             assert not bar.has_class("shown")
@@ -122,6 +125,8 @@ async def test_save_over_a_change_is_refused_into_the_conflict_bar(ws: Workspace
             assert app.screen.query_one("#notes-conflict").has_class("shown")
             assert ws.member_notes.read_bytes() == b"changed by someone\n"
             await pilot.click("#conflict-reload")
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="Reload asking first")
+            await pilot.press("y")
             await _settle(pilot)
             assert app.screen.query_one("#notes-editor", TextArea).text == "changed by someone\n"
 
@@ -393,3 +398,169 @@ async def test_the_status_says_what_tab_does_while_editing(ws: Workspace) -> Non
             assert app.screen.query_one("#notes-editor", TextArea).text.startswith("    x")
             await pilot.press("escape")
             await wait_for(pilot, lambda: "e or a click to edit" in _status(app), what="the hint after Esc")
+
+
+# -- the conflict bar by keyboard (a new user's data loss: Enter on an unseen "Keep mine") -----
+async def _conflict(pilot, ws: Workspace) -> NotesScreen:  # noqa: ANN001
+    """The member typed "mine" on line 1 while an agent appended a line (changes that do not
+    overlap: Merge and save is offered): the bar is shown and the editor still has focus."""
+    screen = pilot.app.screen
+    await _settle(pilot)
+    await pilot.press("e", "m", "i", "n", "e")
+    ws.member_notes.write_bytes(b"base\nend\nthe agent's line\n")
+    screen._poll()
+    await wait_for(pilot, lambda: screen.query_one("#notes-conflict").has_class("shown"), what="the conflict bar")
+    assert screen.focused is screen.editor
+    return screen
+
+
+async def test_a_focused_conflict_button_is_visibly_marked(ws: Workspace) -> None:
+    """Textual's focus style (a reversed label) could not be seen on the bar: the focused
+    button gets a frame in the theme's text colour (memtui.tcss, so the whole app)."""
+    from textual.color import Color
+
+    from memtui.ui.app import MemtuiApp
+
+    ws.member_notes.write_bytes(b"base\nend\n")
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: getattr(app.screen, "note", None) is not None, what="the note")
+        screen = await _conflict(pilot, ws)
+        keep = screen.query_one("#conflict-keep")
+        before = (keep.styles.border_top, keep.styles.border_bottom)
+        keep.focus()
+        await pilot.pause()
+        after = (keep.styles.border_top, keep.styles.border_bottom)
+        assert after != before, "focus changes the button's frame, not only its label's style"
+        foreground = Color.parse(app.current_theme.foreground)
+        assert after[0][1] == foreground and after[1][1] == foreground
+
+
+async def test_keep_mine_asks_first_and_names_the_lines_that_will_be_lost(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"base\nend\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await _conflict(pilot, ws)
+            await pilot.press("escape")  # out of the editor: onto the bar's first choice
+            assert screen.focused is screen.query_one("#conflict-merge")
+            screen.query_one("#conflict-keep").focus()
+            await pilot.press("enter")  # what the new user did: nothing is written yet
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the question")
+            question = str(app.screen.query_one("Static").render())
+            assert "the agent's line" in question and "will be lost" in question
+            assert ws.member_notes.read_bytes() == b"base\nend\nthe agent's line\n"
+            await pilot.press("enter")  # No has focus: a second Enter by habit loses nothing
+            await wait_for(pilot, lambda: app.screen is screen, what="back in the area")
+            assert ws.member_notes.read_bytes() == b"base\nend\nthe agent's line\n"
+            await pilot.press("w")  # the key does the same, asking first
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the question again")
+            await pilot.press("y")
+            await _settle(pilot)
+            assert ws.member_notes.read_bytes() == b"minebase\nend\n"
+            assert not screen.query_one("#notes-conflict").has_class("shown")
+
+
+async def test_reload_asks_first_and_names_your_lines_that_will_be_dropped(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"base\nend\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await _conflict(pilot, ws)
+            await pilot.press("escape", "r")
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the question")
+            assert "minebase" in str(app.screen.query_one("Static").render())
+            await pilot.press("n")
+            await wait_for(pilot, lambda: app.screen is screen, what="back in the area")
+            assert screen.editor.text == "minebase\nend\n"
+            await pilot.press("r", "y")
+            await wait_for(pilot, lambda: screen.editor.text == "base\nend\nthe agent's line\n", what="the reload")
+
+
+async def test_conflict_keys_are_in_the_footer_the_help_and_the_palette(ws: Workspace) -> None:
+    from memtui.ui.app import MemtuiApp
+    from memtui.ui.keys import help_groups, palette_commands
+
+    ids = {"notes.conflict-merge", "notes.conflict-diff", "notes.conflict-reload", "notes.conflict-keep"}
+    ws.member_notes.write_bytes(b"base\nend\n")
+    app = MemtuiApp(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: getattr(app.screen, "note", None) is not None, what="the note")
+
+        def footer_ids() -> set[str]:
+            return {b.id for _n, b, enabled, _t in app.screen.active_bindings.values() if enabled and b.id}
+
+        assert not ids & footer_ids(), "no conflict: its keys are not offered"
+        await app._run_in_area("notes", "conflict_keep")  # the palette's "Notes: Keep mine" says why
+        await wait_for(pilot, lambda: any("no conflict to resolve" in n.message for n in app._notifications),
+                       what="the palette saying why nothing happened")
+        screen = await _conflict(pilot, ws)
+        await pilot.press("escape")
+        assert ids <= footer_ids()
+        helped = {row.id for _title, rows in help_groups(app, screen) for row in rows}
+        assert ids | {"notes.open-file"} <= helped
+        titles = {title for title, _help, mode, _action in palette_commands(app) if mode == "notes"}
+        assert {"Notes: Merge", "Notes: Difference", "Notes: Reload", "Notes: Keep mine"} <= titles
+        await pilot.press("d")  # the difference by key
+        await pilot.pause()
+        assert "+mine" in str(screen.query_one("#notes-conflict-diff", Static).render())
+
+
+async def test_ctrl_s_during_a_conflict_says_to_resolve_it_first(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"base\nend\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await _conflict(pilot, ws)
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            said = [n.message for n in app._notifications]
+            assert any("resolve the conflict first" in m and "w keep mine" in m for m in said), said
+            assert screen.focused is screen.query_one("#conflict-merge"), "the keys work at once"
+            assert ws.member_notes.read_bytes() == b"base\nend\nthe agent's line\n"
+
+
+async def test_tab_goes_round_the_conflict_buttons_never_into_the_editor(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"base\nend\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await _conflict(pilot, ws)
+            await pilot.press("escape")
+            seen = []
+            for key in ["tab"] * 6 + ["shift+tab"] * 6:
+                await pilot.press(key)
+                seen.append(screen.focused.id if screen.focused else None)
+            assert "notes-editor" not in seen, seen
+            assert {"conflict-merge", "conflict-diff", "conflict-reload", "conflict-keep", "notes-file"} <= set(seen)
+            screen.query_one("#conflict-diff").focus()
+            await pilot.press("enter", "tab", "enter")  # the difference, then Reload (asks)
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="Reload asking")
+            await pilot.press("escape")
+            assert screen.editor.text == "minebase\nend\n", "Tab and Enter typed nothing into the note"
+            await pilot.press("e", "x")  # e still edits
+            assert screen.editor.text.startswith("x") or "x" in screen.editor.text
+
+
+async def test_ctrl_o_opens_the_file_selector(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"notes\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _settle(pilot)
+            await pilot.press("ctrl+o")
+            select = app.screen.query_one("#notes-file", Select)
+            await wait_for(pilot, lambda: select.expanded, what="the file list open")
+            await pilot.press("down", "enter")
+            await wait_for(pilot, lambda: app.screen.which == "notebook", what="the notebook shown")
+
+
+def test_removed_lines_are_what_a_replacement_loses() -> None:
+    from memtui.core.text import removed_lines
+
+    assert removed_lines("a\nb\nc\n", "a\nc\nd\n") == ["b"]
+    assert removed_lines("a\r\nb\r\n", "a\nb\n") == [], "line ends are not a loss"
+    assert removed_lines("x\n", "") == ["x"] and removed_lines("", "y\n") == []
+    assert removed_lines("one\ntwo\n", "one\nTWO\n") == ["two"]

@@ -158,6 +158,19 @@ def side_by_side(old: str, new: str) -> list[tuple[str, str, str]]:
     return rows
 
 
+def removed_lines(old: str, new: str) -> list[str]:
+    """The lines of ``old`` that ``new`` does not keep (``difflib`` opcodes, no autojunk; CRLF
+    read as LF), in ``old``'s order, without their line ends: what replacing ``old`` by
+    ``new`` loses (a confirmation's "will be lost" list)."""
+    a = old.replace("\r\n", "\n").splitlines()
+    b = new.replace("\r\n", "\n").splitlines()
+    lost: list[str] = []
+    for tag, i1, i2, _j1, _j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("delete", "replace"):
+            lost.extend(a[i1:i2])
+    return lost
+
+
 def clip(text: str, width: int) -> str:
     """``text`` on one line (runs of white space made one space, made :func:`visible`), cut to
     ``width`` characters with a final ``…`` when longer."""

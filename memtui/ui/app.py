@@ -412,10 +412,16 @@ class MemtuiApp(App[int]):
             yield SystemCommand(title, help_text, partial(self._run_in_area, mode, action))
 
     async def _run_in_area(self, mode: str, action: str) -> None:
-        """Open area ``mode`` and run ``action`` on its screen (a palette command)."""
+        """Open area ``mode`` and run ``action`` on its screen (a palette command); when the
+        screen has the action off now (``check_action``), say why instead of doing nothing."""
         if self.current_mode != mode:
             await self.switch_mode(mode)
-        await self.run_action(action, self.screen)
+        screen = self.screen
+        if not await self.run_action(action, screen):
+            why = getattr(screen, "why_unavailable", None)
+            reason = why(action.partition("(")[0]) if why is not None else None
+            if reason:
+                self.notify(reason, severity="warning", timeout=5, markup=False)
 
     def save_screen_picture(self) -> str | None:
         """Save an SVG of the screen under the user data folder and say where (the palette's

@@ -161,22 +161,30 @@ class Confirm(ModalScreen[bool]):
     Args:
         question: what *will* happen, in the future tense (issue 19): app text (``str``, shown
             literally) or a :class:`Text` composed with ``safe()`` user values.
+        yes: the Yes button's label (its key ``y`` is added).
+        default_no: focus No first, so an Enter pressed by habit loses nothing (for a change
+            that drops someone's text).
     """
 
     DEFAULT_CSS = _MODAL_CSS.format(name="Confirm")
 
     BINDINGS = [Binding("escape,n", "no", "No", id="confirm.no"), Binding("y", "yes", "Yes", id="confirm.yes")]
 
-    def __init__(self, question: "str | Text") -> None:
+    def __init__(self, question: "str | Text", *, yes: str = "Yes", default_no: bool = False) -> None:
         super().__init__()
         self._question = question
+        self._yes = yes
+        self._default_no = default_no
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box"):
             yield Static(message(self._question))
             with Horizontal():
-                yield Button(Text("Yes (y)"), id="yes", variant="warning")
+                yield Button(Text(f"{self._yes} (y)"), id="yes", variant="warning")
                 yield Button(Text("No (n)"), id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no" if self._default_no else "#yes", Button).focus()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

@@ -5,8 +5,13 @@
   (``ctrl+t``), a dirty marker, and ``ctrl+s`` to save. An absent file is an empty document;
   saving creates it (seed 002).
 - The file is watched (its signature polled every second): a clean editor reloads with a
-  notice; a dirty one shows a conflict bar with the unified diff and the three choices:
-  reload, show the difference, keep mine (DESIGN.md §4 invariant 3, :mod:`memtui.core.notes`).
+  notice; a dirty one shows a conflict bar with the choices: merge (``m``: merge and save, or
+  resolve conflict by conflict), show the difference (``d``), reload (``r``) and keep mine
+  (``w``); reload and keep mine drop someone's text, so they ask first and say which lines
+  will be lost (DESIGN.md §4 invariant 3, :mod:`memtui.core.notes`). While the bar is shown,
+  ctrl+s says to resolve first, Escape and Tab go to its buttons, and Tab skips the editor
+  (``e`` edits).
+- ``ctrl+o`` opens the file selector (notebook, operator files).
 - ``MEMORY.md`` and the operator files open read-only with a badge saying why; so does every
   file when another memtui holds the writer lock (the badge names the process and lock file).
 - Leaving the area (area keys, ``q``) with unsaved changes asks first.
@@ -39,8 +44,9 @@ from textual.widgets.text_area import Selection
 from memtui.core import drafts, notes
 from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.session import Session
+from memtui.core.text import plural, removed_lines
 from memtui.ui.keys import KeyFooter
-from memtui.ui.widgets import AreaBar
+from memtui.ui.widgets import AreaBar, Confirm
 from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe
 
@@ -54,6 +60,8 @@ PLAIN_OVER = 1_000_000
 POLL_SECONDS = 1.0
 #: Seconds after the last change before the unsaved text is kept as a draft.
 DRAFT_DELAY = 1.0
+#: Lines that will be lost listed in a Reload / Keep mine confirmation (then "… and N more").
+LOST_SHOWN = 8
 
 _FILES = [("Member notes — MEMORY_CUSTOM.md", "custom"), ("Notebook — MEMORY.md (read-only)", "notebook")] + [
     (f"{name} (operator, read-only)", name) for name in notes.OPERATOR_FILES]
@@ -89,7 +97,17 @@ class _CountedOnceWrappedDocument(WrappedDocument):
 
 
 class NotesEditor(TextArea):
-    """The notes :class:`TextArea`, with the wrapped height counted once per change (B22)."""
+    """The notes :class:`TextArea`, with the wrapped height counted once per change (B22).
+
+    Escape is left to the screen's "Stop editing" key: Textual's TextArea (Tab indents) moves
+    focus to the next widget on Escape, which put a new user on the file selector or a
+    conflict button without a visible word."""
+
+    async def _on_key(self, event) -> None:  # noqa: ANN001 - events.Key
+        if event.key == "escape":
+            event.prevent_default()  # not TextArea's handler; the screen's binding runs
+            return
+        await super()._on_key(event)
 
     def _set_document(self, text: str, language: str | None) -> None:
         super()._set_document(text, language)
@@ -169,12 +187,26 @@ class NotesScreen(Screen):
     #: nothing has focus on arrival: number keys switch areas until `e` (or a click) starts editing
     AUTO_FOCUS = ""  # "" (not None, which inherits the app's "*") focuses nothing
 
+    #: the conflict bar's choices: keys shown (first in the footer) only while the bar is
+    CONFLICT_ACTIONS = frozenset({"conflict_merge", "conflict_diff", "conflict_reload", "conflict_keep"})
+
     BINDINGS = [
+        Binding("m", "conflict_merge", "Merge", id="notes.conflict-merge",
+                tooltip="merge the change made on disk with yours and save (choose conflict by conflict "
+                        "when they overlap)"),
+        Binding("d", "conflict_diff", "Difference", id="notes.conflict-diff",
+                tooltip="show what differs between the file on disk and your text"),
+        Binding("r", "conflict_reload", "Reload", id="notes.conflict-reload",
+                tooltip="reload the file from disk, dropping your unsaved changes (asks first)"),
+        Binding("w", "conflict_keep", "Keep mine", id="notes.conflict-keep",
+                tooltip="write your text over the file on disk, dropping the change made there (asks first)"),
         Binding("ctrl+s", "save", "Save", id="notes.save"),
         Binding("ctrl+f", "find", "Find", id="notes.find"),
         Binding("f3", "find_next", "Next", show=False, id="notes.find-next"),
         Binding("ctrl+t", "toggle_preview", "Preview", id="notes.toggle-preview"),
         Binding("e", "edit", "Edit", id="notes.edit"),
+        Binding("ctrl+o", "choose_file", "Open file", id="notes.open-file",
+                tooltip="choose the notes file to show: member notes, the notebook, operator files"),
         Binding("escape", "close_find", "Stop editing", id="notes.close-find"),
         *(Binding(a.key, f"leave('{a.mode}')", a.title, show=False, id=f"area.{a.mode}") for a in AREAS),
         Binding("q", "leave('')", "Quit", show=False, id="notes.quit"),
@@ -188,6 +220,7 @@ class NotesScreen(Screen):
         self.dirty = False
         self._signature: tuple[int, int, int] | None = None
         self._conflict: ConflictError | None = None
+        self._diff_shown = False
         self._loading = False
         #: the draft offered for the file shown (restore / discard), else ``None``
         self._draft: drafts.Draft | None = None
@@ -210,8 +243,8 @@ class NotesScreen(Screen):
             with Horizontal():
                 yield Button("Resolve conflicts…", id="conflict-resolve", variant="primary")
                 yield Button("Merge and save", id="conflict-merge", variant="primary")
-                yield Button("Reload (drop mine)", id="conflict-reload")
                 yield Button("Show difference", id="conflict-diff")
+                yield Button("Reload (drop mine)", id="conflict-reload")
                 yield Button("Keep mine", id="conflict-keep", variant="warning")
         with Vertical(id="notes-draft"):
             yield Static(id="notes-draft-text")
@@ -251,6 +284,50 @@ class NotesScreen(Screen):
     def which(self) -> str:
         return self.note.which if self.note else "custom"
 
+    # -- keys while a conflict is shown ----------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The conflict keys exist (footer, keys) only while the conflict bar is shown."""
+        if action in self.CONFLICT_ACTIONS:
+            return self._conflict is not None
+        return True
+
+    def why_unavailable(self, action: str) -> str | None:
+        """Why ``action`` does nothing now (the palette says it instead of nothing), else ``None``."""
+        if action in self.CONFLICT_ACTIONS and self._conflict is None:
+            return "there is no conflict to resolve: these keys work while the Notes area shows one"
+        return None
+
+    @property
+    def focus_chain(self) -> list:  # noqa: D102 - Screen's
+        """Tab and Shift+Tab go round the file selector and the conflict bar's buttons while it
+        is shown: the editor (where Tab indents) is entered with ``e``, never by Tab."""
+        chain = super().focus_chain
+        if self._conflict is not None:
+            chain = [w for w in chain if not isinstance(w, NotesEditor) or w is self.focused]
+        return chain
+
+    def _key(self, action: str) -> str:
+        """How the key of this screen's ``action`` is shown (after the user's ``[keys]``)."""
+        from memtui.ui.keys import key_label
+
+        keymap = dict(getattr(self.app, "_keymap", {}) or {})
+        binding = next(b for b in self.BINDINGS if isinstance(b, Binding) and b.action == action)
+        return key_label(self.app, binding, keymap)
+
+    def conflict_keys(self) -> str:
+        """The conflict choices with their keys, as a sentence's tail (``m merge · d …``)."""
+        merged = getattr(self, "_merged", None)
+        merge = "merge and save" if merged is not None and merged.clean else "resolve conflicts"
+        return (f"{self._key('conflict_merge')} {merge} · {self._key('conflict_diff')} show difference · "
+                f"{self._key('conflict_reload')} reload (drop mine) · {self._key('conflict_keep')} keep mine")
+
+    def _first_conflict_button(self) -> Button:
+        for button_id in ("#conflict-resolve", "#conflict-merge", "#conflict-diff"):
+            button = self.query_one(button_id, Button)
+            if button.display:
+                return button
+        return self.query_one("#conflict-diff", Button)  # pragma: no cover - diff is always shown
+
     # -- loading ---------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="notes-load")
     def load_note(self, which: str, notice: str | None = None) -> None:
@@ -264,9 +341,8 @@ class NotesScreen(Screen):
     def _show_note(self, note: notes.Note, signature, notice: str | None) -> None:  # noqa: ANN001
         self.note = note
         self._signature = signature
-        self._conflict = None
         self._save_base = None
-        self.query_one("#notes-conflict").remove_class("shown")
+        self._hide_conflict()
         editor = self.editor
         big = len(note.data) > PLAIN_OVER
         editor.language = None if big else "markdown"
@@ -339,6 +415,13 @@ class NotesScreen(Screen):
                                                                      revert_select=True))
             return
         self.load_note(which)
+
+    def action_choose_file(self) -> None:
+        """Open the file selector (``ctrl+o``): the notebook and the operator files are one key
+        away, not only a click."""
+        select = self.query_one("#notes-file", Select)
+        select.focus()
+        select.expanded = True
 
     # -- editing ---------------------------------------------------------------------------
     @on(TextArea.Changed, "#notes-editor")
@@ -475,11 +558,14 @@ class NotesScreen(Screen):
         self.editor.focus()
 
     def action_close_find(self) -> None:
-        """Escape: close the find box, or else leave the editor so number keys switch areas again."""
+        """Escape: close the find box, or else leave the editor so number keys switch areas
+        again; while a conflict is shown, focus goes to its first choice (its keys work there)."""
         box = self.query_one("#notes-find", Input)
         if box.has_class("shown"):
             box.remove_class("shown")
             self.editor.focus()
+        elif self._conflict is not None and self.focused is self.editor:
+            self._first_conflict_button().focus()
         elif self.focused is not None:
             self.set_focus(None)
 
@@ -519,6 +605,11 @@ class NotesScreen(Screen):
         if reason:
             self.notify(reason, title="Not saved", severity="error", markup=False, timeout=8)
             return
+        if self._conflict is not None:  # ctrl+s said nothing and re-showed the same bar
+            self._first_conflict_button().focus()
+            self.notify(f"resolve the conflict first: {self.conflict_keys()}", title="Not saved",
+                        severity="warning", markup=False, timeout=8)
+            return
         self.save_text(self.editor.text, self._save_base or self.note.hash, then=None)
 
     @work(thread=True, exclusive=True, group="notes-save")
@@ -541,11 +632,10 @@ class NotesScreen(Screen):
     def _saved(self, result: notes.SaveResult, text: str, then) -> None:  # noqa: ANN001
         self.note = result.note
         self._signature = notes.signature(result.note.path)
-        self._conflict = None
         self._save_base = None
         if not self.note.dirty(self.editor.text):
             self.write_draft(self._workspace_root(), self.note.shown, None, None)
-        self.query_one("#notes-conflict").remove_class("shown")
+        self._hide_conflict()
         if result.merged and self.editor.text == text:  # show the merged text (nothing typed meanwhile)
             self._replace_text(result.note.text)
         self.dirty = self.note.dirty(self.editor.text)
@@ -626,11 +716,48 @@ class NotesScreen(Screen):
             what = join(safe(str(conflict)), " ")
         self.query_one("#notes-conflict-text", Static).update(join(
             Text("Conflict: ", style="bold"), what,
-            Text("Reload will drop your changes; Keep mine will write yours over the file on disk.")))
+            Text("Reload drops your changes, Keep mine the file's (both ask first). "),
+            Text("Esc leaves the editor; then the key on a button.", style="dim")))
+        labels = {"conflict-resolve": ("Resolve conflicts…", "conflict_merge"),
+                  "conflict-merge": ("Merge and save", "conflict_merge"),
+                  "conflict-diff": ("Show difference", "conflict_diff"),
+                  "conflict-reload": ("Reload (drop mine)", "conflict_reload"),
+                  "conflict-keep": ("Keep mine", "conflict_keep")}
+        for button_id, (label, action) in labels.items():  # the key on the button, as Confirm's (y)
+            self.query_one(f"#{button_id}", Button).label = Text(f"{label} {self._key(action)}")
         self.query_one("#conflict-merge").display = merged is not None and merged.clean
         self.query_one("#conflict-resolve").display = merged is not None and not merged.clean
         self.query_one("#notes-conflict-diff", Static).update(Text(""))
+        self._diff_shown = False
         bar.add_class("shown")
+        self.refresh_bindings()
+
+    def _hide_conflict(self) -> None:
+        self._conflict = None
+        self.query_one("#notes-conflict").remove_class("shown")
+        self.refresh_bindings()
+
+    def action_conflict_merge(self) -> None:
+        """``m``: merge and save when the changes do not overlap, else resolve them one by one."""
+        merged = getattr(self, "_merged", None)
+        if self._conflict is None or merged is None:
+            return
+        if merged.clean:
+            self._conflict_merge()
+        else:
+            self._conflict_resolve()
+
+    def action_conflict_diff(self) -> None:
+        """``d``: show (or hide) the difference between the file on disk and your text."""
+        self._conflict_show_diff()
+
+    def action_conflict_reload(self) -> None:
+        """``r``: reload from disk, after saying which of your lines will be dropped."""
+        self._conflict_reload()
+
+    def action_conflict_keep(self) -> None:
+        """``w``: write your text over the file, after saying which of its lines will be lost."""
+        self._conflict_keep()
 
     @on(Button.Pressed, "#conflict-merge")
     def _conflict_merge(self) -> None:
@@ -661,23 +788,67 @@ class NotesScreen(Screen):
     def _conflict_show_diff(self) -> None:
         if self._conflict is None or self.note is None:
             return
+        box = self.query_one("#notes-conflict-diff", Static)
+        if self._diff_shown:  # shown: the key (or the button) hides it again
+            self._diff_shown = False
+            box.update(Text(""))
+            return
+        self._diff_shown = True
         shown = notes.conflict_diff(self.note, self._conflict, self.editor.text) or "(no difference)\n"
         styled = Text()
         for line in shown.splitlines(keepends=True)[:400]:
             style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
             styled.append(line, style=style)
-        self.query_one("#notes-conflict-diff", Static).update(styled)
+        box.update(styled)
+
+    def _lost_lines(self, heading: str, lost: list[str], none: str) -> Text:
+        """``heading`` then the lines that will be lost (at most :data:`LOST_SHOWN`), or ``none``."""
+        if not lost:
+            return Text(none)
+        out = Text(heading)
+        for line in lost[:LOST_SHOWN]:
+            out.append("\n- ", style="red")
+            out.append_text(safe(line, "red", limit=200))
+        if len(lost) > LOST_SHOWN:
+            out.append(f"\n  … and {plural(len(lost) - LOST_SHOWN, 'more line')}")
+        return out
 
     @on(Button.Pressed, "#conflict-reload")
     def _conflict_reload(self) -> None:
-        if self.note is not None:
-            self.load_note(self.note.which, notice="reloaded from disk; your changes were dropped")
+        conflict, note = self._conflict, self.note
+        if conflict is None or note is None:
+            return
+        lost = removed_lines(self.editor.text, notes.text_of(note, conflict.current))
+        question = join(
+            "Reload ", safe(note.shown), " from disk? Your unsaved changes will be dropped. ",
+            self._lost_lines(f"These {plural(len(lost), 'line')} of yours will be lost:", lost,
+                             "No line of yours is lost: your changes only removed lines."))
+
+        def done(yes: bool | None) -> None:
+            if yes and self.note is note:
+                self.load_note(note.which, notice="reloaded from disk; your changes were dropped")
+
+        self.app.push_screen(Confirm(question, yes="Reload", default_no=True), done)
 
     @on(Button.Pressed, "#conflict-keep")
     def _conflict_keep(self) -> None:
-        if self._conflict is None or self.note is None:
+        conflict, note = self._conflict, self.note
+        if conflict is None or note is None:
             return
-        self.save_text(self.editor.text, self._conflict.current_hash, then=None)
+        text = self.editor.text
+        lost = removed_lines(notes.text_of(note, conflict.current), text) if conflict.current is not None else []
+        none = ("The file was deleted on disk: keeping yours writes it again." if conflict.current is None
+                else "No line of the file on disk is lost (its change only removed lines).")
+        question = join(
+            "Keep mine: write your text over ", safe(note.shown), "? The change made on disk will be lost. ",
+            self._lost_lines(f"These {plural(len(lost), 'line')} of the file on disk will be lost:", lost, none))
+
+        def done(yes: bool | None) -> None:
+            # based on the bytes shown in the question: a further change made meanwhile conflicts again
+            if yes and self.note is note and self._conflict is not None:
+                self.save_text(self.editor.text, conflict.current_hash, then=None)
+
+        self.app.push_screen(Confirm(question, yes="Keep mine", default_no=True), done)
 
     # -- leaving ---------------------------------------------------------------------------
     def action_leave(self, mode: str) -> None:

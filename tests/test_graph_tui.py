@@ -303,3 +303,28 @@ async def test_redo_is_refused_when_the_graph_changed_after_the_undo(sample_copy
         await pilot.pause()
         assert app.screen is screen, "refused before any question"
         assert "added" not in g.load(path).entity(name).observations
+
+
+async def test_edit_observation_starts_with_the_old_text_and_the_cursor_after_it(sample_copy: Path) -> None:
+    """A new user pressed e, typed, and the old observation was gone: it was pre-filled but
+    selected, so the first key replaced it all. Every AskText with a value starts this way."""
+    from memtui.ui.widgets import AskText
+
+    path = sample_copy / "memory" / "graph.jsonl"
+    source = g.load(path).entities[0].name
+    first = g.load(path).entity(source).observations[0]
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open_graph(pilot, app)
+        screen._show_entity(source)
+        screen.query_one("#observations", OptionList).highlighted = 0
+        for key, old in (("e", first), ("r", source)):  # Edit observation, Rename
+            await pilot.press(key)
+            await wait_for(pilot, lambda: isinstance(app.screen, AskText), what="the question")
+            box = app.screen.query_one("#ask-input")
+            assert box.value == old and box.selection.is_empty and box.cursor_position == len(old)
+            await pilot.press("space", "x")
+            assert box.value == old + " x", "typing adds to the old text"
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen, what="back in the area")
+        assert g.load(path).entity(source).observations[0] == first

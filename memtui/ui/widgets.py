@@ -95,7 +95,9 @@ class AskText(ModalScreen[str | None]):
 
     Args:
         prompt: app text (``str``) or a :class:`Text` composed with ``safe()`` user values.
-        value: the text to start with (user text: edited, not shown as a sentence).
+        value: the text to start with (user text: edited, not shown as a sentence), with the
+            cursor after it and nothing selected: typing adds to it (Textual's Input selects
+            all on focus, so the first key pressed replaced a whole observation).
     """
 
     DEFAULT_CSS = _MODAL_CSS.format(name="AskText")
@@ -110,8 +112,13 @@ class AskText(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box"):
             yield Static(message(self._prompt))
-            yield Input(value=self._value, id="ask-input")
+            yield Input(value=self._value, select_on_focus=False, id="ask-input")
             yield Static(Text("Enter: OK · Escape: cancel", style="dim"))
+
+    def on_mount(self) -> None:
+        box = self.query_one("#ask-input", Input)
+        box.cursor_position = len(box.value)
+        box.focus()
 
     @on(Input.Submitted, "#ask-input")
     def _submitted(self, event: Input.Submitted) -> None:

@@ -261,3 +261,75 @@ async def test_audit_filter_explains_an_unknown_severity(tmp_path: Path) -> None
         await pilot.pause()
         await pilot.press("slash", *"severity:bogus")
         await wait_for(pilot, lambda: "unknown 'severity:bogus'" in static_text(app, "#audit-count"))
+
+
+async def _jump_to(pilot, app, query: str) -> None:  # noqa: ANN001
+    """In the Audit area, filter to the one finding ``query`` names and press Enter on it."""
+    await wait_for(pilot, lambda: app.report is not None)
+    await pilot.press("2")
+    await pilot.pause()
+    table = app.screen.query_one("#findings", DataTable)
+    await pilot.press("slash", *query, "enter")
+    await wait_for(pilot, lambda: table.row_count == 1, what=f"one finding for {query}")
+    await pilot.press("enter")
+
+
+async def test_audit_jump_to_a_graph_relation_opens_the_graph_at_it(sample_copy: Path) -> None:
+    """A new user's Enter on graph-dangling-relation memory/graph.jsonl:58 opened the Tree at its root."""
+    from memtui.core import graph as g
+
+    line = next(r.line for r in g.load(sample_copy / "memory/graph.jsonl").relations if r.target == "PushGateway")
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _jump_to(pilot, app, "code:graph-dangling")
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen._current == "CourierApp",
+                       what="the Graph area at the relation's source")
+        tree = app.screen.query_one("#neighbourhood", Tree)
+        await wait_for(pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data
+                       and tree.cursor_node.data[2] is not None and tree.cursor_node.data[2].line == line,
+                       what="the relation highlighted")
+        assert app.screen.focused is tree
+
+
+async def test_audit_jump_to_a_graph_entity_selects_it_even_when_filtered_out(sample_copy: Path) -> None:
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.switch_mode("graph")
+        await wait_for(pilot, lambda: app.screen.graph is not None)
+        app.screen.query_one("#graph-filter").value = "BillingHub"  # hides the orphan
+        await _jump_to(pilot, app, "code:graph-orphan")
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen._current == "Black Friday peak",
+                       what="the orphan selected")
+        table = app.screen.query_one("#entities", DataTable)
+        await pilot.pause()
+        assert "Black Friday peak" in str(table.get_row_at(table.cursor_row)[0])
+
+
+async def test_audit_jump_to_a_skill_finding_opens_the_skills_area_at_it(sample_copy: Path) -> None:
+    """It said "not in the memory tree; open it in your editor" though the Skills area shows it."""
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _jump_to(pilot, app, "code:skill-name-invalid")
+        await wait_for(pilot, lambda: app.current_mode == "skills" and app.screen.catalogue is not None)
+        table = app.screen.query_one("#skills-table", DataTable)
+        await wait_for(pilot, lambda: app.screen._rows[table.cursor_row].path == "skills/Bad_Skill/SKILL.md",
+                       what="Bad_Skill selected")
+
+
+async def test_audit_jump_to_an_article_line_scrolls_to_it(sample_copy: Path) -> None:
+    """An article finding with a line opened the article at its top."""
+    article = sample_copy / "memory/support/long-read.md"
+    filler = "".join(f"Paragraph {i} of the long read.\n\n" for i in range(120))
+    article.write_text(f"---\nsummary: long\n---\n# Long read\n\n{filler}See [this](../../../../etc/shadow).\n",
+                       encoding="utf-8")
+    index = sample_copy / "memory/support/AGENTS.md"
+    index.write_text(index.read_text(encoding="utf-8") + "- [Long read](long-read.md) — long\n", encoding="utf-8")
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _jump_to(pilot, app, "path:long-read code:link-outside")
+        await wait_for(pilot, lambda: app.current_mode == "tree" and "long-read.md" in static_text(app, "#article-head"))
+        await wait_for(pilot, lambda: "scrolled to it" in static_text(app, "#article-head"), what="the line said")
+        scroll = app.screen.query_one("#article-scroll")
+        last = app.screen.query_one("#body", Markdown).children[-1]  # the link's paragraph
+        await wait_for(pilot, lambda: scroll.scroll_y > 100 and scroll.region.y <= last.region.y < scroll.region.bottom,
+                       what="the article scrolled to the link's paragraph")

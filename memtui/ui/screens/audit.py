@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
 from memtui.core.audit import AuditReport
+from memtui.core.files import is_inside
 from memtui.core.findings import Finding, sort_key
 from memtui.core.workspace import NODE_INDEX
 from memtui.ui.keys import KeyFooter
@@ -177,15 +178,56 @@ class AuditScreen(Screen):
 
     @on(DataTable.RowSelected, "#findings")
     async def _selected(self, event: DataTable.RowSelected) -> None:
-        if not (0 <= event.cursor_row < len(self._shown)):
-            return
-        finding = self._shown[event.cursor_row]
-        node, article = place_in_tree(self.app.tree_model, finding.path)
-        if node is None:
-            self.notify(f"{finding.path} is not in the memory tree; open it in your editor.", markup=False)
-            return
-        await self.app.switch_mode("tree")
-        self.app.screen.reveal(node, article)
+        if 0 <= event.cursor_row < len(self._shown):
+            await open_finding(self.app, self._shown[event.cursor_row])
+
+
+def area_of(ws, finding: Finding) -> str:  # noqa: ANN001 - Workspace
+    """The area that shows ``finding``'s place: ``"graph"`` (the graph file, ``graph-*``
+    codes), ``"skills"`` (a file under a skill root, ``skill-*`` codes), ``"sessions"`` (a
+    session history), else ``"tree"``."""
+    path = finding.path
+    if finding.code.startswith("graph-") or path == ws.shown(ws.graph_file):
+        return "graph"
+    if finding.code.startswith("skill-"):
+        return "skills"
+    try:
+        absolute = ws.root / path
+        if any(is_inside(root, absolute) for root in ws.skill_roots.values()):
+            return "skills"
+    except (OSError, ValueError):
+        pass
+    if finding.code.startswith("session-") and path.endswith(".jsonl"):
+        return "sessions"
+    return "tree"
+
+
+async def open_finding(app, finding: Finding) -> bool:  # noqa: ANN001 - the MemtuiApp
+    """Go to ``finding``'s place in the area that shows it (:func:`area_of`): the Graph area at
+    the entity or relation of its line, the Skills area at its skill, the Sessions area at its
+    turn, the Tree at its node and article, scrolled to its line. Returns ``False`` (with a
+    notice) when no area shows the place."""
+    area = area_of(app.ws, finding)
+    if area == "graph":
+        await app.switch_mode("graph")
+        if finding.line:
+            app.screen.reveal_line(finding.line)
+        return True
+    if area == "skills":
+        await app.switch_mode("skills")
+        app.screen.reveal(finding.path)
+        return True
+    if area == "sessions":
+        await app.switch_mode("sessions")
+        app.screen.reveal(finding.path.rsplit("/", 1)[-1].removesuffix(".jsonl"), finding.line)
+        return True
+    node, article = place_in_tree(app.tree_model, finding.path)
+    if node is None:
+        app.notify(f"{finding.path} is not shown by an area of memtui; open it in your editor.", markup=False)
+        return False
+    await app.switch_mode("tree")
+    app.screen.reveal(node, article, finding.line)
+    return True
 
 
 def place_in_tree(model, shown_path: str) -> tuple[str | None, str | None]:

@@ -158,6 +158,8 @@ class GraphScreen(Screen):
         #: when the running remote read started (``time.monotonic()``), and the bytes it has received
         self._reading_since: float | None = None
         self._received = 0
+        #: the file line a jump (an audit finding) asked for before the graph was read
+        self._wanted_line: int | None = None
         #: the count line of the snapshot's listing (shown before its records are read)
         self._listing = Text("")
 
@@ -388,6 +390,58 @@ class GraphScreen(Screen):
             if relation.target != relation.source:
                 self._degree[relation.target] = self._degree.get(relation.target, 0) + 1
         self._refill(keep_page=True)
+        if self._wanted_line is not None and self.cached is None:  # the live graph: its lines are the file's
+            line, self._wanted_line = self._wanted_line, None
+            self.reveal_line(line)
+
+    # -- jumps from other areas -------------------------------------------------------------
+    def reveal_line(self, line: int) -> None:
+        """Show the record at file ``line`` (1-based; an audit finding's place): an entity is
+        selected in the table (that record when its name is written several times); a relation
+        selects the entity at one end, its source when that is an entity, with the relation
+        highlighted in the neighbourhood tree. A line that is neither (a line that is not JSON)
+        is said in a notice. Before the graph is read, the jump waits for it."""
+        if self.graph is None or self.cached is not None:
+            self._wanted_line = line
+            return
+        graph = self.graph
+        record = graph.lines[line - 1].record if 0 < line <= len(graph.lines) else None
+        if isinstance(record, g.Entity):
+            self._select(record.name, record.line)
+            self.query_one("#entities", DataTable).focus()
+            return
+        if isinstance(record, g.Relation):
+            end = next((n for n in (record.source, record.target) if graph.find(n)), None)
+            if end is None:
+                self.notify(f"line {line} is the relation {record.source} —{record.relation_type}→ "
+                            f"{record.target}; neither end is an entity", severity="warning", markup=False)
+                return
+            self._select(end, None)
+            tree = self.query_one("#neighbourhood", Tree)
+            node = next((n for n in tree.root.children if n.data and n.data[2] is not None
+                         and n.data[2].line == record.line), None)
+            if node is not None:  # once the tree has laid out its new lines
+                self.call_after_refresh(tree.move_cursor, node)
+            tree.focus()
+            return
+        said = "; ".join(f.message for f in self._by_line.get(line, [])) or "it holds no entity or relation"
+        self.notify(f"line {line} of {graph.shown} is not an entity or a relation: {said}",
+                    severity="warning", markup=False, timeout=8)
+
+    def _select(self, name: str, line: int | None) -> None:
+        """Select entity ``name`` (its record at ``line``) in the table, on its page; the filter
+        is cleared when it hides the entity."""
+        box = self.query_one("#graph-filter", Input)
+        if box.value and not any(e.name == name for e, _ in self._rows):
+            with self.prevent(Input.Changed):
+                box.value = ""
+            self._rows = self._matching()
+        index = next((i for i, (e, _) in enumerate(self._rows) if e.name == name and (line is None or e.line == line)),
+                     None)
+        self._current, self._record_line = name, line if line is not None and len(self.graph.find(name)) > 1 else None
+        if index is not None:
+            self._page = index // PAGE
+        self._draw_page()
 
     # -- the table ------------------------------------------------------------------------------
     def _widths(self) -> tuple[int, int]:
@@ -535,6 +589,8 @@ class GraphScreen(Screen):
         index = self._page * PAGE + event.cursor_row
         if 0 <= index < len(self._rows):
             entity = self._rows[index][0]
+            if entity.name == self._current and self._record_line in (None, entity.line):
+                return  # shown already (the table's own late highlight after a page is drawn)
             self._show_entity(entity.name, entity.line)
 
     # -- detail and neighbourhood ---------------------------------------------------------------

@@ -119,11 +119,7 @@ async def open_hit(app, hit: Hit) -> bool:  # noqa: ANN001 - the MemtuiApp
         return True
     if hit.kind == "skill":
         await app.switch_mode("skills")
-        rows = getattr(app.screen, "_rows", None) or []
-        for i, skill in enumerate(rows):
-            if path == skill.path or path.endswith("/" + skill.path):
-                app.screen.query_one("#skills-table", DataTable).move_cursor(row=i)
-                break
+        app.screen.reveal(path)
         return True
     if hit.kind == "session":  # a turn of a session history: the Sessions area, at that turn
         await app.switch_mode("sessions")

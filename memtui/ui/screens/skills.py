@@ -56,6 +56,8 @@ class SkillsScreen(Screen):
         self.catalogue: Catalogue | None = None
         self.budget = DEFAULT_INDEX_BUDGET
         self._rows: list[Skill] = []
+        #: the workspace-relative path a jump asked for before the catalogue was read
+        self._wanted: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -115,6 +117,33 @@ class SkillsScreen(Screen):
         self.query_one("#skills-count", Static).update(count)
         self._show_budget()
         self._show(0)
+        if self._wanted is not None:
+            wanted, self._wanted = self._wanted, None
+            self.reveal(wanted)
+
+    # -- jumps from other areas ------------------------------------------------------------
+    def reveal(self, path: str) -> bool:
+        """Select the skill that holds the workspace-relative ``path`` (its ``SKILL.md`` or any
+        file in its folder: the innermost skill when one lies inside another); before the
+        catalogue is read, the jump waits for it. Returns whether a skill was selected."""
+        if self.catalogue is None:
+            self._wanted = path
+            return False
+        best, depth = None, -1
+        for i, skill in enumerate(self._rows):
+            folder = skill.path.rsplit("/", 1)[0] if "/" in skill.path else ""
+            inside = path == skill.path or path.endswith("/" + skill.path) or (
+                bool(folder) and (path.startswith(folder + "/") or path == folder))
+            if inside and folder.count("/") > depth:
+                best, depth = i, folder.count("/")
+        table = self.query_one("#skills-table", DataTable)
+        table.focus()
+        if best is None:
+            self.notify(f"no skill holds {path}; the skills are listed here", severity="warning", markup=False)
+            return False
+        table.move_cursor(row=best)
+        self._show(best)
+        return True
 
     # -- detail ----------------------------------------------------------------------------
     def _show(self, row: int) -> None:

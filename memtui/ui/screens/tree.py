@@ -103,6 +103,9 @@ class TreeScreen(Screen):
         self._pending_article: str | None = None
         #: the article a jump asked for, until its row has been highlighted
         self._wanted_article: str | None = None
+        #: ``(memory-relative file, file line)`` a jump asked to show (an audit finding's place),
+        #: until that file is shown: an article scrolled to the line, an index's entry selected
+        self._wanted_line: tuple[str, int] | None = None
         #: memory-relative path of the file in the reading pane (the base of relative links)
         self._reading: str | None = None
 
@@ -333,6 +336,14 @@ class TreeScreen(Screen):
                     break
             else:
                 self._wanted_article = None
+        elif self._wanted_line is not None and self._wanted_line[0] == (
+                f"{path}/{NODE_INDEX}" if path else NODE_INDEX):
+            line = self._wanted_line[1]
+            self._wanted_line = None
+            at = next((i for i, row in enumerate(rows) if row.line == line), None)
+            if at is not None:  # the entry the finding is about (an index line)
+                table.move_cursor(row=at)
+                table.focus()
         elif keep_cursor and cursor < len(rows):
             table.move_cursor(row=cursor)
 
@@ -365,8 +376,9 @@ class TreeScreen(Screen):
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         self.query_one("#article-scroll").focus()
 
-    def _set_body(self, text: str, plain: bool = False) -> None:
-        """Show ``text`` as rendered Markdown, or as plain text in the read-only TextArea."""
+    def _set_body(self, text: str, plain: bool = False):  # noqa: ANN202 - AwaitComplete | None
+        """Show ``text`` as rendered Markdown, or as plain text in the read-only TextArea;
+        returns what to await for the Markdown's blocks to be mounted (``None`` when plain)."""
         markdown = self.query_one("#body", Markdown)
         scroll = self.query_one("#article-scroll")
         area = self.query_one("#plain", TextArea)
@@ -375,11 +387,36 @@ class TreeScreen(Screen):
             markdown.update("")
             area.load_text(text)
             scroll.display, area.display = False, True
-        else:
-            area.load_text("")
-            markdown.update(text)
-            scroll.display, area.display = True, False
-            scroll.scroll_home(animate=False)
+            return None
+        area.load_text("")
+        shown = markdown.update(text)
+        scroll.display, area.display = True, False
+        scroll.scroll_home(animate=False)
+        return shown
+
+    def _scroll_to_line(self, index: int, shown) -> None:  # noqa: ANN001 - AwaitComplete | None
+        """Scroll the reading pane to body line ``index`` (0-based): the plain view puts its
+        cursor there; the Markdown view scrolls the block holding that source line to the top
+        once its blocks are mounted (``shown``)."""
+        if shown is None:
+            area = self.query_one("#plain", TextArea)
+            area.move_cursor((min(index, area.document.line_count - 1), 0), center=True)
+            return
+
+        async def when_shown() -> None:
+            await shown
+            target = None
+            for block in self.query_one("#body", Markdown).children:
+                start, end = getattr(block, "source_range", (0, 0))
+                if start <= index:
+                    target = block
+                if index < end:
+                    break
+            if target is not None:
+                scroll = self.query_one("#article-scroll")
+                self.call_after_refresh(scroll.scroll_to_widget, target, top=True, animate=False)
+
+        self.run_worker(when_shown(), group="article-line", exclusive=True)
 
     def _clear_article(self, message: str) -> None:
         self.query_one("#article-head", Static).update(Text(message, style="dim"))
@@ -478,6 +515,11 @@ class TreeScreen(Screen):
             if article.truncated:
                 note += f"; showing the first {len(article.text.encode()) / 1_048_576:.1f} MB"
             head.append(Text(note + " — the file is not changed", style="yellow"))
+        wanted = self._wanted_line if self._wanted_line and self._wanted_line[0] == article.path else None
+        if wanted is not None:  # a jump to a finding's line
+            self._wanted_line = None
+            where = "in the front matter, at the top" if wanted[1] < article.body_line else "scrolled to it"
+            head.append(Text(f"\nline {wanted[1]} ({where})", style="bold"))
         self.query_one("#article-head", Static).update(head)
         meta = self.query_one("#meta", DataTable)
         meta.clear()
@@ -486,7 +528,9 @@ class TreeScreen(Screen):
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             meta.add_row(safe(key, "bold"), safe(shown))
         meta.display = bool(article.meta)
-        self._set_body(body, plain)
+        shown = self._set_body(body, plain)
+        if wanted is not None and wanted[1] >= article.body_line and article.ok:
+            self._scroll_to_line(wanted[1] - article.body_line, shown)
 
     @on(Markdown.LinkClicked, "#body")
     def _link(self, event: Markdown.LinkClicked) -> None:
@@ -571,9 +615,15 @@ class TreeScreen(Screen):
             self.reveal(str(PurePosixPath(joined).parent) if "/" in joined else "", joined)
 
     # -- navigation ------------------------------------------------------------------------
-    def reveal(self, node: str, article: str | None = None) -> None:
+    def reveal(self, node: str, article: str | None = None, line: int | None = None) -> None:
         """Expand the tree to the memory-relative folder ``node``, select it, and (when given)
-        select the entry of the memory-relative ``article``."""
+        select the entry of the memory-relative ``article``; with a file ``line`` (1-based), the
+        article is scrolled to it, or without an article the node index's entry at that line
+        is selected."""
+        if line is not None:
+            self._wanted_line = (article or (f"{node}/{NODE_INDEX}" if node else NODE_INDEX), line)
+            if article is not None and article == self._current_article:
+                self._current_article = None  # shown already: read again, to scroll
         tree = self.query_one("#nodes", Tree)
         current = tree.root
         if node:

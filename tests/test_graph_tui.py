@@ -328,3 +328,26 @@ async def test_edit_observation_starts_with_the_old_text_and_the_cursor_after_it
             await pilot.press("escape")
             await wait_for(pilot, lambda: app.screen is screen, what="back in the area")
         assert g.load(path).entity(source).observations[0] == first
+
+
+async def test_counts_are_never_cut_to_the_column(tmp_path: Path) -> None:
+    """A new user saw `2000` in obs. for an entity of 20,000 observations (a 4-cell column)."""
+    lines = [json.dumps({"type": "entity", "name": "Big", "entityType": "log",
+                         "observations": [f"o{i}" for i in range(20_000)]})]
+    lines += [json.dumps({"type": "entity", "name": f"E{i}", "entityType": "t", "observations": []})
+              for i in range(3)]
+    lines += [json.dumps({"type": "relation", "from": "Big", "to": f"E{i % 3}", "relationType": f"r{i}"})
+              for i in range(12_345)]
+    root = _workspace(tmp_path, data=("\n".join(lines) + "\n").encode())
+    app = MemtuiApp(Workspace.open(root))
+    for size in ((80, 24), (120, 40)):
+        async with app.run_test(size=size) as pilot:
+            screen = await _open_graph(pilot, app)
+            table = screen.query_one("#entities", DataTable)
+            row = next(table.get_row_at(i) for i in range(table.row_count) if str(table.get_row_at(i)[0]) == "Big")
+            assert str(row[2]) == "20,000" and str(row[3]) == "12,345"
+            assert table.columns["observations"].width >= len("20,000")
+            assert table.columns["relations"].width >= len("12,345")
+            assert table.size.width >= sum(c.get_render_width(table) for c in table.columns.values()), \
+                "the counts fit on screen"
+        app = MemtuiApp(Workspace.open(root))

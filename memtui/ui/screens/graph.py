@@ -275,12 +275,15 @@ class GraphScreen(Screen):
         if self.graph is not None:
             return
         self.cached, self.read_at = found, found.read_at
+        self._listed_counts = (max((r.observations for r in rows), default=0),
+                               max((r.relations for r in rows), default=0))
+        self._fit_columns()
         table = self.query_one("#entities", DataTable)
         table.clear()
         rows = sorted(rows, key=lambda r: r.name.casefold())
         for i, row in enumerate(rows[:PAGE]):
-            table.add_row(safe(row.name), safe(row.entity_type), Text(str(row.observations)), Text(str(row.relations)),
-                          key=str(i))
+            table.add_row(safe(row.name), safe(row.entity_type), Text(f"{row.observations:,}", justify="right"),
+                          Text(f"{row.relations:,}", justify="right"), key=str(i))
         self._listing = Text(f"1–{min(PAGE, len(rows)):,} of {len(rows):,} entities · sorted by name")
         self._draw_status(self._listing)
         self.query_one("#entity-detail", Static).update(Text("reading the kept records…", style="dim"))
@@ -389,6 +392,7 @@ class GraphScreen(Screen):
             self._degree[relation.source] = self._degree.get(relation.source, 0) + 1
             if relation.target != relation.source:
                 self._degree[relation.target] = self._degree.get(relation.target, 0) + 1
+        self._fit_columns()  # the counts' columns are as wide as the largest count
         self._refill(keep_page=True)
         if self._wanted_line is not None and self.cached is None:  # the live graph: its lines are the file's
             line, self._wanted_line = self._wanted_line, None
@@ -444,30 +448,48 @@ class GraphScreen(Screen):
         self._draw_page()
 
     # -- the table ------------------------------------------------------------------------------
-    def _widths(self) -> tuple[int, int]:
-        """Name and type column widths that fit the table now (issue 19 item 5: at 80 columns
-        the name column took the whole table and the counts were off-screen)."""
+    def _count_widths(self) -> tuple[int, int]:
+        """Widths of the two count columns: the largest count of the whole graph written with
+        thousands separators (a column of 4 showed 20,000 observations as ``2000``), at least
+        the header's 4."""
+        if self.graph is None:  # the kept snapshot's listing, when one is shown
+            most_obs, most_rel = getattr(self, "_listed_counts", (0, 0))
+        else:
+            most_obs = max((len(e.observations) for e in self.graph.entities), default=0)
+            most_rel = max(self._degree.values(), default=0)
+        return max(4, len(f"{most_obs:,}")), max(4, len(f"{most_rel:,}"))
+
+    def _widths(self) -> tuple[int, int, int, int]:
+        """Name, type, observation-count and relation-count column widths that fit the table
+        now (issue 19 item 5: at 80 columns the name column took the whole table and the
+        counts were off-screen); the counts are never cut, the name and type give way."""
         width = self.query_one("#entities", DataTable).size.width or self.app.size.width // 2
-        spare = max(20, width - 2 - 4 * 2 - 4 - 4)  # scrollbar, cell padding, the two count columns
+        obs_w, rel_w = self._count_widths()
+        spare = max(20, width - 2 - 4 * 2 - obs_w - rel_w)  # scrollbar, cell padding, the counts
         kind = min(18, max(6, spare // 3))
-        return spare - kind, kind
+        return spare - kind, kind, obs_w, rel_w
 
     def _make_columns(self) -> None:
         table = self.query_one("#entities", DataTable)
-        name_w, type_w = self._widths()
-        self._column_fit = (name_w, type_w)
+        name_w, type_w, obs_w, rel_w = self._widths()
+        self._column_fit = (name_w, type_w, obs_w, rel_w)
         table.add_column("name", key="name", width=name_w)
         table.add_column("type", key="type", width=type_w)
-        table.add_column("obs.", key="observations", width=4)
-        table.add_column("rel.", key="relations", width=4)
+        table.add_column("obs.", key="observations", width=obs_w)
+        table.add_column("rel.", key="relations", width=rel_w)
+
+    def _fit_columns(self) -> bool:
+        """Make the columns again when the widths that fit changed; True when they were."""
+        if self._widths() == getattr(self, "_column_fit", None):
+            return False
+        table = self.query_one("#entities", DataTable)
+        table.clear(columns=True)
+        self._make_columns()
+        return True
 
     def on_resize(self) -> None:
-        if self._widths() != getattr(self, "_column_fit", None):
-            table = self.query_one("#entities", DataTable)
-            table.clear(columns=True)
-            self._make_columns()
-            if self.graph is not None:
-                self._draw_page()
+        if self._fit_columns() and self.graph is not None:
+            self._draw_page()
 
     def _matching(self) -> list[tuple[g.Entity, int]]:
         assert self.graph is not None
@@ -504,8 +526,8 @@ class GraphScreen(Screen):
             name.truncate(self._column_fit[0], overflow="ellipsis")
             kind = safe(entity.entity_type)
             kind.truncate(self._column_fit[1], overflow="ellipsis")
-            table.add_row(name, kind, Text(str(len(entity.observations))),
-                          Text(str(degree)), key=str(start + i))
+            table.add_row(name, kind, Text(f"{len(entity.observations):,}", justify="right"),
+                          Text(f"{degree:,}", justify="right"), key=str(start + i))
         self._draw_status()
         current = self._current
         if current is not None and self.graph.find(current):

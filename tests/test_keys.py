@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 from textual.widgets._footer import FooterKey
 
 from memtui.core.workspace import Workspace
@@ -181,4 +181,43 @@ async def test_escape_leaves_the_search_box_so_area_keys_work(sample_copy: Path)
         assert app.screen.focused is not audit_box and audit_box.value == "link"
         await pilot.press("escape")
         assert audit_box.value == ""
+    app.session.close()
+
+
+async def test_back_in_search_the_first_escape_keeps_the_query(sample_copy: Path) -> None:
+    """A new user came back with 6: typing went nowhere and the first Esc cleared the old query.
+    With a query, its results keep the focus and the status says how to reach the box; one
+    Escape outside the box only says that a second clears it (the same in Audit's filter);
+    with an empty query, the box has the focus."""
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("6")
+        await wait_for(pilot, lambda: app.current_mode == "search")
+        search_screen = app.screen
+        box = search_screen.query_one("#search-query")
+        await wait_for(pilot, lambda: search_screen.focused is box)
+        await pilot.press(*"waybill", "enter")
+        results = search_screen.query_one("#search-results", DataTable)
+        await wait_for(pilot, lambda: results.row_count > 0 and search_screen.focused is results, what="results")
+        await pilot.press("2")
+        await wait_for(pilot, lambda: app.current_mode == "audit")
+        await pilot.press("6")
+        await wait_for(pilot, lambda: app.current_mode == "search")
+        status = str(search_screen.query_one("#search-status", Static).render())
+        assert search_screen.focused is results and "/ edits the query" in status
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: any("Esc again clears the query" in n.message for n in app._notifications),
+                       what="the word about a second Escape")
+        assert box.value == "waybill", "one Escape outside the box keeps the query"
+        await pilot.press("escape")
+        assert box.value == "", "Escape twice clears it"
+        await pilot.press("2")
+        await wait_for(pilot, lambda: app.current_mode == "audit")
+        audit_box = app.screen.query_one("#audit-filter")
+        await pilot.press("slash", *"link", "enter")  # Enter leaves the filter for the table
+        await pilot.press("escape")
+        assert audit_box.value == "link", "the same rule in Audit's filter"
+        await pilot.press("6")
+        await wait_for(pilot, lambda: app.current_mode == "search")
+        assert search_screen.focused is box, "an empty query: typing goes to the box"
     app.session.close()

@@ -741,7 +741,9 @@ def test_counts_are_exact_when_the_page_is_not_full(ws: Workspace, capsys: pytes
     assert "about " in capsys.readouterr().err
     assert main(["search", "-w", str(ws.root), "ORA-00001", "--limit", "50"]) == 0
     err = capsys.readouterr().err
-    assert f"{res.total} result(s)" in err and "about" not in err
+    assert f"{res.total} results" in err and "about" not in err and "(s)" not in err
+    assert main(["search", "-w", str(ws.root), "refund kind:skill", "--limit", "50"]) == 0
+    assert "1 result in" in capsys.readouterr().err, "one result, said in the singular"
 
 
 def test_latin_typed_full_article_finds_the_cyrillic_word(ws: Workspace) -> None:

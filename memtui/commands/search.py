@@ -20,6 +20,7 @@ from memtui.core.paging import Page
 from memtui.core.search.index import IndexReport, SearchIndex
 from memtui.core.search.query import Hit, QueryError, Results, search
 from memtui.core.search.sources import KINDS
+from memtui.core.text import plural
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -102,7 +103,7 @@ def run_search(args: argparse.Namespace) -> int:
                 print("                    " + _marked(h.snippet.text, h.snippet.spans))
         about = "at least " if res.at_least else "about " if res.estimated else ""
         more = f"; the next page: --cursor {page.next}" if page.next is not None else ""
-        print(f"{about}{res.total} result(s) in {res.ms:.0f} ms{more}", file=sys.stderr)
+        print(f"{about}{plural(res.total, 'result')} in {res.ms:.0f} ms{more}", file=sys.stderr)
     return int(ExitCode.OK if res.total else ExitCode.PROBLEM)
 
 

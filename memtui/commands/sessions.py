@@ -21,7 +21,7 @@ from memtui.core import sessions as core
 from memtui.core.errors import MemtuiError, RefusedError, ReadOnlyError
 from memtui.core.findings import Severity
 from memtui.core.paging import Page
-from memtui.core.text import clip, visible
+from memtui.core.text import clip, plural, visible
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,8 +76,8 @@ def _list(args: argparse.Namespace, ws) -> int:  # noqa: ANN001
     if page.next is not None:
         print(f"(more: --cursor {page.next})", file=sys.stderr)
     for h in page.items:
-        problems = f", {h['problems']} malformed line(s)" if h["problems"] else ""
-        print(f"{visible(h['key'])}  {h['turns']} turns  {h['bytes']} bytes  {h['first'] or '?'} .. {h['last'] or '?'}{problems}")
+        problems = f", {plural(h['problems'], 'malformed line')}" if h["problems"] else ""
+        print(f"{visible(h['key'])}  {plural(h['turns'], 'turn')}  {h['bytes']} bytes  {h['first'] or '?'} .. {h['last'] or '?'}{problems}")
     return ExitCode.OK
 
 

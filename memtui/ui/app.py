@@ -133,6 +133,17 @@ class MemtuiApp(App[int]):
         if keymap:
             self.set_keymap(keymap)
 
+    #: the key pressed before the last one (``"escape"`` twice in a row clears a filter box)
+    previous_key: str | None = None
+    _last_key: str | None = None
+
+    async def on_event(self, event) -> None:  # noqa: ANN001 - textual.events.Event
+        from textual import events
+
+        if isinstance(event, events.Key) and not event.is_forwarded:  # once per key press (it bubbles back)
+            self.previous_key, self._last_key = self._last_key, event.key
+        await super().on_event(event)
+
     def notify(self, message: str, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - Textual's signature
         """Every toast as the TUI says it (:func:`memtui.ui.text.for_tui`: no seed or issue
         references, no ``memtui …`` command to type); core messages are shared with the CLI."""

@@ -37,7 +37,7 @@ LIST_KEYS = (
     ("enter", "open or choose the highlighted row", ""),
     ("tab / shift+tab", "next / previous pane", ""),
     ("pageup / pagedown", "a page up / down", ""),
-    ("escape", "leave a text box (area keys work again)", ""),
+    ("escape", "leave a text box, text kept (area keys work again); twice: clear it", ""),
 )
 
 

@@ -63,17 +63,21 @@ class AreaBar(Static):
         return bar
 
 
-def escape_box(screen, box: Input, results) -> None:  # noqa: ANN001 - Screen, a focusable widget
+def escape_box(screen, box: Input, results, what: str = "filter") -> None:  # noqa: ANN001 - Screen, a widget
     """The one Escape rule of every filter and query box (Audit, Graph, Search; issue 19 item 2):
     in the box, Escape leaves it and keeps what was typed (focus goes to ``results``, so the
-    area keys work again); outside it, Escape clears the box."""
+    area keys work again); Escape twice in a row clears it. A single Escape outside the box
+    only says so: coming back to an area, the first Escape cleared the old query without a
+    word (issue 19, a new user's second try)."""
     if screen.focused is box:
         if getattr(results, "row_count", 1):
             results.focus()
         else:
             screen.set_focus(None)
-    elif box.value:
+    elif box.value and getattr(screen.app, "previous_key", None) == "escape":
         box.value = ""
+    elif box.value:
+        screen.app.notify(f"Esc again clears the {what}; / edits it", timeout=3, markup=False)
 
 
 _MODAL_CSS = """

@@ -223,11 +223,13 @@ class SearchScreen(Screen):
         self.query_one("#search-query").focus()
 
     def on_screen_resume(self) -> None:
-        """Back on the Search area: typing goes to the query box, not to whatever widget had
-        focus (new-user test: keys opened the kind list)."""
+        """Back on the Search area: with an empty query, typing goes to the query box (not to
+        whatever widget had focus: keys opened the kind list); with a query, its results keep
+        the focus (Enter opens one, the area keys work) and the status says how to reach the box."""
         focused = self.focused
-        if focused is None or focused.id in ("search-kind", "search-proposed"):
-            self.query_one("#search-query").focus()
+        box = self.query_one("#search-query", Input)
+        if focused is None or focused.id in ("search-kind", "search-proposed") or not box.value.strip():
+            box.focus()
 
     # -- index state -----------------------------------------------------------------------
     def _indexing(self) -> bool:
@@ -338,6 +340,7 @@ class SearchScreen(Screen):
                 status.append(Text(" · " + _answer_summary(results), style=_VERDICT_STYLE.get(self._hits[0].verdict, "")))
             if self._indexing():
                 status.append(Text(" · still indexing: more may come", style="yellow"))
+            status.append(Text(" · / edits the query", style="dim"))
             for finding in results.findings:
                 status.append(Text("\n"))
                 status.append(safe(getattr(finding, "message", finding), "yellow"))
@@ -387,7 +390,8 @@ class SearchScreen(Screen):
     def action_clear_query(self) -> None:
         """Escape: leave the query box (kept, so the area keys work again), or clear it from
         the results (:func:`memtui.ui.widgets.escape_box`, the rule of every filter box)."""
-        escape_box(self, self.query_one("#search-query", Input), self.query_one("#search-results", DataTable))
+        escape_box(self, self.query_one("#search-query", Input), self.query_one("#search-results", DataTable),
+                   "query")
 
 
 class SearchCommands(Provider):

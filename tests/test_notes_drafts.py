@@ -137,7 +137,12 @@ async def test_a_draft_over_a_file_changed_since_restores_as_a_conflict(tmp_path
         await wait_for(pilot, lambda: all(w.is_finished for w in screen.app.workers if w.group == "notes-save"),
                        what="the save to end")
         assert notes_file.read_text() == "# Notes\n\nan agent's line\n", "never a silent overwrite"
-        await pilot.click("#conflict-keep")
+        await pilot.click("#conflict-keep")  # asks first (it drops the agent's line), then writes
+        from memtui.ui.widgets import Confirm
+
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="Keep mine asking first")
+        assert "an agent's line" in str(app.screen.query_one("Static").render())
+        await pilot.press("y")
         await wait_for(pilot, lambda: notes_file.read_text() == "# Notes\n\nmine\n")
 
 

@@ -449,7 +449,7 @@ async def test_keep_mine_asks_first_and_names_the_lines_that_will_be_lost(ws: Wo
             await pilot.press("enter")  # what the new user did: nothing is written yet
             await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the question")
             question = str(app.screen.query_one("Static").render())
-            assert "the agent's line" in question and "will be lost" in question
+            assert "the agent's line" in question and "These 2 lines of the file on disk will be lost" in question
             assert ws.member_notes.read_bytes() == b"base\nend\nthe agent's line\n"
             await pilot.press("enter")  # No has focus: a second Enter by habit loses nothing
             await wait_for(pilot, lambda: app.screen is screen, what="back in the area")
@@ -564,3 +564,11 @@ def test_removed_lines_are_what_a_replacement_loses() -> None:
     assert removed_lines("a\r\nb\r\n", "a\nb\n") == [], "line ends are not a loss"
     assert removed_lines("x\n", "") == ["x"] and removed_lines("", "y\n") == []
     assert removed_lines("one\ntwo\n", "one\nTWO\n") == ["two"]
+
+
+def test_the_lost_lines_heading_counts_in_words() -> None:
+    """At 80x24 the Keep mine question read "These 1 line of the file on disk will be lost"."""
+    from memtui.ui.screens.notes import _these
+
+    assert _these(["a"], "of yours") == "This line of yours will be lost:"
+    assert _these(["a"] * 1200, "of the file on disk") == "These 1,200 lines of the file on disk will be lost:"

@@ -67,6 +67,12 @@ _FILES = [("Member notes — MEMORY_CUSTOM.md", "custom"), ("Notebook — MEMORY
     (f"{name} (operator, read-only)", name) for name in notes.OPERATOR_FILES]
 
 
+def _these(lost: list[str], whose: str) -> str:
+    """``"This line of yours will be lost:"`` / ``"These 3 lines of yours will be lost:"``."""
+    return (f"This line {whose} will be lost:" if len(lost) == 1
+            else f"These {len(lost):,} lines {whose} will be lost:")
+
+
 class _CountedOnceWrappedDocument(WrappedDocument):
     """A :class:`WrappedDocument` whose height is counted once per change.
 
@@ -821,7 +827,7 @@ class NotesScreen(Screen):
         lost = removed_lines(self.editor.text, notes.text_of(note, conflict.current))
         question = join(
             "Reload ", safe(note.shown), " from disk? Your unsaved changes will be dropped. ",
-            self._lost_lines(f"These {plural(len(lost), 'line')} of yours will be lost:", lost,
+            self._lost_lines(_these(lost, "of yours"), lost,
                              "No line of yours is lost: your changes only removed lines."))
 
         def done(yes: bool | None) -> None:
@@ -841,7 +847,7 @@ class NotesScreen(Screen):
                 else "No line of the file on disk is lost (its change only removed lines).")
         question = join(
             "Keep mine: write your text over ", safe(note.shown), "? The change made on disk will be lost. ",
-            self._lost_lines(f"These {plural(len(lost), 'line')} of the file on disk will be lost:", lost, none))
+            self._lost_lines(_these(lost, "of the file on disk"), lost, none))
 
         def done(yes: bool | None) -> None:
             # based on the bytes shown in the question: a further change made meanwhile conflicts again

@@ -351,3 +351,21 @@ async def test_counts_are_never_cut_to_the_column(tmp_path: Path) -> None:
             assert table.size.width >= sum(c.get_render_width(table) for c in table.columns.values()), \
                 "the counts fit on screen"
         app = MemtuiApp(Workspace.open(root))
+
+
+async def test_the_new_entity_type_question_suggests_the_graphs_own_types(sample_copy: Path) -> None:
+    """A new user was offered "Person, Organization" where the sample graph writes `system`,
+    `role` (and the audit flags case variants of a type)."""
+    graph = g.load(sample_copy / "memory" / "graph.jsonl")
+    counts: dict[str, int] = {}
+    for entity in graph.entities:
+        counts[entity.entity_type] = counts.get(entity.entity_type, 0) + 1
+    most = max(counts, key=lambda t: (counts[t], t))
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _open_graph(pilot, app)
+        await pilot.press("n")
+        await _answer(pilot, app, "Ada Lovelace")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText))
+        prompt = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "the graph's types: " in prompt and most in prompt and "Person" not in prompt

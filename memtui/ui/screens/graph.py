@@ -916,6 +916,21 @@ class GraphScreen(Screen):
             return "", ""
         return self.graph.record_key(chosen), f" (the record at line {chosen.line})"
 
+    def _type_examples(self) -> tuple[Text | str, ...]:
+        """``"the graph's types: system, role, team"`` (its three most used entityTypes, as
+        written), or a generic example for an empty graph: the audit flags case variants, so
+        the prompt never suggests a spelling the graph does not use."""
+        counts: dict[str, int] = {}
+        for entity in self.graph.entities if self.graph is not None else ():
+            counts[entity.entity_type] = counts.get(entity.entity_type, 0) + 1
+        common = sorted(counts, key=lambda t: (-counts[t], t))[:3]
+        if not common:
+            return ("for example person, organization",)
+        parts: list[Text | str] = ["the graph's types: "]
+        for i, entity_type in enumerate(common):
+            parts += [", " if i else "", safe(entity_type, limit=40)]
+        return tuple(parts)
+
     def action_create(self) -> None:
         """Create an entity: its name, then its type (and an optional first observation)."""
         if not self._writable():
@@ -928,7 +943,7 @@ class GraphScreen(Screen):
 
             def with_type(entity_type: str) -> None:
                 if not entity_type.strip():
-                    self.notify("an entity needs a type (for example Person); nothing was created",
+                    self.notify("an entity needs a type; nothing was created",
                                 severity="warning", markup=False)
                     return
 
@@ -941,7 +956,7 @@ class GraphScreen(Screen):
 
                 self._ask(join("A first observation about ", safe(name), " (empty: none):"), with_observation)
 
-            self._ask(join("The type of ", safe(name), " (for example Person, Organization):"), with_type)
+            self._ask(join("The type of ", safe(name), " (", *self._type_examples(), "):"), with_type)
 
         self._ask("Name of the new entity:", with_name)
 

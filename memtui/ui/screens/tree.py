@@ -7,6 +7,7 @@ from the background audit are marked beside the tree nodes and entries they conc
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -36,6 +37,9 @@ from memtui.ui.text import join, safe, severity_text, for_tui
 #: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised
 #: TextArea instead, with a notice (B22); files over ``max_file_bytes`` are read in part.
 PREVIEW_LIMIT = 32 * 1024
+#: Seconds after a jump or a followed link during which a highlight of another node, queued
+#: before it, does not replace the node being revealed (a bound, so a lost fill never pins it).
+REVEAL_GUARD = 2.0
 
 
 @dataclass(slots=True)
@@ -101,6 +105,7 @@ class TreeScreen(Screen):
         self._current_node: str | None = None
         self._current_article: str | None = None
         self._pending_article: str | None = None
+        self._revealed_at = 0.0
         #: the article a jump asked for, until its row has been highlighted
         self._wanted_article: str | None = None
         #: ``(memory-relative file, file line)`` a jump asked to show (an audit finding's place),
@@ -180,6 +185,10 @@ class TreeScreen(Screen):
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
         data: NodeData | None = event.node.data
         if data is not None and data.path != self._current_node:
+            if self._pending_article is not None and time.monotonic() - self._revealed_at < REVEAL_GUARD:
+                # a jump or a followed link is loading its node: a late highlight of another node
+                # (the tree's own, queued before the jump) must not cancel it
+                return
             self._show_node(data.path)
 
     # -- audit -----------------------------------------------------------------------------
@@ -639,6 +648,7 @@ class TreeScreen(Screen):
         self._load_children(current)
         current.expand()
         self._pending_article = article
+        self._revealed_at = time.monotonic()
         tree.select_node(current)
         tree.move_cursor(current)
         tree.scroll_to_node(current)

@@ -14,6 +14,7 @@ text the pattern then does not match.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from re import _parser as sre  # type: ignore[attr-defined]  # the parser of the re module itself
 
 #: An exact alternative set larger than this is given up (the gate then uses a shorter factor).
@@ -123,29 +124,34 @@ def _required_node(node: tuple) -> set[str] | None:
     return exact if exact and "" not in exact else None
 
 
-def _required_seq(seq) -> set[str] | None:  # noqa: ANN001 - sre SubPattern
-    best: set[str] | None = None
+def _candidates(seq, parts: bool = False) -> Iterator[set[str] | None]:  # noqa: ANN001 - sre SubPattern
+    """The factor sets a match of the sequence ``seq`` must hold, in order: each run of exact
+    nodes joined (while the product stays small), each other node's required set, and with
+    ``parts`` every exact node alone too (a longer run may be given up later)."""
     run: set[str] | None = {""}
-
-    def consider(candidate: set[str] | None) -> None:
-        nonlocal best
-        if _score(candidate) > _score(best):
-            best = candidate
-
     for node in seq:
         part = _exact(node)
         if part is not None and run is not None:
+            if parts:
+                yield part
             joined = _product(run, part)
             if joined is not None:
                 run = joined
                 continue
-            consider(run)
+            yield run
             run = part
             continue
-        consider(run)
+        yield run
         run = {""}
-        consider(_required_node(node))
-    consider(run)
+        yield _required_node(node)
+    yield run
+
+
+def _required_seq(seq) -> set[str] | None:  # noqa: ANN001 - sre SubPattern
+    best: set[str] | None = None
+    for candidate in _candidates(seq):
+        if _score(candidate) > _score(best):
+            best = candidate
     return best if _score(best) >= 0 else None
 
 
@@ -154,29 +160,11 @@ def _conditions_seq(seq) -> list[set[str]]:  # noqa: ANN001 - sre SubPattern
     if len(seq) == 1 and seq[0][0] is sre.SUBPATTERN:
         return _conditions_seq(seq[0][1][-1])
     out: list[set[str]] = []
-    run: set[str] | None = {""}
-
-    def keep(candidate: set[str] | None) -> None:
+    for candidate in _candidates(seq, parts=True):
         if candidate is not None and "" not in candidate:
             candidate = set(_minimal(candidate))  # scored as the gate will use it
         if _score(candidate) >= 0 and candidate is not None:
             out.append(candidate)
-
-    for node in seq:
-        part = _exact(node)
-        if part is not None and run is not None:
-            keep(part)  # the node alone is required too (a longer run may be given up later)
-            joined = _product(run, part)
-            if joined is not None:
-                run = joined
-                continue
-            keep(run)
-            run = part
-            continue
-        keep(run)
-        run = {""}
-        keep(_required_node(node))
-    keep(run)
     return out
 
 

@@ -194,7 +194,7 @@ def test_damaged_store_b01_cli(shared: Path, ws: Path, tmp_path: Path, capsys: p
     assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 3
     assert "damaged" in capsys.readouterr().err
     assert store_file.read_bytes() == original and not (ws / "memory" / "MEMORY_CUSTOM.md").exists()
-    assert _run(["store", "set-aside", "-w", str(ws)]) == 3, "no --yes and no terminal"
+    assert _run(["store", "set-aside", "-w", str(ws)]) == 2, "no --yes and no terminal: a usage error"
     assert _run(["store", "set-aside", "-w", str(ws), "--yes"]) == 0
     kept = list((ws / ".memtui").glob("store.json.damaged-*"))
     assert len(kept) == 1 and kept[0].read_bytes() == original

@@ -265,3 +265,23 @@ def interactive() -> bool:
         return sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def confirm(args: Any, question: str) -> None:
+    """Ask ``question`` ("Retire x as p") before a change, unless ``--yes`` was given.
+
+    The one confirmation of every command. Without a terminal to ask on (a script, cron, an
+    agent) and without ``--yes`` the command line is incomplete: exit 2 (usage), naming the flag.
+    An answer other than ``y``/``yes`` cancels: exit 3, nothing changed.
+
+    Raises:
+        SystemExit: 2 with no terminal and no ``--yes``; 3 when the person declines.
+    """
+    if getattr(args, "yes", False):
+        return
+    if not interactive():
+        fail(f"{question}: this needs confirmation and standard input is not a terminal, so memtui "
+             "does not ask; add --yes to confirm. Nothing was changed.", ExitCode.USAGE)
+    answer = input(f"{question}? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        fail("cancelled; nothing was changed.", ExitCode.REFUSED)

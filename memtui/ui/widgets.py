@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -13,6 +16,7 @@ from textual.widgets import Button, Input, Static
 from memtui.ui.areas import AREAS
 from memtui.ui.text import safe
 
+ResultT = TypeVar("ResultT")
 
 class AreaBar(Static):
     """One line under the header naming every area and its key, the current one marked.
@@ -166,46 +170,96 @@ class Choose(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-class Confirm(ModalScreen[bool]):
-    """Ask yes/no before a change; ``y``/Enter on Yes confirms, ``n``/Escape cancels.
+@dataclass(frozen=True)
+class Answer(Generic[ResultT]):
+    """One button of a :class:`ButtonDialog`: the value it answers with, its label, the key
+    that presses it (shown on the button as ``Label (k)``; ``""`` for none), its Textual button
+    variant and its widget id (default ``answer-N``)."""
+
+    value: ResultT
+    label: str
+    key: str = ""
+    variant: str = "default"
+    id: str = ""
+
+
+class ButtonDialog(ModalScreen[ResultT]):
+    """A question answered by one of a few buttons: the base of every button dialog.
+
+    Every dialog behaves the same way, so none can surprise: each button shows its key
+    (``Save (s)``), the key answers at once, Left/Right (and Tab) move between the buttons, and
+    the focus starts on the safe answer, so an Enter pressed by habit loses nothing; Escape
+    gives the safe answer too.
 
     Args:
-        question: what *will* happen, in the future tense (issue 19): app text (``str``, shown
-            literally) or a :class:`Text` composed with ``safe()`` user values.
-        yes: the Yes button's label (its key ``y`` is added).
-        default_no: focus No first, so an Enter pressed by habit loses nothing (for a change
-            that drops someone's text).
+        question: app text (``str``, shown literally) or a :class:`Text` composed with
+            ``safe()`` user values.
+        answers: the buttons, in order.
+        safe: the index in ``answers`` of the safe answer.
     """
 
-    DEFAULT_CSS = _MODAL_CSS.format(name="Confirm")
+    DEFAULT_CSS = _MODAL_CSS.format(name="ButtonDialog") + "ButtonDialog Button { margin-right: 1; }\n"
 
-    BINDINGS = [Binding("escape,n", "no", "No", id="confirm.no"), Binding("y", "yes", "Yes", id="confirm.yes")]
+    BINDINGS = [Binding("left", "move(-1)", "Previous", show=False, id="dialog.previous"),
+                Binding("right", "move(1)", "Next", show=False, id="dialog.next"),
+                Binding("escape", "answer_safe", "Cancel", id="dialog.cancel")]
 
-    def __init__(self, question: "str | Text", *, yes: str = "Yes", default_no: bool = False) -> None:
+    def __init__(self, question: "str | Text", answers: "list[Answer[ResultT]]", safe: int) -> None:
         super().__init__()
         self._question = question
-        self._yes = yes
-        self._default_no = default_no
+        self._answers = answers
+        self._safe = safe
+        self._ids = [answer.id or f"answer-{n}" for n, answer in enumerate(answers)]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box"):
             yield Static(message(self._question))
             with Horizontal():
-                yield Button(Text(f"{self._yes} (y)"), id="yes", variant="warning")
-                yield Button(Text("No (n)"), id="no")
+                for answer, widget_id in zip(self._answers, self._ids, strict=True):
+                    label = f"{answer.label} ({answer.key})" if answer.key else answer.label
+                    yield Button(Text(label), id=widget_id, variant=answer.variant)  # type: ignore[arg-type]
+            yield Static(Text(f"←/→ move · Enter answers · Escape: {self._answers[self._safe].label}",
+                              style="dim"))
 
     def on_mount(self) -> None:
-        self.query_one("#no" if self._default_no else "#yes", Button).focus()
+        self.query_one(f"#{self._ids[self._safe]}", Button).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        for answer in self._answers:
+            if answer.key and event.key == answer.key:
+                event.stop()
+                self.dismiss(answer.value)
+                return
+
+    def action_move(self, step: int) -> None:
+        buttons = list(self.query(Button))
+        at = next((n for n, button in enumerate(buttons) if button.has_focus), self._safe)
+        buttons[(at + step) % len(buttons)].focus()
+
+    def action_answer_safe(self) -> None:
+        self.dismiss(self._answers[self._safe].value)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        event.stop()
+        self.dismiss(self._answers[self._ids.index(event.button.id or "")].value)
 
-    def action_yes(self) -> None:
-        self.dismiss(True)
 
-    def action_no(self) -> None:
-        self.dismiss(False)
+class Confirm(ButtonDialog[bool]):
+    """Ask yes/no before a change: ``y`` confirms; ``n``, Escape, or an Enter pressed by habit
+    (No has the focus first) changes nothing.
+
+    Args:
+        question: what *will* happen, in the future tense: app text (``str``, shown literally)
+            or a :class:`Text` composed with ``safe()`` user values.
+        yes: the Yes button's label (its key ``y`` is added).
+    """
+
+    DEFAULT_CSS = _MODAL_CSS.format(name="Confirm") + "Confirm Button { margin-right: 1; }\n"
+
+    def __init__(self, question: "str | Text", *, yes: str = "Yes") -> None:
+        super().__init__(question, [Answer(True, yes, "y", "warning", "yes"), Answer(False, "No", "n", id="no")],
+                         safe=1)
 
 
 class ValueViewer(ModalScreen[None]):

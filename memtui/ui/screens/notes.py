@@ -36,7 +36,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Markdown, Select, Static, TextArea
 from textual.document._wrapped_document import WrappedDocument
 from textual.widgets.text_area import Selection
@@ -46,7 +46,7 @@ from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, Rea
 from memtui.core.session import Session
 from memtui.core.text import plural, removed_lines
 from memtui.ui.keys import KeyFooter
-from memtui.ui.widgets import AreaBar, Confirm
+from memtui.ui.widgets import Answer, AreaBar, ButtonDialog, Confirm
 from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe
 
@@ -130,35 +130,15 @@ def session_for(app) -> Session:  # noqa: ANN001 - the running App
     return session
 
 
-class LeaveQuestion(ModalScreen[str]):
-    """"You have unsaved changes": answers ``"save"``, ``"discard"`` or ``"stay"``."""
-
-    DEFAULT_CSS = """
-    LeaveQuestion { align: center middle; }
-    LeaveQuestion > Vertical { width: 64; height: auto; padding: 1 2; background: $panel; border: thick $warning; }
-    LeaveQuestion Horizontal { height: auto; margin-top: 1; }
-    LeaveQuestion Button { margin-right: 1; }
-    """
-    BINDINGS = [Binding("escape", "stay", "Stay", id="leave.stay")]
+class LeaveQuestion(ButtonDialog[str]):
+    """"You have unsaved changes": answers ``"save"`` (``s``), ``"discard"`` (``d``) or
+    ``"stay"`` (Escape; focused first, so an Enter pressed by habit neither saves nor drops)."""
 
     def __init__(self, shown: str) -> None:
-        super().__init__()
-        self._shown = shown
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(join(safe(self._shown), " has unsaved changes."))
-            with Horizontal():
-                yield Button("Save", id="leave-save", variant="primary")
-                yield Button("Discard", id="leave-discard", variant="error")
-                yield Button("Stay", id="leave-stay")
-
-    @on(Button.Pressed)
-    def _answer(self, event: Button.Pressed) -> None:
-        self.dismiss((event.button.id or "leave-stay").removeprefix("leave-"))
-
-    def action_stay(self) -> None:
-        self.dismiss("stay")
+        super().__init__(join(safe(shown), " has unsaved changes."),
+                         [Answer("save", "Save", "s", "primary", "leave-save"),
+                          Answer("discard", "Discard", "d", "error", "leave-discard"),
+                          Answer("stay", "Stay", "", "default", "leave-stay")], safe=2)
 
 
 class NotesScreen(Screen):
@@ -834,7 +814,7 @@ class NotesScreen(Screen):
             if yes and self.note is note:
                 self.load_note(note.which, notice="reloaded from disk; your changes were dropped")
 
-        self.app.push_screen(Confirm(question, yes="Reload", default_no=True), done)
+        self.app.push_screen(Confirm(question, yes="Reload"), done)
 
     @on(Button.Pressed, "#conflict-keep")
     def _conflict_keep(self) -> None:
@@ -854,7 +834,7 @@ class NotesScreen(Screen):
             if yes and self.note is note and self._conflict is not None:
                 self.save_text(self.editor.text, conflict.current_hash, then=None)
 
-        self.app.push_screen(Confirm(question, yes="Keep mine", default_no=True), done)
+        self.app.push_screen(Confirm(question, yes="Keep mine"), done)
 
     # -- leaving ---------------------------------------------------------------------------
     def action_leave(self, mode: str) -> None:

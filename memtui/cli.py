@@ -71,6 +71,8 @@ def _tui_parser() -> argparse.ArgumentParser:
                         help="the colour theme (remembered for next time); see `memtui themes`")
     parser.add_argument("--read-only", action="store_true",
                         help="browse without writing anything (every change is refused)")
+    parser.add_argument("--as", dest="as_profile", metavar="PROFILE",
+                        help="act as this profile (default: $MEMTUI_PROFILE, else memtui.toml [user] profile)")
     parser.add_argument("--version", action="version", version=f"memtui {__version__}")
     return parser
 
@@ -112,7 +114,7 @@ def _main(argv: list[str] | None) -> int:
     if argv and argv[0] in ("-h", "--help"):
         parser = build_parser()
         parser.print_help()
-        print("\nTo open the TUI: memtui [PATH] [--theme NAME] [--read-only]")
+        print("\nTo open the TUI: memtui [PATH] [--theme NAME] [--read-only] [--as PROFILE]")
         return 0
     if first is not None and first in commands and argv[0] == first:
         parser = build_parser(only=first)
@@ -141,4 +143,4 @@ def _main(argv: list[str] | None) -> int:
     args = _tui_parser().parse_args(argv)
     from memtui.ui.launch import run_tui
 
-    return run_tui(args.path, theme=args.theme, read_only=args.read_only)
+    return run_tui(args.path, theme=args.theme, read_only=args.read_only, profile=args.as_profile)

@@ -333,3 +333,16 @@ async def test_audit_jump_to_an_article_line_scrolls_to_it(sample_copy: Path) ->
         last = app.screen.query_one("#body", Markdown).children[-1]  # the link's paragraph
         await wait_for(pilot, lambda: scroll.scroll_y > 100 and scroll.region.y <= last.region.y < scroll.region.bottom,
                        what="the article scrolled to the link's paragraph")
+
+
+def test_the_tui_acts_as_the_profile_given_with_as(sample_copy, monkeypatch) -> None:  # noqa: ANN001
+    """`memtui PATH --as PROFILE` opens the TUI acting as that profile, as the CLI's --as does."""
+    from memtui import cli
+    from memtui.ui.app import MemtuiApp
+
+    seen: list[str | None] = []
+    monkeypatch.setattr(MemtuiApp, "run", lambda app, *a, **k: seen.append(app.session.profile))
+    assert cli.main([str(sample_copy), "--as", "connector.steward"]) == 0
+    assert cli.main([str(sample_copy)]) == 0
+    assert seen[0] == "connector.steward"
+    assert seen[1] != "connector.steward"  # without --as: memtui.toml's [user] profile

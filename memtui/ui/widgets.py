@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -24,7 +25,8 @@ class AreaBar(Static):
     The area keys are not repeated in each footer (it had no room left for the screen's own
     keys at 120 columns); this bar shows them instead. It fits its width (issue 19 item 5: at
     80 columns "Backup" fell off): full titles when they fit, else short ones (the current area
-    always in full), else the keys alone; never a title cut in half.
+    always in full), else the keys alone; never a title cut in half. A click on an area opens
+    it, as its key does.
     """
 
     DEFAULT_CSS = """
@@ -51,6 +53,8 @@ class AreaBar(Static):
         for titles, gap, hint in forms:
             bar = Text()
             for area in AREAS:
+                click = Style.from_meta({"@click": f"app.area('{area.mode}')"})  # a click opens it
+                start = len(bar)
                 if area.mode == current:
                     bar.append(f" {area.key} {area.title} ", style="bold reverse")
                 else:
@@ -59,6 +63,7 @@ class AreaBar(Static):
                         bar.append(f" {area.title}")
                     else:
                         bar.append(f" {area.title} " if titles else " ")
+                bar.stylize(click, start, len(bar))
                 bar.append(gap)
             if hint:
                 bar.append(hint, style="dim")

@@ -246,3 +246,18 @@ async def test_a_click_on_the_area_bar_opens_the_area_as_its_key_does(sample_cop
         await pilot.press("x")
         await click("Audit")  # unsaved text: the click asks first, as the key does
         await wait_for(pilot, lambda: isinstance(app.screen, LeaveQuestion), what="the unsaved-notes question")
+
+
+async def test_help_descriptions_wrap_under_themselves_at_80_columns(sample_copy: Path) -> None:
+    """At 80 columns a long description wrapped back to column 0, under the keys."""
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, KeysHelp))
+        text = app.screen.render_text()
+        lines = text.plain.split("\n")
+        body = [line for line in lines[:-1] if line.strip() and not line.startswith(("Graph", "Tree", "Lists",
+                                                                                       "Everywhere", "Rebind"))]
+        assert body and all(line.startswith("  ") for line in body), [ln for ln in body if not ln.startswith("  ")]
+        room = int(80 * 0.9) - 4
+        assert all(len(line) <= room for line in body), max(body, key=len)  # wrapped by memtui, indented

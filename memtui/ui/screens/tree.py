@@ -97,6 +97,7 @@ class TreeScreen(Screen):
         Binding("l", "links", "Links…", tooltip="choose a link of the article and follow it", id="tree.links"),
         Binding("backspace", "back", "Back", tooltip="back to where the last link was followed from",
                 id="tree.back"),
+        Binding("z", "zoom", "Zoom", tooltip="the article alone on the screen, or back (again)", id="tree.zoom"),
     ]
 
     def __init__(self) -> None:
@@ -505,8 +506,15 @@ class TreeScreen(Screen):
             return
         self._reading = article.path
         model = self.app.tree_model
-        head = join(safe(article.title, "bold"), Text("  "), safe(model.shown(article.path), "dim"),
-                    Text(f"  {article.size:,} bytes", style="dim"))
+        # the head's lines in the order they matter, so a small terminal (the head takes at most
+        # a share of the pane) cuts the path, never a finding: title, the line jumped to, the
+        # findings, why the body is plain or missing, and the path last
+        head = join(safe(article.title, "bold"), Text(f"  {article.size:,} bytes", style="dim"))
+        wanted = self._wanted_line if self._wanted_line and self._wanted_line[0] == article.path else None
+        if wanted is not None:  # a jump to a finding's line
+            self._wanted_line = None
+            where = "in the front matter, at the top" if wanted[1] < article.body_line else "scrolled to it"
+            head.append(Text(f"\nline {wanted[1]} ({where})", style="bold"))
         problems = [f for f in self._findings_for(model.shown(article.path)) if f.severity.value != "info"]
         for finding in problems[:3]:
             head.append("\n")
@@ -524,11 +532,8 @@ class TreeScreen(Screen):
             if article.truncated:
                 note += f"; showing the first {len(article.text.encode()) / 1_048_576:.1f} MB"
             head.append(Text(note + " — the file is not changed", style="yellow"))
-        wanted = self._wanted_line if self._wanted_line and self._wanted_line[0] == article.path else None
-        if wanted is not None:  # a jump to a finding's line
-            self._wanted_line = None
-            where = "in the front matter, at the top" if wanted[1] < article.body_line else "scrolled to it"
-            head.append(Text(f"\nline {wanted[1]} ({where})", style="bold"))
+        head.append("\n")
+        head.append_text(safe(model.shown(article.path), "dim"))
         self.query_one("#article-head", Static).update(head)
         meta = self.query_one("#meta", DataTable)
         meta.clear()
@@ -664,3 +669,12 @@ class TreeScreen(Screen):
 
     def action_focus_article(self) -> None:
         self.query_one("#article-scroll").focus()
+
+    def action_zoom(self) -> None:
+        """Give the article the whole area (the tree, the node head and the entries hidden), or
+        give them back: on a small terminal the article's head and front matter otherwise leave
+        its body few lines."""
+        zoomed = not self.has_class("zoomed")
+        self.set_class(zoomed, "zoomed")
+        if zoomed:
+            self.action_focus_article()

@@ -103,7 +103,22 @@ def message(value: "str | Text") -> Text:
     return value if isinstance(value, Text) else Text(value)
 
 
-class AskText(ModalScreen[str | None]):
+class AnswersOnce:
+    """A dialog answers once: an answer given while the first is still being delivered (Enter
+    pressed twice, a key and a click at once) is ignored. Without this the second dismissal
+    found the dialog no longer on top, because the first answer's callback had already pushed
+    the next question (a relation's target asked again), and raised ``ScreenStackError``."""
+
+    _answered = False
+
+    def answer(self, value: object) -> None:
+        if self._answered:
+            return
+        self._answered = True
+        self.dismiss(value)  # type: ignore[attr-defined]
+
+
+class AskText(AnswersOnce, ModalScreen[str | None]):
     """Ask for one line of text; dismisses with the text, or ``None`` on Escape.
 
     Args:
@@ -135,13 +150,13 @@ class AskText(ModalScreen[str | None]):
 
     @on(Input.Submitted, "#ask-input")
     def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        self.answer(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
-class Choose(ModalScreen[int | None]):
+class Choose(AnswersOnce, ModalScreen[int | None]):
     """Choose one of a few lines; dismisses with its index, or ``None`` on Escape.
 
     Args:
@@ -169,10 +184,10 @@ class Choose(ModalScreen[int | None]):
         self.query_one("#choose-list").focus()
 
     def on_option_list_option_selected(self, event) -> None:  # noqa: ANN001 - OptionList.OptionSelected
-        self.dismiss(event.option_index)
+        self.answer(event.option_index)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
 @dataclass(frozen=True)
@@ -188,7 +203,7 @@ class Answer(Generic[ResultT]):
     id: str = ""
 
 
-class ButtonDialog(ModalScreen[ResultT]):
+class ButtonDialog(AnswersOnce, ModalScreen[ResultT]):
     """A question answered by one of a few buttons: the base of every button dialog.
 
     Every dialog behaves the same way, so none can surprise: each button shows its key
@@ -233,7 +248,7 @@ class ButtonDialog(ModalScreen[ResultT]):
         for answer in self._answers:
             if answer.key and event.key == answer.key:
                 event.stop()
-                self.dismiss(answer.value)
+                self.answer(answer.value)
                 return
 
     def action_move(self, step: int) -> None:
@@ -242,12 +257,12 @@ class ButtonDialog(ModalScreen[ResultT]):
         buttons[(at + step) % len(buttons)].focus()
 
     def action_answer_safe(self) -> None:
-        self.dismiss(self._answers[self._safe].value)
+        self.answer(self._answers[self._safe].value)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(self._answers[self._ids.index(event.button.id or "")].value)
+        self.answer(self._answers[self._ids.index(event.button.id or "")].value)
 
 
 class Confirm(ButtonDialog[bool]):

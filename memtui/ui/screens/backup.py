@@ -34,7 +34,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Button, DataTable, Header, ProgressBar, Static, TextArea
 
 from memtui.core.backup import commit as core
@@ -50,6 +49,7 @@ from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
 from memtui.core.text import plural
 from memtui.ui.text import safe
+from memtui.ui.screens.base import AreaScreen
 
 #: Backups listed in the history table (newest first).
 HISTORY_ROWS = 200
@@ -58,7 +58,7 @@ FOLLOW_SECONDS = 2.0
 _FAILURES = (BackupRefused, GitError, BackupFormatError, StoreDamagedError, MemtuiError, OSError)
 
 
-class BackupScreen(Screen):
+class BackupScreen(AreaScreen):
     """Back the workspace up to git, browse the backups, restore one, verify one."""
 
     DEFAULT_CSS = """

@@ -37,7 +37,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
@@ -51,6 +50,7 @@ from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_ses
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer, escape_box
 from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.screens.base import AreaScreen
 
 #: Rows of the entity table drawn at once.
 PAGE = 500
@@ -75,7 +75,7 @@ _SORTS = {
 }
 
 
-class GraphScreen(Screen):
+class GraphScreen(AreaScreen):
     """Browse, audit and curate ``memory/graph.jsonl`` (see the module docstring)."""
 
     DEFAULT_CSS = """

@@ -36,7 +36,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Markdown, Select, Static, TextArea
 from textual.document._wrapped_document import WrappedDocument
 from textual.widgets.text_area import Selection
@@ -49,6 +48,7 @@ from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import Answer, AreaBar, ButtonDialog, Confirm
 from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe
+from memtui.ui.screens.base import AreaScreen
 
 #: Characters of the note shown in the live preview. B22: Textual's Markdown builds its widgets
 #: on the UI thread, measured at about 1.2 s for 10,000 characters of B22's big note (tables and
@@ -141,7 +141,7 @@ class LeaveQuestion(ButtonDialog[str]):
                           Answer("stay", "Stay", "", "default", "leave-stay")], safe=2)
 
 
-class NotesScreen(Screen):
+class NotesScreen(AreaScreen):
     """The member notes editor (see the module docstring).
 
     Args:

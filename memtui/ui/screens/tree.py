@@ -16,7 +16,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Markdown, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
@@ -32,6 +31,7 @@ from memtui.core.workspace import NODE_INDEX
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.screens.base import AreaScreen
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
 #: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised
@@ -84,7 +84,7 @@ def _state_word(state: tuple[str, int | None] | None) -> str:
     return f"{word} v{number}" if number is not None else word
 
 
-class TreeScreen(Screen):
+class TreeScreen(AreaScreen):
     """Browse nodes, node indexes and articles."""
 
     BINDINGS = [

@@ -47,8 +47,8 @@ def test_change_on_disk_is_a_conflict_and_nothing_is_lost(session: Session) -> N
     path.write_bytes(b"line one\n")
     note = notes.load(session.ws)
     path.write_bytes(b"line one\nadded by the member in the chat client\n")  # someone else
-    with pytest.raises(ConflictError) as exc:
-        notes.save(session, note, "line one\nmine\n", note.hash)
+    with pytest.raises(ConflictError) as exc:  # without merging (the merge has its own tests)
+        notes.save(session, note, "line one\nmine\n", note.hash, merge_changes=False)
     conflict = exc.value
     assert path.read_bytes() == b"line one\nadded by the member in the chat client\n"
     assert conflict.current == path.read_bytes()

@@ -28,7 +28,7 @@ from memtui.core import notes
 from memtui.core.auditlog import ClientIdConflict
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.session import Session
-from memtui.core.text import plural, visible
+from memtui.core.text import plural, removed_lines, visible
 
 #: Lines of a conflict's "would be removed" list printed before "… and N more".
 LOST_SHOWN = 20
@@ -274,11 +274,16 @@ def run_edit(args: argparse.Namespace) -> int:
     with Session.open(ws, purpose="cli notes edit") as session:
         if session.read_only:
             _common.fail(f"refused: {session.reason} Your text is kept in {name}.", ExitCode.REFUSED)
-        try:
-            result = notes.save(session, note, text, note.hash)
+        try:  # a change made meanwhile is merged with yours when they touch different lines
+            result = notes.save(session, note, text, note.hash, base_text=note.text)
         except ConflictError as exc:
             sys.stdout.write(notes.conflict_diff(note, exc, text))
             print(f"memtui: {exc}", file=sys.stderr)
+            lost = removed_lines(notes.text_of(note, exc.current), text)
+            if lost:
+                print(f"Keeping yours removes {plural(len(lost), 'line')} now on disk:"
+                      + "".join(f"\n  - {visible(line, limit=200)}" for line in lost[:LOST_SHOWN])
+                      + (f"\n  … and {plural(len(lost) - LOST_SHOWN, 'more line')}" if len(lost) > LOST_SHOWN else ""))
             answer = input("Keep yours over the file on disk (k), or stop and keep your text aside (s)? [s] ")
             if answer.strip().lower() != "k":
                 print(f"Nothing saved. Your text is in {name}.")

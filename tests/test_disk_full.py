@@ -44,19 +44,25 @@ def _namespaces_work() -> bool:
     return probe.returncode == 0
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not _namespaces_work(),
-                    reason="needs a private mount namespace (unshare -rm) to mount a small tmpfs")
-def test_a_really_full_disk_during_backup_is_a_sentence_and_no_commit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    isolate_git(monkeypatch, tmp_path / "home")
+def _mount_point_and_workspace(tmp_path: Path, head: bytes) -> tuple[Path, Path, Path, str]:
+    """An empty mount point, a workspace whose member notes hold ``kept``, a ~580 KB text
+    starting with ``head`` (more than the filled disk takes) and the quoted Python."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     source = tmp_path / "ws"
     (source / "memory").mkdir(parents=True)
     (source / "memory" / "MEMORY_CUSTOM.md").write_bytes(b"kept\n")
     big = tmp_path / "big.md"
-    big.write_bytes(b"a line of the member's notes\n" * 20_000)  # ~580 KB: its backup copy cannot fit
-    py = shlex.quote(sys.executable)
+    big.write_bytes(head + b"a line of the member's notes\n" * 20_000)
+    return mnt, source, big, shlex.quote(sys.executable)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not _namespaces_work(),
+                    reason="needs a private mount namespace (unshare -rm) to mount a small tmpfs")
+def test_a_really_full_disk_during_backup_is_a_sentence_and_no_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate_git(monkeypatch, tmp_path / "home")
+    mnt, source, big, py = _mount_point_and_workspace(tmp_path, b"")  # ~580 KB: its backup copy cannot fit
     script = f"""
 set -u
 mount -t tmpfs -o size=3m tmpfs {mnt}
@@ -86,14 +92,7 @@ git -C repo status --porcelain > {tmp_path}/status
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not _namespaces_work(),
                     reason="needs a private mount namespace (unshare -rm) to mount a small tmpfs")
 def test_a_really_full_disk_during_a_notes_save_that_reaches_the_write(tmp_path: Path) -> None:
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    source = tmp_path / "ws"
-    (source / "memory").mkdir(parents=True)
-    (source / "memory" / "MEMORY_CUSTOM.md").write_bytes(b"kept\n")
-    big = tmp_path / "big.md"
-    big.write_bytes(b"kept\n" + b"a line of the member's notes\n" * 20_000)
-    py = shlex.quote(sys.executable)
+    mnt, source, big, py = _mount_point_and_workspace(tmp_path, b"kept\n")
     base = atomic.sha256(b"kept\n")
     script = f"""
 mount -t tmpfs -o size=1m tmpfs {mnt}

@@ -210,3 +210,36 @@ def test_an_injected_full_disk_during_backup_is_a_sentence_and_no_commit(
     assert "the disk is full" in err and "No backup commit was made" in err and "Traceback" not in err
     assert subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout == head
     assert b"a change to back up" in (sample_copy / "memory" / "MEMORY_CUSTOM.md").read_bytes()
+
+
+def test_a_full_disk_at_the_store_write_puts_the_file_back_or_says_what_it_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is installed first, then the store with the audit entry. When the store write
+    fails for a full disk, the file is put back; when even that fails, the sentence says the
+    file holds the new text without its audit record (never "nothing was written")."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    target = ws / "memory" / "MEMORY_CUSTOM.md"
+    target.write_bytes(b"kept\n")
+    real = atomic.write_bytes
+    store_path = ws / ".memtui" / "store.json"
+
+    def store_full(path, data, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        if Path(path) == store_path:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, data, **kwargs)
+
+    with Session.open(Workspace.open(ws)) as session:
+        note = notes.load(session.ws)
+        monkeypatch.setattr(atomic, "write_bytes", atomic._sentences(store_full))
+        with pytest.raises(DiskFullError, match="nothing was written"):
+            notes.save(session, note, "kept\nmine\n", note.hash)
+        assert target.read_bytes() == b"kept\n"  # put back
+
+        def all_full(path, data, **kwargs):  # noqa: ANN001, ANN003, ANN202
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(atomic, "write_bytes", atomic._sentences(all_full))
+        with pytest.raises(DiskFullError, match="was saved, but its audit record could not be"):
+            notes.save(session, note, "kept\nmine\n", note.hash)
+        assert target.read_bytes() == b"kept\nmine\n"

@@ -365,3 +365,17 @@ def test_an_overlap_advises_the_marked_text_not_the_members_file(
     assert "the agent's line" in out.out and "<<<<<<< yours" in out.out
     assert "text printed above" in out.err
     assert notes_file.read_bytes() == b"tone: casual\nthe agent's line\n"
+
+
+def test_keep_mine_over_a_file_changed_again_names_the_lines_and_writes_nothing(
+        ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    notes_file.write_bytes(b"one\n")
+    stale = atomic.sha256(b"one\n")
+    _agent_appends(notes_file, "the agent's later line")
+    mine = tmp_path / "mine.md"
+    mine.write_bytes(b"only mine\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(mine), "--keep-mine", stale]) == 1
+    err = capsys.readouterr().err
+    assert "the agent's later line" in err and "--keep-mine" in err
+    assert notes_file.read_bytes() == b"one\nthe agent's later line\n"

@@ -149,6 +149,13 @@ def _expected(value: str | None, note: notes.Note, option: str = "--base-hash") 
     return value
 
 
+def _listed(lines: list[str]) -> str:
+    """``lines`` as an indented list for a message (at most :data:`LOST_SHOWN`, made visible)."""
+    shown = "".join(f"\n  - {visible(line, limit=200)}" for line in lines[:LOST_SHOWN])
+    more = len(lines) - LOST_SHOWN
+    return shown + (f"\n  … and {plural(more, 'more line')}" if more > 0 else "")
+
+
 def exc_base(base: object) -> str | None:
     """A base as JSON: the hash, ``None`` (absent), or ``"last-saved"`` (no --base-hash)."""
     return "last-saved" if base is notes.LAST_SEEN else base  # type: ignore[return-value]
@@ -185,10 +192,8 @@ def _save(session: Session, note: notes.Note, text: str, base: object, client_id
                                "current": exc.current_hash, "would_remove": exc.lost, "diff": shown})
         else:
             sys.stdout.write(shown)
-        listed = "".join(f"\n  - {visible(line, limit=200)}" for line in exc.lost[:LOST_SHOWN])
-        more = f"\n  … and {plural(len(exc.lost) - LOST_SHOWN, 'more line')}" if len(exc.lost) > LOST_SHOWN else ""
         print(f"memtui: {exc} Your file does not hold {plural(len(exc.lost), 'line')} now in {note.shown}, "
-              f"so saving it would remove {'it' if len(exc.lost) == 1 else 'them'}:{listed}{more}\nCopy the lines to keep into your file and set "
+              f"so saving it would remove {'it' if len(exc.lost) == 1 else 'them'}:{_listed(exc.lost)}\nCopy the lines to keep into your file and set "
               "it again (it is saved when it removes no line on disk). To remove them knowingly, set it "
               f"with --keep-mine {exc.current_hash or 'absent'} instead of --base-hash.", file=sys.stderr)
         return ExitCode.PROBLEM
@@ -199,8 +204,16 @@ def _save(session: Session, note: notes.Note, text: str, base: object, client_id
                                "current": exc.current_hash, "diff": shown})
         else:
             sys.stdout.write(shown)
-        print(f"memtui: {exc} Set your file again with the same base: memtui merges the other change "
-              "with yours.", file=sys.stderr)
+        if merge_changes:
+            advice = "Set your file again with the same base: memtui merges the other change with yours."
+        else:  # --keep-mine named bytes the file no longer holds: say what replacing it now would drop
+            lost = removed_lines(notes.text_of(note, exc.current), text)
+            advice = ("The file changed again after the hash you gave to --keep-mine. "
+                      + (f"Replacing it now would remove {plural(len(lost), 'line')}:{_listed(lost)}\n"
+                         f"To remove {'it' if len(lost) == 1 else 'them'} knowingly, use --keep-mine "
+                         f"{exc.current_hash or 'absent'}." if lost else
+                         f"Your file holds every line now on disk: use --keep-mine {exc.current_hash or 'absent'}."))
+        print(f"memtui: {exc} {advice}", file=sys.stderr)
         return ExitCode.PROBLEM
     if as_json:
         _common.emit_json({"conflict": False, "merged": result.merged, "path": note.shown, "written": result.written,
@@ -281,9 +294,7 @@ def run_edit(args: argparse.Namespace) -> int:
             print(f"memtui: {exc}", file=sys.stderr)
             lost = removed_lines(notes.text_of(note, exc.current), text)
             if lost:
-                print(f"Keeping yours removes {plural(len(lost), 'line')} now on disk:"
-                      + "".join(f"\n  - {visible(line, limit=200)}" for line in lost[:LOST_SHOWN])
-                      + (f"\n  … and {plural(len(lost) - LOST_SHOWN, 'more line')}" if len(lost) > LOST_SHOWN else ""))
+                print(f"Keeping yours removes {plural(len(lost), 'line')} now on disk:{_listed(lost)}")
             answer = input("Keep yours over the file on disk (k), or stop and keep your text aside (s)? [s] ")
             if answer.strip().lower() != "k":
                 print(f"Nothing saved. Your text is in {name}.")

@@ -7,7 +7,7 @@ Exit codes (the same for every command; ``memtui --help`` lists them):
 1     the command ran and found a problem (error findings, a failed check, a conflict)
 2     the workspace cannot be opened, or the command's words are wrong (usage)
 3     refused: the action is not allowed (read-only workspace, not the owner, confinement)
-4     an operation failed outside memtui (git, network, keyring)
+4     an operation failed outside memtui (git, network, keyring, a full disk)
 ====  =====================================================================================
 """
 
@@ -40,8 +40,8 @@ EXIT_CODES_HELP = """exit codes (the same for every command):
   0  success (audit: no error finding)
   1  the command ran and found a problem (error findings, a failed check, a conflict)
   2  the workspace cannot be opened, or the command line is wrong
-  3  refused: not allowed (read-only workspace, not the owner, outside the workspace)
-  4  an operation outside memtui failed (git, network, keyring)"""
+  3  refused: not allowed (read-only workspace or file system, not the owner, outside the workspace)
+  4  an operation outside memtui failed (git, network, keyring, a full disk)"""
 
 
 def add_workspace_arg(parser: argparse.ArgumentParser,

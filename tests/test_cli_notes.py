@@ -379,3 +379,20 @@ def test_keep_mine_over_a_file_changed_again_names_the_lines_and_writes_nothing(
     err = capsys.readouterr().err
     assert "the agent's later line" in err and "--keep-mine" in err
     assert notes_file.read_bytes() == b"one\nthe agent's later line\n"
+
+
+def test_set_and_diff_take_file_as_the_argument_or_with_from(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """The help said `notes set FILE` and the command answered "required: --from"."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    src = tmp_path / "new.md"
+    src.write_text("# Notes\nfirst\n")
+    assert _run(["notes", "set", str(src), "-w", str(ws), "--base-hash", "absent"]) == 0
+    assert (ws / "memory" / "MEMORY_CUSTOM.md").read_text() == "# Notes\nfirst\n"
+    assert _run(["notes", "diff", str(src), "-w", str(ws)]) == 0
+    assert _run(["notes", "diff", "--from", str(src), "-w", str(ws)]) == 0
+    capsys.readouterr()
+    assert _run(["notes", "set", "-w", str(ws)]) == 2
+    assert "needs FILE" in capsys.readouterr().err
+    assert _run(["notes", "set", str(src), "--from", str(tmp_path / "other.md"), "-w", str(ws)]) == 2
+    assert "give one" in capsys.readouterr().err

@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(setp)
     _common.add_json_arg(setp)
-    setp.add_argument("--from", dest="source", required=True, metavar="FILE", help="the new text ('-': stdin)")
+    _add_source(setp, "the new text")
     based = setp.add_mutually_exclusive_group()
     based.add_argument("--base-hash", "--expect-hash", dest="expect", metavar="H",
                        help="the SHA-256 (from `notes show --hash`) the new text is based on, or `absent` "
@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                              description="Print a unified diff from the member notes on disk to FILE; "
                                          "exit 0 when equal, 1 when they differ.")
     _common.add_workspace_arg(diffp)
-    diffp.add_argument("--from", dest="source", required=True, metavar="FILE", help="the other text ('-': stdin)")
+    _add_source(diffp, "the other text")
     diffp.set_defaults(func=run_diff)
 
     edit = verbs.add_parser("edit", help="edit the member notes in $VISUAL/$EDITOR, then save safely",
@@ -94,6 +94,23 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "conflict check. Needs a terminal; scripts use `notes set`.")
     _common.add_workspace_arg(edit)
     edit.set_defaults(func=run_edit)
+
+
+def _add_source(parser: argparse.ArgumentParser, what: str) -> None:
+    """FILE, given as the argument or as ``--from FILE`` (either; ``-`` reads standard input)."""
+    parser.add_argument("file", nargs="?", metavar="FILE", help=f"{what} ('-': standard input)")
+    parser.add_argument("--from", dest="source", metavar="FILE", help="the same as FILE")
+
+
+def _source(args: argparse.Namespace) -> str:
+    """The FILE given as the argument or with ``--from``; a usage error (exit 2) for none or two."""
+    given = [value for value in (args.file, args.source) if value is not None]
+    if not given:
+        _common.fail(f"notes {args.verb} needs FILE (or --from FILE; '-' reads standard input)", ExitCode.USAGE)
+    if len(given) == 2 and given[0] != given[1]:
+        _common.fail(f"notes {args.verb}: FILE {given[0]!r} and --from {given[1]!r} differ; give one",
+                     ExitCode.USAGE)
+    return given[0]
 
 
 def _read_source(source: str) -> str:
@@ -234,7 +251,7 @@ def _save(session: Session, note: notes.Note, text: str, base: object, client_id
 def run_set(args: argparse.Namespace) -> int:
     """Replace the member notes; 0 saved/unchanged, 1 conflict, 2 usage, 3 refused."""
     ws = _common.open_workspace(args)
-    text = _read_source(args.source)
+    text = _read_source(_source(args))
     with Session.open(ws, purpose="cli notes set") as session:
         session.require_writable()  # ReadOnlyError: refused (exit 3) with the reason
         note = _load(args, ws)
@@ -248,8 +265,9 @@ def run_diff(args: argparse.Namespace) -> int:
     """Print the unified diff; 0 equal, 1 different."""
     ws = _common.open_workspace(args)
     note = _load(args, ws)
-    other = _read_source(args.source)
-    out = notes.diff(note.text, other, f"{note.shown} (on disk)", args.source)
+    source = _source(args)
+    other = _read_source(source)
+    out = notes.diff(note.text, other, f"{note.shown} (on disk)", source)
     sys.stdout.write(out)
     return ExitCode.PROBLEM if out else ExitCode.OK
 

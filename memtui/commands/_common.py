@@ -94,7 +94,8 @@ class Parser(argparse.ArgumentParser):
 
     def known(self) -> str:
         """``-w/--workspace PATH, --json, ...`` and the verbs, as one phrase."""
-        options, verbs = [], []
+        options: list[str] = []
+        verbs: list[str] = []
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):
                 verbs.extend(action.choices)

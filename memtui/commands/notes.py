@@ -237,7 +237,8 @@ def _save(session: Session, note: notes.Note, text: str, base: object, client_id
                            "retried": result.retried, "before": result.before, "after": result.after,
                            "entry": result.entry.to_json() if result.entry else None})
     elif result.retried:
-        print(f"{note.shown}: already saved by this client id (audit entry {result.entry.id}); nothing done")
+        entry = f" (audit entry {result.entry.id})" if result.entry else ""
+        print(f"{note.shown}: already saved by this client id{entry}; nothing done")
     elif not result.written:
         print(f"{note.shown}: unchanged")
     elif result.merged:

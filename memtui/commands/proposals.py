@@ -162,7 +162,7 @@ def run_approve(args: argparse.Namespace) -> int:
         if args.json:
             _common.emit_json(v.to_json(content=False))
         else:
-            print(f"activated {v.id} ({v.decision['why']})")
+            print(f"activated {v.id} ({(v.decision or {}).get('why', '')})")
     return ExitCode.OK
 
 

@@ -38,7 +38,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Header, Input, Markdown, Select, Static, TextArea
 from textual.document._wrapped_document import WrappedDocument
-from textual.widgets.text_area import Selection
+from textual.timer import Timer
+from textual.widgets.text_area import Document, Selection
 
 from memtui.core import drafts, notes
 from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
@@ -213,7 +214,7 @@ class NotesScreen(AreaScreen):
         #: the hash a save must find on disk when it is not the loaded file's (a restored
         #: draft written over another version of the file), else ``None``
         self._save_base: str | None = None
-        self._draft_timer = None
+        self._draft_timer: Timer | None = None
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -571,15 +572,17 @@ class NotesScreen(AreaScreen):
             haystack, needle = lowered, query.lower()
         else:  # lower-casing changed lengths (rare scripts): match exactly so offsets stay right
             haystack, needle = text, query
-        start = editor.document.get_index_from_location(editor.selection.end)
+        document = editor.document
+        assert isinstance(document, Document)  # a plain TextArea's document, never a syntax tree's
+        start = document.get_index_from_location(editor.selection.end)
         found = haystack.find(needle, start)
         if found < 0:
             found = haystack.find(needle)
         if found < 0:
             self.notify(f"not found: {query}", severity="warning", markup=False)
             return
-        begin = editor.document.get_location_from_index(found)
-        end = editor.document.get_location_from_index(found + len(needle))
+        begin = document.get_location_from_index(found)
+        end = document.get_location_from_index(found + len(needle))
         editor.selection = Selection(begin, end)
         editor.scroll_cursor_visible()
 

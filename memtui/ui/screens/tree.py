@@ -114,6 +114,8 @@ class TreeScreen(AreaScreen):
         self._wanted_line: tuple[str, int] | None = None
         #: memory-relative path of the file in the reading pane (the base of relative links)
         self._reading: str | None = None
+        #: the node whose boot preview is shown (refreshed when the audit changes it)
+        self._boot_node: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -169,7 +171,8 @@ class TreeScreen(AreaScreen):
         return label
 
     def _load_children(self, node: TreeNode) -> None:
-        data: NodeData = node.data
+        data = node.data
+        assert isinstance(data, NodeData)
         if data.loaded:
             return
         data.loaded = True
@@ -241,7 +244,8 @@ class TreeScreen(AreaScreen):
     def _sync_children(self, node: TreeNode) -> None:
         """Add the child folders of ``node`` that appeared and remove those that went, keeping
         the rest (and what is expanded) as it is."""
-        data: NodeData = node.data
+        data = node.data
+        assert isinstance(data, NodeData)
         wanted = dict(self.app.tree_model.children(data.path))
         have = {child.data.path: child for child in node.children if child.data is not None}
         for path, child in have.items():
@@ -296,7 +300,8 @@ class TreeScreen(AreaScreen):
     def on_resize(self) -> None:
         last = getattr(self, "_last_fill", None)
         if last is not None and last[0] == self._current_node:
-            self._fill_node(*last[:5], keep_cursor=True)
+            path, index, owner, source, rows = last
+            self._fill_node(path, index, owner, source, rows, keep_cursor=True)
 
     def _fill_node(self, path, index, owner, source, rows: list[EntryRow], keep_cursor: bool) -> None:
         if path != self._current_node:

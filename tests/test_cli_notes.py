@@ -304,9 +304,9 @@ def test_copies_of_shown_notes_live_in_the_user_cache_and_are_bounded(
         ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The copies memtui keeps of what it showed are in the user cache folder (never in the
     workspace), keyed by hash, and pruned to the last few versions."""
-    from memtui.core import notes
+    from memtui.core import shown as shown_copies
 
-    monkeypatch.setattr(notes, "SHOWN_KEEP", 3)
+    monkeypatch.setattr(shown_copies, "SHOWN_KEEP", 3)
     notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
     hashes = []
     for n in range(5):

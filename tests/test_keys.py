@@ -12,8 +12,8 @@ from textual.widgets._footer import FooterKey
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.areas import AREAS
-from memtui.ui.keys import NOT_IN_PALETTE, KeyFooter, KeysHelp, all_ids, bindings_of, keymap_from
-from memtui.ui.widgets import AreaBar, AskText
+from memtui.ui.keys import NOT_IN_PALETTE, KeysHelp, all_ids, bindings_of, keymap_from
+from memtui.ui.widgets import AreaBar, AskText, KeyFooter
 from tests.conftest import settle, wait_for
 
 
@@ -25,15 +25,15 @@ def test_every_binding_has_an_id_and_ids_are_unique_per_screen() -> None:
         ids = [b.id for b in bindings_of(source)]
         assert all(ids), f"{source.__name__} has a binding without an id"
         assert len(ids) == len(set(ids)), f"{source.__name__} repeats an id"
-    assert {"graph.merge", "proposals.approve", "app.help", "area.backup"} <= set(all_ids())
+    assert {"graph.merge", "proposals.approve", "app.help", "area.backup"} <= set(all_ids(MemtuiApp))
 
 
 def test_keymap_from_the_user_config_reports_what_it_ignores() -> None:
-    keymap, warnings = keymap_from({"graph.merge": "M", "graph.nope": "x", "app.quit": 3}, all_ids())
+    keymap, warnings = keymap_from({"graph.merge": "M", "graph.nope": "x", "app.quit": 3}, all_ids(MemtuiApp))
     assert keymap == {"graph.merge": "M"}
     assert any("'graph.nope' is not a key of memtui" in w for w in warnings)
     assert any("'app.quit' should be a key" in w for w in warnings)
-    assert keymap_from("M", all_ids())[1], "a [keys] that is not a table is said, not fatal"
+    assert keymap_from("M", all_ids(MemtuiApp))[1], "a [keys] that is not a table is said, not fatal"
 
 
 async def _start(ws: Path, size=(120, 40)):  # noqa: ANN202

@@ -30,7 +30,7 @@ memtui last saw: the bytes of the last ``notes.set`` (:func:`last_seen`), so an 
 made since is merged, never replaced in silence.
 
 A base memtui never saved is found among the copies it keeps of the versions it showed
-(:func:`keep_shown`, in the user cache folder), so ``notes show --hash`` → edit → ``notes set
+(:func:`memtui.core.shown.keep`, in the user cache folder), so ``notes show --hash`` → edit → ``notes set
 --base-hash H`` merges an agent's append made meanwhile. With no copy of the base, the text is
 saved only when it removes no line now on disk; otherwise :class:`LinesWouldBeLost` names
 those lines, and only an explicit "keep mine" removes them.
@@ -52,6 +52,7 @@ from typing import Any, Mapping, Sequence
 import merge3
 
 from memtui.core import atomic
+from memtui.core import shown as shown_copies
 from memtui.core.auditlog import AuditEntry
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.files import confine
@@ -98,11 +99,6 @@ GLUED_ENTRY = re.compile(
     r"|(?<=[)\"'])- (?=\S)"
     r"|(?<=[A-Za-z0-9*])#{2,6} (?=\S)"
     r"|(?<=[a-z*])(?:# (?=[A-Z])|- (?=[A-Z0-9\[*`_]))")
-#: Copies of the member notes memtui showed (:func:`keep_shown`) kept per workspace: at most
-#: this many versions …
-SHOWN_KEEP = 32
-#: … and at most this many bytes in all (the oldest go first); a larger version is not kept.
-SHOWN_MAX_BYTES = 16 * 1024 * 1024
 
 
 def resolve(ws: Workspace, which: str = "custom") -> tuple[Path, str | None]:
@@ -277,73 +273,8 @@ def load(ws: Workspace, which: str = "custom", *, limit: int = NOTES_MAX_BYTES) 
     if note.which in ("custom", MEMBER_NOTES, "notebook", NOTEBOOK) and note.text:
         note.findings.extend(glued_findings(shown, note.text))
     if note.which in ("custom", MEMBER_NOTES) and note.writable:
-        keep_shown(ws, note.shown, note.data)
+        shown_copies.keep(ws, note.shown, note.data)
     return note
-
-
-# -- copies of what memtui showed ----------------------------------------------------------
-# A script reads the notes (`notes show --hash`, `notes show`), edits its copy and sets it
-# with `--base-hash H`; an agent may append meanwhile. To merge, memtui needs the bytes H
-# names, so it keeps a copy of every version of the member notes it showed or saved, in the
-# user cache folder (never the workspace: opening writes nothing there), one file per
-# version named by its SHA-256, the newest SHOWN_KEEP and at most SHOWN_MAX_BYTES per
-# workspace. A base older than that cannot be merged; the conflict then names the lines a
-# save would remove (never a silent overwrite).
-
-def _shown_folder(ws: Workspace, shown: str) -> Path:
-    from memtui.paths import cache_dir
-
-    key = atomic.sha256(os.fsencode(os.path.realpath(ws.root)) + b"\0" + shown.encode("utf-8", "surrogateescape"))
-    return cache_dir() / "notes-shown" / key[:24]
-
-
-def keep_shown(ws: Workspace, shown: str, data: bytes) -> None:
-    """Keep a copy of ``data`` (a version of the notes file ``shown`` that memtui showed or
-    saved) so a later save based on it can be merged (:func:`shown_copy`), then prune the
-    copies to :data:`SHOWN_KEEP` versions and :data:`SHOWN_MAX_BYTES`. A cache: a failure to
-    write it (a full or read-only cache folder) is ignored."""
-    if not data or len(data) > SHOWN_MAX_BYTES:
-        return
-    folder = _shown_folder(ws, shown)
-    target = folder / atomic.sha256(data)
-    try:
-        if target.is_file():
-            os.utime(target)  # shown again: the newest
-        else:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            atomic.write_bytes(target, data, mode=0o600, durable=False)
-        _prune_shown(folder)
-    except OSError:
-        return
-
-
-def _prune_shown(folder: Path) -> None:
-    copies = []
-    for entry in os.scandir(folder):
-        if len(entry.name) == 64 and entry.is_file(follow_symlinks=False):
-            st = entry.stat(follow_symlinks=False)
-            copies.append((st.st_mtime_ns, entry.name, st.st_size))
-    copies.sort(reverse=True)
-    total = 0
-    for rank, (_mtime, name, size) in enumerate(copies):
-        total += size
-        if rank >= SHOWN_KEEP or total > SHOWN_MAX_BYTES:
-            try:
-                os.unlink(folder / name)
-            except OSError:
-                pass
-
-
-def shown_copy(ws: Workspace, shown: str, sha: object) -> bytes | None:
-    """The bytes of the version ``sha`` of ``shown`` that memtui kept (:func:`keep_shown`),
-    checked against their hash; ``None`` when it has none."""
-    if not isinstance(sha, str) or len(sha) != 64:
-        return None
-    try:
-        data = (_shown_folder(ws, shown) / sha).read_bytes()
-    except (OSError, ValueError):
-        return None
-    return data if atomic.sha256(data) == sha else None
 
 
 def glued_lines(text: str) -> list[tuple[int, int]]:
@@ -619,11 +550,11 @@ def last_seen(session, shown: str) -> tuple[str | None, str | None] | None:  # n
 
 def _seen_text(session, shown: str, base_hash: object) -> str | bytes | None:  # noqa: ANN001
     """The text (or bytes) of the version ``base_hash`` of ``shown``: memtui's last save, or a
-    copy of a version it showed (:func:`shown_copy`); ``None`` when it has neither."""
+    copy of a version it showed (:func:`memtui.core.shown.copy`); ``None`` when it has neither."""
     seen = last_seen(session, shown)
     if seen is not None and seen[0] == base_hash and seen[1] is not None:
         return seen[1]
-    return shown_copy(session.ws, shown, base_hash)
+    return shown_copies.copy(session.ws, shown, base_hash)
 
 
 def text_of(note: Note, data: bytes | str | None) -> str:
@@ -697,7 +628,7 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
             seen = last_seen(session, note.shown)
             base, known = (CURRENT, None) if seen is None else seen
             if known is None and base is not CURRENT:
-                known = shown_copy(session.ws, note.shown, base)
+                known = shown_copies.copy(session.ws, note.shown, base)
         elif known is None and base is not CURRENT:
             known = _seen_text(session, note.shown, base)
         current = tx.read(note.shown)
@@ -749,8 +680,8 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
 
 def _remember(tx, shown: str, data: bytes) -> None:  # noqa: ANN001 - Tx
     """Keep the bytes just saved as :data:`SEEN_TABLE`'s record for ``shown`` (in this write),
-    and as a copy of a version memtui knows (:func:`keep_shown`)."""
-    keep_shown(tx.session.ws, shown, data)
+    and as a copy of a version memtui knows (:func:`memtui.core.shown.keep`)."""
+    shown_copies.keep(tx.session.ws, shown, data)
     table = tx.table(SEEN_TABLE)
     record = {"path": shown, "hash": atomic.sha256(data),
               "text": data.decode("utf-8") if len(data) <= SEEN_MAX_BYTES else None}

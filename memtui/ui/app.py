@@ -38,11 +38,12 @@ from memtui.core.session import Session
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.areas import AREAS
+from memtui.ui.context import WorkspaceApp
 from memtui.ui.screens.search import SearchCommands
 from memtui.themes import DEFAULT_THEME, load_themes
 
 
-class MemtuiApp(App[int]):
+class MemtuiApp(WorkspaceApp):
     """The TUI over one workspace.
 
     Args:
@@ -128,7 +129,7 @@ class MemtuiApp(App[int]):
         from memtui import userconfig
         from memtui.ui.keys import all_ids, keymap_from
 
-        keymap, warnings = keymap_from(userconfig.table("keys"), all_ids())
+        keymap, warnings = keymap_from(userconfig.table("keys"), all_ids(type(self)))
         self._startup_warnings.extend(warnings)
         if keymap:
             self.set_keymap(keymap)
@@ -235,11 +236,6 @@ class MemtuiApp(App[int]):
         self.run_audit()
         self.run_index()
         self.watch_workspace()
-
-    @property
-    def badge(self) -> str:
-        """``"READ-ONLY · "`` when writes are refused, else ``""``: screens prefix their subtitle."""
-        return "READ-ONLY · " if self.session.read_only else ""
 
     async def action_area(self, mode: str) -> None:
         """Open area ``mode`` as its key does: a screen that must ask first (the Notes editor

@@ -1,10 +1,12 @@
-"""Small widgets shared by every area: the area bar, and the modal questions (one line of text, yes/no)."""
+"""Small widgets shared by every area: the area bar, the footer of keys, and the modal questions
+(one line of text, a choice, buttons)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events, on
@@ -12,7 +14,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Footer, Input, Static
+from textual.widgets._footer import FooterKey
 
 from memtui.ui.areas import AREAS
 from memtui.ui.text import safe
@@ -348,3 +351,86 @@ class ValueViewer(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+#: The global key that opens :class:`KeysHelp` (both keys share this id).
+HELP_ID = "app.help"
+
+
+def keys_of(binding: Binding, keymap: dict[str, str]) -> list[str]:
+    """The keys ``binding`` answers to once ``keymap`` is applied."""
+    if binding.id and binding.id in keymap:
+        return keymap[binding.id].split(",")
+    return [k.strip() for k in binding.key.split(",")]
+
+
+def key_label(app, binding: Binding, keymap: dict[str, str]) -> str:  # noqa: ANN001
+    """How the keys of ``binding`` are shown (``"?, f1"``, ``"ctrl+s"``)."""
+    if binding.key_display and not (binding.id and binding.id in keymap):
+        return binding.key_display
+    return ", ".join(app.get_key_display(Binding(k, binding.action)) for k in keys_of(binding, keymap))
+
+
+def _width(key_display: str, description: str) -> int:
+    """Cells a non-compact :class:`FooterKey` takes: `` key `` then ``description ``."""
+    return cell_len(key_display) + 2 + (cell_len(description) + 1 if description else 0)
+
+
+#: Cells kept on the right for the palette key (``^p palette`` with its border and padding).
+PALETTE_CELLS = 14
+
+
+class KeyFooter(Footer):
+    """The footer: the screen's keys, most important first (declaration order; the app's last),
+    as many *whole* labels as the width allows, then ``? Keys`` (``? N more``) so the rest are
+    one key away. Redrawn when the terminal is resized."""
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        app = self.app
+        active = self.screen.active_bindings
+        seen: set[str] = set()
+        items: list[tuple[Binding, bool, str]] = []
+        help_item: tuple[Binding, bool, str] | None = None
+        for _node, binding, enabled, tooltip in active.values():
+            if binding.id == HELP_ID:
+                if help_item is None:
+                    help_item = (binding, enabled, tooltip)
+                continue
+            if not binding.show or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            items.append((binding, enabled, tooltip))
+        width = (self.size.width or app.size.width) - (PALETTE_CELLS if self.show_command_palette else 0)
+        help_width = _width("?", "99 more keys") if help_item else 0
+        used, shown = 0, 0
+        for binding, enabled, tooltip in items:
+            cells = _width(app.get_key_display(binding), binding.description)
+            if used + cells > width - help_width:
+                break
+            used += cells
+            shown += 1
+            yield FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
+                            disabled=not enabled, tooltip=tooltip or binding.tooltip).data_bind(compact=Footer.compact)
+        if help_item is not None:
+            binding, enabled, tooltip = help_item
+            hidden = len(items) - shown
+            label = f"{hidden} more" if hidden else binding.description
+            if used + _width(app.get_key_display(binding), label) <= width:
+                yield FooterKey(binding.key, app.get_key_display(binding), label, binding.action,
+                                disabled=not enabled, tooltip="every key of this area").data_bind(
+                                    compact=Footer.compact)
+        if self.show_command_palette and app.ENABLE_COMMAND_PALETTE:
+            try:
+                _node, binding, enabled, tooltip = active[app.COMMAND_PALETTE_BINDING]
+            except KeyError:
+                pass
+            else:
+                yield FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
+                                classes="-command-palette", disabled=not enabled,
+                                tooltip=binding.tooltip or binding.description)
+
+    def on_resize(self) -> None:
+        if self._bindings_ready:
+            self.call_after_refresh(self.recompose)

@@ -44,7 +44,7 @@ from memtui.core.backup.restore import restore
 from memtui.core.backup.verify import verify
 from memtui.core.errors import MemtuiError
 from memtui.core.store import StoreDamagedError
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
 from memtui.core.text import plural

@@ -31,7 +31,7 @@ from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui.text import join, safe
 from memtui.ui import clock
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm
 from memtui.ui.screens.base import AreaScreen
 

@@ -47,7 +47,7 @@ from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.graph.audit import audit
 from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer, escape_box
 from memtui.ui.text import join, safe, severity_text, for_tui
 from memtui.ui.screens.base import AreaScreen

@@ -45,7 +45,7 @@ from memtui.core import drafts, notes
 from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.session import Session
 from memtui.core.text import plural, removed_lines
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import Answer, AreaBar, ButtonDialog, Confirm
 from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe
@@ -295,7 +295,7 @@ class NotesScreen(AreaScreen):
 
     def _key(self, action: str) -> str:
         """How the key of this screen's ``action`` is shown (after the user's ``[keys]``)."""
-        from memtui.ui.keys import key_label
+        from memtui.ui.widgets import key_label
 
         keymap = dict(getattr(self.app, "_keymap", {}) or {})
         binding = next(b for b in self.BINDINGS if isinstance(b, Binding) and b.action == action)

@@ -30,7 +30,7 @@ from memtui.core import text
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui import clock
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.text import join, safe

@@ -38,9 +38,8 @@ from memtui.core.search.query import Hit, QueryError, Results, Snippet, search
 from memtui.core.search.sources import KINDS
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
 from memtui.ui import clock
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
-from memtui.ui.screens.audit import place_in_tree
 from memtui.ui.text import join, safe
 from memtui.ui.screens.base import AreaScreen
 
@@ -102,7 +101,7 @@ async def open_hit(app, hit: Hit) -> bool:  # noqa: ANN001 - the MemtuiApp
     """
     path = hit.target if hit.kind == "index-line" and hit.target else hit.path
     if hit.kind in _TREE_KINDS:
-        node, article = place_in_tree(app.tree_model, path)
+        node, article = app.tree_model.place(path)
         if node is None:
             app.notify(f"{path} is not in the memory tree; open it in your editor.", markup=False)
             return False

@@ -27,7 +27,7 @@ from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding, Severity
 from memtui.core.text import clip
 from memtui.ui.text import join, safe, severity_text, for_tui
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.screens.base import AreaScreen
 

@@ -28,7 +28,7 @@ from memtui.core.tree.model import Article
 from memtui.core.text import plural
 from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.text import join, safe, severity_text, for_tui
 from memtui.ui.screens.base import AreaScreen

@@ -305,8 +305,12 @@ class MemtuiApp(App[int]):
 
     # -- audit -----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="audit")
-    def run_audit(self) -> None:
-        """Audit the workspace in a thread, publishing progress and the final report."""
+    def run_audit(self, live: bool = False) -> None:
+        """Audit the workspace in a thread, publishing progress and the final report.
+
+        A remote graph is read only when ``live`` (the Re-audit key): the audits that follow
+        changes and the first one use its last read kept (the Graph area keeps each read it
+        makes), said so by a note, so no file change waits on the network."""
         self._auditing = True
         worker = get_current_worker()
 
@@ -315,7 +319,7 @@ class MemtuiApp(App[int]):
                 self.call_from_thread(self.audit_progress.publish, (done, total))
 
         try:
-            report = audit.run(self.ws, progress, tree=MemoryTree(self.ws))
+            report = audit.run(self.ws, progress, tree=MemoryTree(self.ws), offline=not live)
         finally:
             self._auditing = False
         if not worker.is_cancelled:
@@ -342,7 +346,7 @@ class MemtuiApp(App[int]):
         """Run the audit again (after editing files outside memtui)."""
         self.tree_model = MemoryTree(self.ws)
         self.notify("auditing the workspace again…", timeout=2)
-        self.run_audit()
+        self.run_audit(live=True)
 
     # -- search index ----------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="index")

@@ -164,7 +164,7 @@ def remote_findings(ws, offline: bool = False) -> list[Finding]:  # noqa: ANN001
     if endpoint is None:
         return []
     shown = endpoint.shown
-    reason = "the audit ran offline"
+    reason = "offline: this audit reads nothing over the network"
     if not offline:
         backend = RemoteGraph(endpoint)
         try:
@@ -186,10 +186,11 @@ def remote_findings(ws, offline: bool = False) -> list[Finding]:  # noqa: ANN001
     if kept is None or last is None:
         return [Finding.make(
             "graph-remote-unread", shown, f"was not audited: {reason}, and no earlier read of it is kept",
-            "run `memtui audit` where the remote graph can be reached (or `memtui graph check` once)")]
+            "run `memtui audit` (or Re-audit, Ctrl+R, in memtui) where the remote graph can be reached")]
     note = Finding.make(
         "graph-remote-cached", shown, f"was not read now ({reason}); its findings are from its last read, "
-        f"as of {kept.as_of()}", "run `memtui audit` where the remote graph can be reached for today's findings")
+        f"as of {kept.as_of()}", "for its findings now, run `memtui audit` (or Re-audit, Ctrl+R, in memtui) where the "
+        "remote graph can be reached")
     return [note, *_remote_graph_findings(ws, last)]
 
 

@@ -182,9 +182,12 @@ class _Plugin:
                 break
             gates.append(gate)
         keywords = getattr(plugin, "keywords", None)
-        if gates is None and keywords and min(map(len, keywords)) >= 2:
-            # a rule that checks its own keywords in the line (core/scan/rules.py) is gated on them
-            gates = [_Gate(True, [frozenset(keywords)])]
+        if keywords and min(map(len, keywords)) >= 2:
+            # a rule that checks its own keywords in the line (core/scan/rules.py) is gated on
+            # them when its patterns give no gate or only shorter literals ("airtable", not "pat")
+            shortest = min((min(map(len, g.strong[0])) for g in gates or ()), default=0)
+            if gates is None or min(map(len, keywords)) > shortest:
+                gates = [_Gate(True, [frozenset(keywords)])]
         self.gates = gates if not self.entropy else None
         self.patterns = [re.compile(p.pattern, p.flags | re.MULTILINE) for p in patterns]
         # RegexBasedDetector.analyze_string yields the denylist's matches (JwtTokenDetector

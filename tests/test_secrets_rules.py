@@ -45,7 +45,7 @@ def _class(items: list) -> list[str]:
         elif op is sre.CATEGORY:
             chars.update(_CATEGORIES[arg])
     if negate:
-        return [c for c in ALNUM if c not in chars]
+        return [c for c in ALNUM + " ;" if c not in chars]
     return sorted(c for c in chars if c not in "\r\n\t\x0b\x0c") or [" "]
 
 
@@ -192,6 +192,17 @@ def test_a_bare_ai_provider_key_in_prose_is_a_secret(name: str) -> None:
         hits = secrets.find(line)
         assert len(hits) == 1, (name, line)
         assert hits[0].masked == secrets.mask(key) and key not in hits[0].masked
+
+
+def test_a_key_after_a_json_escape_in_a_session_line_is_found_and_masked_whole() -> None:
+    import json
+
+    keys = provider_keys()
+    anthropic, openai = keys["anthropic api"], keys["openai project, short form"]
+    line = json.dumps({"role": "user", "content": f"key:\n{anthropic}\tthen {openai}.\nthanks"})
+    hits = secrets.find(line)
+    assert [h.masked for h in hits] == [secrets.mask(anthropic), secrets.mask(openai)]
+    assert [h.fingerprint for h in hits] == [secrets.fingerprint(anthropic), secrets.fingerprint(openai)]
 
 
 @pytest.mark.parametrize("text", [

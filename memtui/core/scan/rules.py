@@ -9,7 +9,9 @@ follows gitleaks' semantics, line by line:
 - one of its **keywords** must be in the line (case-insensitively): gitleaks' own prefilter,
   and the literals the rule contributes to the Hyperscan pass (:attr:`RulePlugin.keywords`)
   when its pattern has no strong literal of its own;
-- the **secret** is the first non-empty group of a match (the whole match without groups);
+- the **secret** is the first non-empty group of a match (the whole match without groups),
+  and it is the value masked and fingerprinted (the rule knows where its secret ends);
+- a word boundary (``\\b``) is also one after a JSON string escape (:func:`escaped_boundaries`);
 - a secret whose Shannon **entropy** is at or under the rule's is no secret;
 - the **allow lists** (the rule's and gitleaks' global one: regular expressions over the
   secret, the match or the line, and stop words in the secret) and a ``gitleaks:allow``
@@ -43,6 +45,37 @@ EXTRA_RULES: tuple[tuple[str, str, tuple[str, ...], float | None, tuple], ...] =
 _ALLOW_SIGNATURE = "gitleaks:allow"
 
 
+#: A word boundary, or the end of a JSON string escape (``\n``, ``\r``, ``\t``): in a session
+#: line or a graph record a key often follows ``\n`` ("key:\nsk-ant-…"), where ``\b`` sees
+#: the escape's ``n`` and the key's first letter as one word.
+_BOUNDARY = r"(?:\b|(?<=\\[nrt]))"
+
+
+def escaped_boundaries(pattern: str) -> str:
+    """``pattern`` with each ``\b`` outside a character class also true after a JSON string
+    escape (:data:`_BOUNDARY`)."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            pair = pattern[i:i + 2]
+            out.append(_BOUNDARY if pair == "\\b" and not in_class else pair)
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+            start = "[^]" if pattern.startswith("[^]", i) else "[]" if pattern.startswith("[]", i) else "["
+            out.append(start)  # a "]" first in a class is one of its characters
+            i += len(start)
+            continue
+        if c == "]" and in_class:
+            in_class = False
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def entropy(value: str) -> float:
     """Shannon entropy of ``value`` in bits per character (gitleaks' ``shannonEntropy``)."""
     if not value:
@@ -65,7 +98,7 @@ class RulePlugin(RegexBasedDetector):
                  allow: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]) -> None:
         self.rule_id = rule_id
         self.secret_type = rule_id  # per rule, shown as the kind
-        self.pattern = re.compile(pattern, re.ASCII)
+        self.pattern = re.compile(escaped_boundaries(pattern), re.ASCII)
         self.keywords = tuple(k.casefold() for k in keywords)
         self.min_entropy = min_entropy
         self.allow = [(target, [re.compile(r, re.ASCII) for r in regexes], tuple(w.lower() for w in words))

@@ -453,7 +453,7 @@ def _analyze(text: str, plan: _Plan, first_line: int) -> list[Hit]:
     _, keyword, rules, filtered_out, snippet = _engine()
     lines = text.split("\n")
     hits: list[Hit] = []
-    seen: set[tuple[int, str]] = set()
+    seen: set[tuple[int, int | str]] = set()
     contexts: dict[int, Any] = {}
     for plugin_entry, rows in plan:
         plugin = plugin_entry.plugin
@@ -490,13 +490,13 @@ def _analyze(text: str, plan: _Plan, first_line: int) -> list[Hit]:
                 if plugin_entry.keyword and not _assigned(line, value, at):
                     continue
                 token = value
-                if at >= 0:
+                if at >= 0 and not getattr(plugin, "rule_id", None):  # a rule's secret is whole
                     whole = _TOKEN.match(line, at)
                     if whole:
                         token = whole.group(0)
                 if _placeholder(token):
                     continue
-                key = (number, token)
+                key = (number, at if at >= 0 else token)  # one value, however many plugins flag it
                 if key in seen:
                     continue
                 seen.add(key)

@@ -111,3 +111,16 @@ def test_a_secret_of_the_remote_graph_opens_in_the_graph_area(tmp_path: Path) ->
     ws = Workspace.open(tmp_path)
     finding = Finding.make("secret", "https://proxy.example/v1/mcp", "holds what looks like a secret", line=3)
     assert area_of(ws, finding) == "graph"
+
+
+def test_a_false_positive_in_the_remote_graph_is_allowed_like_a_local_one(remote) -> None:
+    ws, server = remote
+    code, _report, _ = _audit(ws)
+    assert code == 1
+    done = subprocess.run([sys.executable, "-m", "memtui", "audit", "-w", str(ws), "allow", "secret", f"{server.url}:1",
+                           "--reason", "a test key of the vendor's documentation", "--as", "root.owner"],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    code, report, _ = _audit(ws)
+    assert "secret" not in {f["code"] for f in report["findings"]} and report["allowed"] == 1
+    assert code == 0

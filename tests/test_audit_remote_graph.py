@@ -124,3 +124,26 @@ def test_a_false_positive_in_the_remote_graph_is_allowed_like_a_local_one(remote
     code, report, _ = _audit(ws)
     assert "secret" not in {f["code"] for f in report["findings"]} and report["allowed"] == 1
     assert code == 0
+
+
+async def test_the_tuis_audits_read_the_remote_graph_only_on_re_audit(tmp_path: Path) -> None:
+    """The audits that follow start-up and file changes read no network; Re-audit (Ctrl+R) does."""
+    from memtui.ui.app import MemtuiApp
+    from tests.conftest import wait_for
+    from tests.remote_servers import free_port
+
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "memory" / "AGENTS.md").write_text("---\nowner: root.owner\n---\n# Root\n", encoding="utf-8")
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens: a live read fails at once
+    (root / "memtui.toml").write_text(f'[graph]\nremote = "{url}"\ntimeout = 5\n', encoding="utf-8")
+    app = MemtuiApp(Workspace.open(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None)
+        first = app.report
+        [unread] = [f for f in first.findings if f.path == url]
+        assert unread.code == "graph-remote-unread" and "offline" in unread.message
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: app.report is not first, what="the re-audit")
+        [live] = [f for f in app.report.findings if f.path == url]
+        assert live.code == "graph-remote-unread" and "could not be read" in live.message

@@ -345,7 +345,7 @@ class MemtuiApp(App[int]):
     def action_reaudit(self) -> None:
         """Run the audit again (after editing files outside memtui)."""
         self.tree_model = MemoryTree(self.ws)
-        self.notify("auditing the workspace again…", timeout=2)
+        self.notify("auditing the workspace again…", timeout=2, markup=False)
         self.run_audit(live=True)
 
     # -- search index ----------------------------------------------------------------------

@@ -197,7 +197,7 @@ def test_the_explicit_opt_in_allows_a_plaintext_keyring_and_still_warns(plaintex
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMTUI_ALLOW_PLAINTEXT_KEYRING", "1")
     warning = secrets.set("graph-token", TOKEN)
-    assert warning and "plain file" in warning
+    assert warning and "plain file" in warning and plaintext_keyring.file_path in warning  # the file is named
     found = secrets.get("graph-token")
     assert (found.value, found.source) == (TOKEN, "keyring") and "plain file" in (found.note or "")
 

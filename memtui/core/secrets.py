@@ -106,14 +106,16 @@ def weakness(backend: Any) -> str | None:
     label = _label(backend)
     if label in NO_BACKENDS:
         return None
+    where = getattr(backend, "file_path", None)
+    where = f" ({where})" if isinstance(where, str) else ""
     if label in PLAINTEXT_BACKENDS:
-        return f"{label} keeps secrets in a plain file (base64 is an encoding, not encryption)"
+        return f"{label} keeps secrets in a plain file{where} (base64 is an encoding, not encryption)"
     try:
         rating = float(type(backend).priority)
     except Exception:  # noqa: BLE001 - a backend unfit for this system says so by raising
         rating = 0.0
     if rating < 1:
-        return f"{label} is rated {rating:g} by keyring, which recommends 1 or more: it is not a secure store"
+        return f"{label}{where} is rated {rating:g} by keyring, which recommends 1 or more: it is not a secure store"
     return None
 
 

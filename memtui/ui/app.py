@@ -310,8 +310,12 @@ class MemtuiApp(WorkspaceApp):
 
     # -- audit -----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="audit")
-    def run_audit(self) -> None:
-        """Audit the workspace in a thread, publishing progress and the final report."""
+    def run_audit(self, live: bool = False) -> None:
+        """Audit the workspace in a thread, publishing progress and the final report.
+
+        A remote graph is read only when ``live`` (the Re-audit key): the audits that follow
+        changes and the first one use its last read kept (the Graph area keeps each read it
+        makes), said so by a note, so no file change waits on the network."""
         self._auditing = True
         worker = get_current_worker()
 
@@ -320,7 +324,7 @@ class MemtuiApp(WorkspaceApp):
                 self.call_from_thread(self.audit_progress.publish, (done, total))
 
         try:
-            report = audit.run(self.ws, progress, tree=MemoryTree(self.ws))
+            report = audit.run(self.ws, progress, tree=MemoryTree(self.ws), offline=not live)
         finally:
             self._auditing = False
         if not worker.is_cancelled:
@@ -346,8 +350,8 @@ class MemtuiApp(WorkspaceApp):
     def action_reaudit(self) -> None:
         """Run the audit again (after editing files outside memtui)."""
         self.tree_model = MemoryTree(self.ws)
-        self.notify("auditing the workspace again…", timeout=2)
-        self.run_audit()
+        self.notify("auditing the workspace again…", timeout=2, markup=False)
+        self.run_audit(live=True)
 
     # -- search index ----------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="index")

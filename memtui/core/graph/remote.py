@@ -54,7 +54,7 @@ from memtui.core.graph.format import (ENTITY, RELATION, Entity, Graph, GraphConf
                                       record_extras, served_line, server_json, server_view)
 from memtui.core.graph.operations import Change, Operation, Restore
 from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
-from memtui.core.mcp.client import DEFAULT_TIMEOUT, Client, Endpoint, shown_url
+from memtui.core.mcp.client import DEFAULT_DEADLINE, DEFAULT_MAX_ANSWER, DEFAULT_TIMEOUT, Client, Endpoint, shown_url
 from memtui.core.mcp.errors import McpError, McpServerError
 from memtui.core.text import unified_diff, visible
 
@@ -142,7 +142,10 @@ def resolve(ws, remote: str | None = None) -> Endpoint | None:  # noqa: ANN001 -
     """
     from memtui.core import secrets
 
-    timeout = getattr(getattr(ws.config, "graph", None), "timeout", DEFAULT_TIMEOUT)
+    settings = getattr(ws.config, "graph", None)
+    timeout = getattr(settings, "timeout", DEFAULT_TIMEOUT)
+    deadline = float(getattr(settings, "deadline", DEFAULT_DEADLINE))
+    max_answer = int(getattr(settings, "max_answer_mb", DEFAULT_MAX_ANSWER // 1_000_000)) * 1_000_000
     if remote == "local":
         return None
     url, where, block = remote, "--remote", None
@@ -174,7 +177,8 @@ def resolve(ws, remote: str | None = None) -> Endpoint | None:  # noqa: ANN001 -
             token, source = found.value, found.source or "keyring"
         elif left_out:
             source = "left out"
-    return Endpoint(url, token=token, token_source=source, where=where, timeout=timeout, headers=tuple(headers))
+    return Endpoint(url, token=token, token_source=source, where=where, timeout=timeout, headers=tuple(headers),
+                    deadline=deadline, max_answer=max_answer)
 
 
 # -- the server's model --------------------------------------------------------------------------

@@ -299,8 +299,10 @@ def graph_of(view: dict, shown: str, digest: str | None = None) -> Graph:
     for r in view["relations"]:
         number += 1
         lines.append(served_line(RELATION, Relation(r["from"], r["to"], r["relationType"], number), r, number))
-    return Graph(lines, bom=False, final_newline=False, shown=shown,
-                 source_sha256=digest if digest is not None else view_digest(view))
+    if digest is None:  # the identity of the records' known fields, as every read of this state has
+        digest = view_digest({"entities": [_entity(e) for e in view["entities"]],
+                              "relations": [_relation(r) for r in view["relations"]]})
+    return Graph(lines, bom=False, final_newline=False, shown=shown, source_sha256=digest)
 
 
 def read_graph_of(answer: Any, shown: str, what: str = "read_graph", digest: str | None = None) -> Graph:

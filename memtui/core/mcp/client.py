@@ -438,9 +438,9 @@ class Client:
                     rpc = _rpc_error(data, status)
                     if rpc is not None and status in (400, 404, 405):
                         raise rpc
-                    if method == "server/discover" and status in (400, 404, 405):
+                    if method == "server/discover" and status in (400, 404, 405) and not self._old_sse(response):
                         raise _RpcError(0, f"HTTP {status}", status=status)  # not modern: try the handshake
-                    self._status_error(status, data, name or method)
+                    self._status_error(status, data, name or method, old_sse=self._old_sse(response))
                 if method == "initialize":
                     self.session_id = response.headers.get("mcp-session-id") or None
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -506,8 +506,23 @@ class Client:
                                   "stopped. Nothing more was sent.")
         return McpServerError(f"talking to the MCP server at {shown} failed ({type(exc).__name__}).")
 
-    def _status_error(self, status: int, data: bytes, what: str) -> None:
+    def _old_sse(self, response: httpx.Response) -> bool:
+        """Whether a refused POST came from an endpoint of the old HTTP+SSE transport (protocol
+        2024-11-05: ``GET /sse`` opens the stream, messages go to another path): an address ending
+        in ``/sse``, or an answer allowing ``GET`` and not ``POST``."""
+        if response.status_code not in (404, 405):
+            return False
+        allow = {m.strip().upper() for m in response.headers.get("allow", "").split(",") if m.strip()}
+        return httpx.URL(self.endpoint.url).path.rstrip("/").endswith("/sse") or ("GET" in allow and "POST" not in allow)
+
+    def _status_error(self, status: int, data: bytes, what: str, old_sse: bool = False) -> None:
         shown = self.endpoint.shown
+        if old_sse:
+            raise McpUnreachable(
+                f"{shown} speaks the old MCP transport (HTTP+SSE, with a GET /sse stream), which memtui does not; "
+                "memtui needs the streamable HTTP transport (one POST address, usually ending in /mcp). Serve the "
+                "same server with it (supergateway --outputTransport streamableHttp, or mcp-proxy, both answer at "
+                f"/mcp) and give that URL ({self.endpoint.where or 'as given'}).")
         if status in (401, 403):
             raise McpAuthError(_auth_sentence(self.endpoint, status))
         if status == 404:

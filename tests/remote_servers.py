@@ -146,7 +146,7 @@ def start_pair(server: str, gateway: str, memory_file: Path, port: int | None = 
 
 
 def start_token_server(memory_file: Path, token: str | None, *, slow: str = "", semantic: bool = False,
-                       port: int | None = None) -> Running:
+                       port: int | None = None, fail: str = "") -> Running:
     """The SDK server on ``memory_file``; the token goes in its environment, not its arguments."""
     port = port or free_port()
     env = dict(os.environ)
@@ -157,6 +157,8 @@ def start_token_server(memory_file: Path, token: str | None, *, slow: str = "", 
         env["MEMTUI_TEST_SLOW"] = slow
     if semantic:
         env["MEMTUI_TEST_SEMANTIC"] = "1"
+    if fail:
+        env["MEMTUI_TEST_FAIL"] = fail
     proc = subprocess.Popen([sys.executable, str(TOKEN_SERVER), str(port), str(memory_file.resolve())], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     _wait_for_port(port, proc)

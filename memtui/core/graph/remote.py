@@ -1023,7 +1023,8 @@ class RemoteGraph:
                              phase="nothing applied" if nothing else "")
                 if nothing:
                     raise RemoteSequenceError(
-                        f"{summary} was not made on {self.shown}: the server refused it and, read back, holds "
+                        f"the change was not made on {self.shown} ({summary}: not applied): the server refused it "
+                        "and, read back, holds "
                         f"what it held before, so nothing was applied. The server said: {exc} Fix the cause and "
                         "try again.", [], pending) from None
                 first = "nothing was applied" if not done else f"applied {done} of {len(steps)} steps ({'; '.join(applied)})"

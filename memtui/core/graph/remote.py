@@ -68,6 +68,8 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 READ_TOOLS = ("read_graph", "open_nodes")
 WRITE_TOOLS = ("create_entities", "add_observations", "create_relations", "delete_entities",
                "delete_observations", "delete_relations")
+#: The tools that only add (a server skips what exists): they cannot overwrite another writer's records.
+ADDITIVE = frozenset({"create_entities", "add_observations", "create_relations"})
 #: Largest JSON arguments of one tool call (bytes): the reference gateway's body parser refuses
 #: requests over 100 KB (express.json's default), so longer lists are sent in parts.
 MAX_ARGUMENTS = 64 * 1024
@@ -908,11 +910,16 @@ class RemoteGraph:
         # with the same call memtui read it with when it can (like with like).
         partial = self._partial if self._partial is not None and self._partial[0] is loaded else None
         check_names = partial[1] if partial is not None else the_plan.names
-        now = self.open(check_names)
-        if partial is not None:
-            was = partial[2]
+        if partial is not None and all(s.tool in ADDITIVE for s in the_plan.steps):
+            # read just now by this same request (no person in between), and a plan that only
+            # adds cannot overwrite what another writer made: the read-back is the check
+            now = was = partial[2]
+            same = True
+        elif partial is not None:
+            now, was = self.open(check_names), partial[2]
             same = _canonical(now, set()) == _canonical(was, set())
         else:
+            now = self.open(check_names)
             same, was = self._same(before, check_names, now)
         if not same:
             raise GraphConflictError(

@@ -41,6 +41,14 @@ def _final(url: str) -> set[str]:
     return set(answer["entities"][0]["observations"]) if answer["entities"] else set()
 
 
+def _together(write, writers: int) -> None:  # noqa: ANN001 - a function of the writer's number
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def bare(url: str, writers: int, each: int) -> tuple[int, int]:
     sent: list[str] = []
 
@@ -51,11 +59,7 @@ def bare(url: str, writers: int, each: int) -> tuple[int, int]:
                 client.call_tool("add_observations", {"observations": [{"entityName": "Target", "contents": [text]}]})
                 sent.append(text)
 
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _together(write, writers)
     have = _final(url)
     return len(sent), len([s for s in sent if s not in have])
 
@@ -83,11 +87,7 @@ def through_memtui(url: str, ws: Path, writers: int, each: int) -> dict:
                     refused.append(text)
         remote.close()
 
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _together(write, writers)
     have = _final(url)
     return {"saved": len(saved), "conflicts": len(refused),
             "saved but missing": len([s for s in saved if s not in have])}

@@ -236,3 +236,21 @@ def test_a_backup_whose_remote_cannot_be_read_backs_up_the_rest_and_says_so(tmp_
     tree = tmp_path / "repo" / done.path
     assert (tree / "files" / "memory" / "MEMORY.md").is_file() or any(tree.rglob("MEMORY.md"))
     assert not (tree / rd.REMOTE_GRAPH.decode()).exists()
+
+
+def test_pull_dry_run_prints_its_diff_as_lines_in_full(tmp_path: Path, capsys) -> None:
+    server = start_token_server(tmp_path / "g.jsonl", token=None)
+    try:
+        with Client(Endpoint(server.url)) as client:
+            client.call_tool("create_entities", {"entities": [
+                {"name": f"entity {i}", "entityType": "thing", "observations": [f"fact {i}\twith a tab"]}
+                for i in range(150)]})
+        ws = tmp_path / "ws"
+        (ws / "memory").mkdir(parents=True)
+        code, out, _ = run_cli(capsys, "graph", "pull", "-w", str(ws), "--remote", server.url, "--dry-run")
+    finally:
+        server.stop()
+    assert code == 0
+    added = [line for line in out.splitlines() if line.startswith('+{"type":"entity"')]
+    assert len(added) == 150 and len(out) > 4096  # every line, not one line cut at 4,096 characters
+    assert "\\t" in added[0] and "\t" not in out  # a control character inside a line is still shown escaped

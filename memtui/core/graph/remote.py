@@ -962,19 +962,14 @@ class RemoteGraph:
 
     def _read_back(self, the_plan: Plan) -> tuple[str, dict] | None:
         """Read what was written again (the same call as the check): ``None`` when the server
-        holds what memtui wrote, else ``(sentence, what it holds)``.
-
-        Raises:
-            RemoteSequenceError: it could not be read back (the change was sent; whether it is
-                there is not known).
-        """
+        holds what memtui wrote; ``(sentence, {})`` for a note (it could not be read back, or
+        another writer changed something beside the write); ``(sentence, what it holds)`` when
+        the write is not there (lost: :meth:`save` raises a conflict)."""
         names = the_plan.check or the_plan.names
         try:
             back = self.open(names)
         except McpError as exc:
-            raise RemoteSequenceError(
-                f"the change was sent to {self.shown} but could not be read back ({exc}); it may or may not be "
-                "there: reload to see it.", [s.summary for s in the_plan.steps], []) from None
+            return f"the change was sent but could not be read back ({exc}); reload to see whether it is there", {}
         same, _was = self._same(the_plan.expected, names, back, set(the_plan.reordered))
         if same:
             return None

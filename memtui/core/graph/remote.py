@@ -19,9 +19,13 @@ curating :class:`~memtui.core.graph.operations.Operation` work unchanged:
   edit and retype have no tool of their own). The plan is checked first on a model of the
   server (:func:`simulate`, the reference server's semantics), so a change the tools cannot
   express is refused before anything is sent. The server has no versions, so just before
-  writing, memtui re-reads what it is about to change (``open_nodes``) and stops with the
-  difference when an agent changed it (DESIGN.md invariant 3). After the sequence it reads the
-  same records back and says so if the server holds anything else.
+  writing, memtui re-reads what it is about to change (``open_nodes``: the same call it read
+  with, or, after a whole read, what that call answers on this server: :data:`TOUCHING` or
+  :data:`BETWEEN`, learned from the answers) and stops with the difference when another writer
+  changed it (DESIGN.md invariant 3). After the sequence it reads the same records back: a write
+  that is not there is a conflict, never "saved". A CLI edit reads only the records it touches
+  (:meth:`RemoteGraph.load_records`). Every field of a record (a server's ``createdAt``,
+  ``version``) is kept in its line (:func:`~memtui.core.graph.format.served_line`).
 - **The audit** (DESIGN.md invariants 2 and 7): the writer lock is never held while the network
   is waited for. Instead a remote write is *journalled*: one guarded write records the planned
   sequence (table ``remote-sequences``, with the audit entry of the request and its client id)
@@ -877,7 +881,9 @@ class RemoteGraph:
             GraphEditError: the operation does not fit ``loaded``, or the server's tools cannot
                 express it (nothing sent).
             GraphConflictError: an agent changed what the edit touches since ``loaded`` was read
-                (``diff`` shows how; nothing sent).
+                (``diff`` shows how; nothing sent); or, read back after the sequence, what memtui
+                wrote is not there (another writer's overlapping write replaced it: the reference
+                server rewrites its whole file with no lock), so it is not reported as saved.
             RemoteSequenceError: the sequence stopped half-way (recorded; see ``resume``).
             McpError: the server could not be used before anything was sent.
         """

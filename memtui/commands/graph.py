@@ -26,7 +26,7 @@ from memtui.core import graph as g
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Severity, sort_key
 from memtui.core.graph.audit import audit
-from memtui.core.text import visible
+from memtui.core.text import visible, visible_lines
 from memtui.core.session import Session
 
 DASH_HINT = ("names that start with '-' go after '--', with every option before it: "
@@ -101,23 +101,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             _cmd_check, aliases=("audit",), cached=True)
     p.add_argument("--no-fuzzy", action="store_true", help="skip the near-duplicate name search")
     p = add("create", "create an entity (exit 1 when the name exists)", _cmd_write(
-        lambda a, _g: g.CreateEntity(a.name, a.entity_type, tuple(a.observations))), write=True, provenance=True)
+        lambda a, _g: g.CreateEntity(a.name, a.entity_type, tuple(a.observations)), names=_named), write=True,
+        provenance=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("entity_type", metavar="TYPE")
     p.add_argument("observations", nargs="*", metavar="OBSERVATION")
     p = add("add-observation", "add an observation to an entity",
-            _cmd_write(lambda a, gr: g.AddObservation(a.name, a.text, _record(a, gr))), write=True, provenance=True)
+            _cmd_write(lambda a, gr: g.AddObservation(a.name, a.text, _record(a, gr)), names=_named_record), write=True,
+                       provenance=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("text", metavar="TEXT")
     _add_line_arg(p)
     p = add("edit-observation", "replace an observation of an entity",
-            _cmd_write(lambda a, gr: g.EditObservation(a.name, a.old, a.new, _record(a, gr))), write=True)
+            _cmd_write(lambda a, gr: g.EditObservation(a.name, a.old, a.new, _record(a, gr)), names=_named_record),
+            write=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
     _add_line_arg(p)
     p = add("delete-observation", "delete an observation from an entity",
-            _cmd_write(lambda a, gr: g.DeleteObservation(a.name, a.text, _record(a, gr))), write=True)
+            _cmd_write(lambda a, gr: g.DeleteObservation(a.name, a.text, _record(a, gr)), names=_named_record),
+            write=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("text", metavar="TEXT")
     _add_line_arg(p)
@@ -126,12 +130,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("name", metavar="NAME")
     _add_line_arg(p, required=True)
     p = add("rename", "rename an entity; its relations follow",
-            _cmd_write(lambda a, _g: g.RenameEntity(a.old, a.new)), write=True)
+            _cmd_write(lambda a, _g: g.RenameEntity(a.old, a.new), names=lambda a: [a.old, a.new], relations=True),
+            write=True)
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
     p = add("merge", "merge entities into INTO (observations united, relations rewired, "
             "old names kept as 'alias:' observations); INTO alone merges its duplicate records",
-            _cmd_write(lambda a, _g: g.MergeEntities(tuple(a.sources), a.into), confirm=True), confirm=True, write=True)
+            _cmd_write(lambda a, _g: g.MergeEntities(tuple(a.sources), a.into), confirm=True,
+                       names=lambda a: [a.into, *a.sources], relations=True), confirm=True, write=True)
     p.add_argument("into", metavar="INTO")
     p.add_argument("sources", nargs="*", metavar="SOURCE")
     p = add("retype", "set entityType on every entity of the given types", _cmd_write(_retype_op), write=True)
@@ -140,18 +146,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also every spelling variant of the given types (Person/person/people)")
     p.add_argument("types", nargs="+", metavar="TYPE")
     p = add("relate", "create the relation FROM --TYPE--> TO", _cmd_write(
-        lambda a, _g: g.CreateRelation(a.source, a.target, a.relation_type, allow_dangling=a.allow_dangling)), write=True)
+        lambda a, _g: g.CreateRelation(a.source, a.target, a.relation_type, allow_dangling=a.allow_dangling),
+        names=_ends), write=True)
     p.add_argument("--allow-dangling", action="store_true", help="accept ends that are not entities")
     p.add_argument("source", metavar="FROM")
     p.add_argument("relation_type", metavar="TYPE")
     p.add_argument("target", metavar="TO")
     p = add("unrelate", "delete the relation FROM --TYPE--> TO",
-            _cmd_write(lambda a, _g: g.DeleteRelation(a.source, a.target, a.relation_type)), write=True)
+            _cmd_write(lambda a, _g: g.DeleteRelation(a.source, a.target, a.relation_type), names=_ends), write=True)
     p.add_argument("source", metavar="FROM")
     p.add_argument("relation_type", metavar="TYPE")
     p.add_argument("target", metavar="TO")
     p = add("delete", "delete an entity and its relations", _cmd_write(
-        lambda a, _g: g.DeleteEntity(a.name), confirm=True), confirm=True, write=True)
+        lambda a, _g: g.DeleteEntity(a.name), confirm=True, names=_named, relations=True), confirm=True,
+        write=True)
     p.add_argument("name", metavar="NAME")
     add("repair", "make the file readable by the MCP server: split glued records, drop the BOM, "
         "move unreadable lines to a backup in .memtui/backups/", _cmd_write(
@@ -216,6 +224,19 @@ def _add_line_arg(parser: argparse.ArgumentParser, required: bool = False) -> No
     parser.add_argument("--line", type=_common.positive_int, metavar="N", required=required,
                         help="the record at line N (as `graph show` lists them), for a name written several "
                              "times; default: every record (edits) or the first (add-observation)")
+
+
+def _named(args: argparse.Namespace) -> list[str]:
+    return [args.name]
+
+
+def _named_record(args: argparse.Namespace) -> list[str] | None:
+    """The entity named, unless ``--line`` picks a record by its line in the whole graph."""
+    return None if getattr(args, "line", None) else [args.name]
+
+
+def _ends(args: argparse.Namespace) -> list[str]:
+    return [args.source, args.target]
 
 
 def _record(args: argparse.Namespace, graph: g.Graph) -> str:
@@ -338,8 +359,12 @@ def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:
     return [Provenance(entity, text, key, at, line, "memtui") for entity, text in pairs]
 
 
-def _cmd_write(build, confirm: bool = False, backup: str = ""):
+def _cmd_write(build, confirm: bool = False, backup: str = "", names=None, relations: bool = False):
     """A subcommand that applies the operation ``build(args)`` and saves it through ``commit``.
+
+    ``names(args)`` gives the entity names the edit reads and writes (``None``: it needs the
+    whole graph): on a remote graph only their records are read (``open_nodes``), so an edit
+    costs what it changes; ``relations``: the edit also needs every relation of those entities.
 
     A read-only workspace is refused before anything is asked (exit 3, with the reason); a
     ``--client-id`` that already recorded this very change prints the first result and
@@ -352,13 +377,26 @@ def _cmd_write(build, confirm: bool = False, backup: str = ""):
         with Session.open(ws, purpose=f"cli graph {verb}") as session:
             if session.read_only:
                 _common.fail(f"refused: {session.reason} Nothing was changed.", ExitCode.REFUSED)
-            return _write(args, session, build, confirm, backup)
+            return _write(args, session, build, confirm, backup, names, relations)
 
     return run
 
 
-def _write(args: argparse.Namespace, session: Session, build, confirm: bool, backup: str) -> int:
-    ws, backend, graph, loaded = _load(args, session.ws)
+def _write(args: argparse.Namespace, session: Session, build, confirm: bool, backup: str, names=None,
+           relations: bool = False) -> int:
+    wanted = names(args) if names is not None else None
+    graph = None
+    if wanted is not None:
+        ws, backend = _backend(args, session.ws)
+        if backend.kind == "remote":
+            try:
+                graph = backend.load_records(wanted, relations=relations)
+            except Exception:
+                backend.close()
+                raise
+        loaded = b""
+    if graph is None:
+        ws, backend, graph, loaded = _load(args, session.ws, backend if wanted is not None else None)
     try:
         return _write_to(args, session, backend, graph, loaded, build, confirm, backup)
     finally:
@@ -405,7 +443,7 @@ def _write_to(args: argparse.Namespace, session: Session, backend, graph, loaded
         _common.fail(str(exc), ExitCode.EXTERNAL)
     except g.GraphConflictError as exc:  # the diff first, then the sentence (exit 1)
         if exc.diff:
-            sys.stderr.write(exc.diff)
+            sys.stderr.write(visible_lines(exc.diff))
         raise
     except OSError as exc:
         _common.fail(f"cannot write {ws.shown(path)}: {exc.strerror or exc}; the file is unchanged.",
@@ -632,7 +670,7 @@ def _cmd_pull(args: argparse.Namespace) -> int:
         mine = local.load()
     except (MemtuiError, OSError) as exc:
         _common.fail(f"cannot read {local.shown}: {exc}", ExitCode.USAGE)
-    operation = g.ReplaceRecords(tuple(theirs.entities), tuple(theirs.relations))
+    operation = g.ReplaceRecords.of(theirs)  # every field of every record, as the server holds it
     try:
         change = operation.apply(mine)
     except g.GraphEditError as exc:
@@ -645,7 +683,7 @@ def _cmd_pull(args: argparse.Namespace) -> int:
     diff = unified_diff(local.loaded_bytes or b"", change.graph.to_bytes(), f"{local.shown} (now)",
                         f"{local.shown} (from {remote.shown})", limit=200, normalise_eol=False)
     if args.dry_run or not args.json:
-        sys.stdout.write(visible(diff) if diff else "")
+        sys.stdout.write(visible_lines(diff) if diff else "")
         print(f"{visible(change.summary)} (from {visible(remote.shown)})")
     if args.dry_run:
         return int(ExitCode.OK)
@@ -677,7 +715,7 @@ def _cmd_push(args: argparse.Namespace) -> int:
     remote = _remote_or_fail(args, ws)
     try:
         theirs = remote.load()
-        operation = g.ReplaceRecords(tuple(mine.entities), tuple(mine.relations))
+        operation = g.ReplaceRecords.of(mine)
         try:
             change = operation.apply(theirs)
             steps = plan(view_of(theirs), view_of(change.graph)).steps if change.changed else []
@@ -706,7 +744,7 @@ def _cmd_push(args: argparse.Namespace) -> int:
                 _common.fail(str(exc), ExitCode.EXTERNAL)
             except g.GraphConflictError as exc:
                 if exc.diff:
-                    sys.stderr.write(exc.diff)
+                    sys.stderr.write(visible_lines(exc.diff))
                 _common.fail(str(exc), ExitCode.PROBLEM)
     finally:
         remote.close()

@@ -120,6 +120,13 @@ def visible(value: object, *, symbols: bool = False, limit: int | None = SHOWN_C
     return "".join(out)
 
 
+def visible_lines(text: str) -> str:
+    """A multi-line ``text`` (a diff) for a terminal: each line :func:`visible` in full (control
+    and format characters inside it shown, never cut), the lines themselves kept as lines; every
+    line ends with ``\n``."""
+    return "".join(visible(line, limit=None) + "\n" for line in text.splitlines())
+
+
 def _lines(value: str | bytes, normalise_eol: bool) -> list[str]:
     text = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
     if text.startswith("\ufeff"):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from memtui.core.text import unified_diff
-from memtui.core.graph.format import DIFF_LIMIT, Entity, Graph, GraphConflictError, GraphEditError, Relation, loads
+from memtui.core.graph.format import DIFF_LIMIT, Entity, Graph, GraphConflictError, GraphEditError, Line, Relation, loads
 from memtui.core.graph.operations import Change, Operation, Restore
 from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
 
@@ -73,6 +73,8 @@ def describe(operation: Operation) -> dict:
         if isinstance(value, tuple) and value and isinstance(value[0], (Entity, Relation)):
             blob = json.dumps([r.to_json() for r in value], ensure_ascii=False, sort_keys=True)
             value = {"count": len(value), "sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest()}
+        elif isinstance(value, tuple) and value and isinstance(value[0], Line):  # the record lines of a pull
+            value = {"count": len(value), "sha256": hashlib.sha256(b"\n".join(v.raw for v in value)).hexdigest()}
         elif isinstance(value, tuple):
             value = list(value)
         out[item.name] = value

@@ -229,7 +229,10 @@ def relation_line(relation: Relation, extra: dict | None = None, type_value: str
 
 
 def _extra_keys(line: Line) -> dict:
-    """The keys of ``line``'s JSON object that the server does not know (in file order)."""
+    """The keys of ``line``'s JSON object that the server does not know (in file order); ``{}``
+    at once for a line built from a record alone (it has none)."""
+    if line._raw is None:
+        return {}
     try:
         obj = jsonio.loads(line.raw)
     except ValueError:
@@ -238,6 +241,31 @@ def _extra_keys(line: Line) -> dict:
         return {}
     known = ENTITY_KEYS if line.kind == ENTITY else RELATION_KEYS
     return {k: v for k, v in obj.items() if k not in known}
+
+
+def record_extras(line: Line) -> dict:
+    """The keys of a record line that the reference server does not know (``createdAt``,
+    ``version`` of a fork...), in their order: what a lossless copy must carry beside the record."""
+    return _extra_keys(line)
+
+
+def served_line(kind: str, record: "Entity | Relation", served: dict, number: int) -> Line:
+    """The :class:`Line` of one record a server answered (``served``, its JSON object), kept as
+    losslessly as a local line: a record with keys beyond the known ones keeps them, in their
+    place and order, in its bytes (the file form: ``type`` first unless the server placed it);
+    a plain record makes its bytes only when used.
+
+    Args:
+        kind: :data:`ENTITY` or :data:`RELATION`.
+        record: the record read from ``served``.
+        served: the server's object for it.
+        number: its 1-based position (the line number findings name).
+    """
+    known = ENTITY_KEYS if kind == ENTITY else RELATION_KEYS
+    if len(served) <= len(known) and all(k in known for k in served):
+        return Line(None, False, kind, record, origin=number)
+    obj = served if "type" in served else {"type": kind, **served}
+    return Line(server_json(obj), False, kind, record, origin=number)
 
 
 def _kind_of_value(value: object) -> str:

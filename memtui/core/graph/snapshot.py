@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Callable
 
 from memtui.core.bulk import bulk
-from memtui.core.graph.format import Graph, degrees, server_view
-from memtui.core.graph.remote import read_graph_of
+from memtui.core.graph.format import Graph, degrees
+from memtui.core.graph.remote import read_graph_of, view_of
 
 #: The first key of a snapshot's header, and its version (another one is ignored).
 FORMAT = "memtui-remote-graph-snapshot"
@@ -174,7 +174,7 @@ def save(root: Path, remote: str, graph: Graph, read_at: float, read_via: str = 
     def encode(value: object) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
-    view = server_view(graph)
+    view = view_of(graph, extras=True)  # every field of every record (a server's createdAt, version...)
     degree = degrees(graph)
     listing = [[e.name, e.entity_type, len(e.observations), degree.get(e.name, 0)] for e in graph.entities]
     head = {"format": FORMAT, "version": VERSION, "remote": remote, "workspace": os.fspath(root),

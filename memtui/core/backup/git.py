@@ -1,6 +1,9 @@
-"""The backup repository, through GitPython (issue 6; DESIGN.md §4 invariant 8; B10, B12, B13).
+"""The backup repository (DESIGN.md §4 invariants 8 and 12; B10, B12, B13).
 
-Every git command memtui runs goes through :meth:`BackupRepo.git` with these settings:
+GitPython finds and opens the repository; every git command runs through
+:meth:`BackupRepo.git`, which starts git by :func:`memtui.core.backup.safegit.run`: nothing the
+repository names runs (hooks, ``core.fsmonitor``, filters, helpers — see :mod:`.safegit`).
+Its settings:
 
 - ``core.quotepath=false`` and ``-z`` output: names come back as bytes, never as octal
   escapes, and a name that is not UTF-8 is never decoded (B13: GitPython's
@@ -34,15 +37,14 @@ from typing import Any
 import git as gitpython
 
 from memtui.core import atomic
+from memtui.core.backup import safegit
 from memtui.core.backup.render import Entry, shown
 from memtui.core.errors import ExternalError, MemtuiError, RefusedError
 from memtui.core.findings import Finding
 from memtui.core.text import mask_url
 
-#: Options given to every git command (see the module docstring).
-GIT_OPTIONS = ("-c", "core.quotepath=false", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
-               "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.precomposeunicode=false",
-               "-c", "advice.detachedHead=false", "--literal-pathspecs")
+#: Options given to every git command (see the module docstring and :mod:`.safegit`).
+GIT_OPTIONS = safegit.OPTIONS
 
 
 class GitError(ExternalError):
@@ -174,6 +176,7 @@ class BackupRepo:
         self.bare = repo.bare
         #: this :meth:`open` ran ``git init`` (a new repository, which the user is told about)
         self.created = False
+        self._listing: list[safegit.Entry] | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> "BackupRepo":
@@ -221,16 +224,42 @@ class BackupRepo:
     @classmethod
     def _init(cls, folder: Path) -> "BackupRepo":
         try:
-            made = cls(gitpython.Repo.init(folder))
+            status, _out, err = safegit.run(folder, ["init", "-q", "--", str(folder)], safegit.overrides([]))
+            if status != 0:
+                raise GitError(f"cannot create a git repository in {folder}: "
+                               f"{err.decode('utf-8', 'replace').strip() or f'exit status {status}'}")
+            made = cls(gitpython.Repo(folder))
             made.created = True
             return made
-        except (gitpython.GitCommandError, OSError) as exc:
+        except FileNotFoundError as exc:
+            raise GitError(f"git cannot be run ({exc}); install git.") from exc
+        except (gitpython.InvalidGitRepositoryError, OSError) as exc:
             raise GitError(f"cannot create a git repository in {folder}: {exc}") from exc
 
     # -- running git ---------------------------------------------------------------------------
+    def safe_config(self, *, no_credential_helper: bool = False) -> list[tuple[str, str]]:
+        """The configuration every git command here runs with (:func:`safegit.overrides` of
+        this repository's config, listed once).
+
+        Raises:
+            GitError: git cannot read the repository's configuration (a broken or looping include).
+        """
+        if self._listing is None:
+            try:
+                status, entries, err = safegit.listing(self.root)
+            except FileNotFoundError as exc:
+                raise GitError(f"git cannot be run ({exc}); install git.") from exc
+            if status != 0:
+                raise GitError(f"git cannot read the configuration of {self.root}: "
+                               f"{err.decode('utf-8', 'replace').strip() or f'exit status {status}'}")
+            self._listing = entries
+        return safegit.overrides(self._listing, no_credential_helper=no_credential_helper)
+
     def git(self, *args: str | bytes, env: dict[str, str] | None = None, stdin: Any = None,
-            check: bool = True, secret: str | None = None) -> tuple[int, bytes, bytes]:
-        """Run ``git <GIT_OPTIONS> <args>`` in the repository through GitPython.
+            check: bool = True, secret: str | None = None,
+            config: list[tuple[str, str]] | None = None) -> tuple[int, bytes, bytes]:
+        """Run ``git <GIT_OPTIONS> <args>`` in the repository through :func:`safegit.run`
+        (nothing the repository names runs).
 
         Args:
             args: the command and its arguments (bytes for names that are not UTF-8).
@@ -238,6 +267,7 @@ class BackupRepo:
             stdin: a file object to feed to the command.
             check: raise :class:`GitError` when the command fails.
             secret: a value scrubbed (``***``) from any message.
+            config: the safe configuration (default :meth:`safe_config`).
 
         Returns:
             ``(status, stdout bytes, stderr bytes)``.
@@ -245,14 +275,11 @@ class BackupRepo:
         Raises:
             GitError: the command failed (with git's own words, secret scrubbed) and ``check``.
         """
-        command = ["git", *GIT_OPTIONS, *args]
+        pairs = self.safe_config() if config is None else config
         try:
-            status, out, err = self.repo.git.execute(
-                command, with_extended_output=True, with_exceptions=False, stdout_as_string=False,
-                strip_newline_in_stdout=False, istream=stdin, env=env)
-        except gitpython.GitCommandNotFound as exc:
+            status, out, err_b = safegit.run(self.root, args, pairs, self._listing or (), extra=env, stdin=stdin)
+        except FileNotFoundError as exc:
             raise GitError(f"git cannot be run ({exc}); install git.") from exc
-        err_b = err if isinstance(err, bytes) else str(err).encode("utf-8", "replace")
         if check and status != 0:
             words = " ".join(a.decode("utf-8", "backslashreplace") if isinstance(a, bytes) else a
                              for a in args[:2])
@@ -288,7 +315,8 @@ class BackupRepo:
 
     def changes(self, subdir: str) -> list[bytes]:
         """Uncommitted changes under ``subdir`` (staged or not, untracked included), as names."""
-        _, out, _ = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", subdir)
+        _, out, _ = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all",
+                             "--", subdir)
         names, parts, i = [], out.split(b"\0"), 0
         while i < len(parts):
             item = parts[i]
@@ -333,7 +361,8 @@ class BackupRepo:
         """
         self.protect(subdir)
         self.git("add", "-A", "--force", "--", subdir)
-        status, _, _ = self.git("diff", "--cached", "--quiet", "--", subdir, check=False)
+        status, _, _ = self.git("diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", subdir,
+                                     check=False)
         if status == 0:
             return None
         env = {"GIT_AUTHOR_NAME": identity.name, "GIT_AUTHOR_EMAIL": identity.email,
@@ -347,7 +376,7 @@ class BackupRepo:
 
     def gc(self) -> None:
         """``git gc --auto`` in the foreground, after our commit, so no background gc races us."""
-        self.git("-c", "gc.autoDetach=false", "gc", "--auto", "--quiet", check=False)
+        self.git("gc", "--auto", "--quiet", check=False)  # gc.autoDetach=false: safegit.FIXED
 
     def remote_for(self, branch: str | None, wanted: str | None = None) -> str:
         """The remote to push to: ``wanted``, else the branch's upstream remote, else ``origin``.
@@ -379,15 +408,16 @@ class BackupRepo:
         A token (for https remotes) reaches git only through the environment of this one
         command: a ``GIT_ASKPASS`` helper script in a private temporary folder prints
         ``$MEMTUI_ASKPASS_SECRET``; the script holds no secret, nothing is written to the repo
-        config, and ``credential.helper`` is emptied so no helper stores it (invariant 8).
+        config, and every credential helper is dropped so none stores it (invariant 8). Without a
+        token, git asks the credential helpers of your own config (never the repository's).
+        The remote's ``receive-pack`` is git's own (:func:`safegit.receive_pack`).
 
         Returns:
             :class:`PushResult`; ``ok`` is false when the remote rejected the push (with the
             reason and what to do) — LIBRARY-NOTES: GitPython's ``push()`` would return normally.
         """
         url = self.remote_url(remote)
-        env = {"GIT_TERMINAL_PROMPT": "0"}
-        extra: list[str] = []
+        receive_pack, env = safegit.receive_pack(url)  # never the program remote.<name>.receivepack names
         helper_dir = None
         if token:
             helper_dir = tempfile.mkdtemp(prefix="memtui-askpass-")
@@ -398,11 +428,10 @@ class BackupRepo:
             env.update({"GIT_ASKPASS": str(script), "MEMTUI_ASKPASS_SECRET": token,
                         "MEMTUI_ASKPASS_USER": os.environ.get("MEMTUI_GIT_USER", "x-access-token"),
                         "SSH_ASKPASS": str(script)})
-            extra = ["-c", "credential.helper="]
         try:
-            status, out, err = self.git(*extra, "push", "--porcelain", "--", remote,
-                                        f"refs/heads/{branch}:refs/heads/{branch}",
-                                        env=env, check=False, secret=token)
+            status, out, err = self.git("push", "--porcelain", f"--receive-pack={receive_pack}", "--", remote,
+                                        f"refs/heads/{branch}:refs/heads/{branch}", env=env, check=False,
+                                        secret=token, config=self.safe_config(no_credential_helper=bool(token)))
         finally:
             if helper_dir:
                 for name in os.listdir(helper_dir):
@@ -615,11 +644,14 @@ def find_identity(configured: dict[str, Any] | None = None, run_git: Any = None,
     """
     if run_git is None:
         def run_git(*args: str) -> tuple[int, bytes, bytes]:
-            outside = tempfile.gettempdir()  # no repository there: global and system config only
-            status, out, err = gitpython.Git(outside).execute(
-                ["git", *args], with_extended_output=True, with_exceptions=False, stdout_as_string=False,
-                env={"GIT_CEILING_DIRECTORIES": outside})
-            return status, out, err if isinstance(err, bytes) else str(err).encode("utf-8")
+            folder = safegit.outside()  # new and empty: git reads your global and system config only
+            try:
+                return safegit.run(folder, args, safegit.overrides([]),
+                                   extra={"GIT_CEILING_DIRECTORIES": str(folder.parent)})
+            except FileNotFoundError as exc:
+                raise GitError(f"git cannot be run ({exc}); install git.") from exc
+            finally:
+                os.rmdir(folder)
     configured = configured or {}
     name, email = configured.get("name"), configured.get("email")
     if isinstance(name, str) and name.strip() and isinstance(email, str) and email.strip():

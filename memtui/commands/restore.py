@@ -5,7 +5,8 @@ rebuilt from the backup's store files; the search index is rebuilt on first use.
 that would land outside the target are refused, each with a finding.
 
 Exit codes: 0 restored cleanly, 1 restored with refused or mismatched entries (listed) or an
-unreadable backup tree, 2 no repository given, 3 refused (target not empty, a link),
+unreadable backup tree, 2 no repository given, 3 refused (target not empty, a link, a file or
+the whole backup over ``[backup] max_restore_file_bytes`` / ``max_restore_bytes``),
 4 git failed (not a repository, no such commit, nothing under the path).
 """
 
@@ -17,7 +18,7 @@ from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.commands.backup import add_repo_args
 from memtui.core.backup import commit as core
-from memtui.core.backup.git import split_spec
+from memtui.core.backup.git import Limits, split_spec
 from memtui.core.backup.render import BackupFormatError
 from memtui.core.backup.restore import restore
 from memtui.core.errors import WorkspaceError
@@ -41,8 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def repo_and_path(args: argparse.Namespace) -> tuple[str, str | None, str]:
-    """``(repo, rev, subdir)`` from ``--repo``/``--path`` or the workspace's memtui.toml."""
+def repo_and_path(args: argparse.Namespace) -> tuple[str, str | None, str, Limits]:
+    """``(repo, rev, subdir, limits)`` from ``--repo``/``--path`` or the workspace's memtui.toml
+    (the size limits of ``[backup]``; their defaults without a workspace)."""
     try:
         ws = Workspace.open(args.workspace)
     except WorkspaceError:
@@ -53,13 +55,14 @@ def repo_and_path(args: argparse.Namespace) -> tuple[str, str | None, str]:
         _common.fail("no backup repository: give --repo PATH[@REV], or set [backup] repo in memtui.toml",
                      ExitCode.USAGE)
     repo, rev = split_spec(spec)
-    return repo, rev, (conf.path if conf else args.path) or core.DEFAULT_PATH
+    limits = Limits.of(ws.config.backup if ws else None)
+    return repo, rev, (conf.path if conf else args.path) or core.DEFAULT_PATH, limits
 
 
 def run(args: argparse.Namespace) -> int:
-    repo, rev, subdir = repo_and_path(args)
-    try:  # refused (3) and git (4) go to the exit-code table as they are
-        result = restore(repo, rev, subdir, args.to, force=args.force)
+    repo, rev, subdir, limits = repo_and_path(args)
+    try:  # refused (3: a target in use, a backup over the size limits) and git (4) go to the table as they are
+        result = restore(repo, rev, subdir, args.to, force=args.force, limits=limits)
     except BackupFormatError as exc:
         _common.fail(f"restore failed: the backup tree cannot be read: {exc}", ExitCode.PROBLEM)
     if args.json:

@@ -36,9 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo, rev, subdir = repo_and_path(args)
-    try:  # refused (3) and git (4) go to the exit-code table as they are
-        result = verify(repo, rev, subdir)
+    repo, rev, subdir, limits = repo_and_path(args)
+    try:  # refused (3: an unsafe path, a backup over the size limits) and git (4) go to the table as they are
+        result = verify(repo, rev, subdir, limits=limits)
     except BackupFormatError as exc:
         _common.fail(f"verify failed: the backup tree cannot be read: {exc}", ExitCode.PROBLEM)
     if args.json:

@@ -38,7 +38,7 @@ import git as gitpython
 
 from memtui.core import atomic
 from memtui.core.backup import safegit
-from memtui.core.backup.render import Entry, shown
+from memtui.core.backup.render import FILES, Entry, shown
 from memtui.core.errors import ExternalError, MemtuiError, RefusedError
 from memtui.core.findings import Finding
 from memtui.core.text import mask_url
@@ -58,6 +58,29 @@ class NotABackupError(MemtuiError):
 
 class BackupRefused(RefusedError):
     """The backup would do something wrong (detached HEAD, no identity, unsafe path): exit 3."""
+
+
+class TooLarge(BackupRefused):
+    """A backup holds a file, or files in all, larger than the restore limits (``[backup]
+    max_restore_file_bytes`` / ``max_restore_bytes``); nothing was read or written (exit 3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much a restore or verify reads: ``file`` (bytes, any one file) and ``total`` (bytes,
+    all files: a restore holds them in memory). From ``memtui.toml [backup]``
+    (:class:`~memtui.core.config.BackupSettings`)."""
+
+    file: int
+    total: int
+
+    @classmethod
+    def of(cls, settings: Any = None) -> "Limits":
+        """The limits of a :class:`~memtui.core.config.BackupSettings` (default: its defaults)."""
+        from memtui.core.config import BackupSettings
+
+        settings = settings or BackupSettings()
+        return cls(settings.max_restore_file_bytes, settings.max_restore_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -543,24 +566,33 @@ class BackupRepo:
                                   "--", subdir, check=False)
         return int(out.strip() or 0) if status == 0 else 0
 
-    def read_tree(self, commit: str, subdir: str) -> tuple[dict[bytes, Entry], list[Finding]]:
+    def read_tree(self, commit: str, subdir: str, limits: Limits | None = None,
+                  doing: str = "restored") -> tuple[dict[bytes, Entry], list[Finding]]:
         """The files under ``subdir`` at ``commit``, relative to ``subdir``.
 
         Entries that are not plain files (symbolic links, submodules) are left out with a
-        ``restore-refused`` finding each (invariant 4).
+        ``restore-refused`` finding each (invariant 4). The sizes are checked against
+        ``limits`` (default :meth:`Limits.of` the defaults) before any file is read; the files
+        are then read one at a time from one ``git cat-file --batch`` stream, so a file costs
+        its own size in memory once.
+
+        Args:
+            doing: the word for the refusal (``nothing was <doing>``).
 
         Raises:
             GitError: git failed, or ``subdir`` holds nothing at ``commit``.
+            TooLarge: a file, or all of them, exceed ``limits`` (nothing read).
         """
-        _, out, _ = self.git("ls-tree", "-r", "-z", "--full-tree", commit, "--", subdir)
+        limits = limits or Limits.of()
+        _, out, _ = self.git("ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", subdir)
         prefix = subdir.encode("utf-8") + b"/"
-        wanted: list[tuple[bytes, bytes, bool]] = []
+        wanted: list[tuple[bytes, bytes, bool, int]] = []
         findings: list[Finding] = []
         for item in out.split(b"\0"):
             if not item:
                 continue
             meta, _, path = item.partition(b"\t")
-            mode, kind, sha = meta.split(b" ")
+            mode, kind, sha, listed = meta.split()
             rel = path[len(prefix):] if path.startswith(prefix) else path
             if kind != b"blob" or mode not in (b"100644", b"100755"):
                 what = "a symbolic link" if mode == b"120000" else f"a {kind.decode()} (mode {mode.decode()})"
@@ -568,23 +600,62 @@ class BackupRepo:
                                              f"is {what} in the backup; not written",
                                              "nothing to do: a restore writes plain files only"))
                 continue
-            wanted.append((rel, sha, mode == b"100755"))
+            wanted.append((rel, sha, mode == b"100755", int(listed)))
         if not wanted and not findings:
             raise NotABackupError(f"commit {commit[:7]} of {self.root} holds nothing under {subdir}/; "
                            "check --path (the folder the backups were made into).")
+        self._check_limits(commit, wanted, limits, doing)
         files: dict[bytes, Entry] = {}
         with tempfile.TemporaryFile() as handle:
-            handle.write(b"".join(sha + b"\n" for _, sha, _ in wanted))
+            handle.write(b"".join(sha + b"\n" for _, sha, _, _ in wanted))
             handle.seek(0)
-            _, blob_out, _ = self.git("cat-file", "--batch", stdin=handle)
-        pos = 0
-        for rel, _sha, executable in wanted:
-            end = blob_out.index(b"\n", pos)
-            header = blob_out[pos:end].split(b" ")
-            size = int(header[2])
-            files[rel] = Entry(blob_out[end + 1:end + 1 + size], executable)
-            pos = end + 1 + size + 1
+            try:
+                proc = safegit.popen(self.root, ["cat-file", "--batch"], self.safe_config(), self._listing or (),
+                                     stdin=handle)
+            except FileNotFoundError as exc:
+                raise GitError(f"git cannot be run ({exc}); install git.") from exc
+            stream = proc.stdout
+            assert stream is not None
+            err = b""
+            try:
+                for rel, sha, executable, size in wanted:
+                    header = stream.readline().split()
+                    if len(header) != 3 or header[0] != sha or header[1] != b"blob" or int(header[2]) != size:
+                        raise GitError(f"`git cat-file` in {self.root} did not give {shown(rel)} ({sha.decode()}) "
+                                       f"as listed: {b' '.join(header).decode('utf-8', 'replace') or 'nothing'}")
+                    data = stream.read(size)  # one bytes object of the file's size: no second copy
+                    if len(data) != size or stream.read(1) != b"\n":
+                        raise GitError(f"`git cat-file` in {self.root} stopped in the middle of {shown(rel)}")
+                    files[rel] = Entry(data, executable)
+            finally:
+                stream.close()
+                status = proc.wait()
+                if proc.stderr is not None:
+                    proc.stderr.seek(0)
+                    err = proc.stderr.read()
+                    proc.stderr.close()
+            if status != 0:
+                raise GitError(f"`git cat-file --batch` failed in {self.root}: "
+                               f"{err.decode('utf-8', 'replace').strip() or f'exit status {status}'}")
         return files, findings
+
+    def _check_limits(self, commit: str, wanted: list[tuple[bytes, bytes, bool, int]], limits: Limits,
+                      doing: str) -> None:
+        """Raise :class:`TooLarge` naming the first file over ``limits.file``, or the total."""
+        where = f"the backup {commit[:7]} of {self.root}"
+        for rel, _sha, _x, size in wanted:
+            if size > limits.file:
+                name = shown(rel[len(FILES):] if rel.startswith(FILES) else rel)
+                raise TooLarge(f"{where} holds the file {name} ({size:,} bytes), over the limit of {limits.file:,} "
+                               f"bytes a file ([backup] max_restore_file_bytes in memtui.toml); nothing was "
+                               f"{doing}. Raise that limit in the memtui.toml of the workspace you run this from "
+                               "(-w) to read it.")
+        total = sum(size for *_rest, size in wanted)
+        if total > limits.total:
+            raise TooLarge(f"{where} holds {total:,} bytes in {len(wanted):,} files, over the limit of "
+                           f"{limits.total:,} bytes in all ([backup] max_restore_bytes in memtui.toml; a restore "
+                           f"holds the files in memory); nothing was {doing}. Raise that limit in the memtui.toml "
+                           "of the workspace you run this from (-w) to read it.")
 
     def fsck(self) -> tuple[bool, str]:
         """``git fsck --full --strict``: ``(passed, output)``."""

@@ -37,7 +37,7 @@ from textual.screen import Screen
 from textual.widgets import Button, DataTable, Header, ProgressBar, Static, TextArea
 
 from memtui.core.backup import commit as core
-from memtui.core.backup.git import BackupRefused, GitError
+from memtui.core.backup.git import BackupRefused, GitError, Limits
 from memtui.core.backup.render import BackupFormatError
 from memtui.core.backup.restore import restore
 from memtui.core.backup.verify import verify
@@ -295,7 +295,8 @@ class BackupScreen(Screen):
             self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
 
         try:
-            result = verify(self.repo, commit, self.subdir, progress)
+            result = verify(self.repo, commit, self.subdir, progress,
+                            limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"verify failed: {exc}")
             return
@@ -347,7 +348,8 @@ class BackupScreen(Screen):
             self.app.call_from_thread(self._progress, done / max(total, 1))
 
         try:
-            result = restore(self.repo, commit, self.subdir, folder, progress=progress)
+            result = restore(self.repo, commit, self.subdir, folder, progress=progress,
+                             limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"restore failed: {exc}")
             return

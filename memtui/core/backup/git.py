@@ -533,6 +533,12 @@ class BackupRepo:
             raise GitError(f"{rev!r} is not a commit of {self.root}; `memtui backup --history` lists the backups.")
         return out.decode().strip()
 
+    def commit_date(self, commit: str) -> str:
+        """When ``commit`` was made (its committer date, ISO 8601 with its offset); ``""`` when
+        git cannot say."""
+        status, out, _ = self.git("log", "-1", "--no-walk", "--format=%cI", commit, "--", check=False)
+        return out.decode("utf-8", "replace").strip() if status == 0 else ""
+
     def history(self, subdir: str, limit: int | None = None, skip: int = 0) -> list[HistoryEntry]:
         """Commits that touched ``subdir``, newest first, with their changed-file counts: at
         most ``limit`` (all when ``None``) after the newest ``skip``.

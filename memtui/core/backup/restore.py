@@ -23,6 +23,7 @@ into is emptied again.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -318,7 +319,10 @@ def restore(repo: str | os.PathLike[str], rev: str | None, subdir: str, target: 
     """Restore the backup at ``rev`` (default ``HEAD``) of ``repo``'s ``subdir`` into ``target``.
 
     Reads git objects directly (no checkout, no network), so it works on a detached HEAD,
-    an old commit (that day's workspace, its store included) or a bare clone (B10).
+    an old commit (that day's workspace, its store included) or a bare clone (B10). A remote
+    graph's snapshot lands in ``.memtui/remote-graph.jsonl`` with the backup's commit and date
+    beside it (:data:`~memtui.core.backup.render.REMOTE_ABOUT`), where the graph's read commands
+    find it offline (:func:`memtui.core.graph.snapshot.find`).
 
     Args:
         limits: the largest file and total read (default: ``memtui.toml [backup]``'s defaults).
@@ -336,4 +340,8 @@ def restore(repo: str | os.PathLike[str], rev: str | None, subdir: str, target: 
     result = restore_tree(files, target, force=force, progress=progress)
     result.commit = commit
     result.findings[:0] = refused
+    if rd.REMOTE_GRAPH in files and os.path.isfile(result.target / rd.REMOTE_STATE):
+        # which backup the remote graph's snapshot is from: read commands label it with this
+        about = {"commit": commit, "date": backup_repo.commit_date(commit)}
+        atomic.write_bytes(result.target / rd.REMOTE_ABOUT, json.dumps(about).encode("utf-8") + b"\n")
     return result

@@ -311,9 +311,9 @@ def test_every_git_process_memtui_starts_gets_the_safe_settings(plant: Plant, ca
 def test_no_module_starts_git_but_the_safe_runner() -> None:
     """Only ``memtui/core/backup/safegit.py`` starts git: no other module calls ``subprocess`` (but
     ``notes edit``, which starts your editor), ``os.exec*``/``os.spawn*``/``os.system``, or
-    GitPython's command layer (``execute``, ``Repo.init``, ``Git(…)``, ``repo.git.…``); only
-    ``core/backup/git.py`` imports GitPython, to find and open a repository."""
-    runner, editor, opener = "core/backup/safegit.py", "commands/notes.py", "core/backup/git.py"
+    GitPython (``import git``: its command layer bypasses the runner, and its own config reader
+    follows a repository's ``include.path``)."""
+    runner, editor = "core/backup/safegit.py", "commands/notes.py"
     offenders = []
     for path in MEMTUI.rglob("*.py"):
         rel = path.relative_to(MEMTUI).as_posix()
@@ -322,7 +322,7 @@ def test_no_module_starts_git_but_the_safe_runner() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-                if any(n == "git" or n.startswith("git.") for n in names) and rel != opener:
+                if any(n == "git" or n.startswith("git.") for n in names):
                     offenders.append(f"{rel}:{node.lineno} imports GitPython")
                 if "subprocess" in names and rel != editor:
                     offenders.append(f"{rel}:{node.lineno} imports subprocess")
@@ -333,3 +333,18 @@ def test_no_module_starts_git_but_the_safe_runner() -> None:
                     called.split(".")[-1] in ("execute", "init", "Git") and "git" in called.lower():
                 offenders.append(f"{rel}:{node.lineno} {called}")
     assert offenders == []
+
+
+def test_a_config_that_includes_an_endless_file_is_a_sentence_not_a_hang(plant: Plant) -> None:
+    """``include.path = /dev/zero``: git stops at once ("bad config line"); memtui says so (GitPython's
+    own config reader, which memtui no longer uses, read it for ever)."""
+    import sys
+
+    plant.config(("include.path", "/dev/zero"))
+    for argv, code in (((["backup", "--status", "--json"]), 4), (["backup"], 4), (["verify"], 4)):
+        done = subprocess.run([sys.executable, "-m", "memtui", *argv, "-w", str(plant.ws), "--repo", str(plant.repo)],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == code, (argv, done.stdout, done.stderr)
+        said = done.stdout + done.stderr
+        assert "bad config line" in said and "Traceback" not in said, argv
+    assert plant.ran() == []

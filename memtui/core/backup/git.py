@@ -1,8 +1,8 @@
 """The backup repository (DESIGN.md §4 invariants 8 and 12; B10, B12, B13).
 
-GitPython finds and opens the repository; every git command runs through
-:meth:`BackupRepo.git`, which starts git by :func:`memtui.core.backup.safegit.run`: nothing the
-repository names runs (hooks, ``core.fsmonitor``, filters, helpers — see :mod:`.safegit`).
+Every git command, finding the repository included, runs through :meth:`BackupRepo.git` (or
+:func:`memtui.core.backup.safegit.run` before there is one): nothing the repository names runs
+(hooks, ``core.fsmonitor``, filters, helpers — see :mod:`.safegit`).
 Its settings:
 
 - ``core.quotepath=false`` and ``-z`` output: names come back as bytes, never as octal
@@ -33,8 +33,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import git as gitpython
 
 from memtui.core import atomic
 from memtui.core.backup import safegit
@@ -187,16 +185,20 @@ def check_subdir(subdir: str) -> str:
 
 
 class BackupRepo:
-    """A git repository holding backups.
+    """A git repository holding backups, found by git itself (``git rev-parse``, through
+    :mod:`.safegit`: GitPython's own config reader follows an ``include.path`` of ``/dev/zero``
+    for ever, where git stops at once with "bad config line").
 
     Args:
-        repo: the opened :class:`git.Repo`.
+        root: the top folder (the repository folder itself when bare).
+        bare: no working folder.
+        git_dir: the ``.git`` folder (the repository folder when bare).
     """
 
-    def __init__(self, repo: gitpython.Repo) -> None:
-        self.repo = repo
-        self.root = Path(repo.working_tree_dir or repo.git_dir)
-        self.bare = repo.bare
+    def __init__(self, root: Path, bare: bool, git_dir: Path) -> None:
+        self.root = root
+        self.bare = bare
+        self.git_dir = git_dir
         #: this :meth:`open` ran ``git init`` (a new repository, which the user is told about)
         self.created = False
         self._listing: list[safegit.Entry] | None = None
@@ -211,53 +213,79 @@ class BackupRepo:
 
         Raises:
             GitError: not a repository (and ``create`` is false), ``path`` lies inside another
-                repository's tree without being its top, or git cannot be run.
+                repository's tree without being its top, git cannot read the repository (its
+                configuration, its ownership: git's words), or git cannot be run.
         """
         folder = Path(path).expanduser()
-        try:
-            repo = gitpython.Repo(folder)
-        except gitpython.NoSuchPathError:
+        if not folder.exists():
             if not create:
-                raise GitError(f"{folder} does not exist; give the path of a git repository.") from None
+                raise GitError(f"{folder} does not exist; give the path of a git repository.")
             folder.mkdir(parents=True, exist_ok=True)
             return cls._init(folder)
-        except gitpython.InvalidGitRepositoryError:
+        if not folder.is_dir():
+            raise GitError(f"{folder} is a file, not a git repository; give the folder of a git repository.")
+        found = cls._locate(folder)
+        if found is not None:
+            return found
+        if not create:
+            raise GitError(f"{folder} is not a git repository; run `memtui backup --repo {folder}` "
+                           "to create one, or `git init` it.")
+        if any(folder.iterdir()):
+            raise BackupRefused(
+                f"{folder} is a folder but not a git repository; memtui creates a repository only "
+                f"in a new (or empty) folder. `git init {folder}` it yourself if it should hold the "
+                "backups, or give another --repo.")
+        return cls._init(folder)
+
+    @classmethod
+    def _locate(cls, folder: Path) -> "BackupRepo | None":
+        """The repository whose top (or bare) folder ``folder`` is; ``None`` when ``folder`` is in
+        no repository.
+
+        Raises:
+            GitError: ``folder`` lies inside a repository without being its top; git failed.
+        """
+        def rev_parse(*args: str) -> tuple[int, str, str]:
             try:
-                outer = gitpython.Repo(folder, search_parent_directories=True)
-                top = outer.working_tree_dir
-            except gitpython.InvalidGitRepositoryError:
-                top = None
-            if top is not None:
-                raise GitError(
-                    f"{folder} is inside the git repository {top}; give that folder as --repo "
-                    f"and the backup folder with --path.") from None
-            if not create:
-                raise GitError(f"{folder} is not a git repository; run `memtui backup --repo {folder}` "
-                               "to create one, or `git init` it.") from None
-            if folder.is_dir() and any(folder.iterdir()):
-                raise BackupRefused(
-                    f"{folder} is a folder but not a git repository; memtui creates a repository only "
-                    f"in a new (or empty) folder. `git init {folder}` it yourself if it should hold the "
-                    "backups, or give another --repo.") from None
-            return cls._init(folder)
-        except gitpython.GitCommandNotFound as exc:
-            raise GitError(f"git cannot be run ({exc}); install git.") from exc
-        return cls(repo)
+                status, out, err = safegit.run(folder, ["rev-parse", *args], safegit.overrides([]))
+            except FileNotFoundError as exc:
+                raise GitError(f"git cannot be run ({exc}); install git.") from exc
+            return status, out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "replace").strip()
+
+        status, out, err = rev_parse("--is-bare-repository", "--absolute-git-dir")
+        if status != 0:
+            if "not a git repository" in err:
+                return None
+            raise GitError(f"git cannot open {folder}: {err or f'exit status {status}'}")
+        bare_word, git_dir = (out.split("\n") + ["", ""])[:2]
+        here = os.path.realpath(folder)
+        if bare_word == "true":
+            if os.path.realpath(git_dir) == here:
+                return cls(folder, True, Path(git_dir))
+            raise GitError(f"{folder} is inside the bare git repository {git_dir}; give that folder as --repo.")
+        status, top, _err = rev_parse("--show-toplevel")
+        top = top.strip()
+        if status != 0 or not top:
+            top = os.path.dirname(git_dir.rstrip("/"))
+        if os.path.realpath(top) != here:
+            raise GitError(f"{folder} is inside the git repository {top}; give that folder as --repo "
+                           f"and the backup folder with --path.")
+        return cls(folder, False, Path(git_dir))
 
     @classmethod
     def _init(cls, folder: Path) -> "BackupRepo":
         try:
             status, _out, err = safegit.run(folder, ["init", "-q", "--", str(folder)], safegit.overrides([]))
-            if status != 0:
-                raise GitError(f"cannot create a git repository in {folder}: "
-                               f"{err.decode('utf-8', 'replace').strip() or f'exit status {status}'}")
-            made = cls(gitpython.Repo(folder))
-            made.created = True
-            return made
         except FileNotFoundError as exc:
             raise GitError(f"git cannot be run ({exc}); install git.") from exc
-        except (gitpython.InvalidGitRepositoryError, OSError) as exc:
-            raise GitError(f"cannot create a git repository in {folder}: {exc}") from exc
+        if status != 0:
+            raise GitError(f"cannot create a git repository in {folder}: "
+                           f"{err.decode('utf-8', 'replace').strip() or f'exit status {status}'}")
+        made = cls._locate(folder)
+        if made is None:
+            raise GitError(f"cannot create a git repository in {folder}: git made none")
+        made.created = True
+        return made
 
     # -- running git ---------------------------------------------------------------------------
     def safe_config(self, *, no_credential_helper: bool = False) -> list[tuple[str, str]]:
@@ -362,9 +390,9 @@ class BackupRepo:
         not drop files from the backup.
         """
         line = f"/{subdir}/** -text -filter -ident -working-tree-encoding\n"
-        info = Path(self.repo.git_dir) / "info"
-        info.mkdir(exist_ok=True)
-        path = info / "attributes"
+        _, out, _ = self.git("rev-parse", "--git-path", "info/attributes")
+        path = self.root / os.fsdecode(out.rstrip(b"\n"))  # relative to the top folder, or absolute
+        path.parent.mkdir(exist_ok=True)
         try:
             current = path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -348,3 +348,19 @@ def test_a_config_that_includes_an_endless_file_is_a_sentence_not_a_hang(plant: 
         said = done.stdout + done.stderr
         assert "bad config line" in said and "Traceback" not in said, argv
     assert plant.ran() == []
+
+
+def test_a_local_remote_that_checks_out_what_it_receives_runs_none_of_its_filters(
+        plant: Plant, capsys: pytest.CaptureFixture) -> None:
+    """A non-bare remote named by a relative path, with ``receive.denyCurrentBranch=updateInstead``:
+    it checks out the pushed files, through the smudge filter its own config and attributes name."""
+    remote = plant.tmp / "remote-wt"
+    git(plant.tmp, "init", "-q", str(remote))
+    (remote / ".git" / "info" / "attributes").write_text("* filter=evil\n", encoding="utf-8")
+    plant.config(("receive.denyCurrentBranch", "updateInstead"),
+                 ("filter.evil.smudge", plant.program("remote-smudge", "cat")),
+                 ("filter.evil.process", plant.program("remote-process")), where=remote)
+    git(plant.repo, "remote", "add", "origin", "../remote-wt")
+    run_all(plant, capsys, push_code=0)
+    assert plant.ran() == []
+    assert (remote / SUB / "MANIFEST").is_file()  # checked out, byte for byte

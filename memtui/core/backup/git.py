@@ -468,7 +468,7 @@ class BackupRepo:
             reason and what to do) — LIBRARY-NOTES: GitPython's ``push()`` would return normally.
         """
         url = self.remote_url(remote)
-        receive_pack, env = safegit.receive_pack(url)  # never the program remote.<name>.receivepack names
+        receive_pack, env = safegit.receive_pack(url, self.root)  # never the program remote.<name>.receivepack names
         helper_dir = None
         if token:
             helper_dir = tempfile.mkdtemp(prefix="memtui-askpass-")

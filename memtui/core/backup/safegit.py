@@ -250,8 +250,9 @@ def is_local_url(url: str) -> bool:
     return ":" not in head  # ``host:path`` is ssh
 
 
-def receive_pack(url: str) -> tuple[str, dict[str, str]]:
-    """``(--receive-pack value, environment)`` for a push to ``url``.
+def receive_pack(url: str, base: str | os.PathLike[str] = ".") -> tuple[str, dict[str, str]]:
+    """``(--receive-pack value, environment)`` for a push to ``url`` (a relative path is relative
+    to ``base``, the pushing repository's top folder, as git takes it).
 
     For a repository on this machine, ``git … receive-pack`` with the overrides of *that*
     repository's configuration (``--config-env`` names environment variables, so a key holding
@@ -260,7 +261,7 @@ def receive_pack(url: str) -> tuple[str, dict[str, str]]:
     """
     if not is_local_url(url):
         return "git-receive-pack", {}
-    where = url[len("file://"):] if url.startswith("file://") else url
+    where = os.path.join(base, url[len("file://"):] if url.startswith("file://") else url)
     entries: list[Entry] = []
     if os.path.isdir(where):
         status, found, _ = listing(where)

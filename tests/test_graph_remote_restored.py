@@ -116,3 +116,11 @@ async def test_the_graph_area_shows_the_restored_graph_offline(restored) -> None
         await wait_for(pilot, lambda: screen.offline is not None and "from the backup of" in status())
         assert screen.query_one("#entities", DataTable).row_count == 2
         assert "offline" in status()
+
+
+def test_search_finds_the_restored_graph_s_entities_offline(restored, capsys) -> None:
+    target, _url = restored
+    code, out, err = run_cli(capsys, "search", "harbour", "-w", str(target), "--json")
+    assert code == 0, err
+    hits = json.loads(out)["hits"]
+    assert [h["title"] for h in hits if h["kind"] == "entity"] == ["harbour"], hits

@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "restore", help="restore a backup (any commit) into an empty folder, offline",
         description="Read the backup tree of a commit straight from git (no checkout, no network) and "
                     "write it as a workspace into --to: files byte for byte, the store rebuilt record "
-                    "for record. A non-empty folder is refused unless --force.",
+                    "for record. A non-empty folder is refused unless --force, and so is a backup holding a "
+                    "file or files in all over memtui.toml's [backup] max_restore_file_bytes / "
+                    "max_restore_bytes (256 MiB, 2 GiB); nothing is written then.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(parser, help="the workspace whose memtui.toml [backup] settings name the "
                               "repository and path (default: the current folder); the restore goes to --to")

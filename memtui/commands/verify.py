@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "verify", help="restore a backup into a temporary folder, render it again, compare (exit 1 on any difference)",
         description="The round trip render → restore → render must give the same bytes: every "
-                    "differing file is listed with a unified diff. Exit 0 only with zero differences.",
+                    "differing file is listed with a unified diff. Exit 0 only with zero differences. "
+                    "A backup over memtui.toml's [backup] restore size limits is refused (exit 3).",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(parser, help="the workspace whose memtui.toml [backup] settings name the "
                               "repository and path (default: the current folder)")

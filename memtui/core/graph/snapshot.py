@@ -174,15 +174,15 @@ def find(root: Path, remote: str) -> Snapshot | None:
     restored = _restored(root)
     if restored is None:
         return found
-    data, when, about = restored
+    state, when, about = restored
     if found is not None and (found.read_at > when or (found.read_at == when and found.backup == about)):
         return found
     try:
         from memtui.core.graph.format import loads
 
         with bulk():
-            graph = loads(data, "backup")
-    except (ValueError, RecursionError):
+            graph = loads(state.read_bytes(), "backup")
+    except (OSError, ValueError, RecursionError):
         return found
     if save(root, remote, graph, when, "backup", backup=about) is None:
         return found
@@ -208,21 +208,22 @@ def _cached(root: Path, remote: str) -> Snapshot | None:
         return None
 
 
-def _restored(root: Path) -> tuple[bytes, float, dict] | None:
-    """The remote graph a restore left in the workspace at ``root``: ``(its bytes, when the backup
-    was made (epoch seconds), {"commit", "date", "sha256"})``, or ``None`` when there is none.
-    The time comes from the restore's note beside it, else the file's modification time."""
+def _restored(root: Path) -> tuple[Path, float, dict] | None:
+    """The remote graph a restore left in the workspace at ``root``: ``(its file, when the backup
+    was made (epoch seconds), {"commit", "date", "file"})``, or ``None`` when there is none. The
+    time comes from the restore's note beside it, else the file's modification time; ``file``
+    (size and modification time) tells one restored file from another without reading it."""
     from memtui.core.backup.render import REMOTE_ABOUT, REMOTE_STATE
 
     state = root / REMOTE_STATE
     try:
         if state.is_symlink() or not state.is_file():
             return None
-        data = state.read_bytes()
-        when = state.stat().st_mtime
+        stat = state.stat()
     except OSError:
         return None
-    about: dict = {"commit": None, "date": None}
+    when = stat.st_mtime
+    about: dict = {"commit": None, "date": None, "file": f"{stat.st_size}:{stat.st_mtime_ns}"}
     try:
         noted = json.loads((root / REMOTE_ABOUT).read_bytes())
         if isinstance(noted, dict):
@@ -234,8 +235,7 @@ def _restored(root: Path) -> tuple[bytes, float, dict] | None:
             when = _dt.datetime.fromisoformat(about["date"]).timestamp()
         except ValueError:
             about["date"] = None
-    about["sha256"] = hashlib.sha256(data).hexdigest()  # another restore into the same folder is another graph
-    return data, when, about
+    return state, when, about
 
 
 def save(root: Path, remote: str, graph: Graph, read_at: float, read_via: str = "",

@@ -330,16 +330,8 @@ def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:
 
 
 def _confirm(args: argparse.Namespace, what: str) -> None:
-    """Ask before a destructive change (only on a terminal); exit 3 when not confirmed."""
-    if getattr(args, "yes", False):
-        return
-    if not _common.interactive():
-        _common.fail(f"refused: this needs confirmation ({visible(what)}), and standard input is not "
-                     "a terminal, so memtui does not ask; add --yes to confirm. Nothing was changed.",
-                     ExitCode.REFUSED)
-    answer = input(f"About to change {visible(what)}. Go ahead? [y/N] ").strip().lower()
-    if answer not in ("y", "yes"):
-        _common.fail("cancelled; nothing was changed.", ExitCode.REFUSED)
+    """Ask before a destructive change (:func:`_common.confirm`)."""
+    _common.confirm(args, f"About to change {visible(what)}. Go ahead")
 
 
 def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:

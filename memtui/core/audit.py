@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from memtui.core.files import read_text, rel
+from memtui.core.notes import glued_findings
 from memtui.core.text import plural
 from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.procs import process_context, worker_count
@@ -123,6 +124,8 @@ def _audit_workspace_files(ws: Workspace) -> list[Finding]:
             findings.extend(read.findings)
             if read.ok:
                 findings.extend(_check_links(ws, read.text, path, rel(ws.root, path), 1))
+                if path in (ws.member_notes, ws.notebook):  # the files agents append to
+                    findings.extend(glued_findings(rel(ws.root, path), read.text))
     return findings
 
 

@@ -73,6 +73,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "workspace-read-only": (Severity.INFO, "the workspace is open read-only (another memtui holds the writer lock, or .memtui cannot be written)"),
     "search-index-damaged": (Severity.WARNING, "the search index could not be read and was rebuilt from the files"),
     "search-file-skipped": (Severity.WARNING, "a file or line could not be indexed for search"),
+    "notes-lines-glued": (Severity.WARNING, "a notes line holds two entries: a line appended to a file without a final newline joined the line before it"),
     "graph-line-malformed": (Severity.ERROR, "a graph.jsonl line is not one JSON object (cut off, two records, an array, not UTF-8); kept as written"),
     "graph-record-invalid": (Severity.ERROR, "a graph.jsonl record misses a field or has a field of the wrong type; kept as written"),
     "graph-record-unknown": (Severity.INFO, "a graph.jsonl line has an unknown record type; kept (the MCP server drops it on its next write)"),

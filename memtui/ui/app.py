@@ -241,6 +241,15 @@ class MemtuiApp(App[int]):
         """``"READ-ONLY · "`` when writes are refused, else ``""``: screens prefix their subtitle."""
         return "READ-ONLY · " if self.session.read_only else ""
 
+    async def action_area(self, mode: str) -> None:
+        """Open area ``mode`` as its key does: a screen that must ask first (the Notes editor
+        with unsaved changes) asks (a click on the area bar)."""
+        leave = getattr(self.screen, "action_leave", None)
+        if leave is not None:
+            leave(mode)
+        elif mode != self.current_mode:
+            await self.switch_mode(mode)
+
     async def action_quit(self) -> None:
         """Quit, but first let a screen with unsaved changes ask (the Notes editor):
         ``ctrl+q`` and the palette's Quit once dropped an unsaved note without a word."""

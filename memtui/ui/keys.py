@@ -15,6 +15,8 @@ palette's ``Area: Action`` commands and a footer that never cuts a label.
 
 from __future__ import annotations
 
+import textwrap
+
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -189,10 +191,13 @@ class KeysHelp(ModalScreen[None]):
             for row in rows:
                 keys = row.keys if cell_len(row.keys) <= width else row.keys[: width - 1] + "…"
                 out.append(f"  {keys:<{width}}  ", style="bold")
-                out.append(row.description)
-                if row.id:  # beside the description when it fits, else under it, aligned
-                    used = 2 + width + 2 + cell_len(row.description) + 2 + cell_len(row.id)
-                    gap = "  " if used <= room else "\n" + " " * (width + 4)
+                # a long description wraps under itself, never back to the key column
+                indent = " " * (width + 4)
+                lines = textwrap.wrap(row.description, max(20, room - width - 4)) or [""]
+                out.append(("\n" + indent).join(lines))
+                if row.id:  # beside the description's last line when it fits, else under it, aligned
+                    used = width + 4 + cell_len(lines[-1]) + 2 + cell_len(row.id)
+                    gap = "  " if used <= room else "\n" + indent
                     out.append(f"{gap}{row.id}", style="dim")
                 out.append("\n")
             out.append("\n")

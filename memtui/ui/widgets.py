@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -13,6 +17,7 @@ from textual.widgets import Button, Input, Static
 from memtui.ui.areas import AREAS
 from memtui.ui.text import safe
 
+ResultT = TypeVar("ResultT")
 
 class AreaBar(Static):
     """One line under the header naming every area and its key, the current one marked.
@@ -20,7 +25,8 @@ class AreaBar(Static):
     The area keys are not repeated in each footer (it had no room left for the screen's own
     keys at 120 columns); this bar shows them instead. It fits its width (issue 19 item 5: at
     80 columns "Backup" fell off): full titles when they fit, else short ones (the current area
-    always in full), else the keys alone; never a title cut in half.
+    always in full), else the keys alone; never a title cut in half. A click on an area opens
+    it, as its key does.
     """
 
     DEFAULT_CSS = """
@@ -47,6 +53,8 @@ class AreaBar(Static):
         for titles, gap, hint in forms:
             bar = Text()
             for area in AREAS:
+                click = Style.from_meta({"@click": f"app.area('{area.mode}')"})  # a click opens it
+                start = len(bar)
                 if area.mode == current:
                     bar.append(f" {area.key} {area.title} ", style="bold reverse")
                 else:
@@ -55,6 +63,7 @@ class AreaBar(Static):
                         bar.append(f" {area.title}")
                     else:
                         bar.append(f" {area.title} " if titles else " ")
+                bar.stylize(click, start, len(bar))
                 bar.append(gap)
             if hint:
                 bar.append(hint, style="dim")
@@ -94,7 +103,22 @@ def message(value: "str | Text") -> Text:
     return value if isinstance(value, Text) else Text(value)
 
 
-class AskText(ModalScreen[str | None]):
+class AnswersOnce:
+    """A dialog answers once: an answer given while the first is still being delivered (Enter
+    pressed twice, a key and a click at once) is ignored. Without this the second dismissal
+    found the dialog no longer on top, because the first answer's callback had already pushed
+    the next question (a relation's target asked again), and raised ``ScreenStackError``."""
+
+    _answered = False
+
+    def answer(self, value: object) -> None:
+        if self._answered:
+            return
+        self._answered = True
+        self.dismiss(value)  # type: ignore[attr-defined]
+
+
+class AskText(AnswersOnce, ModalScreen[str | None]):
     """Ask for one line of text; dismisses with the text, or ``None`` on Escape.
 
     Args:
@@ -126,13 +150,13 @@ class AskText(ModalScreen[str | None]):
 
     @on(Input.Submitted, "#ask-input")
     def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        self.answer(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
-class Choose(ModalScreen[int | None]):
+class Choose(AnswersOnce, ModalScreen[int | None]):
     """Choose one of a few lines; dismisses with its index, or ``None`` on Escape.
 
     Args:
@@ -160,52 +184,102 @@ class Choose(ModalScreen[int | None]):
         self.query_one("#choose-list").focus()
 
     def on_option_list_option_selected(self, event) -> None:  # noqa: ANN001 - OptionList.OptionSelected
-        self.dismiss(event.option_index)
+        self.answer(event.option_index)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
-class Confirm(ModalScreen[bool]):
-    """Ask yes/no before a change; ``y``/Enter on Yes confirms, ``n``/Escape cancels.
+@dataclass(frozen=True)
+class Answer(Generic[ResultT]):
+    """One button of a :class:`ButtonDialog`: the value it answers with, its label, the key
+    that presses it (shown on the button as ``Label (k)``; ``""`` for none), its Textual button
+    variant and its widget id (default ``answer-N``)."""
+
+    value: ResultT
+    label: str
+    key: str = ""
+    variant: str = "default"
+    id: str = ""
+
+
+class ButtonDialog(AnswersOnce, ModalScreen[ResultT]):
+    """A question answered by one of a few buttons: the base of every button dialog.
+
+    Every dialog behaves the same way, so none can surprise: each button shows its key
+    (``Save (s)``), the key answers at once, Left/Right (and Tab) move between the buttons, and
+    the focus starts on the safe answer, so an Enter pressed by habit loses nothing; Escape
+    gives the safe answer too.
 
     Args:
-        question: what *will* happen, in the future tense (issue 19): app text (``str``, shown
-            literally) or a :class:`Text` composed with ``safe()`` user values.
-        yes: the Yes button's label (its key ``y`` is added).
-        default_no: focus No first, so an Enter pressed by habit loses nothing (for a change
-            that drops someone's text).
+        question: app text (``str``, shown literally) or a :class:`Text` composed with
+            ``safe()`` user values.
+        answers: the buttons, in order.
+        safe: the index in ``answers`` of the safe answer.
     """
 
-    DEFAULT_CSS = _MODAL_CSS.format(name="Confirm")
+    DEFAULT_CSS = _MODAL_CSS.format(name="ButtonDialog") + "ButtonDialog Button { margin-right: 1; }\n"
 
-    BINDINGS = [Binding("escape,n", "no", "No", id="confirm.no"), Binding("y", "yes", "Yes", id="confirm.yes")]
+    BINDINGS = [Binding("left", "move(-1)", "Previous", show=False, id="dialog.previous"),
+                Binding("right", "move(1)", "Next", show=False, id="dialog.next"),
+                Binding("escape", "answer_safe", "Cancel", id="dialog.cancel")]
 
-    def __init__(self, question: "str | Text", *, yes: str = "Yes", default_no: bool = False) -> None:
+    def __init__(self, question: "str | Text", answers: "list[Answer[ResultT]]", safe: int) -> None:
         super().__init__()
         self._question = question
-        self._yes = yes
-        self._default_no = default_no
+        self._answers = answers
+        self._safe = safe
+        self._ids = [answer.id or f"answer-{n}" for n, answer in enumerate(answers)]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box"):
             yield Static(message(self._question))
             with Horizontal():
-                yield Button(Text(f"{self._yes} (y)"), id="yes", variant="warning")
-                yield Button(Text("No (n)"), id="no")
+                for answer, widget_id in zip(self._answers, self._ids, strict=True):
+                    label = f"{answer.label} ({answer.key})" if answer.key else answer.label
+                    yield Button(Text(label), id=widget_id, variant=answer.variant)  # type: ignore[arg-type]
+            yield Static(Text(f"←/→ move · Enter answers · Escape: {self._answers[self._safe].label}",
+                              style="dim"))
 
     def on_mount(self) -> None:
-        self.query_one("#no" if self._default_no else "#yes", Button).focus()
+        self.query_one(f"#{self._ids[self._safe]}", Button).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        for answer in self._answers:
+            if answer.key and event.key == answer.key:
+                event.stop()
+                self.answer(answer.value)
+                return
+
+    def action_move(self, step: int) -> None:
+        buttons = list(self.query(Button))
+        at = next((n for n, button in enumerate(buttons) if button.has_focus), self._safe)
+        buttons[(at + step) % len(buttons)].focus()
+
+    def action_answer_safe(self) -> None:
+        self.answer(self._answers[self._safe].value)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        event.stop()
+        self.answer(self._answers[self._ids.index(event.button.id or "")].value)
 
-    def action_yes(self) -> None:
-        self.dismiss(True)
 
-    def action_no(self) -> None:
-        self.dismiss(False)
+class Confirm(ButtonDialog[bool]):
+    """Ask yes/no before a change: ``y`` confirms; ``n``, Escape, or an Enter pressed by habit
+    (No has the focus first) changes nothing.
+
+    Args:
+        question: what *will* happen, in the future tense: app text (``str``, shown literally)
+            or a :class:`Text` composed with ``safe()`` user values.
+        yes: the Yes button's label (its key ``y`` is added).
+    """
+
+    DEFAULT_CSS = _MODAL_CSS.format(name="Confirm") + "Confirm Button { margin-right: 1; }\n"
+
+    def __init__(self, question: "str | Text", *, yes: str = "Yes") -> None:
+        super().__init__(question, [Answer(True, yes, "y", "warning", "yes"), Answer(False, "No", "n", id="no")],
+                         safe=1)
 
 
 class ValueViewer(ModalScreen[None]):

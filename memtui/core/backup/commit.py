@@ -26,7 +26,7 @@ from memtui.core import secrets
 from memtui.core.backup import render as rd
 from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir, first_missing,
                                     find_identity)
-from memtui.core.errors import MemtuiError, RefusedError
+from memtui.core.errors import MemtuiError, RefusedError, write_failure
 from memtui.core.findings import Finding
 from memtui.core.workspace import Workspace
 
@@ -246,7 +246,15 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             f"nothing was written to the backup repository: {places}{more}. Remove each secret (and revoke "
             "it), or, for a false positive, `memtui audit allow secret PLACE --reason …`.", blocked)
     step("writing the changed files of the backup tree", 0.4)
-    stats = rd.write_tree(tree, dest)
+    try:
+        stats = rd.write_tree(tree, dest)
+    except OSError as exc:  # a full disk, a read-only repository: a sentence, and no commit
+        failure = write_failure(exc, dest)
+        if failure is None:
+            raise
+        failure.args = (f"{failure} No backup commit was made: the repository's history is as it was, "
+                        f"and the next backup rewrites the files of {subdir}/.",)
+        raise failure from exc
     step("committing the backup path", 0.6)
     commit = repo.commit_path(subdir, message_for(tree, len(stats.written), len(stats.removed), message),
                               identity)

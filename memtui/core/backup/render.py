@@ -605,8 +605,12 @@ def write_tree(tree: BackupTree, dest: str | os.PathLike[str]) -> WriteStats:
                 os.unlink(full)
         fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                      0o755 if entry.executable else 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(entry.data)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(entry.data)
+        except BaseException:  # a full disk: no half-written file is left for git to see
+            os.unlink(full)
+            raise
         os.chmod(full, 0o755 if entry.executable else 0o644)
         stats.written.append(path)
     for path in sorted(set(existing) - set(tree.files)):

@@ -24,6 +24,7 @@ from memtui.core.governance.model import (  # noqa: F401 - the package's public 
     Eligibility as Eligibility,
     GovernanceError as GovernanceError,
     Ledger as Ledger,
+    NeedsReview as NeedsReview,
     ORIGINS as ORIGINS,
     RefusedError as RefusedError,
     STATES as STATES,

@@ -53,6 +53,12 @@ class RefusedError(GovernanceError, errors.RefusedError):
     """
 
 
+class NeedsReview(RefusedError):
+    """A proposal is not eligible by uses and was not approved as reviewed (seed 000 §7.4b:
+    only human review, or two independent passing uses, promotes it). Each face names its own
+    way to approve as reviewed (the CLI's ``--reviewed``, the Proposals area's question)."""
+
+
 def now() -> str:
     """The current time, ISO 8601 UTC with seconds (``2026-09-02T10:00:00+00:00``)."""
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()

@@ -183,7 +183,7 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
             return change, reapplied, base
         # agents append lines to graph.jsonl without memtui's lock: what they append while
         # this write runs is carried into the new file (issue 15 item 1)
-        tx.replace(shown, change.graph.to_bytes(), base=current_sha or None, carry_appends=True)
+        tx.replace(shown, change.graph.file_bytes(), base=current_sha or None, carry_appends=True)
         for extra, data in also_write:
             tx.replace(extra, data, base=None)
         tx.table(PROVENANCE_TABLE)  # provenance records change in this same write
@@ -209,11 +209,12 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
     if not change.changed:
         return Saved(base, change, reapplied=reapplied, written=False)
     installed = done.installed.get(shown)
-    if installed is not None and installed != change.graph.to_bytes():  # others' appends were carried
+    if installed is not None and installed != change.graph.file_bytes():  # others' appends were carried
         written = loads(installed, loaded.shown)
     else:
-        data = change.graph.to_bytes()
+        data = change.graph.file_bytes()
         written = change.graph.replaced(change.graph.lines)
+        written.final_newline = True
         written.source_sha256 = hashlib.sha256(data).hexdigest()
         written.exists = True
     return Saved(written, change, reapplied=reapplied, audit_entry=done.entry,

@@ -33,6 +33,7 @@ from memtui.core import jsonio
 from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.paging import Page
+from memtui.core.text import final_newline
 
 
 BOM = b"\xef\xbb\xbf"
@@ -557,6 +558,14 @@ class Graph:
             else:
                 chunks.pop()
         return b"".join(chunks)
+
+    def file_bytes(self) -> bytes:
+        """The bytes memtui writes for this graph: :meth:`to_bytes` ending with a line end
+        (:func:`memtui.core.text.final_newline`), so an agent's next ``echo >>`` starts a line
+        of its own instead of joining memtui's last record. The server writes no final newline
+        and reads a file with one; a file it wrote is read and kept as it is until memtui
+        writes it."""
+        return final_newline(self.to_bytes()) if self.lines else self.to_bytes()
 
     def replaced(self, lines: list[Line]) -> "Graph":
         """A new graph with ``lines`` and this graph's file conventions (BOM, newline, path)."""

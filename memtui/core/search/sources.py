@@ -238,7 +238,7 @@ def _other_sources(ws: Workspace) -> list[Source]:
         if restored is not None:
             others.append(Source(rel(root, restored), restored, "graph"))
     for skill_root in ws.skill_roots.values():
-        if not skill_root.is_dir():
+        if not skill_root.is_dir() or ws.linked_outside(skill_root) is not None:  # never list a root linked out
             continue
         for skill_dir in sorted(skill_root.iterdir()):
             skill = skill_dir / "SKILL.md"

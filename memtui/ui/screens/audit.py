@@ -7,7 +7,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
 from memtui.core.audit import AuditReport
@@ -17,6 +16,7 @@ from memtui.core.workspace import NODE_INDEX
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.screens.base import AreaScreen
 
 #: Rows drawn at once; DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES), so more are
 #: reached by filtering.
@@ -55,7 +55,7 @@ def matches(finding: Finding, query: str) -> bool:
     return True
 
 
-class AuditScreen(Screen):
+class AuditScreen(AreaScreen):
     """Every finding of the last audit."""
 
     BINDINGS = [

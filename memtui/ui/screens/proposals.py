@@ -24,7 +24,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from memtui.core import text
@@ -35,6 +34,7 @@ from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.text import join, safe
+from memtui.ui.screens.base import AreaScreen
 
 
 def age(created: str) -> str:
@@ -91,7 +91,7 @@ def side_text(rows: list[tuple[str, str, str]], width: int = 60) -> Text:
     return out if rows else Text("no difference", style="dim")
 
 
-class ProposalsScreen(Screen):
+class ProposalsScreen(AreaScreen):
     """Governed memory: review proposals, decide, and walk version histories."""
 
     DEFAULT_CSS = """

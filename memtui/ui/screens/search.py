@@ -28,7 +28,6 @@ from textual.binding import Binding
 from textual.command import Hit as PaletteHit
 from textual.command import Hits, Provider
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Checkbox, DataTable, Header, Input, ProgressBar, Select, Static
 from textual.worker import get_current_worker
@@ -43,6 +42,7 @@ from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.screens.audit import place_in_tree
 from memtui.ui.text import join, safe
+from memtui.ui.screens.base import AreaScreen
 
 #: Quiet time after the last key before the query runs (seconds).
 DEBOUNCE_SECONDS = 0.15
@@ -164,7 +164,7 @@ def _answer_summary(results: Results) -> str:
     return f"no confident precedent ({results.likelihood:.0%}): the best are marked possible"
 
 
-class SearchScreen(Screen):
+class SearchScreen(AreaScreen):
     """Search the whole workspace (see the module docstring)."""
 
     #: Under 80 columns the query box, kind list and checkbox stack (at 40 columns the query

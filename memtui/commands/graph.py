@@ -15,6 +15,7 @@ terminal; destructive commands (delete, merge, repair, convert) then need ``--ye
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import time
@@ -273,6 +274,24 @@ def _remote_load(backend):  # noqa: ANN001, ANN202 - RemoteGraph -> Graph
         print("\r\033[K", end="", file=sys.stderr, flush=True)
 
 
+@contextlib.contextmanager
+def _kept_read_hint(ws, backend, asked: bool):  # noqa: ANN001, ANN202 - Workspace, GraphBackend
+    """A live remote read that fails (exit 4) also says when ``--cached`` would answer: from
+    memtui's last read, or from a restored backup's graph (``asked``: ``--cached`` was given, or
+    cannot apply, so nothing is added). A live read stays live: it never answers from them."""
+    from memtui.core.errors import ExternalError
+    from memtui.core.graph import snapshot
+
+    try:
+        yield
+    except ExternalError as exc:
+        found = None if asked or backend.kind != "remote" else snapshot.find(ws.root, backend.shown)
+        if found is None:
+            raise
+        raise ExternalError(f"{exc} Add --cached to answer from the graph kept {found.label()} "
+                        f"({found.entities:,} entities).") from None
+
+
 class _Read:
     """A read-only command's graph: read live (then kept as the remote's snapshot by
     :meth:`keep`, once the answer is out), or answered from that snapshot (``--cached``)."""
@@ -300,10 +319,11 @@ class _Read:
                 print(f"memtui: no usable earlier read of {visible(self.backend.shown)} is kept; reading it.",
                       file=sys.stderr)
             else:
-                print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} as of {found.as_of()} "
+                print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} {found.label()} "
                       f"({found.entities:,} entities), not read now; drop --cached to read it.", file=sys.stderr)
         if self.cached is None:
-            _ws, self.backend, graph, _data = _load(args, self.ws, self.backend)
+            with _kept_read_hint(self.ws, self.backend, getattr(args, "cached", False)):
+                _ws, self.backend, graph, _data = _load(args, self.ws, self.backend)
             self.backend.close()
             self.graph, self._live = graph, self.backend.kind == "remote"
 
@@ -619,12 +639,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
         if cached is not None:
             try:
                 found = search_records(cached.graph(), args.query)
-                print(f"memtui: cached: searched the remote graph at {visible(backend.shown)} as of {cached.as_of()}, "
+                print(f"memtui: cached: searched the remote graph at {visible(backend.shown)} {cached.label()}, "
                       "not the remote now; drop --cached to search it.", file=sys.stderr)
             except snapshot.SnapshotError:
                 cached = None
         if cached is None:
-            found = backend.search(args.query, semantic=args.semantic)
+            with _kept_read_hint(_ws, backend, args.cached or args.semantic):
+                found = backend.search(args.query, semantic=args.semantic)
     except g.GraphEditError as exc:
         _common.fail(str(exc), ExitCode.PROBLEM)
     finally:

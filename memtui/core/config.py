@@ -69,6 +69,10 @@ class BackupSettings:
     remote: str | None = None
     #: push after each backup (never forced)
     push: bool = False
+    #: a restore or verify refuses a backup holding a file larger than this (bytes)
+    max_restore_file_bytes: int = 256 * 1024 * 1024
+    #: … or whose files add up to more than this (bytes): a restore holds them in memory
+    max_restore_bytes: int = 2 * 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +155,8 @@ _SECTIONS: dict[str, type] = {"user": UserSettings, "limits": LimitsSettings, "s
                               "backup": BackupSettings, "git": GitSettings,
                               "graph": GraphSettings, "consolidate": ConsolidateSettings}
 _EXTRA_CHECKS = {("limits", "max_file_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes"),
+                 ("backup", "max_restore_file_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes"),
+                 ("backup", "max_restore_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes"),
                  ("graph", "timeout"): (lambda v: v > 0, "must be a positive number of seconds"),
                  ("graph", "deadline"): (lambda v: v > 0, "must be a positive number of seconds"),
                  ("graph", "max_answer_mb"): (lambda v: v > 0, "must be a positive whole number of megabytes"),

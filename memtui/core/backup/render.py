@@ -64,6 +64,9 @@ STORE = b"store/"
 #: The snapshot of a remote graph in the backup tree, and where a restore keeps it.
 REMOTE_GRAPH = b"remote/graph.jsonl"
 REMOTE_STATE = ".memtui/remote-graph.jsonl"
+#: Beside it, what a restore knows of that snapshot: ``{"commit", "date"}`` of the backup (JSON; not
+#: rendered, so the round trip is unchanged): :mod:`memtui.core.graph.snapshot` labels it with them.
+REMOTE_ABOUT = ".memtui/remote-graph.json"
 _MANIFEST_TITLE = "memtui backup tree"
 
 

@@ -38,7 +38,7 @@ from textual.widgets import Button, DataTable, Header, ProgressBar, Static, Text
 
 from memtui.core.backup import commit as core
 from memtui.core.backup.follow import head_signature
-from memtui.core.backup.git import BackupRefused, GitError
+from memtui.core.backup.git import BackupRefused, GitError, Limits
 from memtui.core.backup.render import BackupFormatError
 from memtui.core.backup.restore import restore
 from memtui.core.backup.verify import verify
@@ -316,7 +316,8 @@ class BackupScreen(AreaScreen):
             self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
 
         try:
-            result = verify(self.repo, commit, self.subdir, progress)
+            result = verify(self.repo, commit, self.subdir, progress,
+                            limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"verify failed: {exc}")
             return
@@ -368,7 +369,8 @@ class BackupScreen(AreaScreen):
             self.app.call_from_thread(self._progress, done / max(total, 1))
 
         try:
-            result = restore(self.repo, commit, self.subdir, folder, progress=progress)
+            result = restore(self.repo, commit, self.subdir, folder, progress=progress,
+                             limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"restore failed: {exc}")
             return

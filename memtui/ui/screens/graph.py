@@ -564,16 +564,18 @@ class GraphScreen(AreaScreen):
         if self.backend is not None and self.backend.kind == "remote":  # last: the counts matter more at 80 columns
             status = join(status, Text(" · "), Text("remote ", style="bold"), safe(self.backend.shown))
         stamp = as_of(self.read_at) if self.read_at is not None else ""
+        # memtui's last read ("as of 10:04"), or a restored backup's graph ("from the backup of …")
+        since = self.cached.label() if self.cached is not None else f"as of {stamp}"
         if self.offline and self.read_at is not None:
-            status = join(Text(f" offline, as of {stamp} ", style="bold reverse red"), Text(" F5 retries · "),
-                          status)
+            status = join(Text(f" offline, {since} ", style="bold reverse red"), Text(" F5 retries · "), status)
         elif self.cached is not None:
             label = self._reading_text() if self._reading_since is not None else "kept"
-            status = join(Text(f" as of {stamp}, {label} ", style="bold reverse yellow"), Text(" "), status)
+            status = join(Text(f" {since}, {label} ", style="bold reverse yellow"), Text(" "), status)
         self._status(status)
-        self.query_one("#graph-count", Static).tooltip = self.offline or (
-            "memtui's last read of the remote, kept in the user cache; the live read replaces it"
-            if self.cached is not None else None)
+        kept = ("the graph of the restored backup, kept in the user cache; the live read replaces it"
+                if self.cached is not None and self.cached.backup is not None else
+                "memtui's last read of the remote, kept in the user cache; the live read replaces it")
+        self.query_one("#graph-count", Static).tooltip = self.offline or (kept if self.cached is not None else None)
 
     def action_page(self, step: int) -> None:
         pages = max(1, -(-len(self._rows) // PAGE))
@@ -797,8 +799,8 @@ class GraphScreen(AreaScreen):
             self.notify("the last change is still being saved", markup=False)
             return False
         if self.cached is not None:
-            self.notify("this is memtui's last read of the remote, kept from "
-                        f"{self.cached.as_of()}; a change waits for the live read (F5 reads again)",
+            self.notify("this is the remote graph kept by memtui, "
+                        f"{self.cached.label()}; a change waits for the live read (F5 reads again)",
                         title="Not live yet", severity="warning", markup=False, timeout=10)
             return False
         if self.graph is None:

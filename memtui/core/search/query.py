@@ -45,6 +45,7 @@ from memtui.core.search.analysis import KEY_MARK, is_word, normalize, term_spans
 from memtui.core.search.engine.index import SearchIndex, is_damage
 from memtui.core.search.engine.matching import rank
 from memtui.core.search.plan import PREFIX_MARK, PREFIX_MIN, Item
+from memtui.core.search.reading import ASIDE_WEIGHT, Reading, is_pasted, read_ticket
 from memtui.core.search.sources import KINDS
 
 #: Filters the query language knows.
@@ -165,6 +166,9 @@ class Results:
     likelihood: float = 0.0
     known: float | None = None
     keyed: float | None = None
+    #: How a pasted ticket was read (:func:`memtui.core.search.reading.read_ticket`);
+    #: ``None`` for a typed query.
+    reading: Reading | None = None
 
     def assess(self) -> "Results":
         """Set :attr:`likelihood` and every hit's ``verdict`` (an index line and the article
@@ -398,7 +402,14 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             needed and cannot be done.
     """
     started = time.perf_counter()
-    items, filters = parse(text) if text.strip() or not kinds else ([], {})
+    reading = read_ticket(text) if is_pasted(text) else None
+    if reading is not None:  # a pasted ticket is text, never query syntax (its quotes, colons, stars)
+        items = ticket_items(reading)
+        filters: dict[str, list[str]] = {}
+        if not items:
+            raise QueryError("nothing to search for in the pasted text: " + (reading.summary or "it holds no words"))
+    else:
+        items, filters = parse(text) if text.strip() or not kinds else ([], {})
     for k in kinds or []:
         if k not in KINDS:
             raise QueryError(f"--kind {k} is not a kind; use one of: {', '.join(KINDS)}")
@@ -424,13 +435,22 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
                 hit.agreement = agreement(stored, found.terms)
             return Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
                            query_words=found.words, findings=findings, at_least=found.at_least,
-                           estimated=found.estimated, known=found.known, keyed=found.keyed).assess()
+                           estimated=found.estimated, known=found.known, keyed=found.keyed,
+                           reading=reading).assess()
         except Exception as exc:  # noqa: BLE001 - only damage is handled here
             if attempt or not is_damage(exc):
                 raise
             report = index.repair(exc)
             findings.extend(report.findings)
     raise AssertionError("unreachable")  # pragma: no cover
+
+def ticket_items(reading: Reading) -> list[Item]:
+    """The words of a read ticket as query items: the message's at weight 1, the set-apart
+    text's at :data:`~memtui.core.search.reading.ASIDE_WEIGHT` (every character is text)."""
+    items = [Item("word", w) for w in reading.message.split()]
+    items += [Item("word", w, ASIDE_WEIGHT) for w in reading.aside.split()]
+    return items
+
 
 def _hit(stored: dict[str, Any], score: float, count: int, highlight: set[str], snippets: bool) -> Hit:
     hit = Hit(kind=stored.get("kind", ""), path=stored.get("path", ""),

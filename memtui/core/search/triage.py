@@ -163,7 +163,9 @@ def _load_file(path: Path) -> list[Case]:
             raise CasesError(f'{path}:{n}: a case needs a text "id" and a text "ticket"')
         cases.append(Case(obj["id"], obj["ticket"], str(obj.get("language", "")),
                           [str(x) for x in obj.get("relevant") or []],
-                          [str(x) for x in obj.get("near_miss") or []], str(obj.get("style") or "")))
+                          [str(x) for x in obj.get("near_miss") or []],
+                          # a ticket with no precedent says how it is written in "form"
+                          str(obj.get("form") or obj.get("style") or "")))
     return cases
 
 

@@ -116,7 +116,7 @@ def _df(reader, fieldname: str, term: str) -> int:  # noqa: ANN001 - a Whoosh re
     return got
 
 
-def _word_query(term_variants: list[str], reader=None) -> wq.Query:
+def _word_query(term_variants: list[str], reader=None, weight: float = 1.0) -> wq.Query:
     """One query word: its plain term in :data:`CONTENT_FIELD` (BM25F over the weighted
     fields) and its sound key in the ``translit`` field; the best match counts, the others
     add :data:`FIELD_TIEBREAK` of theirs.
@@ -125,10 +125,11 @@ def _word_query(term_variants: list[str], reader=None) -> wq.Query:
     most :data:`KEY_GAIN` times the documents its plain term finds: then it is the same word
     in the same script, and a second long posting list for nothing (most of the CPU of an OR
     of common words). A Latin-typed Bulgarian word (``polica``), rare as typed
-    and common as a key, keeps its key; so does every Cyrillic word.
+    and common as a key, keeps its key; so does every Cyrillic word. ``weight`` scales the
+    word's score (a word of a pasted ticket's quoted history counts less).
     """
-    subs = [wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT) if t.startswith(KEY_MARK) else wq.Term(CONTENT_FIELD, t)
-            for t in _searched(term_variants, reader)]
+    subs = [wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT * weight) if t.startswith(KEY_MARK)
+            else wq.Term(CONTENT_FIELD, t, boost=weight) for t in _searched(term_variants, reader)]
     if len(subs) == 1:
         return subs[0]
     return wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK)
@@ -249,18 +250,21 @@ def _fuzzy(reader, fieldname: str, word: str) -> list[tuple[str, float]]:
     return [(t, sim) for t, (sim, _) in ranked[:PREFIX_LIMIT]]
 
 
-def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tuple[str, ...]]:
+def _most_informative(reader, pool: list[tuple[str, ...]], keep: int,
+                      weights: list[float] | None = None) -> list[tuple[str, ...]]:
     """The ``keep`` words of ``pool`` (each a tuple of its term variants) that occur in the
-    fewest documents (highest IDF), in their query order; words found nowhere are dropped."""
-    ranked: list[tuple[int, int]] = []
+    fewest documents (highest IDF), in their query order; words found nowhere are dropped.
+    With ``weights`` (one per word), heavier words are taken first (a pasted ticket's own
+    words before its quoted history's), the rarest first within a weight."""
+    ranked: list[tuple[float, int, int]] = []
     for i, vs in enumerate(pool):
         df = 0
         for t in vs:
             df = max(df, _df(reader, TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD, t))
         if df:
-            ranked.append((df, i))
+            ranked.append((-(weights[i] if weights else 1.0), df, i))
     ranked.sort()
-    return [pool[i] for _, i in sorted(ranked[:keep], key=lambda x: x[1])]
+    return [pool[i] for _, _, i in sorted(ranked[:keep], key=lambda x: x[2])]
 
 
 def _candidate_words(reader, words: list[tuple[str, ...]]) -> list[tuple[str, ...]]:  # noqa: ANN001
@@ -301,6 +305,7 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
     long_query = (sum(1 for i in items if i.kind == "word") > MAX_QUERY_WORDS
                   and not any(i.kind == "and" for i in items))
     pool: list[tuple[str, ...]] = []
+    weights: dict[tuple[str, ...], float] = {}
     seen: set[tuple[str, ...]] = set()
     highlight: set[str] = set()
     count = 0
@@ -322,13 +327,14 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
                 if vs in seen:
                     continue
                 seen.add(vs)
+                weights[vs] = item.weight
                 if extra is not None:
                     extra.setdefault("words", []).append(vs)
                 if long_query:
                     pool.append(vs)
                     continue
                 highlight.update(_searched(list(vs), reader))
-                subs.append(_word_query(list(vs), reader))
+                subs.append(_word_query(list(vs), reader, item.weight))
             count += len(subs)
             if subs:
                 q = subs[0] if len(subs) == 1 else _union(subs)
@@ -363,15 +369,17 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             groups[-1].append(q)
         join_next = False
     if pool:
-        informative = _most_informative(reader, pool, MAX_QUERY_WORDS)
+        informative = _most_informative(reader, pool, MAX_QUERY_WORDS, [weights[vs] for vs in pool])
         for vs in informative:
             highlight.update(_searched(list(vs), reader))
-            groups[-1].append(_word_query(list(vs), reader))
-        count += len(pool)
+            groups[-1].append(_word_query(list(vs), reader, weights[vs]))
+        count += max(1, round(sum(weights[vs] for vs in pool)))  # a set-apart word counts as its weight
         if extra is not None:
             rarest = _candidate_words(reader, informative)
             if rarest:
-                extra["rare"] = wq.Or([_word_query(list(vs), reader) for vs in rarest])
+                extra["rare"] = wq.Or([_word_query(list(vs), reader, weights[vs]) for vs in rarest])
+    if extra is not None:
+        extra["weights"] = weights
     clauses = [c for g in groups for c in g]
     query = None if not clauses else (clauses[0] if len(clauses) == 1 else _union(clauses))
     return query, highlight, _filter_query(filters), count
@@ -1049,9 +1057,12 @@ def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, An
     """``ranking`` with the query's terms, the :func:`coverage` of its first
     :data:`COVERED_DOCS` documents and the share of its words the index knows."""
     words = extra.get("words", [])
-    ranking.terms = query_terms(searcher.reader(), words)
+    weights = extra.get("weights", {})
+    ranking.terms = [(vs, idf * weights.get(vs, 1.0)) for vs, idf in query_terms(searcher.reader(), words)]
     ranking.coverage = coverage(searcher, docnums[:COVERED_DOCS], ranking.terms)
-    ranking.known, ranking.keyed = _word_shares(searcher.reader(), words)
+    # what the memory knows of the ticket's own words (set-apart names and signatures are not the question)
+    own = [vs for vs in words if weights.get(vs, 1.0) >= 1.0] or words
+    ranking.known, ranking.keyed = _word_shares(searcher.reader(), own)
     return ranking
 
 

@@ -176,24 +176,18 @@ class Results:
         returns ``self``."""
         firsts: dict[str, int] = {}
         scores: list[float] = []
-        covered: list[float | None] = []
         agreed: list[float | None] = []
         for h in self.hits:
             key = h.target or h.path
             if key not in firsts:
                 firsts[key] = len(scores)
                 scores.append(h.score)
-                covered.append(h.coverage)
                 agreed.append(h.agreement)
             else:  # an index line and its article: the item holds what either holds
-                i = firsts[key]
-                covered[i] = _max(covered[i], h.coverage)
-                agreed[i] = _max(agreed[i], h.agreement)
+                agreed[firsts[key]] = _max(agreed[firsts[key]], h.agreement)
         complete = not (self.at_least or self.estimated) or len(self.hits) < 1
-        self.likelihood = confidence_model.probability(scores, self.query_words, complete=complete,
-                                                       coverage=covered[0] if covered else None,
-                                                       agreement=agreed[0] if agreed else None,
-                                                       known=self.known, keyed=self.keyed)
+        self.likelihood = confidence_model.probability(scores, complete=complete,
+                                                       agreement=agreed[0] if agreed else None)
         labels = confidence_model.verdicts(self.likelihood, len(scores))
         for h in self.hits:
             h.verdict = labels[firsts[h.target or h.path]]

@@ -97,9 +97,7 @@ class Candidates:
 
     def features(self) -> tuple[float, ...] | None:
         """The confidence features of this list (:func:`memtui.core.search.confidence.features`)."""
-        return confidence.features(self.scores, self.query_words, True,
-                                   self.coverage[0] if self.coverage else None,
-                                   self.agreement[0] if self.agreement else None, self.known, self.keyed)
+        return confidence.features(self.scores, True, self.agreement[0] if self.agreement else None)
 
     def without(self, entries: list[str]) -> "Candidates":
         """The same list with ``entries`` taken out: what the search answers when those

@@ -84,7 +84,7 @@ def test_cross_validation_never_fits_on_the_fold_it_measures(triage_ws: Path, sh
     report = triage.run(Workspace.open(triage_ws), cases, folds=5)
     parts = triage.split_folds(cases, 5)
     assert len(seen) == 5
-    for trained, part in zip(seen, parts):
+    for trained, part in zip(seen, parts, strict=True):
         assert trained.isdisjoint(c.id for c in part) and len(trained) == len(cases) - len(part)
     assert report.kfold is not None and report.kfold["hit@5"] >= HIT5_FLOOR
     assert report.kfold["false_precedent_rate"] <= FALSE_PRECEDENT_CEILING

@@ -90,6 +90,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "graph-empty-observation": (Severity.WARNING, "an entity holds an empty observation"),
     "graph-name-control": (Severity.WARNING, "an entity name holds control, zero-width or direction characters"),
     "graph-name-empty": (Severity.WARNING, "an entity has an empty name"),
+    "graph-remote-cached": (Severity.INFO, "the remote graph was not read now (offline, or it could not be read): its findings are from its last read kept, as of the time said"),
+    "graph-remote-unread": (Severity.WARNING, "the remote graph could not be read and no earlier read is kept: its findings are missing from the audit"),
     "graph-duplicate-relation": (Severity.INFO, "the same relation (from, to, relationType) is written more than once"),
     "unrecorded-edit": (Severity.WARNING, "an article's bytes differ from its active version (edited outside governance)"),
     "active-missing": (Severity.ERROR, "an article has an active version but its file is missing"),

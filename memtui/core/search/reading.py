@@ -57,7 +57,7 @@ BULGARIAN: dict[str, object] = {
     "signatures": ["Поздрави", "Поздрав,", "С уважение", "Благодаря,", "Благодаря предварително", "Хубав ден"],
     "sent_from": "Изпратено от",
 }
-mail_constants.MAIL_LANGUAGES.setdefault("bg", BULGARIAN)  # type: ignore[arg-type]
+mail_constants.MAIL_LANGUAGES.setdefault("bg", BULGARIAN)
 
 _BASE64_LINE = re.compile(r"^[A-Za-z0-9+/]{60,}={0,2}$")
 _LOG_LINE = re.compile(r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}|"

@@ -183,11 +183,11 @@ class AuditScreen(Screen):
 
 
 def area_of(ws, finding: Finding) -> str:  # noqa: ANN001 - Workspace
-    """The area that shows ``finding``'s place: ``"graph"`` (the graph file, ``graph-*``
-    codes), ``"skills"`` (a file under a skill root, ``skill-*`` codes), ``"sessions"`` (a
-    session history), else ``"tree"``."""
+    """The area that shows ``finding``'s place: ``"graph"`` (the graph file, the remote graph
+    (placed at its URL), ``graph-*`` codes), ``"skills"`` (a file under a skill root, ``skill-*``
+    codes), ``"sessions"`` (a session history), else ``"tree"``."""
     path = finding.path
-    if finding.code.startswith("graph-") or path == ws.shown(ws.graph_file):
+    if finding.code.startswith("graph-") or path == ws.shown(ws.graph_file) or "://" in path:
         return "graph"
     if finding.code.startswith("skill-"):
         return "skills"

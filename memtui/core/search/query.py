@@ -133,14 +133,36 @@ class Hit:
     verdict: str = ""
     coverage: float | None = None
     agreement: float | None = None
+    #: For a ``possible`` hit, why it was set apart: the ticket's words it shares (rarest
+    #: first), the ticket's rare words it lacks, and its own cause (:func:`set_apart`).
+    shares: list[str] = field(default_factory=list)
+    lacks: list[str] = field(default_factory=list)
+    cause: str = ""
+
+    @property
+    def why(self) -> str:
+        """One sentence saying why a ``possible`` hit was not taken as the precedent
+        (``""`` when not measured): "shares ORA-00001, PK_POLICY; lacks broker; its cause:
+        …" — so a person can judge whether the ticket is the same case."""
+        out = []
+        if self.shares:
+            out.append("shares " + ", ".join(self.shares))
+        if self.lacks:
+            out.append("lacks " + ", ".join(self.lacks))
+        if self.cause:
+            out.append("its cause: " + self.cause)
+        return "; ".join(out)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`)."""
+        """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`; ``why``
+        with ``shares``, ``lacks`` and ``cause`` for a ``possible`` hit)."""
         return {"kind": self.kind, "path": self.path, "node": self.node, "state": self.state,
                 "score": round(self.score, 4), "title": self.title, "entry_id": self.entry_id,
                 "target": self.target, "line": self.line,
                 "confidence": round(self.confidence, 4), "verdict": self.verdict,
-                "snippet": self.snippet.to_json() if self.snippet else None}
+                "snippet": self.snippet.to_json() if self.snippet else None,
+                **({"why": self.why, "shares": self.shares, "lacks": self.lacks, "cause": self.cause}
+                   if self.why else {})}
 
 
 @dataclass(slots=True)
@@ -427,16 +449,61 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             for hit, (stored, _), covered in zip(hits, found.docs, found.coverage, strict=False):
                 hit.coverage = covered
                 hit.agreement = agreement(stored, found.terms)
-            return Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
+            res = Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
                            query_words=found.words, findings=findings, at_least=found.at_least,
                            estimated=found.estimated, known=found.known, keyed=found.keyed,
                            reading=reading).assess()
+            if reading is not None or len(items) > 1:
+                set_apart(res, [stored for stored, _ in found.docs], found.terms,
+                          reading.message + "\n" + reading.aside if reading else text)
+            return res
         except Exception as exc:  # noqa: BLE001 - only damage is handled here
             if attempt or not is_damage(exc):
                 raise
             report = index.repair(exc)
             findings.extend(report.findings)
     raise AssertionError("unreachable")  # pragma: no cover
+
+#: Words named per reason of :func:`set_apart` (shared, lacked).
+WHY_WORDS = 4
+#: Characters of an entry's own cause shown in a reason.
+WHY_CAUSE = 140
+#: Fields read for an entry's own cause, the first present.
+CAUSE_FIELDS = ("mechanism", "summary", "title")
+
+
+def set_apart(results: Results, stored: list[dict[str, Any]], terms: list[tuple[tuple[str, ...], float]],
+              text: str) -> None:
+    """For each ``possible`` hit of ``results`` (an answer that is not likely), say why it
+    was set apart: the query's words it holds (rarest first, as the ticket wrote them), the
+    query's rarest words it lacks, and its own cause (its ``mechanism``, else its summary).
+
+    Args:
+        results: the answer (hits aligned with ``stored``).
+        stored: each hit's stored fields.
+        terms: the query's words with their weight (``(variants, idf)``).
+        text: the query or read ticket, to show each word as it was written.
+    """
+    if not terms:
+        return
+    written: dict[str, str] = {}
+    for term, start, end in term_spans(text[:SNIPPET_SCAN]):
+        written.setdefault(term, text[start:end])
+    rarest = sorted(terms, key=lambda t: -t[1])
+    for hit, fields in zip(results.hits, stored, strict=False):
+        if hit.verdict != "possible":
+            continue
+        held: set[str] = set()
+        for name in _SNIPPET_FIELDS:
+            value = fields.get(name)
+            if value:
+                held.update(t for t, _s, _e in term_spans(str(value)[:SNIPPET_SCAN]))
+        shown = lambda vs: next((written[v] for v in vs if v in written), vs[0])  # noqa: E731
+        hit.shares = list(dict.fromkeys(shown(vs) for vs, _ in rarest if any(v in held for v in vs)))[:WHY_WORDS]
+        hit.lacks = list(dict.fromkeys(shown(vs) for vs, _ in rarest if not any(v in held for v in vs)))[:WHY_WORDS]
+        cause = next((str(fields[f]) for f in CAUSE_FIELDS if fields.get(f)), "")
+        hit.cause = " ".join(cause.split())[:WHY_CAUSE]
+
 
 def ticket_items(reading: Reading) -> list[Item]:
     """The words of a read ticket as query items: the message's at weight 1, the set-apart

@@ -89,7 +89,7 @@ def run_search(args: argparse.Namespace) -> int:
             "hits", page, [{**h.to_json(), "marks": list(m)} for h, m in zip(page.items, marks, strict=True)],
             query=text, total_at_least=res.at_least, total_estimated=res.estimated, ms=round(res.ms, 2),
             likelihood=round(res.likelihood, 4), findings=[f.to_json() for f in findings],
-            reading=res.reading.to_json() if res.reading else None))
+            reading=res.reading.to_json() if res.reading else None, known=res.known))
     else:
         _print_findings(findings)
         if res.reading and res.reading.summary:
@@ -106,6 +106,9 @@ def run_search(args: argparse.Namespace) -> int:
                 print("                    " + _marked(h.snippet.text, h.snippet.spans))
             if h.why:
                 print("                    set apart: " + visible(h.why, limit=400))
+        if not res.hits and res.known == 0.0:
+            print("no precedent: none of its words occurs in the memory (is it in a language the memory "
+                  "is not written in?)")
         about = "at least " if res.at_least else "about " if res.estimated else ""
         more = f"; the next page: --cursor {page.next}" if page.next is not None else ""
         print(f"{about}{plural(res.total, 'result')} in {res.ms:.0f} ms{more}", file=sys.stderr)

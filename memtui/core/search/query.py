@@ -210,6 +210,8 @@ class Results:
         complete = not (self.at_least or self.estimated) or len(self.hits) < 1
         self.likelihood = confidence_model.probability(scores, complete=complete,
                                                        agreement=agreed[0] if agreed else None)
+        if self.reading is not None and not self.reading.message.strip():
+            self.likelihood = 0.0  # only a signature or headers: nothing was asked, no precedent
         labels = confidence_model.verdicts(self.likelihood, len(scores))
         for h in self.hits:
             h.verdict = labels[firsts[h.target or h.path]]
@@ -508,9 +510,12 @@ def set_apart(results: Results, stored: list[dict[str, Any]], terms: list[tuple[
 def ticket_items(reading: Reading) -> list[Item]:
     """The words of a read ticket as query items: the message's at weight 1, the set-apart
     text's at :data:`~memtui.core.search.reading.ASIDE_WEIGHT` (every character is text)."""
-    items = [Item("word", w) for w in reading.message.split()]
-    items += [Item("word", w, ASIDE_WEIGHT) for w in reading.aside.split()]
+    items = [Item("word", w) for w in reading.message.split() if _WORDLIKE.search(w)]
+    items += [Item("word", w, ASIDE_WEIGHT) for w in reading.aside.split() if _WORDLIKE.search(w)]
     return items
+
+
+_WORDLIKE = re.compile(r"[^\W_]")
 
 
 def _hit(stored: dict[str, Any], score: float, count: int, highlight: set[str], snippets: bool) -> Hit:

@@ -39,6 +39,10 @@ MAX_CHARS = 100_000
 #: Words of the message itself and of what is set apart that are searched (each): a ticket's
 #: precedent shows in its first few hundred words; a 1 MB paste must not cost more.
 MAX_WORDS = 400
+#: Lines (after repeats and attachment data are set apart) whose structure is read: the
+#: mail client conventions are matched line by line, and a paste of 20,000 short lines must
+#: not cost more than a page of mail.
+MAX_LINES = 1_000
 #: Weight of a word set apart (quoted history, signature, a log's other lines) beside a
 #: word of the message itself (1): counted half. A fixed reading of "counted less", not
 #: fitted on any case.
@@ -60,6 +64,8 @@ BULGARIAN: dict[str, object] = {
 mail_constants.MAIL_LANGUAGES.setdefault("bg", BULGARIAN)
 
 _BASE64_LINE = re.compile(r"^[A-Za-z0-9+/]{60,}={0,2}$")
+#: The last, shorter line of a base64 block.
+_BASE64_TAIL = re.compile(r"^[A-Za-z0-9+/]{4,}={0,2}$")
 _LOG_LINE = re.compile(r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}|"
                        r"\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE|CRITICAL)\b)")
 _LOG_ERROR = re.compile(r"\b(?:ERROR|FATAL|SEVERE|CRITICAL|Exception|Error|Caused by|failed|denied|refused|"
@@ -80,8 +86,8 @@ class Reading:
         lines: lines of ``message``.
         parts: what was set apart or left unread, each ``(what, count)``: ``("quoted
             history", messages)``, ``("signature", 1)``, ``("headers", 1)``,
-            ``("attachment data", lines)``, ``("repeated lines", lines)``, ``("HTML", 1)``,
-            ``("unread characters", n)``, ``("log lines", lines)`` …
+            ``("attachment data lines", lines)``, ``("repeated lines", lines)``, ``("HTML markup",
+            1)``, ``("characters", n)`` (past :data:`MAX_CHARS`), ``("other log lines", lines)`` …
         kind: ``"e-mail"``, ``"thread"`` (the newest message read with the one it answers
             or forwards), ``"log"`` or ``"text"``.
     """
@@ -98,11 +104,14 @@ class Reading:
         history and signature counted less"); ``""`` for a plain query read as typed."""
         if self.kind == "text" and not self.parts:
             return ""
+        if not self.lines and not self.message.strip():
+            names = _join([name for name, _ in self.parts if name in _COUNTED_LESS] or ["what was set apart"])
+            return f"no message found, only {names}: read, counted less"
         what = {"e-mail": "the newest message", "thread": "the newest message and the one it answers",
                 "log": "the log's error lines"}.get(self.kind, "the ticket")
         out = f"read {what}, {_count(self.lines, 'line')}"
         less = [name for name, _ in self.parts if name in _COUNTED_LESS]
-        unread = [f"{_count(n, name[:-1]) if name.endswith('s') else name}" for name, n in self.parts
+        unread = [_count(n, name[:-1]) if name.endswith("s") else name for name, n in self.parts
                   if name not in _COUNTED_LESS]
         if less:
             out += "; " + _join(less) + " counted less"
@@ -188,7 +197,7 @@ def _mime_text(text: str, parts: list[tuple[str, int]]) -> str:
         payload = body.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else str(payload or "")
     if body.get_content_subtype() == "html":
-        parts.append(("HTML", 1))
+        parts.append(("HTML markup", 1))
         return html_text(str(content))
     return str(content)
 
@@ -199,14 +208,19 @@ def _clean_lines(text: str, parts: list[tuple[str, int]]) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     b64 = repeated = 0
+    in_block = False
     for line in text.splitlines():
         s = line.strip()
-        if _BASE64_LINE.match(s):
+        if _BASE64_LINE.match(s) or (in_block and _BASE64_TAIL.match(s)):
             b64 += 1
+            in_block = True
             continue
+        in_block = False
         if s and s in seen:
             repeated += 1
             continue
+        if not s and (not out or not out[-1].strip()):
+            continue  # one blank line between paragraphs is enough
         seen.add(s)
         out.append(line)
     if b64:
@@ -238,15 +252,20 @@ def read_ticket(text: str) -> Reading:
     """
     parts: list[tuple[str, int]] = []
     if len(text) > MAX_CHARS:
-        parts.append(("unread characters", len(text) - MAX_CHARS))
-        text = text[:MAX_CHARS]
+        cut = text.rfind("\n", 0, MAX_CHARS)
+        cut = cut if cut > 0 else MAX_CHARS  # at a line's end, so the last line read is whole
+        parts.append(("characters", len(text) - cut))
+        text = text[:cut]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if _MIME_HEADERS.search(text[:5000]) and re.match(r"^[\w-]+:", text):
         text = _mime_text(text, parts)
     elif _HTML.search(text[:5000]):
         text = html_text(text)
-        parts.append(("HTML", 1))
+        parts.append(("HTML markup", 1))
     lines = _clean_lines(text, parts)
+    if len(lines) > MAX_LINES:
+        parts.append(("lines", len(lines) - MAX_LINES))
+        lines = lines[:MAX_LINES]
     nonblank = [line for line in lines if line.strip()]
     logged = sum(1 for line in nonblank if _LOG_LINE.match(line))
     if len(nonblank) >= 5 and logged * 2 >= len(nonblank):
@@ -314,8 +333,12 @@ def _read_mail(text: str, parts: list[tuple[str, int]]) -> Reading:
         if run:
             pieces.append("\n".join(run).strip())
     pieces = [p for p in pieces if re.search(r"[^\W\d_]", p)]
-    if not pieces:
-        return Reading(_cap(text), "", len(text.splitlines()), parts)
+    if not pieces:  # nothing but a signature, a disclaimer or headers: read them, counted less
+        rest = [r.signatures for r in mail.replies if r.signatures] + [
+            d for r in mail.replies for d in r.disclaimers] + header_lines
+        if not any(x.strip() for x in rest):
+            return Reading(_cap(text), "", len(text.splitlines()), parts)
+        return Reading("", _cap("\n".join(rest)), 0, [("signature", 1)] + parts, "e-mail")
     # the newest message and the one it answers or forwards: the thread's report, the longest
     # earlier message (a cover note like "any news on the one below?" is about it); the rest
     # of the history is context

@@ -455,7 +455,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
                            query_words=found.words, findings=findings, at_least=found.at_least,
                            estimated=found.estimated, known=found.known, keyed=found.keyed,
                            reading=reading).assess()
-            if reading is not None or len(items) > 1:
+            if reading is not None or len(items) >= WHY_MIN_WORDS:
                 set_apart(res, [stored for stored, _ in found.docs], found.terms,
                           reading.message + "\n" + reading.aside if reading else text)
             return res
@@ -466,6 +466,9 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             findings.extend(report.findings)
     raise AssertionError("unreachable")  # pragma: no cover
 
+#: A typed query of fewer words gets no reasons for its possible results (a word or two
+#: is not a ticket; the reasons read each possible result's text).
+WHY_MIN_WORDS = 4
 #: Words named per reason of :func:`set_apart` (shared, lacked).
 WHY_WORDS = 4
 #: Characters of an entry's own cause shown in a reason.

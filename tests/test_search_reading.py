@@ -206,3 +206,30 @@ def test_a_language_the_memory_does_not_hold_is_a_clear_answer(index: SearchInde
 def test_a_paste_of_only_symbols_is_a_clear_error(index: SearchIndex) -> None:
     with pytest.raises(QueryError, match="nothing to search for"):
         search(index, "-----\n*****\n=====\n" * 3)
+
+
+def test_no_confident_precedent_names_the_entries_set_apart_and_why(index: SearchIndex,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    text = "Hi,\nour office printer shows paper jam on page two of every claim form.\nBest regards,\nIvan"
+    res = search(index, text)
+    possible = [h for h in res.hits if h.verdict == "possible"]
+    assert res.likelihood < 0.5 and possible
+    first = possible[0]
+    assert first.shares and first.lacks and first.cause
+    assert first.why.startswith("shares ") and "; lacks " in first.why and "its cause: " in first.why
+    assert first.to_json()["why"] == first.why
+    assert all(not h.why for h in res.hits if h.verdict != "possible")
+    assert main(["search", "-w", str(index.ws.root), text]) == 0
+    out = capsys.readouterr().out
+    assert "no confident precedent" in out and "set apart: shares " in out
+
+
+def test_the_page_size_does_not_change_how_likely_an_answer_is(index: SearchIndex) -> None:
+    """An index line and its article are one item: a page of one hit was judged on a list
+    too short to see its tail, and said another probability than a page of ten."""
+    text = ("Hello,\nthe printer in the Ruse office jams on every second page of the claim form since the "
+            "toner change.\nThanks,\nIvan")
+    ten = search(index, text, limit=10)
+    assert len(search(index, text, limit=1).hits) == 1
+    for limit in (1, 3):
+        assert search(index, text, limit=limit).likelihood == pytest.approx(ten.likelihood)

@@ -445,9 +445,10 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
         index.findings = []
         try:
             with index.search_lock:
-                found = rank(index, items, filters, limit, include_proposed,
+                found = rank(index, items, filters, max(limit, ASSESSED), include_proposed,
                              {"article": QUESTION_ARTICLE_BOOST} if "?" in text else None)
-            hits = [_hit(stored, score, found.words, found.highlight, snippets) for stored, score in found.docs]
+            hits = [_hit(stored, score, found.words, found.highlight, snippets and i < limit)
+                    for i, (stored, score) in enumerate(found.docs)]
             for hit, (stored, _), covered in zip(hits, found.docs, found.coverage, strict=False):
                 hit.coverage = covered
                 hit.agreement = agreement(stored, found.terms)
@@ -458,6 +459,9 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             if reading is not None or len(items) >= WHY_MIN_WORDS:
                 set_apart(res, [stored for stored, _ in found.docs], found.terms,
                           reading.message + "\n" + reading.aside if reading else text)
+            # the answer was judged on ASSESSED hits: a shorter page (--limit 3) must not
+            # change how likely it is
+            res.hits = res.hits[:limit]
             return res
         except Exception as exc:  # noqa: BLE001 - only damage is handled here
             if attempt or not is_damage(exc):
@@ -466,6 +470,10 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             findings.extend(report.findings)
     raise AssertionError("unreachable")  # pragma: no cover
 
+#: Hits an answer is judged on whatever the page size: an index line and its article are
+#: one item, so twice the items a likely answer shows (a page of 3 judged the same list as
+#: a page of 10).
+ASSESSED = 2 * confidence_model.ANSWER_SIZE
 #: A typed query of fewer words gets no reasons for its possible results (a word or two
 #: is not a ticket; the reasons read each possible result's text).
 WHY_MIN_WORDS = 4

@@ -27,11 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="eval_command", metavar="TEST", required=True)
     t = sub.add_parser(
         "triage", help="does search surface the right precedent for past tickets?",
-        description="For each case (JSON lines: id, ticket, language, relevant, near_miss) run "
-        "the ticket as a search and report hit@1, hit@k, MRR, the false-precedent rate (rank 1 "
-        "a near miss, or any result when no precedent exists), time and rank of the first "
-        "relevant entry, and hit@k per language, for memtui and for the grep baseline "
-        "(seed 000 §7.2). Exit code 1 when memtui does not beat the baseline's hit@k.",
+        description="For each case (JSON lines: id, ticket, language, relevant, near_miss, and "
+        "optionally style — the way the ticket is written — or form for a ticket with no "
+        "precedent) run the ticket as a search and report hit@1, hit@k, MRR, the false-precedent "
+        "rate (rank 1 a near miss, or any result when no precedent exists), time and rank of the "
+        "first relevant entry, and hit@k and the false-precedent rate per language and per style, "
+        "for memtui and for the grep baseline (seed 000 §7.2). Exit code 1 when memtui does not "
+        "beat the baseline's hit@k.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(t)
     _common.add_json_arg(t)

@@ -497,8 +497,8 @@ def set_apart(results: Results, stored: list[dict[str, Any]], terms: list[tuple[
         terms: the query's words with their weight (``(variants, idf)``).
         text: the query or read ticket, to show each word as it was written.
     """
-    if not terms:
-        return
+    if not terms or not any(h.verdict == "possible" for h in results.hits):
+        return  # a likely answer sets nothing apart: no text is read
     written: dict[str, str] = {}
     for term, start, end in term_spans(text[:SNIPPET_SCAN]):
         written.setdefault(term, text[start:end])

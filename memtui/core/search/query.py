@@ -457,7 +457,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
                            estimated=found.estimated, known=found.known, keyed=found.keyed,
                            reading=reading).assess()
             if reading is not None or len(items) >= WHY_MIN_WORDS:
-                set_apart(res, [stored for stored, _ in found.docs], found.terms,
+                set_apart(res, found.holds, found.terms, [stored for stored, _ in found.docs],
                           reading.message + "\n" + reading.aside if reading else text)
             # the answer was judged on ASSESSED hits: a shorter page (--limit 3) must not
             # change how likely it is
@@ -485,35 +485,35 @@ WHY_CAUSE = 140
 CAUSE_FIELDS = ("mechanism", "summary", "title")
 
 
-def set_apart(results: Results, stored: list[dict[str, Any]], terms: list[tuple[tuple[str, ...], float]],
-              text: str) -> None:
+def set_apart(results: Results, holds: list[set[int]], terms: list[tuple[tuple[str, ...], float]],
+              stored: list[dict[str, Any]], text: str) -> None:
     """For each ``possible`` hit of ``results`` (an answer that is not likely), say why it
     was set apart: the query's words it holds (rarest first, as the ticket wrote them), the
     query's rarest words it lacks, and its own cause (its ``mechanism``, else its summary).
 
     Args:
-        results: the answer (hits aligned with ``stored``).
-        stored: each hit's stored fields.
+        results: the answer (hits aligned with ``holds`` and ``stored``).
+        holds: per hit, the indexes into ``terms`` of the words it holds (the engine's
+            :attr:`~memtui.core.search.engine.matching.Ranking.holds`).
         terms: the query's words with their weight (``(variants, idf)``).
+        stored: each hit's stored fields.
         text: the query or read ticket, to show each word as it was written.
     """
     if not terms or not any(h.verdict == "possible" for h in results.hits):
-        return  # a likely answer sets nothing apart: no text is read
+        return  # a likely answer sets nothing apart
     written: dict[str, str] = {}
     for term, start, end in term_spans(text[:SNIPPET_SCAN]):
         written.setdefault(term, text[start:end])
-    rarest = sorted(terms, key=lambda t: -t[1])
-    for hit, fields in zip(results.hits, stored, strict=False):
+
+    def shown(vs: tuple[str, ...]) -> str:
+        return next((written[v] for v in vs if v in written), vs[0])
+
+    rarest = sorted(range(len(terms)), key=lambda k: -terms[k][1])
+    for hit, held, fields in zip(results.hits, holds, stored, strict=False):
         if hit.verdict != "possible":
             continue
-        held: set[str] = set()
-        for name in _SNIPPET_FIELDS:
-            value = fields.get(name)
-            if value:
-                held.update(t for t, _s, _e in term_spans(str(value)[:SNIPPET_SCAN]))
-        shown = lambda vs: next((written[v] for v in vs if v in written), vs[0])  # noqa: E731
-        hit.shares = list(dict.fromkeys(shown(vs) for vs, _ in rarest if any(v in held for v in vs)))[:WHY_WORDS]
-        hit.lacks = list(dict.fromkeys(shown(vs) for vs, _ in rarest if not any(v in held for v in vs)))[:WHY_WORDS]
+        hit.shares = list(dict.fromkeys(shown(terms[k][0]) for k in rarest if k in held))[:WHY_WORDS]
+        hit.lacks = list(dict.fromkeys(shown(terms[k][0]) for k in rarest if k not in held))[:WHY_WORDS]
         cause = next((str(fields[f]) for f in CAUSE_FIELDS if fields.get(f)), "")
         hit.cause = " ".join(cause.split())[:WHY_CAUSE]
 

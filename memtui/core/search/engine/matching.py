@@ -76,6 +76,9 @@ class Ranking:
     #: For each of the first :data:`COVERED_DOCS` of ``docs``, the share of the query's word
     #: weight it holds (:func:`coverage`); nothing for the others.
     coverage: list[float] = field(default_factory=list)
+    #: For each of the first :data:`COVERED_DOCS` of ``docs``, the indexes into ``terms`` of
+    #: the query's words it holds (what a reason for setting it apart names).
+    holds: list[set[int]] = field(default_factory=list)
     #: The share (0…1) of the query's distinct plain words that occur in the index at all
     #: (``None``: the query has no plain word): a ticket about something the memory never
     #: mentions has words it does not know, which :func:`coverage` leaves out.
@@ -903,21 +906,25 @@ def query_terms(reader, words: list[tuple[str, ...]]) -> list[tuple[tuple[str, .
     return out
 
 
-def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], float]]) -> list[float]:  # noqa: ANN001
+def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], float]],  # noqa: ANN001
+             holds: list[set[int]] | None = None) -> list[float]:
     """For each document, the share (0…1) of the query's word weight (idf, see
     :func:`query_terms`) whose word occurs in it (any variant, in any field): how much of
     what is specific in a ticket the document shares (1 for every document of a query with
     no plain word). A precedent holds a ticket's rare
     words; an entry that only shares its common domain words does not (issue 14: tickets
     with no precedent got confident answers from such entries). One posting list a term
-    and segment, skipped along the documents in order."""
+    and segment, skipped along the documents in order. ``holds``, when given, receives for
+    each document the indexes (into ``terms``) of the words it holds."""
+    if holds is not None:
+        holds[:] = [set() for _ in docnums]
     total = sum(idf for _, idf in terms)
     if not docnums or total <= 0:
         return [1.0] * len(docnums)  # no word to miss (a lone prefix, a phrase, filters)
     reader = searcher.reader()
     leaves = list(reader.leaf_readers())
     held: dict[int, float] = {d: 0.0 for d in docnums}
-    for vs, idf in terms:
+    for k, (vs, idf) in enumerate(terms):
         found: set[int] = set()
         for t in vs:
             fieldname = TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD
@@ -935,6 +942,10 @@ def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], fl
                         found.add(d + offset)
         for d in found:
             held[d] += idf
+        if holds is not None:
+            for j, d in enumerate(docnums):
+                if d in found:
+                    holds[j].add(k)
     return [held[d] / total for d in docnums]
 
 
@@ -1059,7 +1070,7 @@ def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, An
     words = extra.get("words", [])
     weights = extra.get("weights", {})
     ranking.terms = [(vs, idf * weights.get(vs, 1.0)) for vs, idf in query_terms(searcher.reader(), words)]
-    ranking.coverage = coverage(searcher, docnums[:COVERED_DOCS], ranking.terms)
+    ranking.coverage = coverage(searcher, docnums[:COVERED_DOCS], ranking.terms, ranking.holds)
     # what the memory knows of the ticket's own words (set-apart names and signatures are not the question)
     own = [vs for vs in words if weights.get(vs, 1.0) >= 1.0] or words
     ranking.known, ranking.keyed = _word_shares(searcher.reader(), own)

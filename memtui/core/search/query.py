@@ -435,6 +435,8 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
     if not items and not filters:
         raise QueryError("the query is empty; type a word, a \"phrase\", a prefix* or a filter")
     findings: list[Any] = []
+    # words are judged on ASSESSED hits; a lone prefix or fuzzy word keeps its early stop
+    fetch = max(limit, ASSESSED) if any(i.kind == "word" for i in items) else limit
     for attempt in (0, 1):
         index.open()
         if index.needs_update:  # emptied because damaged or outdated: fill it before searching
@@ -445,7 +447,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
         index.findings = []
         try:
             with index.search_lock:
-                found = rank(index, items, filters, max(limit, ASSESSED), include_proposed,
+                found = rank(index, items, filters, fetch, include_proposed,
                              {"article": QUESTION_ARTICLE_BOOST} if "?" in text else None)
             hits = [_hit(stored, score, found.words, found.highlight, snippets and i < limit)
                     for i, (stored, score) in enumerate(found.docs)]

@@ -4,6 +4,12 @@ An article's **versions** are immutable records in the store (``versions`` table
 ``<article>@<number>``, state (``proposed``, ``active``, ``retired``, ``rejected``), content
 and its hash, provenance, and the decision that moved it. **Uses** record that a case relied
 on a version with an independent check and a verdict; **pins** that a case relied on it.
+
+The :class:`Ledger` reads them through indexes (versions by article and by id, the active
+version of each article, uses and assignments by version, contests by article) built in one
+pass over a table and kept with the store's parse (:meth:`memtui.core.store.Store.derived`):
+a page of proposals with their eligibility costs one parse and a few look-ups a row, not a
+scan of every version a row (which made a 10,000-proposal page quadratic).
 """
 
 from __future__ import annotations
@@ -58,9 +64,11 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Version:
-    """A read-only view of one ``versions`` record (see the module docstring for fields)."""
+    """A read-only view of one ``versions`` record (see the module docstring for fields).
+
+    Frozen: the ledger shares one view of a record between its readers."""
 
     id: str
     article: str
@@ -87,11 +95,11 @@ class Version:
     doc_id: int = 0
 
     @classmethod
-    def from_doc(cls, doc: Any) -> "Version":
-        names = cls.__slots__
-        data = {k: doc.get(k) for k in names if k != "doc_id"}
+    def from_doc(cls, doc: Any, doc_id: int | None = None) -> "Version":
+        """The view of ``doc`` (a TinyDB document, or a raw record with its ``doc_id``)."""
+        data = {k: doc.get(k) for k in _VERSION_FIELDS}
         data["provenance"] = dict(data.get("provenance") or {})
-        return cls(**data, doc_id=int(getattr(doc, "doc_id", 0)))
+        return cls(**data, doc_id=int(getattr(doc, "doc_id", 0) if doc_id is None else doc_id))
 
     @property
     def untrusted(self) -> bool:
@@ -104,6 +112,9 @@ class Version:
         if not content:
             data.pop("content")
         return data
+
+
+_VERSION_FIELDS = tuple(k for k in Version.__slots__ if k != "doc_id")
 
 
 @dataclass(slots=True)
@@ -244,16 +255,29 @@ class Eligibility:
 
 
 class Ledger:
-    """Reads of the governance tables of one store (no writes; safe on a read-only store)."""
+    """Reads of the governance tables of one store (no writes; safe on a read-only store).
+
+    Every read goes through the store's current parse and the indexes kept with it
+    (module docstring), so it sees another process's write at once. Returned lists are the
+    caller's own; the :class:`Version` records in them are shared and frozen.
+    """
 
     def __init__(self, store: Store):
         self.store = store
 
+    def _versions(self) -> "_VersionIndex":
+        return self.store.derived("ledger.versions", _VersionIndex.build)
+
+    def _by_version(self, table: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+        return self.store.derived(f"ledger.by-version.{table}", lambda tables: _group(tables, table, "version"))
+
+    def _by_article(self, table: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+        return self.store.derived(f"ledger.by-article.{table}", lambda tables: _group(tables, table, "article"))
+
     def versions(self, article: str | None = None) -> list[Version]:
         """Versions of ``article`` (all articles when ``None``), by article then number."""
-        table = self.store.table(T_VERSIONS)
-        docs = table.search(Query().article == article) if article else table.all()
-        return sorted((Version.from_doc(d) for d in docs), key=lambda v: (v.article, v.number))
+        index = self._versions()
+        return list(index.by_article.get(article, ()) if article else index.ordered)
 
     def get(self, version_id: str) -> Version:
         """The version ``version_id`` (``article@N``).
@@ -261,16 +285,15 @@ class Ledger:
         Raises:
             GovernanceError: no such version.
         """
-        docs = self.store.table(T_VERSIONS).search(Query().id == version_id)
-        if not docs:
+        found = self._versions().by_id.get(version_id)
+        if found is None:
             raise GovernanceError(f"there is no version {version_id!r}; `memtui proposals list` and "
                                   "`memtui versions ARTICLE` show the ids (article@number).")
-        return Version.from_doc(docs[0])
+        return found
 
     def active(self, article: str) -> Version | None:
         """The active version of ``article``, or ``None``."""
-        docs = self.store.table(T_VERSIONS).search((Query().article == article) & (Query().state == "active"))
-        return Version.from_doc(docs[0]) if docs else None
+        return self._versions().active.get(article)
 
     def marks(self, article: str) -> tuple[str, ...]:
         """The marks every consumer of ``article``'s knowledge shows beside it (search hits,
@@ -305,17 +328,17 @@ class Ledger:
         consumer showing many articles at once: the consolidation pass, a search page)."""
         contested = {c.version for c in self.contests() if c.open}
         out: dict[str, tuple[str, ...]] = {}
-        for doc in self.store.table(T_VERSIONS).search(Query().state == "active"):
-            found = _marks(Version.from_doc(doc), contested)
+        for version in self._versions().active_in_order:
+            found = _marks(version, contested)
             if found:
-                out[str(doc.get("article"))] = found
+                out[version.article] = found
         return out
 
     def contests(self, article: str | None = None) -> list[Contest]:
         """Contest records of ``article`` (all when ``None``), oldest first."""
-        table = self.store.table(T_CONTESTS)
-        docs = table.search(Query().article == article) if article else table.all()
-        return sorted((Contest.from_doc(d) for d in docs), key=lambda c: (c.time, c.id))
+        docs = (self._by_article(T_CONTESTS).get(article, []) if article
+                else _rows(self.store, T_CONTESTS))
+        return sorted((Contest.from_doc(d) for _, d in docs), key=lambda c: (c.time, c.id))
 
     def open_contests(self, article: str) -> list[Contest]:
         """The open contests of ``article``'s active version (what makes it contested)."""
@@ -326,35 +349,83 @@ class Ledger:
 
     def checks(self, article: str | None = None) -> list[Check]:
         """Re-verification checks of ``article`` (all when ``None``), oldest first."""
-        table = self.store.table(T_CHECKS)
-        docs = table.search(Query().article == article) if article else table.all()
-        return sorted((Check.from_doc(d) for d in docs), key=lambda c: c.time)
+        docs = self._by_article(T_CHECKS).get(article, []) if article else _rows(self.store, T_CHECKS)
+        return sorted((Check.from_doc(d) for _, d in docs), key=lambda c: c.time)
 
     def proposals(self, state: str | None = "proposed") -> list[Version]:
         """Versions filed as proposals, in ``state`` (any when ``None``), oldest first."""
-        out = [v for v in self.versions() if v.provenance.get("kind") == "proposal"
-               and (state is None or v.state == state)]
-        return sorted(out, key=lambda v: (v.created, v.id))
+        return [v for v in self._versions().proposals if state is None or v.state == state]
 
     def uses(self, version_id: str) -> list[Use]:
         """Uses recorded for ``version_id``, oldest first."""
-        return [Use.from_doc(d) for d in self.store.table(T_USES).search(Query().version == version_id)]
+        return [Use.from_doc(d) for _, d in self._by_version(T_USES).get(version_id, [])]
 
     def assignments(self, version_id: str) -> list[dict[str, Any]]:
         """Validation cases assigned to ``version_id``: ``[{"case", "by", "time"}]``."""
-        return [dict(d) for d in self.store.table(T_ASSIGN).search(Query().version == version_id)]
+        return [dict(d) for _, d in self._by_version(T_ASSIGN).get(version_id, [])]
 
     def pins(self, case: str | None = None) -> list[dict[str, Any]]:
         """Pins (``{"case", "version", "hash", "time"}``), of ``case`` when given."""
-        table = self.store.table(T_PINS)
-        return [dict(d) for d in (table.search(Query().case == case) if case else table.all())]
+        return [dict(d) for _, d in _rows(self.store, T_PINS) if case is None or d.get("case") == case]
 
     def tracked(self) -> dict[str, list[Version]]:
         """``{article: [versions]}`` for every article with a record."""
-        out: dict[str, list[Version]] = {}
-        for v in self.versions():
-            out.setdefault(v.article, []).append(v)
-        return out
+        return {article: list(vs) for article, vs in self._versions().by_article.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class _VersionIndex:
+    """The ``versions`` table read once: every look-up of :class:`Ledger` in one place.
+
+    Attributes:
+        ordered: every version, by article then number.
+        by_article: ``{article: its versions by number}`` (articles in ``ordered``'s order).
+        by_id: ``{version id: version}`` (the first record of an id, as a search finds it).
+        active: ``{article: its active version}`` (the first active record, likewise).
+        active_in_order: the active versions in table order.
+        proposals: versions filed as proposals, oldest first (created, then id).
+    """
+
+    ordered: list[Version]
+    by_article: dict[str, list[Version]]
+    by_id: dict[str, Version]
+    active: dict[str, Version]
+    active_in_order: list[Version]
+    proposals: list[Version]
+
+    @classmethod
+    def build(cls, tables: dict[str, dict[str, Any]]) -> "_VersionIndex":
+        in_table = [Version.from_doc(doc, int(doc_id)) for doc_id, doc in tables.get(T_VERSIONS, {}).items()]
+        ordered = sorted(in_table, key=lambda v: (v.article, v.number))
+        by_article: dict[str, list[Version]] = {}
+        for v in ordered:
+            by_article.setdefault(v.article, []).append(v)
+        by_id: dict[str, Version] = {}
+        active: dict[str, Version] = {}
+        for v in in_table:
+            by_id.setdefault(v.id, v)
+            if v.state == "active":
+                active.setdefault(v.article, v)
+        proposals = sorted((v for v in ordered if v.provenance.get("kind") == "proposal"),
+                           key=lambda v: (v.created, v.id))
+        return cls(ordered, by_article, by_id, active, [v for v in in_table if v.state == "active"], proposals)
+
+
+def _rows(store: Store, table: str) -> list[tuple[int, dict[str, Any]]]:
+    """``(document id, record)`` of every record of ``table``, in table order."""
+    return store.derived(f"ledger.rows.{table}", lambda tables: [
+        (int(doc_id), doc) for doc_id, doc in tables.get(table, {}).items()])
+
+
+def _group(tables: dict[str, dict[str, Any]], table: str, field_name: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """The records of ``table`` grouped by their ``field_name`` text, in table order (a record
+    whose value is not text matches no look-up, as in a search by that field)."""
+    out: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for doc_id, doc in tables.get(table, {}).items():
+        key = doc.get(field_name)
+        if isinstance(key, str):
+            out.setdefault(key, []).append((int(doc_id), doc))
+    return out
 
 
 def _marks(active: Version, contested_versions: set[str]) -> tuple[str, ...]:

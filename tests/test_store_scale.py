@@ -85,18 +85,18 @@ def test_a_page_of_proposals_with_eligibility_parses_the_store_once(bulk: Path, 
     page = json.loads(out)
     assert (page["count"], page["total"], page["cursor"]) == (100, BULK + 3, "1100")
     assert all("eligibility" in p for p in page["proposals"])
-    assert len(parses) == 1, f"a page of 100 proposals parsed the store {len(parses)} times"
+    assert len(parses) <= 1, f"a page of 100 proposals parsed the store {len(parses)} times"
 
 
 def test_versions_and_log_pages_parse_the_store_once(bulk: Path, parses: list[Path],
                                                     capsys: pytest.CaptureFixture) -> None:
     code, out, _ = run_cli(capsys, "versions", "support/experience/bulk-00042.md", "-w", str(bulk), "--json")
     assert code == 0 and json.loads(out)["versions"][0]["id"] == "support/experience/bulk-00042.md@1"
-    assert len(parses) == 1
+    assert len(parses) <= 1
     parses.clear()
     code, out, _ = run_cli(capsys, "log", "-w", str(bulk), "--json", "--limit", "5")
     assert code == 0 and json.loads(out)["count"] == 5
-    assert len(parses) == 1
+    assert len(parses) <= 1
 
 
 def test_eligibility_of_every_proposal_reads_the_store_once(bulk: Path, parses: list[Path]) -> None:
@@ -107,7 +107,7 @@ def test_eligibility_of_every_proposal_reads_the_store_once(bulk: Path, parses: 
     assert len(verdicts) == BULK + 3
     one_use = [i for i, e in verdicts.items() if "bulk-" in i and any("(1 of 2)" in r for r in e.reasons)]
     assert len(one_use) == BULK // 10
-    assert len(parses) == 1
+    assert len(parses) <= 1
 
 
 def test_a_write_by_another_process_is_seen_at_once(bulk: Path, tmp_path: Path, parses: list[Path]) -> None:
@@ -163,6 +163,16 @@ def test_a_refused_write_outside_a_guarded_write_leaves_no_trace_in_reads(bulk: 
     assert ledger.get(TEMPLATE).state == "proposed"
     assert store.table(gov.T_VERSIONS).get(doc_id=doc_id)["state"] == "proposed"
     assert not ledger.versions("x.md")
+
+
+def test_stores_of_one_process_share_one_parse_of_an_unchanged_file(bulk: Path, tmp_path: Path,
+                                                                    parses: list[Path]) -> None:
+    # the TUI's session, its audit and its areas each open the store: one parse between them
+    ws = tmp_path / "ws"
+    shutil.copytree(bulk, ws, symlinks=True)
+    stores = [Store.open(ws, read_only=True) for _ in range(3)]
+    assert [len(gov.Ledger(s).proposals()) for s in stores] == [BULK + 3] * 3
+    assert len(parses) == 1
 
 
 def test_the_guarded_write_reads_the_file_afresh(bulk: Path, tmp_path: Path, parses: list[Path]) -> None:

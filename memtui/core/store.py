@@ -32,9 +32,11 @@ so it is always a new inode); a file changed so recently that a second change co
 the same timestamp tick is compared byte for byte before its parse is reused
 (:data:`RACY_SECONDS`), so another process's write is seen at once and a stale parse is never
 served. Before, every TinyDB call parsed the whole file again: a page of 100 proposals of a
-10,000-proposal store parsed its 20 MB about 200 times. Reads derived from the tables (a
-ledger's index of versions by article, uses by version) are kept with the parse they came
-from (:meth:`Store.derived`) and dropped with it. TinyDB's own query cache stays disabled.
+10,000-proposal store parsed its 20 MB about 200 times. The parse is shared by every
+:class:`Store` of the process (:func:`shared`: the TUI's session, its audit and its areas
+read one parse of an unchanged file), and what readers derive from the tables (a ledger's
+index of versions by article, uses by version) is kept with the parse it came from
+(:meth:`Store.derived`) and dropped with it. TinyDB's own query cache stays disabled.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -139,11 +142,14 @@ class Parsed:
         tables: ``{table name: {document id: document}}`` (shared; never changed).
         data: the bytes parsed while the file is *racy* (changed less than
             :data:`RACY_SECONDS` before it was read), to compare on the next read; else ``None``.
+        memo: what readers computed from these tables (:meth:`Store.derived`), shared by
+            every :class:`Store` of the process that reads this parse.
     """
 
     key: tuple[int, ...] | None
     tables: dict[str, dict[str, Any]]
     data: bytes | None = None
+    memo: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
@@ -183,8 +189,44 @@ def current(path: Path, known: Parsed | None = None) -> Parsed:
         return current(path, None)
     racy = _racy(st, read_at)
     if known is not None and known.key == _identity(st) and known.data == data:
-        return known if racy else Parsed(known.key, known.tables)
+        return known if racy else Parsed(known.key, known.tables, None, known.memo)
     return Parsed(_identity(st), parse(data, path), data if racy else None)
+
+
+#: The latest parse of each store file this process read (a few files: a session's store, a
+#: test's workspaces), so every :class:`Store` of the process (the TUI's session, its audit,
+#: its areas) shares one parse of an unchanged file.
+_SHARED: OrderedDict[str, Parsed] = OrderedDict()
+_SHARED_KEPT = 8
+_SHARED_LOCK = threading.Lock()
+_PATH_LOCKS: dict[str, threading.Lock] = {}
+
+
+def shared(path: Path) -> Parsed:
+    """:func:`current` for ``path``, starting from the parse this process last made of it
+    (one thread parses a file at a time; the others then reuse its parse).
+
+    Raises:
+        StoreDamagedError, OSError: as :func:`current`.
+    """
+    name = os.path.abspath(path)
+    with _SHARED_LOCK:
+        lock = _PATH_LOCKS.setdefault(name, threading.Lock())
+    with lock:
+        with _SHARED_LOCK:
+            known = _SHARED.get(name)
+        fresh = current(path, known)
+        with _SHARED_LOCK:
+            _SHARED[name] = fresh
+            _SHARED.move_to_end(name)
+            while len(_SHARED) > _SHARED_KEPT:
+                _PATH_LOCKS.pop(_SHARED.popitem(last=False)[0], None)
+        return fresh
+
+
+def _forget_shared(path: Path) -> None:
+    with _SHARED_LOCK:
+        _SHARED.pop(os.path.abspath(path), None)
 
 
 class AtomicJSONStorage(Storage):
@@ -231,13 +273,14 @@ class AtomicJSONStorage(Storage):
             return {}
         return parse(data, self.path)
 
-    def snapshot(self) -> tuple[dict[str, dict[str, Any]], int]:
-        """What a read sees now and its generation: the batch's copy inside a batch, else the
-        file's tables, parsed again only when the file is another than the one parsed.
+    def snapshot(self) -> tuple[dict[str, dict[str, Any]], int, Parsed | None]:
+        """What a read sees now: the batch's copy inside a batch, else the file's tables,
+        parsed again only when the file is another than the one parsed (:func:`shared`).
 
         Returns:
-            ``(tables, generation)``; the generation changes whenever the tables may have
-            (so anything computed from them can be kept until it changes). The tables are
+            ``(tables, generation, parse)``; the generation changes whenever the tables may
+            have (so anything computed from them can be kept until it changes); ``parse`` is
+            the file's :class:`Parsed` outside a batch, ``None`` inside one. The tables are
             shared: callers never change them.
 
         Raises:
@@ -245,13 +288,13 @@ class AtomicJSONStorage(Storage):
         """
         with self._reading:
             if self._batch is not None:
-                return self._batch, self._generation
+                return self._batch, self._generation, None
             parsed = self._parsed
-            fresh = current(self.path, parsed)
+            fresh = shared(self.path)
             if parsed is None or fresh.tables is not parsed.tables:
                 self._generation += 1
             self._parsed = fresh
-            return fresh.tables, self._generation
+            return fresh.tables, self._generation, fresh
 
     def read(self) -> dict[str, dict[str, Any]] | None:
         return self.snapshot()[0] or None
@@ -275,6 +318,7 @@ class AtomicJSONStorage(Storage):
         with self._reading:
             self._parsed = None
             self._generation += 1
+        _forget_shared(self.path)
 
     @property
     def dirty(self) -> bool:
@@ -391,7 +435,7 @@ class Store:
             reason = f"The store {path} is open read-only."
         parsed = None
         try:
-            parsed = current(path)  # the one parse of this opening; reads reuse it
+            parsed = shared(path)  # the one parse of this opening; reads reuse it
         except StoreDamagedError as exc:
             damaged = True
             reason = str(exc)
@@ -455,8 +499,12 @@ class Store:
         Raises:
             StoreDamagedError, OSError: as a read of the file.
         """
-        tables, generation = self.storage.snapshot()
-        kept = self._derived.get(name)
+        tables, generation, parsed = self.storage.snapshot()
+        if parsed is not None:  # kept with the parse: shared by the process's stores
+            if name not in parsed.memo:
+                parsed.memo[name] = build(tables)
+            return parsed.memo[name]
+        kept = self._derived.get(name)  # inside a batch: until the batch changes
         if kept is not None and kept[0] == generation:
             return kept[1]
         value = build(tables)
@@ -485,8 +533,8 @@ def _root_of(root: Any) -> Path:
 class _EmptyIfDamaged(AtomicJSONStorage):
     """Storage of a damaged store: reads as empty, never writes (the file is kept as it is)."""
 
-    def snapshot(self) -> tuple[dict[str, dict[str, Any]], int]:
-        return {}, 0
+    def snapshot(self) -> tuple[dict[str, dict[str, Any]], int, Parsed | None]:
+        return {}, 0, None
 
     def read(self) -> dict[str, dict[str, Any]] | None:
         return None

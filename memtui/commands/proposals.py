@@ -105,7 +105,7 @@ def _reader(args: argparse.Namespace) -> Session:
 def run_list(args: argparse.Namespace) -> int:
     with _reader(args) as s:
         ledger = gov.Ledger(s.store)
-        page = Page.of(ledger.proposals(None if args.state == "all" else args.state),
+        page = Page.of(ledger.queue(None if args.state == "all" else args.state),
                        args.cursor or 0, args.limit)
         if args.json:
             _common.emit_json(_common.page_json("proposals", page, [

@@ -176,7 +176,7 @@ def current(path: Path, known: Parsed | None = None) -> Parsed:
     """
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no store file (or no .memtui folder) yet
         return known if known is not None and known.key is None else Parsed(None, {})
     if known is not None and known.key == _identity(st) and known.data is None:
         return known
@@ -185,7 +185,7 @@ def current(path: Path, known: Parsed | None = None) -> Parsed:
         with open(path, "rb") as handle:
             st = os.fstat(handle.fileno())
             data = handle.read()
-    except FileNotFoundError:  # replaced or removed between the stat and the open: look again
+    except (FileNotFoundError, NotADirectoryError):  # replaced or removed since the stat: look again
         return current(path, None)
     racy = _racy(st, read_at)
     if known is not None and known.key == _identity(st) and known.data == data:

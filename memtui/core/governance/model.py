@@ -17,7 +17,8 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 from tinydb import Query
 
@@ -266,7 +267,7 @@ class Ledger:
         self.store = store
 
     def _versions(self) -> "_VersionIndex":
-        return self.store.derived("ledger.versions", _VersionIndex.build)
+        return self.store.derived("ledger.versions", _VersionIndex)
 
     def _by_version(self, table: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
         return self.store.derived(f"ledger.by-version.{table}", lambda tables: _group(tables, table, "version"))
@@ -277,7 +278,7 @@ class Ledger:
     def versions(self, article: str | None = None) -> list[Version]:
         """Versions of ``article`` (all articles when ``None``), by article then number."""
         index = self._versions()
-        return list(index.by_article.get(article, ()) if article else index.ordered)
+        return list(index.of(index.by_article.get(article, []) if article else index.ordered))
 
     def get(self, version_id: str) -> Version:
         """The version ``version_id`` (``article@N``).
@@ -285,15 +286,18 @@ class Ledger:
         Raises:
             GovernanceError: no such version.
         """
-        found = self._versions().by_id.get(version_id)
+        index = self._versions()
+        found = index.by_id.get(version_id)
         if found is None:
             raise GovernanceError(f"there is no version {version_id!r}; `memtui proposals list` and "
                                   "`memtui versions ARTICLE` show the ids (article@number).")
-        return found
+        return index.version(found)
 
     def active(self, article: str) -> Version | None:
         """The active version of ``article``, or ``None``."""
-        return self._versions().active.get(article)
+        index = self._versions()
+        found = index.active.get(article)
+        return None if found is None else index.version(found)
 
     def marks(self, article: str) -> tuple[str, ...]:
         """The marks every consumer of ``article``'s knowledge shows beside it (search hits,
@@ -328,7 +332,8 @@ class Ledger:
         consumer showing many articles at once: the consolidation pass, a search page)."""
         contested = {c.version for c in self.contests() if c.open}
         out: dict[str, tuple[str, ...]] = {}
-        for version in self._versions().active_in_order:
+        index = self._versions()
+        for version in index.of(index.active_in_order):
             found = _marks(version, contested)
             if found:
                 out[version.article] = found
@@ -354,7 +359,14 @@ class Ledger:
 
     def proposals(self, state: str | None = "proposed") -> list[Version]:
         """Versions filed as proposals, in ``state`` (any when ``None``), oldest first."""
-        return [v for v in self._versions().proposals if state is None or v.state == state]
+        return list(self.queue(state))
+
+    def queue(self, state: str | None = "proposed") -> Versions:
+        """:meth:`proposals` as a :class:`Versions`: a page of it (``Page.of``, a slice)
+        makes only that page's views, for lists shown a page at a time."""
+        index = self._versions()
+        ids = index.proposals if state is None else [i for i in index.proposals if index.docs[i].get("state") == state]
+        return index.of(ids)
 
     def uses(self, version_id: str) -> list[Use]:
         """Uses recorded for ``version_id``, oldest first."""
@@ -370,45 +382,84 @@ class Ledger:
 
     def tracked(self) -> dict[str, list[Version]]:
         """``{article: [versions]}`` for every article with a record."""
-        return {article: list(vs) for article, vs in self._versions().by_article.items()}
+        index = self._versions()
+        return {article: list(index.of(ids)) for article, ids in index.by_article.items()}
 
 
-@dataclass(frozen=True, slots=True)
+class Versions(Sequence["Version"]):
+    """Versions in a fixed order, each made into a :class:`Version` only when it is read: a
+    page of a 10,000-proposal queue makes 100 views, not 10,000 (``len``, indexing, slicing
+    and iterating work as on a list; a slice is a list)."""
+
+    def __init__(self, index: "_VersionIndex", ids: list[int]) -> None:
+        self._index = index
+        self._ids = ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, at: int) -> "Version": ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list["Version"]: ...
+
+    def __getitem__(self, at: int | slice) -> "Version | list[Version]":
+        if isinstance(at, slice):
+            return [self._index.version(i) for i in self._ids[at]]
+        return self._index.version(self._ids[at])
+
+    def __iter__(self) -> Iterator["Version"]:
+        return (self._index.version(i) for i in self._ids)
+
+    def position(self, version_id: str) -> int | None:
+        """Where the version ``version_id`` is in this order, or ``None`` (no view is made)."""
+        docs = self._index.docs
+        return next((n for n, i in enumerate(self._ids) if docs[i].get("id") == version_id), None)
+
+
 class _VersionIndex:
-    """The ``versions`` table read once: every look-up of :class:`Ledger` in one place.
+    """The ``versions`` table read once: every look-up of :class:`Ledger` in one place, by
+    document id; a :class:`Version` view is made on first use and kept.
 
     Attributes:
-        ordered: every version, by article then number.
-        by_article: ``{article: its versions by number}`` (articles in ``ordered``'s order).
-        by_id: ``{version id: version}`` (the first record of an id, as a search finds it).
-        active: ``{article: its active version}`` (the first active record, likewise).
-        active_in_order: the active versions in table order.
-        proposals: versions filed as proposals, oldest first (created, then id).
+        docs: ``{document id: record}``.
+        ordered: every document id, by article then number.
+        by_article: ``{article: its document ids by number}`` (articles in ``ordered``'s order).
+        by_id: ``{version id: document id}`` (the first record of an id, as a search finds it).
+        active: ``{article: the document id of its active version}`` (the first, likewise).
+        active_in_order: the active versions' document ids in table order.
+        proposals: the document ids of versions filed as proposals, oldest first (created,
+            then id).
     """
 
-    ordered: list[Version]
-    by_article: dict[str, list[Version]]
-    by_id: dict[str, Version]
-    active: dict[str, Version]
-    active_in_order: list[Version]
-    proposals: list[Version]
+    def __init__(self, tables: dict[str, dict[str, Any]]) -> None:
+        docs = {int(doc_id): doc for doc_id, doc in tables.get(T_VERSIONS, {}).items()}
+        self.docs = docs
+        self._made: dict[int, Version] = {}
+        self.ordered = sorted(docs, key=lambda i: (docs[i].get("article"), docs[i].get("number")))
+        self.by_article: dict[str, list[int]] = {}
+        for i in self.ordered:
+            self.by_article.setdefault(docs[i].get("article"), []).append(i)
+        self.by_id: dict[str, int] = {}
+        self.active: dict[str, int] = {}
+        self.active_in_order: list[int] = []
+        for i, doc in docs.items():
+            self.by_id.setdefault(doc.get("id"), i)
+            if doc.get("state") == "active":
+                self.active.setdefault(doc.get("article"), i)
+                self.active_in_order.append(i)
+        self.proposals = sorted((i for i in self.ordered if (docs[i].get("provenance") or {}).get("kind") == "proposal"),
+                                key=lambda i: (docs[i].get("created"), docs[i].get("id")))
 
-    @classmethod
-    def build(cls, tables: dict[str, dict[str, Any]]) -> "_VersionIndex":
-        in_table = [Version.from_doc(doc, int(doc_id)) for doc_id, doc in tables.get(T_VERSIONS, {}).items()]
-        ordered = sorted(in_table, key=lambda v: (v.article, v.number))
-        by_article: dict[str, list[Version]] = {}
-        for v in ordered:
-            by_article.setdefault(v.article, []).append(v)
-        by_id: dict[str, Version] = {}
-        active: dict[str, Version] = {}
-        for v in in_table:
-            by_id.setdefault(v.id, v)
-            if v.state == "active":
-                active.setdefault(v.article, v)
-        proposals = sorted((v for v in ordered if v.provenance.get("kind") == "proposal"),
-                           key=lambda v: (v.created, v.id))
-        return cls(ordered, by_article, by_id, active, [v for v in in_table if v.state == "active"], proposals)
+    def version(self, doc_id: int) -> Version:
+        made = self._made.get(doc_id)
+        if made is None:
+            made = self._made[doc_id] = Version.from_doc(self.docs[doc_id], doc_id)
+        return made
+
+    def of(self, ids: list[int]) -> Versions:
+        return Versions(self, ids)
 
 
 def _rows(store: Store, table: str) -> list[tuple[int, dict[str, Any]]]:

@@ -120,8 +120,8 @@ class ProposalsScreen(Screen):
         Binding("t", "retire", "Retire", id="proposals.retire"),
         Binding("m", "mark", "Mark base", id="proposals.mark"),
         Binding("s", "toggle_states", "All states", id="proposals.toggle-states"),
-        Binding("right_square_bracket", "page(1)", "Next page", id="proposals.next-page"),
-        Binding("left_square_bracket", "page(-1)", "Previous page", id="proposals.previous-page"),
+        Binding("right_square_bracket", "page(1)", "Next page", show=False, id="proposals.next-page"),
+        Binding("left_square_bracket", "page(-1)", "Previous page", show=False, id="proposals.previous-page"),
         Binding("r", "reload", "Reload", id="proposals.reload"),
     ]
 
@@ -195,9 +195,9 @@ class ProposalsScreen(Screen):
             offset: where the page starts in the queue (a multiple of :data:`PAGE`).
         """
         ledger = self.ledger
-        queue = ledger.proposals(None if self.all_states else "proposed")
+        queue = ledger.queue(None if self.all_states else "proposed")
         start = self._offset if offset is None else offset
-        at = next((i for i, v in enumerate(queue) if v.id == select), None) if select else None
+        at = queue.position(select) if select else None
         if at is not None:
             start = at
         start = max(0, min(start, len(queue) - 1)) // PAGE * PAGE

@@ -31,20 +31,23 @@ BULK = 2_000
 TEMPLATE = "support/experience/exp-014-tracking-mixup.md@1"
 
 
-def _bulk_workspace(target: Path, count: int) -> Path:
+def _bulk_workspace(target: Path, count: int, one_article: bool = False) -> Path:
     """A copy of the sample workspace with ``count`` more proposals (each a copy of a real
-    proposal record on its own article) and one passing use on every tenth of them."""
+    proposal record on its own article, or all on one article with ``one_article``) and one
+    passing use on every tenth of them."""
     shutil.copytree(SAMPLE, target, symlinks=True)
     with Session.open(target, purpose="test bulk") as session:
         template = gov.Ledger(session.store).get(TEMPLATE).to_json()
         records, uses = [], []
         for i in range(count):
-            article = f"support/experience/bulk-{i:05d}.md"
+            article = "support/experience/bulk.md" if one_article else f"support/experience/bulk-{i:05d}.md"
+            number = i + 1 if one_article else 1
             content = template["content"] + f"\nBulk proposal {i}.\n"
-            records.append({**template, "id": f"{article}@1", "article": article, "content": content,
+            records.append({**template, "id": f"{article}@{number}", "article": article, "number": number,
+                            "content": content,
                             "sha256": f"{i:064x}", "created": f"2026-11-30T02:{i // 60 % 60:02d}:{i % 60:02d}+00:00"})
             if i % 10 == 0:
-                uses.append({"version": f"{article}@1", "hash": f"{i:064x}", "case": f"CASE-B{i}",
+                uses.append({"version": f"{article}@{number}", "hash": f"{i:064x}", "case": f"CASE-B{i}",
                              "source_request": f"SR-B{i}", "origin": "independent", "origin_of": None,
                              "check": "reproduced", "verdict": "pass", "time": template["created"],
                              "by": "support.curator"})
@@ -220,3 +223,19 @@ async def test_the_queue_shows_a_page_at_a_time(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: screen.current.id == every[-1].id, what="the selected proposal")
         assert f"401–{total}" in str(count.render())
         assert queue.cursor_row == total - 401
+
+
+async def test_a_long_history_lists_its_newest_versions_and_says_how_many_more(tmp_path: Path) -> None:
+    ws = _bulk_workspace(tmp_path / "ws", 205, one_article=True)
+    app = MemtuiApp(Workspace.open(ws))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("7")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.current is not None)
+        screen.load(select="support/experience/bulk.md@205")
+        await wait_for(pilot, lambda: screen.current.id == "support/experience/bulk.md@205")
+        history = screen.query_one("#prop-history", DataTable)
+        assert history.row_count == 200 and [h.number for h in screen._history] == list(range(6, 206))
+        shown = screen.history_diff_text()
+        assert "5 older versions: memtui versions support/experience/bulk.md" in shown
+        assert "+Bulk proposal 204." in shown and "-Bulk proposal 203." in shown

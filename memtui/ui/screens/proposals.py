@@ -3,7 +3,9 @@
 Left: the queue (node, article, proposer, age, eligibility, untrusted mark); ``s`` shows
 every state instead of only ``proposed``. The queue shows one page of :data:`PAGE` rows
 ("1–200 of 10,000 open proposals"; ``[``/``]`` page), read with its eligibility in a worker:
-a table of every row costs 1.4 s per 10,000 rows to fill, and a queue can hold that many. Right, for the selected proposal: its diff against
+a table of every row costs 1.4 s per 10,000 rows to fill, and a queue can hold that many.
+The history tab lists an article's newest :data:`HISTORY_ROWS` versions and says how many
+older ones ``memtui versions`` lists. Right, for the selected proposal: its diff against
 the active version (coloured unified, and side by side), its provenance, its uses and
 assigned validation cases with the eligibility and the reason why not yet, and the version
 history of its article with a diff between any two versions (``m`` marks the base version;

@@ -178,6 +178,24 @@ def test_stores_of_one_process_share_one_parse_of_an_unchanged_file(bulk: Path, 
     assert len(parses) == 1
 
 
+def test_reads_within_a_reading_block_look_at_the_file_once(bulk: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(bulk, ws, symlinks=True)
+    store = Store.open(ws, read_only=True)
+    ledger = gov.Ledger(store)
+    looks: list[Path] = []
+    original = store_mod.current
+    monkeypatch.setattr(store_mod, "current", lambda path, known=None: looks.append(path) or original(path, known))
+    with store.reading():
+        v = ledger.get(TEMPLATE)
+        gov.eligibility(ledger, v)
+        ledger.versions(v.article), ledger.uses(v.id), ledger.assignments(v.id)
+    assert len(looks) == 1
+    ledger.get(TEMPLATE), ledger.uses(TEMPLATE)
+    assert len(looks) == 3, "outside the block every read looks at the file"
+
+
 def test_the_guarded_write_reads_the_file_afresh(bulk: Path, tmp_path: Path, parses: list[Path]) -> None:
     ws = tmp_path / "ws"
     shutil.copytree(bulk, ws, symlinks=True)

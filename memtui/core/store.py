@@ -41,6 +41,7 @@ index of versions by article, uses by version) is kept with the parse it came fr
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -49,7 +50,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from tinydb import TinyDB
 from tinydb.storages import Storage
@@ -265,6 +266,8 @@ class AtomicJSONStorage(Storage):
         #: counts every change of what reads see (a new parse, a batch begun, changed or ended)
         self._generation = 0
         self._reading = threading.Lock()
+        #: parses held by :meth:`Store.reading` blocks, by thread (the thread's reads reuse them)
+        self._held: dict[int, Parsed | None] = {}
 
     def _load(self) -> dict[str, dict[str, Any]]:
         try:
@@ -289,6 +292,9 @@ class AtomicJSONStorage(Storage):
         with self._reading:
             if self._batch is not None:
                 return self._batch, self._generation, None
+            held = self._held.get(threading.get_ident())
+            if held is not None:  # within Store.reading
+                return held.tables, self._generation, held
             parsed = self._parsed
             fresh = shared(self.path)
             if parsed is None or fresh.tables is not parsed.tables:
@@ -510,6 +516,24 @@ class Store:
         value = build(tables)
         self._derived[name] = (generation, value)
         return value
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Within the block, this thread's reads see the store as it was at its first read
+        (one look at the file for a group of reads, all of them consistent): for a screen
+        that reads several things to show one record. Outside a batch only; blocks nest.
+        """
+        storage = self.storage
+        me = threading.get_ident()
+        if me in storage._held:  # noqa: SLF001 - a block within a block: the outer one holds
+            yield
+            return
+        _, _, parsed = storage.snapshot()
+        storage._held[me] = parsed  # noqa: SLF001 - None inside a batch: reads see the batch
+        try:
+            yield
+        finally:
+            storage._held.pop(me, None)  # noqa: SLF001
 
     def tables(self) -> set[str]:
         """Names of the tables present in the file."""

@@ -197,14 +197,15 @@ class ProposalsScreen(Screen):
             offset: where the page starts in the queue (a multiple of :data:`PAGE`).
         """
         ledger = self.ledger
-        queue = ledger.queue(None if self.all_states else "proposed")
-        start = self._offset if offset is None else offset
-        at = queue.position(select) if select else None
-        if at is not None:
-            start = at
-        start = max(0, min(start, len(queue) - 1)) // PAGE * PAGE
-        rows = queue[start:start + PAGE]
-        verdicts = {v.id: gov.eligibility(ledger, v) for v in rows if v.state == "proposed"}
+        with ledger.store.reading():
+            queue = ledger.queue(None if self.all_states else "proposed")
+            start = self._offset if offset is None else offset
+            at = queue.position(select) if select else None
+            if at is not None:
+                start = at
+            start = max(0, min(start, len(queue) - 1)) // PAGE * PAGE
+            rows = queue[start:start + PAGE]
+            verdicts = {v.id: gov.eligibility(ledger, v) for v in rows if v.state == "proposed"}
         self.app.call_from_thread(self._fill, rows, verdicts, select, start, len(queue))
 
     def _fill(self, rows: list[gov.Version], verdicts: dict[str, gov.Eligibility], select: str | None,
@@ -266,7 +267,11 @@ class ProposalsScreen(Screen):
             self.show(self._rows[event.cursor_row])
 
     def show(self, v: gov.Version) -> None:
-        """Fill the right side for proposal ``v``."""
+        """Fill the right side for proposal ``v`` (its reads: one look at the store)."""
+        with self.app.session.store.reading():
+            self._show(v)
+
+    def _show(self, v: gov.Version) -> None:
         self.current = v
         self._mark = None
         ledger = self.ledger

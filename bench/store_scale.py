@@ -203,20 +203,26 @@ def build(target: Path, proposals: int, seed: int = 7) -> dict[str, object]:
             "audit_entries": len(audit), "store_bytes": size, "build_s": time.monotonic() - started}
 
 
-def run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float | None, str]:
-    """Wall seconds of one child process (``None`` when it passed ``timeout``) and its stdout."""
+def run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float | None, str, float]:
+    """Wall seconds of one child process (``None`` when it passed ``timeout``), its stdout,
+    and its CPU seconds (user + system: on a loaded machine, about its wall time alone)."""
     with tempfile.TemporaryFile("w+") as sink:
         started = time.monotonic()
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL, text=True, env=env)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            return None, ""
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                return None, "", 0.0
+            time.sleep(0.005)
+        proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.monotonic() - started
         sink.seek(0)
-        return wall, sink.read()
+        return wall, sink.read(), usage.ru_utime + usage.ru_stime
 
 
 def fmt(values: list[float | None]) -> str:
@@ -272,25 +278,29 @@ def main() -> None:
     ]
     report: dict[str, object] = {"meta": meta}
     for label, argv in commands:
-        walls = []
+        walls, cpus = [], []
         for _ in range(args.runs):
-            wall, out = run(memtui + argv, env, args.timeout)
+            wall, out, cpu = run(memtui + argv, env, args.timeout)
             walls.append(wall)
+            cpus.append(cpu)
             if wall is None:
                 break
-        report[label] = walls
-        print(f"{label:<48} {fmt(walls)}")
+        report[label] = {"wall_s": walls, "cpu_s": cpus}
+        done = [c for w, c in zip(walls, cpus, strict=True) if w is not None]
+        print(f"{label:<48} {fmt(walls)}" + (f", CPU {statistics.median(done):.2f} s" if done else ""))
     if not args.skip_tui:
         reference = Path(tempfile.mkdtemp(prefix="memtui-sample-")) / "ws"
         shutil.copytree(SAMPLE, reference, symlinks=True)
-        wall, out = run([sys.executable, "-c", TUI, str(reference), "0", "60"], env, 180)
+        wall, out, _ = run([sys.executable, "-c", TUI, str(reference), "2", "60"], env, 180)
         line = next((ln for ln in out.splitlines() if ln.startswith("TUI ")), None)
-        if line is not None:  # Textual's own cost of opening the area, with a queue of 3
-            first = json.loads(line[4:]).get("first_rows_s")
-            report["tui_reference_sample_first_rows_s"] = first
-            print(f"{'TUI: first rows of the sample workspace (3)':<48} "
-                  + (f"{first:6.2f} s" if first is not None else "none"))
-        wall, out = run([sys.executable, "-c", TUI, str(ws), str(args.keys), str(args.timeout)], env,
+        if line is not None:  # what the area costs whatever the store, with a queue of 3
+            ref = json.loads(line[4:])
+            report["tui_reference_sample"] = ref
+            first = ref.get("first_rows_s")
+            print(f"{'TUI, sample workspace (3 proposals): first rows':<48} "
+                  + (f"{first:6.2f} s" if first is not None else "none")
+                  + f"; cursor {keys(ref.get('cursor_key_s', []))}; tab {keys(ref.get('tab_key_s', []))}")
+        wall, out, _ = run([sys.executable, "-c", TUI, str(ws), str(args.keys), str(args.timeout)], env,
                         args.timeout + 120)
         line = next((ln for ln in out.splitlines() if ln.startswith("TUI ")), None)
         if line is None:

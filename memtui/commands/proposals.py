@@ -105,11 +105,12 @@ def _reader(args: argparse.Namespace) -> Session:
 def run_list(args: argparse.Namespace) -> int:
     with _reader(args) as s:
         ledger = gov.Ledger(s.store)
-        page = Page.of(ledger.proposals(None if args.state == "all" else args.state),
+        page = Page.of(ledger.queue(None if args.state == "all" else args.state),
                        args.cursor or 0, args.limit)
         if args.json:
+            owners = {node: gov.owner_of(s.ws, node)[0] for node in {v.node for v in page.items}}
             _common.emit_json(_common.page_json("proposals", page, [
-                {**v.to_json(content=False), "owner": gov.owner_of(s.ws, v.node)[0],
+                {**v.to_json(content=False), "owner": owners[v.node],
                  "eligibility": gov.eligibility(ledger, v).to_json()} for v in page.items], state=args.state))
         else:
             for v in page.items:

@@ -35,6 +35,7 @@ from memtui.core.governance.model import (  # noqa: F401 - the package's public 
     Use as Use,
     VERDICTS as VERDICTS,
     Version as Version,
+    Versions as Versions,
     node_of as node_of,
     normalise_article as normalise_article,
     now as now,

@@ -147,3 +147,13 @@ def test_status_says_what_changed_since_the_last_backup(sample_copy: Path, tmp_p
         notes.write("- one more line\n")
     code, out, _ = run(capsys, "backup", "--status", "-w", str(sample_copy), "--repo", str(repo))
     assert code == 0 and "1 file changed since the last backup" in out and "memory/MEMORY_CUSTOM.md" in out
+
+
+def test_a_relative_repo_folder_is_created_where_it_is_named(sample_copy: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """`memtui backup --repo repo` made repo/repo (git resolved the path against the new folder)
+    and then said "git made none"."""
+    monkeypatch.chdir(sample_copy.parent)
+    code, _out, err = run(capsys, "backup", "-w", sample_copy.name, "--repo", "repo")
+    assert code == 0, err
+    assert (sample_copy.parent / "repo" / ".git").is_dir() and not (sample_copy.parent / "repo" / "repo").exists()

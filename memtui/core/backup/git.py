@@ -275,7 +275,10 @@ class BackupRepo:
     @classmethod
     def _init(cls, folder: Path) -> "BackupRepo":
         try:
-            status, _out, err = safegit.run(folder, ["init", "-q", "--", str(folder)], safegit.overrides([]))
+            # the path as absolute: git resolves a relative one against its working folder, which
+            # is ``folder`` itself (`--repo repo` made repo/repo and then found no repository)
+            status, _out, err = safegit.run(folder, ["init", "-q", "--", os.path.abspath(folder)],
+                                            safegit.overrides([]))
         except FileNotFoundError as exc:
             raise GitError(f"git cannot be run ({exc}); install git.") from exc
         if status != 0:

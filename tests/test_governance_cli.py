@@ -162,3 +162,17 @@ def test_approving_an_awkward_name_writes_an_index_line_the_parser_reads(ws, tmp
     assert not [f for f in report.findings if f.path == shown and f.code in ("article-unlisted", "index-missing-file")]
     index = (ws / "memory/support/experience/AGENTS.md").read_text("utf-8")
     assert "Partial refund" in index
+
+
+@pytest.mark.parametrize("argv", [["proposals", "list"], ["proposals", "show", "x.md@1"],
+                                  ["versions", "support/lockout.md"], ["pins", "--case", "C-1"]])
+def test_a_damaged_store_is_said_by_every_listing_never_an_empty_list(ws, shared, capsys, argv):
+    """With a truncated store, `proposals list` printed "no proposed proposals", exit 0."""
+    store_file = ws / ".memtui" / "store.json"
+    store_file.parent.mkdir(exist_ok=True)
+    store_file.write_bytes((shared / "bug-inputs" / "B01" / "store-truncated.json").read_bytes())
+    before = store_file.read_bytes()
+    assert _run([*argv, "-w", str(ws)]) == 1
+    err = capsys.readouterr().err
+    assert "store check" in err and "set-aside" in err and "nothing it holds can be listed" in err
+    assert store_file.read_bytes() == before  # never written over

@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from memtui.commands import _common
+from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
 from memtui.core.session import Session
 
@@ -27,6 +28,25 @@ def add_common(parser: argparse.ArgumentParser, *, acting: bool = True, confirm:
     if confirm:
         parser.add_argument("-y", "--yes", action="store_true",
                             help="do it without asking (required when there is no terminal)")
+
+
+def reading(args: argparse.Namespace, purpose: str) -> Session:
+    """A read-only session for a command that lists what the store holds (proposals, versions,
+    pins). A damaged store fails the command (exit 1) with the store's own finding: an empty
+    list from a store that could not be read looked like a workspace with nothing in it.
+
+    Raises:
+        SystemExit: 1 when the store is damaged; 2 when the workspace cannot be opened.
+    """
+    ws = _common.open_workspace(args)
+    s = Session.open(ws, purpose=f"cli {purpose}", read_only=True)
+    if s.store.damaged:
+        finding = next((f for f in s.store.findings if f.code == "store-damaged"), None)
+        s.close()
+        where = f"{finding.place}: {finding.message}" if finding else "the store cannot be read"
+        _common.fail(f"{where} — so nothing it holds can be listed; `memtui store check` says where it breaks, "
+                     "`memtui store set-aside` starts a fresh store (the damaged one is kept)", ExitCode.PROBLEM)
+    return s
 
 
 def session(args: argparse.Namespace, purpose: str) -> Session:

@@ -12,7 +12,6 @@ from memtui.core.paging import Page
 from memtui.commands._common import ExitCode
 from memtui.core import consolidate
 from memtui.core import governance as gov
-from memtui.core.session import Session
 from memtui.core.text import visible
 
 
@@ -32,8 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.case is None and args.version is None:
         _common.fail("give --case ID (what a case relied on) or --version ID (who pinned it)", ExitCode.USAGE)
-    ws = _common.open_workspace(args)
-    with Session.open(ws, purpose="cli pins", read_only=True) as s:
+    with _gov.reading(args, "pins") as s:
         ledger = gov.Ledger(s.store)
         if args.case is not None:
             pins = consolidate.case_pins(ledger, args.case)

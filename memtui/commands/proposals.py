@@ -98,8 +98,7 @@ A file that is not UTF-8 or misses a required field stays in the inbox and is re
 
 
 def _reader(args: argparse.Namespace) -> Session:
-    ws = _common.open_workspace(args)
-    return Session.open(ws, purpose="cli proposals", read_only=True)
+    return _gov.reading(args, "proposals")
 
 
 def run_list(args: argparse.Namespace) -> int:

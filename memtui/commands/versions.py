@@ -11,7 +11,6 @@ from memtui.commands import _common, _gov
 from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
 from memtui.core.paging import Page
-from memtui.core.session import Session
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ws = _common.open_workspace(args)
-    with Session.open(ws, purpose="cli versions", read_only=True) as s:
+    with _gov.reading(args, "versions") as s:
         ledger = gov.Ledger(s.store)
         article = gov.normalise_article(args.article)  # GovernanceError: not an article (exit 1)
         versions = ledger.versions(article)

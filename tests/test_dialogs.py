@@ -57,3 +57,24 @@ async def test_every_button_shows_its_key() -> None:
         await wait_for(pilot, lambda: app.screen is dialog, what="the dialog showing")
         assert _labels(dialog) == ["Save (s)", "Discard (d)", "Stay"]
         assert dialog.query_one("#leave-stay", Button).has_focus
+
+
+async def test_a_required_answer_keeps_the_dialog_open_when_empty() -> None:
+    """Rejecting a proposal with an empty reason closed the dialog, and the next keys typed went
+    to the Proposals area as its commands."""
+    from textual.widgets import Input, Static
+
+    from memtui.ui.widgets import AskText
+
+    dialog = AskText("Why reject it?", required="a reason")
+    app = _Host(dialog)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.screen is dialog)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is dialog and not app.answers
+        assert "Type a reason first" in str(dialog.query_one("#ask-hint", Static).render())
+        dialog.query_one("#ask-input", Input).value = "duplicate of exp-020"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(app.answers))
+    assert app.answers == ["duplicate of exp-020"]

@@ -125,3 +125,34 @@ async def test_a_read_only_memtui_refuses_and_says_why(sample_copy: Path) -> Non
                                           if n.title == "Read-only"))
         assert not isinstance(app.screen, Confirm)
     assert not (sample_copy / "memory/support/experience/exp-013-label-printer-blank.md").exists()
+
+
+async def test_rollback_acts_on_the_version_picked_and_refuses_before_asking(sample_copy: Path) -> None:
+    """Rollback acted on the History tab's cursor (the active version), not on the row the owner
+    picked, and refused after the confirmation: "version 2 already holds the content of version 2"."""
+    gps = "support/courier-app/gps-drift.md"
+    with Session.open(sample_copy, profile="support.courier-app") as s:
+        gov.approve(s, f"{gps}@2", reviewed=True)
+    app = MemtuiApp(Workspace.open(sample_copy), session=Session.open(sample_copy, purpose="tui",
+                                                                      profile="support.courier-app"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot, app)
+        await pilot.press("s")  # every state: the active and the retired version are rows
+        await wait_for(pilot, lambda: screen.query_one("#prop-queue", DataTable).row_count == 4)
+        _select(screen, f"{gps}@2")
+        await pilot.pause()
+        history = screen.query_one("#prop-history", DataTable)
+        history.move_cursor(row=[h.number for h in screen._history].index(2))
+        history.focus()  # the History tab's row decides: the active version itself is refused, unasked
+        await pilot.press("b")
+        await wait_for(pilot, lambda: any("is the active version" in str(n.message) for n in app._notifications))
+        assert app.screen is screen
+        screen.query_one("#prop-queue", DataTable).focus()  # the active row picked: back to the one before
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "holding version 1's content" in app.screen._question
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not any(w.group == "proposals-write" and w.is_running for w in app.workers))
+    with Session.open(sample_copy, read_only=True) as s:
+        active = gov.Ledger(s.store).active(gps)
+        assert active is not None and active.number == 3 and active.provenance.get("rollback_of") == 1

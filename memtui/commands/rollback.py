@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "rollback") as s:
+        gov.check_rollback(s, args.article, args.to)  # refused before asking
         _gov.confirm(args, s, f"Roll {args.article} back to version {args.to}")
         v = gov.rollback(s, args.article, args.to, args.reason)
         _gov.reindex(s, v.article)

@@ -138,22 +138,26 @@ class AskText(AnswersOnce, ModalScreen[str | None]):
         value: the text to start with (user text: edited, not shown as a sentence), with the
             cursor after it and nothing selected: typing adds to it (Textual's Input selects
             all on focus, so the first key pressed replaced a whole observation).
+        required: what the answer is (``"a reason"``) when an empty one is not an answer: Enter
+            on an empty box then says so and the dialog stays open (it closed, and the next keys
+            typed went to the area as its commands).
     """
 
     DEFAULT_CSS = _MODAL_CSS.format(name="AskText")
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="ask.cancel")]
 
-    def __init__(self, prompt: "str | Text", value: str = "") -> None:
+    def __init__(self, prompt: "str | Text", value: str = "", *, required: str = "") -> None:
         super().__init__()
         self._prompt = prompt
         self._value = value
+        self._required = required
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box"):
             yield Static(message(self._prompt))
             yield Input(value=self._value, select_on_focus=False, id="ask-input")
-            yield Static(Text("Enter: OK · Escape: cancel", style="dim"))
+            yield Static(Text("Enter: OK · Escape: cancel", style="dim"), id="ask-hint")
 
     def on_mount(self) -> None:
         box = self.query_one("#ask-input", Input)
@@ -162,6 +166,10 @@ class AskText(AnswersOnce, ModalScreen[str | None]):
 
     @on(Input.Submitted, "#ask-input")
     def _submitted(self, event: Input.Submitted) -> None:
+        if self._required and not event.value.strip():
+            self.query_one("#ask-hint", Static).update(
+                Text(f"Type {self._required} first (Escape cancels).", style="bold yellow"))
+            return
         self.answer(event.value)
 
     def action_cancel(self) -> None:

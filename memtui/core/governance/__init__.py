@@ -61,6 +61,7 @@ from memtui.core.governance.actions import (  # noqa: F401 - the package's publi
     approve as approve,
     assign as assign,
     check_approval as check_approval,
+    check_rollback as check_rollback,
     propose as propose,
     propose_in as propose_in,
     refresh_search as refresh_search,

@@ -400,8 +400,18 @@ def rollback(session, article: str, to: int, reason: str = "") -> Version:  # no
                          request={"to": to, "reason": reason}).result
 
 
-def _rollback(tx, article: str, to: int, reason: str) -> Version:  # noqa: ANN001 - Tx
-    session = tx.session
+def check_rollback(session, article: str, to: int) -> Version:  # noqa: ANN001 - Session
+    """Refuse a rollback before anyone is asked to confirm it: the checks :func:`rollback`
+    makes under the lock.
+
+    Returns:
+        The version whose content the rollback would publish again.
+
+    Raises:
+        GovernanceError: no such accepted version, or the active version holds its content
+        already. RefusedError: not the owner.
+    """
+    article = normalise_article(article)
     ledger = Ledger(session.store)
     target = next((v for v in ledger.versions(article) if v.number == to), None)
     if target is None or target.decision is None or target.state not in ("active", "retired"):
@@ -410,7 +420,18 @@ def _rollback(tx, article: str, to: int, reason: str) -> Version:  # noqa: ANN00
     require_owner(session, target.node, "roll back")
     active = ledger.active(article)
     if active is not None and active.sha256 == target.sha256:
-        raise GovernanceError(f"version {active.number} already holds the content of version {to}.")
+        if active.number == to:
+            raise GovernanceError(f"version {to} of {article} is the active version: roll back to an "
+                                  "earlier version.")
+        raise GovernanceError(f"the active version {active.number} of {article} already holds the content of "
+                              f"version {to}: nothing would change.")
+    return target
+
+
+def _rollback(tx, article: str, to: int, reason: str) -> Version:  # noqa: ANN001 - Tx
+    session = tx.session
+    ledger = Ledger(session.store)
+    target = check_rollback(session, article, to)
     prov = {"kind": "rollback", "rollback_of": to, "case": None, "source_request": None,
             "sources": list(target.provenance.get("sources") or []),
             "human_reviewed": True, "untrusted": target.untrusted}

@@ -231,7 +231,7 @@ class ConsolidateScreen(AreaScreen):
                               lambda: self._run("contest", lambda s: consolidate.contest(
                                   s, article, reason=reason, case=case or None, against=against), [article], c.key))
             self.app.push_screen(AskText(f"Why is {article} contested? (recorded)",
-                                         c.reason if against else ""), got_reason)
+                                         c.reason if against else "", required="a reason"), got_reason)
         if against is not None:
             got_case("")
         else:
@@ -249,7 +249,8 @@ class ConsolidateScreen(AreaScreen):
             self._confirm(f"Resolve the contests of {article}: {why}",
                           lambda: self._run("resolve", lambda s: consolidate.resolve(s, article, why=why),
                                             [article], c.key))
-        self.app.push_screen(AskText(f"Why is {article} no longer contested? (recorded)"), got)
+        self.app.push_screen(AskText(f"Why is {article} no longer contested? (recorded)", required="a reason"),
+                             got)
 
     def action_reverify(self) -> None:
         c = self._pick(("stale",), "Re-verify")
@@ -279,7 +280,7 @@ class ConsolidateScreen(AreaScreen):
                 self.app.push_screen(AskText("The version running there now (empty: not checked)",
                                              str(c.detail.get("running_version") or "")), got_version)
             self.app.push_screen(AskText(f"The check performed on {article} (it passed; a contradiction is "
-                                         "recorded with c, contest)"), got_check)
+                                         "recorded with c, contest)", required="the check"), got_check)
         self.app.push_screen(AskText("Case id and source-request id of the re-verifying case"), got_ids)
 
     def action_retire(self) -> None:

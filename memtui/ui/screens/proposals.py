@@ -468,9 +468,6 @@ class ProposalsScreen(AreaScreen):
         def got_reason(reason: str | None) -> None:
             if reason is None:
                 return
-            if not reason.strip():
-                self.notify("rejecting needs a reason; nothing was recorded", severity="error", markup=False)
-                return
 
             def confirmed(yes: bool | None) -> None:
                 if yes:
@@ -478,7 +475,8 @@ class ProposalsScreen(AreaScreen):
             self.app.push_screen(Confirm(join(f"Reject {v.id}, acting as ", safe(self._acting()),
                                               ", with the reason: ", safe(reason), "? It will not be activated.")),
                                  confirmed)
-        self.app.push_screen(AskText(f"Why reject {v.id}? (the reason is recorded)"), got_reason)
+        self.app.push_screen(AskText(f"Why reject {v.id}? (the reason is recorded)", required="a reason"),
+                             got_reason)
 
     def action_assign(self) -> None:
         v = self.current
@@ -497,20 +495,46 @@ class ProposalsScreen(AreaScreen):
                                               safe(self._acting()), "? They will validate it.")), confirmed)
         self.app.push_screen(AskText("Validation cases (case ids, separated by spaces or commas)"), got)
 
-    def action_rollback(self) -> None:
+    def _rollback_target(self) -> tuple[str, int] | None:
+        """``(article, version number)`` to roll back to: the History tab's row when that table
+        has the focus; else, for the version picked in the queue, that version when it is
+        retired, or the accepted version before it when it is the active one ("roll this
+        article back"). The History cursor alone once decided, whatever row was picked."""
         table = self.query_one("#prop-history", DataTable)
-        if not (0 <= table.cursor_row < len(self._history)) or not self._writable():
+        if table.has_focus and 0 <= table.cursor_row < len(self._history):
+            h = self._history[table.cursor_row]
+            return h.article, h.number
+        v = self.current
+        if v is None or v.state not in ("active", "retired"):
+            return None
+        if v.state == "retired":
+            return v.article, v.number
+        earlier = [h for h in self.ledger.versions(v.article)
+                   if h.number < v.number and h.decision is not None and h.state in ("active", "retired")]
+        return (v.article, earlier[-1].number) if earlier else None
+
+    def action_rollback(self) -> None:
+        if not self._writable():
             return
-        h = self._history[table.cursor_row]
-        if self._owner_refuses(h.node, "roll back"):
+        target = self._rollback_target()
+        if target is None:
+            self.notify("pick what to roll back: an active version with an earlier one in the queue (s shows "
+                        "every state), or the version to go back to in the History tab", severity="warning",
+                        markup=False)
+            return
+        article, number = target
+        try:  # refused before asking: nobody confirms what is then refused
+            gov.check_rollback(self.app.session, article, number)
+        except MemtuiError as exc:
+            self.notify(str(exc), title="rollback refused", severity="warning", timeout=10, markup=False)
             return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self._run("rollback", lambda s: gov.rollback(s, h.article, h.number), h.article,
+                self._run("rollback", lambda s: gov.rollback(s, article, number), article,
                           self.current.id if self.current else None)
-        self.app.push_screen(Confirm(join("This will publish a new version of ", safe(h.article),
-                                          f" holding version {h.number}'s content, acting as ", safe(self._acting()),
+        self.app.push_screen(Confirm(join("This will publish a new version of ", safe(article),
+                                          f" holding version {number}'s content, acting as ", safe(self._acting()),
                                           ". Go ahead?")), confirmed)
 
     def action_retire(self) -> None:

@@ -512,18 +512,38 @@ async def test_conflict_keys_are_in_the_footer_the_help_and_the_palette(ws: Work
         assert "+mine" in str(screen.query_one("#notes-conflict-diff", Static).render())
 
 
-async def test_ctrl_s_during_a_conflict_says_to_resolve_it_first(ws: Workspace) -> None:
+async def test_ctrl_s_merges_changes_to_different_lines_as_the_readme_says(ws: Workspace) -> None:
+    """The README says changes to different lines are merged when you save; ctrl+s said
+    "resolve the conflict first" and wanted m (found by a new user)."""
     ws.member_notes.write_bytes(b"base\nend\n")
     with Session.open(ws, purpose="tui") as session:
         app = NotesApp(session)
         async with app.run_test(size=(120, 40)) as pilot:
-            screen = await _conflict(pilot, ws)
+            await _conflict(pilot, ws)
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: b"the agent's line" in ws.member_notes.read_bytes()
+                           and b"mine" in ws.member_notes.read_bytes(), what="the merged save")
+            await wait_for(pilot, lambda: any("merged" in str(n.message) for n in app._notifications))
+    assert ws.member_notes.read_bytes() == b"minebase\nend\nthe agent's line\n"
+
+
+async def test_ctrl_s_during_an_overlapping_conflict_says_to_resolve_it_first(ws: Workspace) -> None:
+    ws.member_notes.write_bytes(b"base\nend\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = pilot.app.screen
+            await _settle(pilot)
+            await pilot.press("e", "m", "i", "n", "e")
+            ws.member_notes.write_bytes(b"the agent's base\nend\n")  # the same line: they overlap
+            screen._poll()
+            await wait_for(pilot, lambda: screen.query_one("#notes-conflict").has_class("shown"))
             await pilot.press("ctrl+s")
             await pilot.pause()
             said = [n.message for n in app._notifications]
             assert any("resolve the conflict first" in m and "w keep mine" in m for m in said), said
-            assert screen.focused is screen.query_one("#conflict-merge"), "the keys work at once"
-            assert ws.member_notes.read_bytes() == b"base\nend\nthe agent's line\n"
+            assert screen.focused is screen.query_one("#conflict-resolve"), "the keys work at once"
+            assert ws.member_notes.read_bytes() == b"the agent's base\nend\n"
 
 
 async def test_tab_goes_round_the_conflict_buttons_never_into_the_editor(ws: Workspace) -> None:

@@ -557,6 +557,18 @@ def _seen_text(session, shown: str, base_hash: object) -> str | bytes | None:  #
     return shown_copies.copy(session.ws, shown, base_hash)
 
 
+def base_text(session, note: Note, base_hash: str | None) -> str | None:  # noqa: ANN001 - Session
+    """The editor text of the version ``base_hash`` of ``note`` — what an edit started from —
+    for a three-way merge: the loaded text when it is that version, else memtui's last save or
+    a kept copy of a version it showed; ``None`` when memtui has none (then no merge may be
+    offered: merging from the wrong base drops the other writer's lines).
+    """
+    if base_hash is None or base_hash == note.hash:
+        return note.text
+    known = _seen_text(session, note.shown, base_hash)
+    return None if known is None else text_of(note, known)
+
+
 def text_of(note: Note, data: bytes | str | None) -> str:
     """``data`` (bytes on disk, or their text) as editor text in ``note``'s terms: no BOM, and
     ``\n`` line ends when ``note`` uses CRLF; ``""`` for ``None`` (an absent file)."""

@@ -594,6 +594,12 @@ class NotesScreen(AreaScreen):
         if reason:
             self.notify(reason, title="Not saved", severity="error", markup=False, timeout=8)
             return
+        merged = getattr(self, "_merged", None)
+        if self._conflict is not None and merged is not None and merged.clean:
+            self.notify(f"{self.note.shown} changed on disk in other lines: merged with yours and saved",
+                        markup=False, timeout=6)
+            self._conflict_merge()  # changes to different lines: merged when you save, as said
+            return
         if self._conflict is not None:  # ctrl+s said nothing and re-showed the same bar
             self._first_conflict_button().focus()
             self.notify(f"resolve the conflict first: {self.conflict_keys()}", title="Not saved",
@@ -689,8 +695,12 @@ class NotesScreen(AreaScreen):
         self._conflict = conflict
         bar = self.query_one("#notes-conflict")
         merged = getattr(conflict, "merged", None)
-        if merged is None and self.note is not None:
-            merged = notes.merge(self.note.text, self.editor.text, notes.text_of(self.note, conflict.current))
+        if merged is None and self.note is not None and self.session is not None:
+            # merged from what the editor's text started from: a restored draft's base, not the
+            # file loaded since (from that, the agent's lines looked like nobody's and were dropped)
+            base = notes.base_text(self.session, self.note, self._save_base)
+            if base is not None:
+                merged = notes.merge(base, self.editor.text, notes.text_of(self.note, conflict.current))
         self._merged = merged
         shown = self.note.shown if self.note else "the file"
         if merged is not None and merged.clean:

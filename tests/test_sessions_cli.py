@@ -51,7 +51,10 @@ def test_audit_allow_from_the_command_line(sample_copy: Path, capsys) -> None:  
     notebook.write_text(notebook.read_text() + "\npassword=" + "correct-horse-battery" + "\n")
     line = len(notebook.read_text().splitlines())
     code, out, err = run_cli(capsys, "audit", "allow", "secret", f"memory/MEMORY.md:{line}", "-w", str(sample_copy))
-    assert code == 1 and "--reason" in err
+    assert code == 2 and "--reason" in err  # the command line is incomplete: a usage error
+    code, out, err = run_cli(capsys, "audit", "allow", "bogus", f"memory/MEMORY.md:{line}", "-w", str(sample_copy),
+                             "--reason", "x")
+    assert code == 2 and "cannot be allowed" in err
     code, out, _ = run_cli(capsys, "audit", "allow", "secret", f"memory/MEMORY.md:{line}", "-w", str(sample_copy),
                            "--reason", "a quoted example", "--json")
     data = json.loads(out)

@@ -88,8 +88,16 @@ def _allow(args: argparse.Namespace) -> int:
     from memtui.core.scan import allow
     from memtui.core.session import Session
 
+    from memtui.core import scan
+
     if not args.code or not args.place:
         _common.fail("usage: memtui audit allow CODE PLACE --reason WHY", ExitCode.USAGE)
+    if args.code not in scan.ALLOWABLE:  # the command line is wrong: exit 2, as for any usage error
+        _common.fail(f"{args.code!r} cannot be allowed; only findings of a value can: "
+                     f"{', '.join(sorted(scan.ALLOWABLE))}", ExitCode.USAGE)
+    if not (args.reason or "").strip():
+        _common.fail("say why with --reason: the reason is kept with the allowance and in the audit log",
+                     ExitCode.USAGE)
     ws = _common.open_workspace(args)
     with Session.open(ws, purpose="cli audit allow", profile=args.as_profile) as session:
         try:

@@ -17,6 +17,7 @@ from memtui import __version__
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core.errors import ExternalError, MemtuiError, RefusedError, WorkspaceError
+from memtui.core.text import guard_stream
 
 #: The one map from exception to exit code (README "exit codes"): the first class that
 #: matches wins. A command lets a :class:`MemtuiError` it cannot handle better propagate;
@@ -106,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate in any value is shown, never a crash
+        guard_stream(stream)
     _common.json_errors(False)  # until a command's own --json says otherwise
     commands = set(_command_modules())
     first = next((a for a in argv if not a.startswith("-")), None)

@@ -20,7 +20,7 @@ from memtui.core.paging import Page
 from memtui.core.search.index import IndexReport, SearchIndex
 from memtui.core.search.query import Hit, QueryError, Results, search
 from memtui.core.search.sources import KINDS
-from memtui.core.text import plural
+from memtui.core.text import plural, visible
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -65,7 +65,7 @@ def _update(index: SearchIndex, rebuild: bool = False) -> IndexReport:
 
 def _print_findings(findings) -> None:  # noqa: ANN001
     for f in findings:
-        print(f"memtui: {f.place}: {f.message}", file=sys.stderr)
+        print(f"memtui: {visible(f.place)}: {visible(f.message)}", file=sys.stderr)
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -98,9 +98,9 @@ def run_search(args: argparse.Namespace) -> int:
             label = h.entry_id or h.title
             state = "" if h.state in ("active", "") else f" [{h.state}]"
             state += "".join(f" [{mark}]" for mark in m)
-            print(f"{h.verdict:<8} {h.score:7.2f}  {h.kind:<10} {where}  {label}{state}")
+            print(f"{h.verdict:<8} {h.score:7.2f}  {h.kind:<10} {visible(where)}  {visible(label)}{state}")
             if h.snippet and h.snippet.text:
-                print("                    " + _marked(h.snippet.text, h.snippet.spans))
+                print("                    " + visible(_marked(h.snippet.text, h.snippet.spans)))
         about = "at least " if res.at_least else "about " if res.estimated else ""
         more = f"; the next page: --cursor {page.next}" if page.next is not None else ""
         print(f"{about}{plural(res.total, 'result')} in {res.ms:.0f} ms{more}", file=sys.stderr)

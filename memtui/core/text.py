@@ -14,6 +14,7 @@ One place for each rule (DESIGN.md §3):
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import json
 import re
@@ -66,6 +67,47 @@ def json_text(value: object, *, indent: int | None = 2) -> str:
     JSON readers turn back into the same string."""
     text = json.dumps(value, ensure_ascii=False, indent=indent)
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def well_formed(text: str) -> str:
+    """``text`` with every lone surrogate (``U+D800``–``U+DFFF``, which JSON's ``\\udXXX``
+    escapes and PEP 383 file-name bytes put into a ``str``) replaced by ``U+FFFD``, so it can be
+    encoded as UTF-8; any other text is returned as it is (the same object).
+
+    The rule for strings memtui reads (graph lines, session histories, the store, front matter,
+    ``config.json``): the value is kept as read, so a record written back keeps its bytes, and
+    a door that must have valid text makes it so at that door: the search index and its queries
+    with this function, the terminal with :func:`visible` (``⟨U+D800⟩``), ``--json`` output with
+    :func:`json_text` (the ``\\ud800`` escape).
+    """
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+#: The codec error handler that writes a character an output stream cannot encode as
+#: :func:`visible` shows it (``\\ud800``, ``\\xff`` for a PEP 383 byte): see :func:`guard_stream`.
+VISIBLE_ERRORS = "memtui-visible"
+
+
+def _visible_errors(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return visible(exc.object[exc.start:exc.end], limit=None), exc.end
+
+
+codecs.register_error(VISIBLE_ERRORS, _visible_errors)
+
+
+def guard_stream(stream: object) -> None:
+    """Make the text stream ``stream`` (``sys.stdout``, ``sys.stderr``) write a character it
+    cannot encode (a lone surrogate from a JSON escape or a non-UTF-8 name) as :func:`visible`
+    shows it, instead of raising ``UnicodeEncodeError`` in the middle of a command's output.
+    A stream that cannot be reconfigured is left as it is."""
+    try:
+        stream.reconfigure(errors=VISIBLE_ERRORS)  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        pass
 
 
 def visible(value: object, *, symbols: bool = False, limit: int | None = SHOWN_CHARS) -> str:

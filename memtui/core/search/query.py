@@ -46,6 +46,7 @@ from memtui.core.search.engine.index import SearchIndex, is_damage
 from memtui.core.search.engine.matching import rank
 from memtui.core.search.plan import PREFIX_MARK, PREFIX_MIN, Item
 from memtui.core.search.sources import KINDS
+from memtui.core.text import well_formed
 
 #: Filters the query language knows.
 FILTERS = ("kind", "node", "owner", "state", "tag")
@@ -398,6 +399,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             needed and cannot be done.
     """
     started = time.perf_counter()
+    text = well_formed(text)  # a query from a non-UTF-8 argument or a pasted lone surrogate
     items, filters = parse(text) if text.strip() or not kinds else ([], {})
     for k in kinds or []:
         if k not in KINDS:

@@ -110,6 +110,27 @@ def guard_stream(stream: object) -> None:
         pass
 
 
+#: Characters that must never reach a terminal as they are: C0 controls but TAB and LF (ESC
+#: starts every escape sequence), DEL, C1 controls (0x9B is an 8-bit CSI), the bidirectional
+#: embeddings, overrides, isolates and marks (U+202A-202E, U+2066-2069, U+200E/F, U+061C:
+#: text that reads in another order than it is stored) and lone surrogates (not text).
+#: The character class of :data:`TERMINAL_UNSAFE` but CR (an editor keeps the CR of a CRLF).
+UNSAFE_BUT_CR = ("\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                 "\u2066-\u2069\ud800-\udfff")
+TERMINAL_UNSAFE = re.compile(f"[\r{UNSAFE_BUT_CR}]")
+
+
+def shown_text(text: str) -> str:
+    """A multi-line ``text`` (an article, notes, a history turn) as it may reach a terminal:
+    line ends (LF, CRLF read as LF) and tabs are kept, every :data:`TERMINAL_UNSAFE` character
+    is shown as :func:`visible` shows it in the TUI (``⟨U+001B⟩``, ``␍``); the rest unchanged.
+    For display only: the text written back is always the original."""
+    if not TERMINAL_UNSAFE.search(text):
+        return text
+    text = text.replace("\r\n", "\n")
+    return TERMINAL_UNSAFE.sub(lambda m: visible(m.group(), symbols=True, limit=None), text)
+
+
 def visible(value: object, *, symbols: bool = False, limit: int | None = SHOWN_CHARS) -> str:
     """``str(value)`` with invisible characters shown (``None`` gives ``""``), cut to ``limit``.
 

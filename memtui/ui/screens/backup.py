@@ -44,7 +44,7 @@ from memtui.core.backup.verify import verify
 from memtui.core.errors import MemtuiError
 from memtui.core.store import StoreDamagedError
 from memtui.ui.keys import KeyFooter
-from memtui.ui.widgets import AreaBar
+from memtui.ui.widgets import AreaBar, DataTextArea
 from memtui.ui.widgets import AskText
 from memtui.core.text import plural
 from memtui.ui.text import safe
@@ -97,7 +97,7 @@ class BackupScreen(Screen):
         yield Static(id="backup-message")
         with Horizontal(id="backup-main"):
             yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
-            yield TextArea(id="diff", read_only=True, show_line_numbers=False)
+            yield DataTextArea(id="diff", read_only=True, show_line_numbers=False)
         yield KeyFooter()
 
     def on_mount(self) -> None:

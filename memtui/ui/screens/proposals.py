@@ -34,7 +34,7 @@ from memtui.ui import clock
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
-from memtui.ui.text import join, safe
+from memtui.ui.text import as_data, join, safe
 
 
 def age(created: str) -> str:
@@ -63,7 +63,7 @@ def unified_text(patch: str) -> Text:
             style = "green"
         elif line.startswith("-"):
             style = "red"
-        out.append(Text(line, style=style))
+        out.append(Text(as_data(line), style=style))
     return out or Text("no difference", style="dim")
 
 

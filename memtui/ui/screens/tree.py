@@ -30,7 +30,7 @@ from memtui.core.text import plural
 from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
 from memtui.ui.keys import KeyFooter
-from memtui.ui.widgets import AreaBar
+from memtui.ui.widgets import AreaBar, DataMarkdown, DataTextArea
 from memtui.ui.text import join, safe, severity_text, for_tui
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
@@ -126,8 +126,8 @@ class TreeScreen(Screen):
                     yield Static(id="article-head", classes="pane-head")
                     yield DataTable(id="meta", show_header=False, cursor_type="none", show_cursor=False)
                     with VerticalScroll(id="article-scroll"):
-                        yield Markdown(id="body", open_links=False)
-                    yield TextArea(id="plain", read_only=True, soft_wrap=False, show_line_numbers=True)
+                        yield DataMarkdown(id="body", open_links=False)
+                    yield DataTextArea(id="plain", read_only=True, soft_wrap=False, show_line_numbers=True)
         yield KeyFooter()
 
     # -- set-up ----------------------------------------------------------------------------

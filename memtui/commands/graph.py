@@ -309,14 +309,19 @@ def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:
     return g.Retype(tuple(dict.fromkeys(types)), args.to)
 
 
-def _confirm(args: argparse.Namespace, what: str) -> None:
-    """Ask before a destructive change (only on a terminal); exit 3 when not confirmed."""
+def _confirm(args: argparse.Namespace, what: str, notes: tuple[str, ...] = ()) -> None:
+    """Ask before a destructive change (only on a terminal); exit 3 when not confirmed. The
+    change's ``notes`` (the relations a delete takes with it) are said before the question,
+    and in the refusal."""
     if getattr(args, "yes", False):
         return
+    said = "".join(f"\n  {visible(note)}" for note in notes)
     if not _common.interactive():
         _common.fail(f"refused: this needs confirmation ({visible(what)}), and standard input is not "
-                     "a terminal, so memtui does not ask; add --yes to confirm. Nothing was changed.",
+                     f"a terminal, so memtui does not ask; add --yes to confirm. Nothing was changed.{said}",
                      ExitCode.REFUSED)
+    if said:
+        print(said.lstrip("\n"), file=sys.stderr)
     answer = input(f"About to change {visible(what)}. Go ahead? [y/N] ").strip().lower()
     if answer not in ("y", "yes"):
         _common.fail("cancelled; nothing was changed.", ExitCode.REFUSED)
@@ -388,7 +393,7 @@ def _write_to(args: argparse.Namespace, session: Session, backend, graph, loaded
     if retried is None:
         change = operation.apply(graph)  # check before asking
         if confirm and change.changed:
-            _confirm(args, f"{backend.shown}: {change.summary}")
+            _confirm(args, f"{backend.shown}: {change.summary}", change.notes)
     kept = ""
     also: list[tuple[str, bytes]] = []
     if backup and retried is None and change.changed and backend.kind == "local":

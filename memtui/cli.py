@@ -17,7 +17,7 @@ from memtui import __version__
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core.errors import ExternalError, MemtuiError, RefusedError, WorkspaceError
-from memtui.core.text import guard_stream
+from memtui.core.text import TerminalStream, guard_stream
 
 #: The one map from exception to exit code (README "exit codes"): the first class that
 #: matches wins. A command lets a :class:`MemtuiError` it cannot handle better propagate;
@@ -119,6 +119,7 @@ def _main(argv: list[str] | None) -> int:
         return 0
     if first is not None and first in commands and argv[0] == first:
         parser = build_parser(only=first)
+        sys.stdout = TerminalStream.wrap(sys.stdout)  # type: ignore[assignment]  # a terminal gets no escape
         args = parser.parse_args(argv)
         _common.json_errors(bool(getattr(args, "json", False)))
         try:

@@ -254,3 +254,51 @@ def test_the_real_terminal_gets_no_escape_from_the_workspace(tmp_path: Path) -> 
     own = {"\x1b", "\r", "\x07", "\x08"}  # Textual's own: escape sequences, line starts (checked above)
     raw = sorted({f"U+{ord(c):04X}" for c in CHARS if c not in own and c in text})
     assert not raw, raw
+
+
+def _cli_in_terminal(*args: str) -> bytes:
+    """Every byte ``memtui ARGS`` writes to a pseudo-terminal (standard output and error)."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "memtui", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, env=torture_env(), close_fds=True)
+    os.close(slave)
+    out = bytearray()
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out.extend(chunk)
+    proc.wait(timeout=30)
+    os.close(master)
+    return bytes(out)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a Linux pseudo-terminal")
+def test_the_cli_on_a_terminal_shows_escapes_and_keeps_bytes_in_a_pipe(tmp_path: Path) -> None:
+    """``memtui notes show`` printed an agent's ``ESC ] 0;…`` raw to the terminal (it retitled
+    it); on a terminal every unsafe character is now shown, while a pipe still gets the file's
+    bytes exactly (the command's output is data there)."""
+    root = _hostile(tmp_path)
+    notes = (root / "memory" / "MEMORY_CUSTOM.md").read_bytes()
+    for args in (["notes", "show"], ["sessions", "show", "tg-0000-zebra"], ["sessions", "list"],
+                 ["graph", "show", f"Aa Zebra {SEQUENCES[0]}"], ["search", "zebra"]):
+        written = _cli_in_terminal(*args[:1], *args[1:-1], "-w", str(root), args[-1]) if len(args) > 2 else \
+            _cli_in_terminal(*args, "-w", str(root))
+        text = written.decode("utf-8", "replace")
+        assert "Traceback" not in text, text[-800:]
+        assert "\x1b" not in text and "\x9b" not in text, (args, text[:400])
+        raw = sorted({f"U+{ord(c):04X}" for c in CHARS if c in text and c not in ("\r",)})
+        assert not raw, (args, raw)
+    assert "PWNED-TITLE" in _cli_in_terminal("notes", "show", "-w", str(root)).decode("utf-8", "replace")
+    piped = subprocess.run([sys.executable, "-m", "memtui", "notes", "show", "-w", str(root)], capture_output=True,
+                           stdin=subprocess.DEVNULL, env=torture_env(), timeout=60)
+    assert piped.stdout == notes, "a pipe gets the file's bytes"

@@ -131,6 +131,38 @@ def shown_text(text: str) -> str:
     return TERMINAL_UNSAFE.sub(lambda m: visible(m.group(), symbols=True, limit=None), text)
 
 
+class TerminalStream:
+    """A text stream in front of a terminal that shows every :data:`TERMINAL_UNSAFE` character
+    of what a command prints as :func:`visible` does (``\\u001b``), line ends and tabs kept:
+    ``memtui notes show`` of a file holding ``ESC ] 0;…`` on a terminal must not retitle it.
+    Only for a stream that is a terminal (:meth:`wrap`): output to a pipe or a file is the
+    command's data, byte for byte. Everything else (``buffer``, ``flush``) is the stream's own.
+    """
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    @classmethod
+    def wrap(cls, stream: object) -> object:
+        """``stream`` behind a :class:`TerminalStream` when it is a terminal, else ``stream``."""
+        try:
+            terminal = stream.isatty()  # type: ignore[attr-defined]
+        except (AttributeError, ValueError, OSError):
+            terminal = False
+        return cls(stream) if terminal and not isinstance(stream, cls) else stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(_TERMINAL_OUT.sub(lambda m: visible(m.group(), limit=None), text))  # type: ignore[attr-defined]
+        return len(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+#: What :class:`TerminalStream` shows: :data:`TERMINAL_UNSAFE`, but the CR of a CRLF (harmless).
+_TERMINAL_OUT = re.compile(f"\r(?!\n)|[{UNSAFE_BUT_CR}]")
+
+
 def visible(value: object, *, symbols: bool = False, limit: int | None = SHOWN_CHARS) -> str:
     """``str(value)`` with invisible characters shown (``None`` gives ``""``), cut to ``limit``.
 

@@ -302,3 +302,40 @@ def test_the_cli_on_a_terminal_shows_escapes_and_keeps_bytes_in_a_pipe(tmp_path:
     piped = subprocess.run([sys.executable, "-m", "memtui", "notes", "show", "-w", str(root)], capture_output=True,
                            stdin=subprocess.DEVNULL, env=torture_env(), timeout=60)
     assert piped.stdout == notes, "a pipe gets the file's bytes"
+
+
+async def test_the_notes_editor_shows_stand_ins_and_saves_the_original_bytes(tmp_path: Path) -> None:
+    """The notes editor draws an agent's escape, CR, form feed and direction override as
+    one-cell symbols, and a save writes them back as they were (never the symbols): a member's
+    edit elsewhere in the file changes only what the member typed."""
+    from textual.widgets import TextArea
+
+    from memtui.core.workspace import Workspace
+    from memtui.ui.app import MemtuiApp
+    from memtui.ui.areas import AREAS
+
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root, symlinks=True)
+    notes = root / "memory" / "MEMORY_CUSTOM.md"
+    agent = "- agent \x1b]0;PWNED-TITLE\x07 cr\rff\x0c rtl \u202eabc\u202c ls\u2028end\n"
+    original = notes.read_bytes() + agent.encode("utf-8")
+    notes.write_bytes(original)
+    app = MemtuiApp(Workspace.open(root))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.press(next(a.key for a in AREAS if a.mode == "notes"))
+        await settle(pilot)
+        await pilot.pause()
+        screen = app.screen
+        editor = screen.query_one("#notes-editor", TextArea)
+        assert not screen.dirty, "opening the file changes nothing"
+        assert editor.text.encode("utf-8") == original, "the editor holds the file's text"
+        drawn = _screen_text(app)
+        assert "␛]0;PWNED-TITLE␇" in drawn and "cr␍ff␌" in drawn, "stand-ins are drawn"
+        assert not _leaks(app)
+        editor.focus()
+        editor.move_cursor((0, 0))
+        await pilot.press(*"Zq", "ctrl+s")
+        await wait_for(pilot, lambda: notes.read_bytes() != original, what="the save")
+        await settle(pilot)
+    app.session.close()
+    assert notes.read_bytes() == b"Zq" + original, "only the typed characters changed"

@@ -47,7 +47,7 @@ from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, DataTextArea
 from memtui.ui.widgets import AskText
 from memtui.core.text import plural
-from memtui.ui.text import safe
+from memtui.ui.text import as_data, safe
 
 #: Backups listed in the history table (newest first).
 HISTORY_ROWS = 200
@@ -197,6 +197,9 @@ class BackupScreen(Screen):
             self._say(Text(self.last_message or plural(len(state["history"]), "backup"), style="dim"))
 
     def _say(self, message: Text) -> None:
+        """Show ``message`` (it may quote git or a repository: its controls are shown as data)."""
+        if as_data(message.plain) != message.plain:
+            message = Text(as_data(message.plain), style=message.style)
         self.query_one("#backup-message", Static).update(message)
 
     def _progress(self, fraction: float) -> None:

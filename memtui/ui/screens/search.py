@@ -42,7 +42,7 @@ from memtui.ui import clock
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.screens.audit import place_in_tree
-from memtui.ui.text import join, safe
+from memtui.ui.text import as_data, join, safe
 
 #: Quiet time after the last key before the query runs (seconds).
 DEBOUNCE_SECONDS = 0.15
@@ -313,7 +313,7 @@ class SearchScreen(Screen):
     def _problem(self, message: str, seq: int) -> None:
         if seq != self._seq:
             return
-        self.query_one("#search-status", Static).update(Text(message, style="yellow"))
+        self.query_one("#search-status", Static).update(Text(as_data(message), style="yellow"))
 
     def _show(self, results: Results, seq: int) -> None:
         if seq != self._seq:

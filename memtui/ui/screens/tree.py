@@ -31,7 +31,7 @@ from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
 from memtui.ui.keys import KeyFooter
 from memtui.ui.widgets import AreaBar, DataMarkdown, DataTextArea
-from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.text import as_data, for_tui, join, safe, severity_text
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
 #: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised
@@ -428,7 +428,7 @@ class TreeScreen(Screen):
         self.run_worker(when_shown(), group="article-line", exclusive=True)
 
     def _clear_article(self, message: str) -> None:
-        self.query_one("#article-head", Static).update(Text(message, style="dim"))
+        self.query_one("#article-head", Static).update(Text(as_data(message), style="dim"))
         self.query_one("#meta", DataTable).clear()
         self.query_one("#meta", DataTable).display = False
         self._set_body("")

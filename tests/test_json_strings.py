@@ -119,22 +119,29 @@ def test_every_reader_survives_every_string_json_allows(tmp_path: Path, odd: str
         _ok(code, out, err, " ".join(argv))
 
 
+async def visit_every_area(pilot, app) -> None:  # noqa: ANN001
+    """Wait for the app's audit and index (the index built without an error), then open every
+    area in turn, each left to settle."""
+    from memtui.ui.areas import AREAS
+    from tests.conftest import settle, wait_for
+
+    await wait_for(pilot, lambda: app.report is not None, what="the audit")
+    await wait_for(pilot, lambda: app.index_report is not None or app.index_error is not None, what="the index")
+    assert app.index_error is None
+    for area in AREAS:
+        await pilot.press(area.key)
+        await settle(pilot)
+
+
 @pytest.mark.parametrize("odd", ["\ud800", "\udcff", "\x00"], ids=["high-surrogate", "pep383-byte", "nul"])
 async def test_the_tui_starts_and_searches_with_any_string_json_allows(tmp_path: Path, odd: str) -> None:
     from memtui.core.workspace import Workspace
     from memtui.ui.app import MemtuiApp
-    from memtui.ui.areas import AREAS
-    from tests.conftest import wait_for
 
     root = _workspace(tmp_path, odd)
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.report is not None, what="the audit")
-        await wait_for(pilot, lambda: app.index_report is not None or app.index_error is not None, what="the index")
-        assert app.index_error is None
-        for area in AREAS:
-            await pilot.press(area.key)
-            await pilot.pause()
+        await visit_every_area(pilot, app)
         from tests.test_search_tui import _search_area, _type
 
         screen = await _search_area(pilot, app)

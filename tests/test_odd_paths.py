@@ -16,7 +16,7 @@ import pytest
 
 from memtui.core.watch import watch
 from memtui.core.workspace import Workspace
-from tests.conftest import SAMPLE, settle, wait_for
+from tests.conftest import SAMPLE
 
 
 @pytest.fixture
@@ -31,16 +31,11 @@ def odd_root(tmp_path: Path) -> Path:
 
 async def test_the_tui_opens_a_workspace_whose_path_is_not_utf8(odd_root: Path) -> None:
     from memtui.ui.app import MemtuiApp
-    from memtui.ui.areas import AREAS
+    from tests.test_json_strings import visit_every_area
 
     app = MemtuiApp(Workspace.open(odd_root))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.report is not None, what="the audit")
-        await wait_for(pilot, lambda: app.index_report is not None or app.index_error is not None, what="the index")
-        assert app.index_error is None
-        for area in AREAS:
-            await pilot.press(area.key)
-            await settle(pilot)
+        await visit_every_area(pilot, app)
         assert app.is_running
     app.session.close()
 

@@ -26,7 +26,9 @@ server-memory`` on a loopback port, and per round measures, in this order:
   first page, the snapshot's records, the live read in place;
 - ``baseline``: ``--baseline`` (another memtui, e.g. main's) cold, to its first line.
 
-``--all`` adds, once, one edit's round trip and a backup that includes the graph. Prints one line
+``--all`` adds, once, one edit's round trip and a backup that includes the graph. ``--edits
+[--sizes 2000,20000] [--rounds R]`` times instead one edit's round trip per server x gateway of
+the interop matrix beside a bare client's (:func:`edit_round_trips`). Prints one line
 per measurement and a summary (median, min–max). Not a test: the numbers depend on the machine and
 its load (printed).
 """
@@ -312,5 +314,100 @@ def extra(url: str, ws: Path) -> None:
               f"(remote/graph.jsonl {(tree / 'remote' / 'graph.jsonl').stat().st_size:,} bytes)")
 
 
+def _edit_graph(file: Path, count: int) -> list[str]:
+    """A graph of ``count`` entities (3 observations each, a chain of relations) in the server's file form."""
+    names = [f"entity-{i:06d}" for i in range(count)]
+    lines = [json.dumps({"type": "entity", "name": n, "entityType": "bench", "observations": [
+        f"observation {j} of {n}" for j in range(3)]}, separators=(",", ":")) for n in names]
+    lines += [json.dumps({"type": "relation", "from": a, "to": b, "relationType": "next"}, separators=(",", ":"))
+              for a, b in zip(names, names[1:], strict=False)]
+    file.write_text("\n".join(lines), encoding="utf-8")
+    return names
+
+
+def edit_round_trips(sizes: list[int], rounds: int, servers: list[str], gateways: list[str]) -> None:
+    """One edit's round trip (``add-observation`` on an entity in the middle of the graph) per
+    server x gateway x size, beside a bare client's edit through the same gateway, interleaved:
+
+    - ``bare``: connect (initialize), one ``tools/call add_observations``, close: the least any
+      client can do;
+    - ``memtui core``: :meth:`RemoteGraph.load_records` + :meth:`RemoteGraph.save` in this
+      process, connection included (what the CLI and the Graph area pay beyond Python's start);
+    - ``memtui CLI``: ``memtui graph add-observation --remote URL`` as a process (start-up included);
+    - ``whole read``: the former way, :meth:`RemoteGraph.load` then the same save (for reference).
+    """
+    sys.path.insert(0, str(HERE.parent))
+    from memtui.core import graph as g
+    from memtui.core.mcp.client import Client
+    from memtui.core.session import Session
+    from tests.remote_servers import start_pair
+
+    print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
+          f"(1/5/15 min), {os.cpu_count()} cores")
+    rows: list[tuple] = []
+    for size in sizes:
+        for server in servers:
+            for gateway in gateways:
+                folder = Path(tempfile.mkdtemp(prefix="memtui-edit-bench-"))
+                names = _edit_graph(folder / "memory.jsonl", size)
+                running = start_pair(server, gateway, folder / "memory.jsonl")
+                ws = folder / "ws"
+                (ws / "memory").mkdir(parents=True)
+                target = names[len(names) // 2]
+                times: dict[str, list[float]] = {"bare": [], "memtui core": [], "memtui CLI": [], "whole read": []}
+                try:
+                    for r in range(rounds):
+                        start = time.perf_counter()
+                        with Client(Endpoint(running.url, timeout=600)) as client:
+                            client.call_tool("add_observations", {"observations": [
+                                {"entityName": target, "contents": [f"bare {r} {time.time()}"]}]})
+                        times["bare"].append(time.perf_counter() - start)
+                        start = time.perf_counter()
+                        remote = RemoteGraph(Endpoint(running.url, timeout=600))
+                        with Session.open(ws, purpose="bench") as session:
+                            loaded = remote.load_records([target])
+                            assert loaded is not None
+                            remote.save(loaded, g.AddObservation(target, f"core {r} {time.time()}"), session=session)
+                        remote.close()
+                        times["memtui core"].append(time.perf_counter() - start)
+                        start = time.perf_counter()
+                        done = subprocess.run([MEMTUI, "graph", "add-observation", "-w", str(ws), "--remote",
+                                               running.url, target, f"cli {r} {time.time()}"], capture_output=True)
+                        times["memtui CLI"].append(time.perf_counter() - start)
+                        assert done.returncode == 0, done.stderr
+                        if r == 0:  # once: the whole-read way is the slow reference
+                            start = time.perf_counter()
+                            remote = RemoteGraph(Endpoint(running.url, timeout=600))
+                            with Session.open(ws, purpose="bench") as session:
+                                remote.save(remote.load(), g.AddObservation(target, f"whole {time.time()}"),
+                                            session=session)
+                            remote.close()
+                            times["whole read"].append(time.perf_counter() - start)
+                finally:
+                    running.stop()
+                    shutil.rmtree(folder, ignore_errors=True)
+                med = {k: statistics.median(v) for k, v in times.items() if v}
+                rows.append((size, server, gateway, med))
+                print(f"{size:>6,} {server:<27} {gateway:<12} bare {med['bare']:.3f} s | memtui core "
+                      f"{med['memtui core']:.3f} s ({med['memtui core'] / med['bare']:.2f}x) | memtui CLI "
+                      f"{med['memtui CLI']:.3f} s ({med['memtui CLI'] / med['bare']:.2f}x) | whole read "
+                      f"{med['whole read']:.3f} s", flush=True)
+    print(f"load after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
+
+
 if __name__ == "__main__":
-    main()
+    if "--edits" in sys.argv:  # the edit round trips (a mode of its own)
+        edit_parser = argparse.ArgumentParser(description=edit_round_trips.__doc__.split("\n\n")[0])
+        edit_parser.add_argument("--edits", action="store_true")
+        edit_parser.add_argument("--sizes", default="2000,20000", help="entity counts, comma-separated")
+        edit_parser.add_argument("--rounds", type=int, default=3)
+        edit_parser.add_argument("--servers", default="", help="keys of tests/remote_servers.SERVERS (default all)")
+        edit_parser.add_argument("--gateways", default="supergateway,mcp-proxy")
+        edit_args = edit_parser.parse_args()
+        from tests.remote_servers import SERVERS
+
+        edit_round_trips([int(x) for x in edit_args.sizes.split(",")], edit_args.rounds,
+                         edit_args.servers.split(",") if edit_args.servers else list(SERVERS),
+                         edit_args.gateways.split(","))
+    else:
+        main()

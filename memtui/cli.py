@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import importlib
 import os
 import pkgutil
@@ -16,7 +17,7 @@ import sys
 from memtui import __version__
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
-from memtui.core.errors import ExternalError, MemtuiError, RefusedError, WorkspaceError
+from memtui.core.errors import ExternalError, MemtuiError, RefusedError, WorkspaceError, write_failure
 from memtui.core.text import TerminalStream, guard_stream
 
 #: The one map from exception to exit code (README "exit codes"): the first class that
@@ -28,6 +29,11 @@ EXIT_CODES: tuple[tuple[type[MemtuiError], ExitCode], ...] = (
     (ExternalError, ExitCode.EXTERNAL),
     (MemtuiError, ExitCode.PROBLEM),
 )
+
+
+#: The system errors that are a sentence wherever a command meets them (a write's own guard
+#: names the file; this is the net): a full disk or quota (exit 4), a read-only file system (3).
+_SYSTEM_REFUSALS = (errno.ENOSPC, getattr(errno, "EDQUOT", 122), errno.EROFS)
 
 
 def exit_code(exc: MemtuiError) -> ExitCode:
@@ -72,6 +78,8 @@ def _tui_parser() -> argparse.ArgumentParser:
                         help="the colour theme (remembered for next time); see `memtui themes`")
     parser.add_argument("--read-only", action="store_true",
                         help="browse without writing anything (every change is refused)")
+    parser.add_argument("--as", dest="as_profile", metavar="PROFILE",
+                        help="act as this profile (default: $MEMTUI_PROFILE, else memtui.toml [user] profile)")
     parser.add_argument("--version", action="version", version=f"memtui {__version__}")
     return parser
 
@@ -115,7 +123,7 @@ def _main(argv: list[str] | None) -> int:
     if argv and argv[0] in ("-h", "--help"):
         parser = build_parser()
         parser.print_help()
-        print("\nTo open the TUI: memtui [PATH] [--theme NAME] [--read-only]")
+        print("\nTo open the TUI: memtui [PATH] [--theme NAME] [--read-only] [--as PROFILE]")
         return 0
     if first is not None and first in commands and argv[0] == first:
         parser = build_parser(only=first)
@@ -128,7 +136,12 @@ def _main(argv: list[str] | None) -> int:
             return code
         except BrokenPipeError:
             return _reader_left()
-        except MemtuiError as exc:
+        except (MemtuiError, OSError) as exc:
+            if not isinstance(exc, MemtuiError):  # a full disk or a read-only file system met anywhere
+                sentence = write_failure(exc) if exc.errno in _SYSTEM_REFUSALS else None
+                if sentence is None:
+                    raise
+                exc = sentence
             code = exit_code(exc)
             message = str(exc)
             if code is ExitCode.REFUSED and not message.lower().startswith("refused"):
@@ -145,4 +158,4 @@ def _main(argv: list[str] | None) -> int:
     args = _tui_parser().parse_args(argv)
     from memtui.ui.launch import run_tui
 
-    return run_tui(args.path, theme=args.theme, read_only=args.read_only)
+    return run_tui(args.path, theme=args.theme, read_only=args.read_only, profile=args.as_profile)

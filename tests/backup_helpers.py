@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -97,3 +98,63 @@ def behind_remote(tmp_path: Path) -> Path:
     git(tmp_path, "init", "-q", str(repo))
     git(repo, "remote", "add", "origin", str(bare))
     return repo
+
+
+@contextlib.contextmanager
+def git_http_server(root: Path) -> Iterator[str]:
+    """Serve the bare repositories under ``root`` over smart HTTP (``git http-backend``, anonymous
+    pushes allowed): a remote whose hooks run on the server's side, as a hosting service's do.
+    (memtui runs no hook of a repository on this machine, a local remote's included.) Yields the
+    base URL (``http://127.0.0.1:PORT``)."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _cgi(self) -> None:
+            path, _, query = self.path.partition("?")
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                body = b""
+                while True:
+                    size = int(self.rfile.readline().strip(), 16)
+                    chunk = self.rfile.read(size + 2)[:size]
+                    if not size:
+                        break
+                    body += chunk
+            else:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            env = {**os.environ, "GIT_PROJECT_ROOT": str(root), "GIT_HTTP_EXPORT_ALL": "1",
+                   "REQUEST_METHOD": self.command, "PATH_INFO": path, "QUERY_STRING": query,
+                   "CONTENT_TYPE": self.headers.get("Content-Type", ""), "CONTENT_LENGTH": str(len(body)),
+                   "REMOTE_USER": "tester", "REMOTE_ADDR": "127.0.0.1",
+                   "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
+                   "GIT_PROTOCOL": self.headers.get("Git-Protocol", "")}
+            done = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True, check=False)
+            head, _, payload = done.stdout.partition(b"\r\n\r\n")
+            status = 200
+            headers = []
+            for line in head.decode("latin-1").split("\r\n"):
+                name, _, value = line.partition(":")
+                if name.lower() == "status":
+                    status = int(value.strip().split()[0])
+                elif name:
+                    headers.append((name, value.strip()))
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = _cgi
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -20,6 +20,29 @@ SHARED = Path(os.environ.get("MEMTUI_SHARED", REPO.parent / "shared"))
 SAMPLE = REPO / "sample_workspace"
 
 
+def _isolate_git_identity() -> None:
+    """Give every test (and every process it starts) git configuration of its own.
+
+    The suite must pass on a machine with no git identity and must not depend on, or read, the
+    machine's own git settings: git reads only a test configuration with a test author. Tests
+    that check what happens with no identity point git at an empty configuration themselves
+    (``tests.backup_helpers.isolate_git``).
+    """
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="memtui-test-git-"))
+    config = folder / "gitconfig"
+    config.write_text("[user]\n\tname = memtui tests\n\temail = memtui-tests@example.invalid\n"
+                      "[init]\n\tdefaultBranch = master\n", encoding="utf-8")
+    os.environ["GIT_CONFIG_GLOBAL"] = str(config)
+    os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        os.environ.pop(name, None)
+
+
+_isolate_git_identity()
+
+
 async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0,  # noqa: ANN001
                    what: str = "the condition") -> None:
     """Let the app run (its workers, timers and messages) until ``condition()`` is true.

@@ -33,6 +33,18 @@ MODULES = Path(SERVER_DIR) / "node_modules"
 MEMORY_ENTRY = MODULES / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
 GATEWAY_ENTRY = MODULES / "supergateway" / "dist" / "index.js"
 NODE = shutil.which("node")
+#: The servers of the interop matrix (``.ci/install-mcp-server.sh`` installs each, the older ones
+#: side by side under npm aliases): the pinned server-memory, an older release whose ``open_nodes``
+#: answers only relations between the names asked, and a fork that adds ``createdAt``/``version``.
+SERVERS = {
+    "server-memory-2026.8.31": MEMORY_ENTRY,
+    "server-memory-2026.1.26": MODULES / "server-memory-2026.1.26" / "dist" / "index.js",
+    "mcp-knowledge-graph-1.0.7": MODULES / "mcp-knowledge-graph-1.0.7" / "dist" / "index.js",
+}
+#: The gateways serving a stdio server over streamable HTTP: supergateway (npm) and mcp-proxy
+#: (PyPI, in its own virtual environment under the same folder).
+GATEWAYS = ("supergateway", "mcp-proxy")
+MCP_PROXY = Path(SERVER_DIR) / "mcp-proxy" / "bin" / "mcp-proxy"
 TOKEN_SERVER = Path(__file__).resolve().parent / "servers" / "token_graph_server.py"
 
 
@@ -100,8 +112,41 @@ def start_gateway(memory_file: Path, port: int | None = None, extra: tuple[str, 
     return Running(f"http://127.0.0.1:{port}/mcp", memory_file, proc, port)
 
 
+def need(server: str, gateway: str) -> None:
+    """Skip (or, under ``MEMTUI_REQUIRE_MCP``, fail) when ``server`` or ``gateway`` is absent."""
+    need_gateway()
+    missing = None
+    if not SERVERS[server].is_file():
+        missing = f"{server} is missing under {MODULES}; run .ci/install-mcp-server.sh {SERVER_DIR}"
+    elif gateway == "mcp-proxy" and not MCP_PROXY.is_file():
+        missing = f"mcp-proxy is missing at {MCP_PROXY}; run .ci/install-mcp-server.sh {SERVER_DIR}"
+    if missing:
+        if os.environ.get("MEMTUI_REQUIRE_MCP"):
+            pytest.fail(f"MEMTUI_REQUIRE_MCP is set but {missing}")
+        pytest.skip(missing)
+
+
+def start_pair(server: str, gateway: str, memory_file: Path, port: int | None = None) -> Running:
+    """``server`` (a key of :data:`SERVERS`) on ``memory_file`` behind ``gateway`` (stateful
+    sessions), on a loopback port; its URL ends in ``/mcp``."""
+    need(server, gateway)
+    port = port or free_port()
+    entry = SERVERS[server]
+    env = dict(os.environ, MEMORY_FILE_PATH=str(memory_file.resolve()))
+    if gateway == "supergateway":
+        argv = [str(NODE), str(GATEWAY_ENTRY), "--stdio", f"{NODE} {entry}", "--outputTransport", "streamableHttp",
+                "--port", str(port), "--stateful", "--logLevel", "none"]
+    else:
+        argv = [str(MCP_PROXY), "--port", str(port), "--host", "127.0.0.1", "--pass-environment", "--",
+                str(NODE), str(entry)]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    _wait_for_port(port, proc)
+    return Running(f"http://127.0.0.1:{port}/mcp", memory_file, proc, port)
+
+
 def start_token_server(memory_file: Path, token: str | None, *, slow: str = "", semantic: bool = False,
-                       port: int | None = None) -> Running:
+                       port: int | None = None, fail: str = "") -> Running:
     """The SDK server on ``memory_file``; the token goes in its environment, not its arguments."""
     port = port or free_port()
     env = dict(os.environ)
@@ -112,6 +157,8 @@ def start_token_server(memory_file: Path, token: str | None, *, slow: str = "", 
         env["MEMTUI_TEST_SLOW"] = slow
     if semantic:
         env["MEMTUI_TEST_SEMANTIC"] = "1"
+    if fail:
+        env["MEMTUI_TEST_FAIL"] = fail
     proc = subprocess.Popen([sys.executable, str(TOKEN_SERVER), str(port), str(memory_file.resolve())], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     _wait_for_port(port, proc)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backup_helpers import behind_remote, git, isolate_git, run
+from backup_helpers import behind_remote, git, git_http_server, isolate_git, run
 from memtui.core.text import mask_url
 
 SECRET = "ghp_s3cretT0ken"
@@ -20,15 +20,17 @@ def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate_git(monkeypatch, tmp_path / "home")
 
 
-def _hooked_remote(tmp_path: Path, hook: str) -> tuple[Path, Path]:
-    bare = tmp_path / "bare.git"
+def _hooked_remote(tmp_path: Path, hook: str, base_url: str) -> tuple[Path, Path]:
+    """A remote served over HTTP whose pre-receive hook (run by the server) refuses with ``hook``'s words."""
+    bare = tmp_path / "served" / "bare.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(bare, "config", "http.receivepack", "true")
     script = bare / "hooks" / "pre-receive"
     script.write_text("#!/bin/sh\n" + hook + "\nexit 1\n")
     script.chmod(0o755)
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
-    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "remote", "add", "origin", f"{base_url}/bare.git")
     return bare, repo
 
 
@@ -38,8 +40,9 @@ def _hooked_remote(tmp_path: Path, hook: str) -> tuple[Path, Path]:
 ])
 def test_a_hook_rejection_shows_the_remote_s_words_and_no_fetch_advice(sample_copy: Path, tmp_path: Path, capsys,
                                                                      hook: str, advice: str) -> None:
-    _bare, repo = _hooked_remote(tmp_path, hook)
-    code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo), "--push")
+    with git_http_server(tmp_path / "served") as base_url:
+        _bare, repo = _hooked_remote(tmp_path, hook, base_url)
+        code, out, _ = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo), "--push")
     assert code == 4 and "backup NOT complete" in out
     said = hook.split('"')[1]
     assert said in out, "the remote's own message is shown"

@@ -146,3 +146,47 @@ async def test_a_bare_repository_is_said_at_once(sample_copy: Path, tmp_path: Pa
         screen = await _open(pilot, app)
         assert "is a bare repository" in str(screen.query_one("#backup-status", Static).render())
     app.session.close()
+
+
+async def test_a_backup_made_by_another_process_shows_without_a_key(sample_copy: Path, tmp_path: Path) -> None:
+    """The backup repository lies outside the workspace the watcher follows: cron's or the CLI's
+    backup must still reach the open area (a new user saw it only after ctrl+l)."""
+    from memtui.core.backup.commit import backup
+
+    repo = tmp_path / "repo"
+    _configure(sample_copy, repo)
+    backup(Workspace.open(sample_copy), repo)
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _open(pilot, app)
+        await wait_for(pilot, lambda: len(screen.state["history"]) == 1, timeout=SLOW)
+        (sample_copy / "memory" / "MEMORY.md").write_text("changed by an agent\n")
+        backup(Workspace.open(sample_copy), repo)  # as `memtui backup` from cron would
+        await wait_for(pilot, lambda: len(screen.state["history"]) == 2, timeout=SLOW,
+                       what="the other process's backup in the history")
+        assert screen.query_one("#history", DataTable).row_count == 2
+
+
+async def test_push_with_push_off_asks_and_pushes_once(sample_copy: Path, tmp_path: Path) -> None:
+    from memtui.core.backup.commit import backup
+    from memtui.ui.widgets import Confirm
+
+    repo, remote = tmp_path / "repo", tmp_path / "remote.git"
+    _configure(sample_copy, repo)
+    backup(Workspace.open(sample_copy), repo)
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _open(pilot, app)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the one-off push question")
+        await pilot.press("enter")  # by habit: No has the focus, nothing is pushed
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert git(remote, "branch", "--list") == b""
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not screen.busy and "push" in screen.last_message.lower(), timeout=SLOW)
+    assert git(remote, "rev-parse", "HEAD").strip() == git(repo, "rev-parse", "HEAD").strip()
+    assert "push = true" not in (sample_copy / "memtui.toml").read_text(), "the setting is unchanged"

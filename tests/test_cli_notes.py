@@ -194,7 +194,7 @@ def test_damaged_store_b01_cli(shared: Path, ws: Path, tmp_path: Path, capsys: p
     assert _run(["notes", "set", "-w", str(ws), "--from", str(src)]) == 3
     assert "damaged" in capsys.readouterr().err
     assert store_file.read_bytes() == original and not (ws / "memory" / "MEMORY_CUSTOM.md").exists()
-    assert _run(["store", "set-aside", "-w", str(ws)]) == 3, "no --yes and no terminal"
+    assert _run(["store", "set-aside", "-w", str(ws)]) == 2, "no --yes and no terminal: a usage error"
     assert _run(["store", "set-aside", "-w", str(ws), "--yes"]) == 0
     kept = list((ws / ".memtui").glob("store.json.damaged-*"))
     assert len(kept) == 1 and kept[0].read_bytes() == original
@@ -272,3 +272,127 @@ def test_set_without_a_base_hash_never_replaces_an_agents_edit(ws: Path, monkeyp
     out = capsys.readouterr()
     assert "<<<<<<< yours" in out.out and "--base-hash" in out.err
     assert notes_file.read_bytes() == b"member's header\nline one, agent\nadded by the agent\n"
+
+
+def _agent_appends(path: Path, line: str) -> None:
+    """An agent's ``echo LINE >> MEMORY_CUSTOM.md``: a real append, no memtui involved."""
+    subprocess.run(["sh", "-c", f"echo {shlex.quote(line)} >> {shlex.quote(str(path))}"], check=True)
+
+
+def test_show_hash_edit_set_after_an_agents_append_keeps_both_lines(
+        ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The documented script flow: `notes show --hash`, edit a copy, `notes set --base-hash H`,
+    while an agent appended one line meanwhile. memtui kept the bytes it showed, so it merges:
+    the member's edit and the agent's line are both in the file."""
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    notes_file.write_bytes(b"# Standing notes\nAnswer in Bulgarian.\n")  # written by the proxy, not memtui
+    assert _run(["notes", "show", "-w", str(ws), "--hash"]) == 0
+    base = capsys.readouterr().out.strip()
+    assert _run(["notes", "show", "-w", str(ws)]) == 0
+    mine = tmp_path / "mine.md"
+    mine.write_text(capsys.readouterr().out.replace("Bulgarian.", "Bulgarian, formally."), encoding="utf-8")
+    _agent_appends(notes_file, "2026-12-02 agent: the member prefers short answers")
+    code = _run(["notes", "set", "-w", str(ws), "--from", str(mine), "--base-hash", base])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert notes_file.read_text(encoding="utf-8") == (
+        "# Standing notes\nAnswer in Bulgarian, formally.\n2026-12-02 agent: the member prefers short answers\n")
+    assert "merged" in out.out
+
+
+def test_copies_of_shown_notes_live_in_the_user_cache_and_are_bounded(
+        ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The copies memtui keeps of what it showed are in the user cache folder (never in the
+    workspace), keyed by hash, and pruned to the last few versions."""
+    from memtui.core import shown as shown_copies
+
+    monkeypatch.setattr(shown_copies, "SHOWN_KEEP", 3)
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    hashes = []
+    for n in range(5):
+        notes_file.write_bytes(f"version {n}\n".encode())
+        assert _run(["notes", "show", "-w", str(ws), "--hash"]) == 0
+        hashes.append(capsys.readouterr().out.strip())
+    cache = Path(os.environ["MEMTUI_CACHE_DIR"])
+    kept = sorted(p.name for p in cache.rglob("*") if p.is_file() and p.name in hashes)
+    assert kept == sorted(hashes[-3:])
+    assert not [p for p in ws.rglob("*") if p.is_file() and p.name in hashes]
+    assert sorted(p.name for p in ws.rglob("*") if p.is_file() and ".memtui" not in p.parts) == ["MEMORY_CUSTOM.md"]
+
+
+def test_an_unknown_base_names_the_lines_it_would_drop_and_never_advises_dropping_them(
+        ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A base memtui never showed cannot be merged. The advice must not lead to deleting the
+    agent's line: it lists the lines on disk that the file would remove, and removing them
+    takes the explicit --keep-mine; following the advice (copying the line in) keeps it."""
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    notes_file.write_bytes(b"one\nthe agent's line\n")
+    mine = tmp_path / "mine.md"
+    mine.write_bytes(b"one, edited\n")
+    unknown = "0" * 64
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(mine), "--base-hash", unknown]) == 1
+    err = capsys.readouterr().err
+    current = atomic.sha256(notes_file.read_bytes())
+    assert "the agent's line" in err and "--keep-mine" in err
+    assert f"--base-hash {current}" not in err  # no advice to overwrite with the current hash
+    assert notes_file.read_bytes() == b"one\nthe agent's line\n"
+    # following the advice: the lines to keep copied in, set again: saved, nothing on disk lost
+    mine.write_bytes(b"one\nthe agent's line\none, edited\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(mine), "--base-hash", unknown]) == 0
+    assert notes_file.read_bytes() == b"one\nthe agent's line\none, edited\n"
+    # dropping lines knowingly takes the flag and the hash shown
+    mine.write_bytes(b"only mine\n")
+    current = atomic.sha256(notes_file.read_bytes())
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(mine), "--base-hash", unknown]) == 1
+    capsys.readouterr()
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(mine), "--keep-mine", current]) == 0
+    assert notes_file.read_bytes() == b"only mine\n"
+
+
+def test_an_overlap_advises_the_marked_text_not_the_members_file(
+        ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On overlapping changes the advice is to resolve the printed text (it holds the agent's
+    other lines too), never to set the member's own file again over the current hash."""
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    notes_file.write_bytes(b"tone: formal\n")
+    assert _run(["notes", "show", "-w", str(ws), "--hash"]) == 0
+    base = capsys.readouterr().out.strip()
+    notes_file.write_bytes(b"tone: casual\nthe agent's line\n")
+    mine = tmp_path / "mine.md"
+    mine.write_bytes(b"tone: terse\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(mine), "--base-hash", base]) == 1
+    out = capsys.readouterr()
+    assert "the agent's line" in out.out and "<<<<<<< yours" in out.out
+    assert "text printed above" in out.err
+    assert notes_file.read_bytes() == b"tone: casual\nthe agent's line\n"
+
+
+def test_keep_mine_over_a_file_changed_again_names_the_lines_and_writes_nothing(
+        ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
+    notes_file.write_bytes(b"one\n")
+    stale = atomic.sha256(b"one\n")
+    _agent_appends(notes_file, "the agent's later line")
+    mine = tmp_path / "mine.md"
+    mine.write_bytes(b"only mine\n")
+    assert _run(["notes", "set", "-w", str(ws), "--from", str(mine), "--keep-mine", stale]) == 1
+    err = capsys.readouterr().err
+    assert "the agent's later line" in err and "--keep-mine" in err
+    assert notes_file.read_bytes() == b"one\nthe agent's later line\n"
+
+
+def test_set_and_diff_take_file_as_the_argument_or_with_from(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """The help said `notes set FILE` and the command answered "required: --from"."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    src = tmp_path / "new.md"
+    src.write_text("# Notes\nfirst\n")
+    assert _run(["notes", "set", str(src), "-w", str(ws), "--base-hash", "absent"]) == 0
+    assert (ws / "memory" / "MEMORY_CUSTOM.md").read_text() == "# Notes\nfirst\n"
+    assert _run(["notes", "diff", str(src), "-w", str(ws)]) == 0
+    assert _run(["notes", "diff", "--from", str(src), "-w", str(ws)]) == 0
+    capsys.readouterr()
+    assert _run(["notes", "set", "-w", str(ws)]) == 2
+    assert "needs FILE" in capsys.readouterr().err
+    assert _run(["notes", "set", str(src), "--from", str(tmp_path / "other.md"), "-w", str(ws)]) == 2
+    assert "give one" in capsys.readouterr().err

@@ -43,7 +43,7 @@ def test_unknown_keys_tables_and_wrong_types_are_findings_with_their_lines(tmp_p
     assert conf.backup.push is False, "a wrong type keeps the default, never a guess"
     assert conf.backup.path == "b" and conf.profile == "p", "the rest of the file still applies"
     assert conf.max_file_bytes == 2 * 1024 * 1024
-    assert "settings of [backup] are: path, push, remote, repo" in next(f.fix for f in findings if f.line == 7)
+    assert "settings of [backup] are: max_restore_bytes, max_restore_file_bytes, path, push, remote, repo" in next(f.fix for f in findings if f.line == 7)
 
 
 def test_a_bool_is_not_a_number(tmp_path: Path) -> None:

@@ -59,8 +59,11 @@ def test_propose_use_approve_by_uses_end_to_end(ws, tmp_path, capsys):
 def test_approve_refusals_exit_3_with_the_reason(ws, tmp_path, capsys):
     vid = _propose(ws, tmp_path)
     capsys.readouterr()
-    assert _run(["proposals", "approve", vid, "-w", str(ws)]) == 3  # no --yes and no terminal
-    assert "pass --yes" in capsys.readouterr().err
+    assert _run(["proposals", "approve", vid, "-w", str(ws), "--reviewed"]) == 2  # no --yes, no terminal: usage
+    assert "add --yes" in capsys.readouterr().err
+    # not eligible by uses: refused before any confirmation is asked, naming the flag that reviews
+    assert _run(["proposals", "approve", vid, "-w", str(ws)]) == 3
+    assert "add --reviewed" in capsys.readouterr().err
     assert _run(["proposals", "approve", vid, "-w", str(ws), "--yes", "--reviewed", "--as", "x.y"]) == 3
     assert "support/experience is owned by support.curator; you act as x.y" in capsys.readouterr().err
     assert _run(["proposals", "approve", vid, "-w", str(ws), "--yes"]) == 3

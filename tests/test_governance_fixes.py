@@ -184,10 +184,10 @@ def test_json_refusals_and_errors_print_a_json_object_on_stdout(ws, tmp_path, ca
     assert _cli_propose(ws, tmp_path) == 0
     capsys.readouterr()
     vid = "support/experience/exp-1.md@1"
-    assert _run(["proposals", "approve", vid, "-w", str(ws), "--json"]) == 3  # no --yes, no terminal
+    assert _run(["proposals", "approve", vid, "-w", str(ws), "--json", "--reviewed"]) == 2  # no --yes, no terminal
     out, err = capsys.readouterr()
     data = json.loads(out)
-    assert data["ok"] is False and data["exit"] == 3 and "pass --yes" in data["error"] and "pass --yes" in err
+    assert data["ok"] is False and data["exit"] == 2 and "add --yes" in data["error"] and "add --yes" in err
     assert _run(["proposals", "show", "nope@1", "-w", str(ws), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data == {"ok": False, "error": data["error"], "exit": 1} and "nope@1" in data["error"]

@@ -366,7 +366,7 @@ def test_undo_restores_the_previous_bytes_unless_the_file_changed_since(tmp_path
     before = g.load(target)
     saved = g.commit(target, before, g.AddObservation("a", "two"), session=graph_session)
     g.commit(target, saved.graph, g.Restore(before, saved.graph.source_sha256), session=graph_session)
-    assert target.read_bytes() == original
+    assert target.read_bytes() == original + b"\n"  # the records put back; memtui's write ends with a line end
     saved = g.commit(target, g.load(target), g.AddObservation("a", "two"), session=graph_session)
     target.write_bytes(target.read_bytes() + b"\n")  # an agent touched it
     with pytest.raises(g.GraphConflictError):
@@ -397,3 +397,29 @@ def test_import_merges_in_one_pass_as_entity_by_entity_would() -> None:
     assert "1 new entity, observations for 1, 1 new relation" in change.summary
     with pytest.raises(g.GraphEditError):
         g.ImportRecords((g.Entity("C", " ", ()),), ()).apply(graph)
+
+
+def test_memtuis_write_ends_with_a_line_end_so_an_agents_append_is_its_own_record(
+        tmp_path: Path, graph_session) -> None:
+    """A graph the server wrote (no final newline) is read and kept as it is; once memtui writes
+    it, it ends with a line end, so an agent's `echo >>` adds a record instead of gluing one."""
+    target = tmp_path / "graph.jsonl"
+    target.write_bytes(_graph_bytes(E("a"), E("b"), final_newline=False))
+    loaded = g.load(target)
+    assert loaded.to_bytes() == target.read_bytes()  # read as written
+    g.commit(target, loaded, g.AddObservation("a", "seen"), session=graph_session)
+    assert target.read_bytes().endswith(b"}\n")
+    with open(target, "ab") as agent:
+        agent.write(_graph_bytes(E("c")))
+    graph = g.load(target)
+    assert [e.name for e in graph.entities] == ["a", "b", "c"] and graph.read_findings() == []
+
+
+def test_records_glued_on_one_line_are_a_finding_and_kept() -> None:
+    """The other side of the same fault: an append to a file with no final newline glues two
+    records; that line is an error finding (never silently read as one record) and is kept."""
+    data = _graph_bytes(E("a"), final_newline=False) + _graph_bytes(E("b"))
+    graph = g.loads(data)
+    found = [f for f in graph.read_findings() if f.code == "graph-line-malformed"]
+    assert [f.line for f in found] == [1] and "glued" in found[0].message
+    assert graph.to_bytes() == data

@@ -208,7 +208,10 @@ def _memtui(args: list[str], env: dict, stdin: str = "") -> subprocess.Completed
 
 
 def _keyring_env(tmp_path: Path) -> dict:
+    """A real file keyring for a headless machine: keyrings.alt's plain file, which memtui
+    refuses unless told, as here, that the risk is accepted (a test's throwaway token)."""
     env = dict(os.environ, PYTHON_KEYRING_BACKEND="keyrings.alt.file.PlaintextKeyring",
+               MEMTUI_ALLOW_PLAINTEXT_KEYRING="1",
                XDG_DATA_HOME=str(tmp_path / "xdg-data"), HOME=str(tmp_path / "home"))
     env.pop("MEMTUI_GRAPH_TOKEN", None)
     return env

@@ -193,7 +193,7 @@ def test_audit_does_not_follow_a_graph_link_outside(ws: Path, tmp_path: Path) ->
     outside = tmp_path / "outside.jsonl"
     shutil.move(_graph(ws), outside)
     _graph(ws).symlink_to(outside)
-    from memtui.core.graph.audit import workspace_findings
+    from memtui.core.graph.backend import workspace_findings
 
     [finding] = workspace_findings(Workspace.open(ws))
     assert finding.code == "symlink-outside"

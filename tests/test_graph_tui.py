@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from textual.widgets import DataTable, OptionList, Static
+from textual.widgets import DataTable, Input, OptionList, Static
 
 from memtui.core import graph as g
 from memtui.core.workspace import Workspace
@@ -369,3 +369,34 @@ async def test_the_new_entity_type_question_suggests_the_graphs_own_types(sample
         await wait_for(pilot, lambda: isinstance(app.screen, AskText))
         prompt = " ".join(str(w.render()) for w in app.screen.query("Static"))
         assert "the graph's types: " in prompt and most in prompt and "Person" not in prompt
+
+
+async def test_a_mistyped_relation_target_is_asked_again_with_the_text_kept(sample_copy: Path) -> None:
+    """A mistyped target threw the whole relate dialog away (a toast), and a quick retry once
+    crashed the app (ScreenStackError) and lost the undo history."""
+    path = sample_copy / "memory" / "graph.jsonl"
+    graph = g.load(path)
+    source, target = graph.entities[0].name, graph.entities[1].name
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open_graph(pilot, app)
+        screen._show_entity(source)
+        await pilot.press("l")
+        await _answer(pilot, app, "feeds")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText))
+        first = app.screen
+        box = first.query_one("#ask-input", Input)
+        box.value = target + "x"
+        for _ in range(2):  # Enter twice before the first answer is delivered: the second is ignored
+            box.post_message(Input.Submitted(box, box.value))
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText) and app.screen is not first,
+                       what="the target asked again")
+        again = app.screen
+        prompt = " ".join(str(w.render()) for w in again.query("Static"))
+        assert "there is no entity named" in prompt and repr(target) in prompt  # the reason and a suggestion
+        assert again.query_one("#ask-input").value == target + "x", "what was typed is kept"
+        again.query_one("#ask-input").value = target
+        await pilot.press("enter")
+        await _confirm(pilot, app, screen)
+        assert app.is_running
+    assert (source, target, "feeds") in {r.triple for r in g.load(path).relations}

@@ -12,8 +12,8 @@ from textual.widgets._footer import FooterKey
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.areas import AREAS
-from memtui.ui.keys import NOT_IN_PALETTE, KeyFooter, KeysHelp, all_ids, bindings_of, keymap_from
-from memtui.ui.widgets import AreaBar, AskText
+from memtui.ui.keys import NOT_IN_PALETTE, KeysHelp, all_ids, bindings_of, keymap_from
+from memtui.ui.widgets import AreaBar, AskText, KeyFooter
 from tests.conftest import settle, wait_for
 
 
@@ -25,15 +25,15 @@ def test_every_binding_has_an_id_and_ids_are_unique_per_screen() -> None:
         ids = [b.id for b in bindings_of(source)]
         assert all(ids), f"{source.__name__} has a binding without an id"
         assert len(ids) == len(set(ids)), f"{source.__name__} repeats an id"
-    assert {"graph.merge", "proposals.approve", "app.help", "area.backup"} <= set(all_ids())
+    assert {"graph.merge", "proposals.approve", "app.help", "area.backup"} <= set(all_ids(MemtuiApp))
 
 
 def test_keymap_from_the_user_config_reports_what_it_ignores() -> None:
-    keymap, warnings = keymap_from({"graph.merge": "M", "graph.nope": "x", "app.quit": 3}, all_ids())
+    keymap, warnings = keymap_from({"graph.merge": "M", "graph.nope": "x", "app.quit": 3}, all_ids(MemtuiApp))
     assert keymap == {"graph.merge": "M"}
     assert any("'graph.nope' is not a key of memtui" in w for w in warnings)
     assert any("'app.quit' should be a key" in w for w in warnings)
-    assert keymap_from("M", all_ids())[1], "a [keys] that is not a table is said, not fatal"
+    assert keymap_from("M", all_ids(MemtuiApp))[1], "a [keys] that is not a table is said, not fatal"
 
 
 async def _start(ws: Path, size=(120, 40)):  # noqa: ANN202
@@ -221,3 +221,43 @@ async def test_back_in_search_the_first_escape_keeps_the_query(sample_copy: Path
         await wait_for(pilot, lambda: app.current_mode == "search")
         assert search_screen.focused is box, "an empty query: typing goes to the box"
     app.session.close()
+
+
+async def test_a_click_on_the_area_bar_opens_the_area_as_its_key_does(sample_copy: Path) -> None:
+    from memtui.ui.screens.notes import LeaveQuestion
+    from textual.widgets import TextArea
+
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+
+        async def click(title: str) -> None:
+            bar = app.screen.query_one(AreaBar)
+            plain = bar.bar(bar.size.width).plain
+            await pilot.click(AreaBar, offset=(1 + plain.index(title) + 1, 0))  # 1: the bar's padding
+            await pilot.pause()
+
+        await click("Graph")
+        await wait_for(pilot, lambda: app.current_mode == "graph", what="the Graph area after a click")
+        await click("Notes")
+        await wait_for(pilot, lambda: app.current_mode == "notes")
+        await settle(pilot)
+        app.screen.query_one("#notes-editor", TextArea).focus()
+        await pilot.press("x")
+        await click("Audit")  # unsaved text: the click asks first, as the key does
+        await wait_for(pilot, lambda: isinstance(app.screen, LeaveQuestion), what="the unsaved-notes question")
+
+
+async def test_help_descriptions_wrap_under_themselves_at_80_columns(sample_copy: Path) -> None:
+    """At 80 columns a long description wrapped back to column 0, under the keys."""
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, KeysHelp))
+        text = app.screen.render_text()
+        lines = text.plain.split("\n")
+        body = [line for line in lines[:-1] if line.strip() and not line.startswith(("Graph", "Tree", "Lists",
+                                                                                       "Everywhere", "Rebind"))]
+        assert body and all(line.startswith("  ") for line in body), [ln for ln in body if not ln.startswith("  ")]
+        room = int(80 * 0.9) - 4
+        assert all(len(line) <= room for line in body), max(body, key=len)  # wrapped by memtui, indented

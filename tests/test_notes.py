@@ -47,8 +47,8 @@ def test_change_on_disk_is_a_conflict_and_nothing_is_lost(session: Session) -> N
     path.write_bytes(b"line one\n")
     note = notes.load(session.ws)
     path.write_bytes(b"line one\nadded by the member in the chat client\n")  # someone else
-    with pytest.raises(ConflictError) as exc:
-        notes.save(session, note, "line one\nmine\n", note.hash)
+    with pytest.raises(ConflictError) as exc:  # without merging (the merge has its own tests)
+        notes.save(session, note, "line one\nmine\n", note.hash, merge_changes=False)
     conflict = exc.value
     assert path.read_bytes() == b"line one\nadded by the member in the chat client\n"
     assert conflict.current == path.read_bytes()
@@ -331,3 +331,53 @@ def test_a_blind_save_of_a_file_memtui_never_saved_replaces_it(session: Session)
     assert notes.last_seen(session, note.shown) is None
     result = notes.save(session, note, "mine\n", notes.LAST_SEEN)
     assert result.written and session.ws.member_notes.read_bytes() == b"mine\n"
+
+
+# -- final line ends and glued lines ---------------------------------------------------------
+def test_a_save_ends_the_file_with_a_line_end_so_an_append_starts_its_own_line(session: Session) -> None:
+    path = session.ws.member_notes
+    note = notes.load(session.ws)
+    notes.save(session, note, "Answer in Bulgarian.", note.hash)
+    assert path.read_bytes() == b"Answer in Bulgarian.\n"
+    with open(path, "ab") as agent:  # the agent's `echo >>`
+        agent.write(b"- 2026-12-02: prefers short answers\n")
+    assert notes.load(session.ws).text.splitlines() == ["Answer in Bulgarian.", "- 2026-12-02: prefers short answers"]
+    assert not [f for f in notes.load(session.ws).findings if f.code == "notes-lines-glued"]
+
+
+def test_crlf_notes_end_with_crlf_and_saving_the_text_on_disk_writes_nothing(session: Session) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(b"one\r\ntwo")  # another writer left no final line end
+    note = notes.load(session.ws)
+    assert note.crlf and not note.dirty(note.text)
+    result = notes.save(session, note, note.text, note.hash)  # unchanged: nothing written, nothing added
+    assert not result.written and path.read_bytes() == b"one\r\ntwo"
+    notes.save(session, note, note.text + "\nthree", note.hash)
+    assert path.read_bytes() == b"one\r\ntwo\r\nthree\r\n"
+
+
+@pytest.mark.parametrize("member, agent", [
+    ("Answer in Bulgarian.", "- 2026-12-02: prefers short answers"),
+    ("Prefer metric units", "2026-12-02T10:15Z agent: noted the invoice"),
+    ("Use formal tone.", "## Session notes"),
+    ("tone: formal", "- Prefers tea"),
+])
+def test_a_member_line_glued_to_an_agents_line_is_a_finding(session: Session, member: str, agent: str) -> None:
+    path = session.ws.member_notes
+    path.write_bytes(f"# Notes\n{member}".encode())  # written by a tool that left no final line end
+    with open(path, "ab") as handle:
+        handle.write(f"{agent}\n".encode())
+    found = [f for f in notes.load(session.ws).findings if f.code == "notes-lines-glued"]
+    assert [(f.line, f.column) for f in found] == [(2, len(member) + 1)]
+    from memtui.core import audit
+    assert any(f.code == "notes-lines-glued" and f.path == "memory/MEMORY_CUSTOM.md"
+               for f in audit.run(session.ws).findings)
+
+
+def test_glued_lines_give_no_finding_on_the_shared_corpus(shared: Path) -> None:
+    """Held to the real notebooks, node indexes and skills of the shared corpus: prose, tables,
+    code spans, version numbers and dates in running text are not glued entries."""
+    found = []
+    for path in sorted((shared / "corpus").rglob("*.md")):
+        found += [(path.name, line) for line, _ in notes.glued_lines(path.read_text(encoding="utf-8", errors="replace"))]
+    assert found == []

@@ -61,13 +61,17 @@ async def test_type_save_and_the_file_on_disk_changes(ws: Workspace) -> None:
             assert "unsaved" in _status(app)
             await pilot.press("ctrl+s")
             await _settle(pilot)
-            assert ws.member_notes.read_bytes() == b"# Notes\nhi"
+            # the save ends the file with a line end although the text typed has none, so an
+            # agent's next `echo >>` starts a line of its own instead of joining "hi"
+            assert ws.member_notes.read_bytes() == b"# Notes\nhi\n"
             assert "unsaved" not in _status(app)
             await pilot.press("ctrl+z")
             assert editor.text == "# Notes\n" and "unsaved" in _status(app)
         entries = session.audit.entries()
         assert [e.action for e in entries] == ["notes.set"]
-        assert entries[0].after == atomic.sha256(b"# Notes\nhi")
+        assert entries[0].after == atomic.sha256(b"# Notes\nhi\n")
+    subprocess.run(["sh", "-c", f"echo 'agent: noted' >> '{ws.member_notes}'"], check=True)
+    assert ws.member_notes.read_text(encoding="utf-8").splitlines() == ["# Notes", "hi", "agent: noted"]
 
 
 async def test_absent_file_saves_by_creating_it(ws: Workspace) -> None:
@@ -78,7 +82,7 @@ async def test_absent_file_saves_by_creating_it(ws: Workspace) -> None:
             pilot.app.screen.query_one("#notes-editor", TextArea).focus()
             await pilot.press("x", "ctrl+s")
             await _settle(pilot)
-    assert ws.member_notes.read_bytes() == b"x"
+    assert ws.member_notes.read_bytes() == b"x\n"  # a save ends the file with a line end
 
 
 async def test_dirty_editor_shows_conflict_bar_and_keep_mine(ws: Workspace) -> None:
@@ -107,7 +111,7 @@ async def test_dirty_editor_shows_conflict_bar_and_keep_mine(ws: Workspace) -> N
             await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="Keep mine asking first")
             await pilot.press("y")
             await _settle(pilot)
-            assert ws.member_notes.read_bytes() == b"base\nmine"
+            assert ws.member_notes.read_bytes() == b"base\nmine\n"
             assert not bar.has_class("shown")
 
 
@@ -262,7 +266,7 @@ async def test_leaving_with_unsaved_changes_asks(ws: Workspace) -> None:
             await pilot.pause()
             await pilot.click("#leave-save")
             await _settle(pilot)
-    assert ws.member_notes.read_bytes() == b"a"
+    assert ws.member_notes.read_bytes() == b"a\n"
 
 
 async def test_find_selects_the_next_match(ws: Workspace) -> None:

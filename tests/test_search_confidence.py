@@ -37,17 +37,24 @@ def test_fit_learns_the_direction_that_separates_the_classes() -> None:
 
 
 def test_features_are_scale_free_and_a_flat_list_has_no_lead() -> None:
-    standing_out = confidence.features([9.0, 3.0, 2.0, 1.5, 1.0], 3)
-    scaled = confidence.features([90.0, 30.0, 20.0, 15.0, 10.0], 30)
-    assert standing_out[:5] == pytest.approx(scaled[:5]), "the score shape does not depend on the scale"
-    assert (standing_out[5], scaled[5]) == pytest.approx((math.log(3), math.log(30))), "the word count is its own feature"
-    flat = confidence.features([3.0, 2.9, 2.9, 2.8, 2.8], 3)
-    assert flat[1] == pytest.approx(math.log(3 / 2.9)) and flat[1] < standing_out[1]
-    assert confidence.probability([3.0, 2.9, 2.9, 2.8, 2.8], 3) < confidence.probability([9.0, 3.0, 2.0, 1.5, 1.0], 3)
+    standing_out = confidence.features([9.0, 3.0, 2.0, 1.5, 1.0])
+    scaled = confidence.features([90.0, 30.0, 20.0, 15.0, 10.0])
+    assert standing_out == pytest.approx(scaled), "the score shape does not depend on the scale"
+    flat = confidence.features([3.0, 2.9, 2.9, 2.8, 2.8])
+    assert flat[0] == pytest.approx(math.log(3 / 2.9)) and flat[0] < standing_out[0]
+    assert confidence.probability([3.0, 2.9, 2.9, 2.8, 2.8]) < confidence.probability([9.0, 3.0, 2.0, 1.5, 1.0])
     # a page cut short (more matches not fetched) gives no lead, a list that ends gives the cap
-    assert confidence.features([5.0], 1, complete=False)[1] == 0.0
-    assert confidence.features([5.0], 1)[1] == pytest.approx(math.log(confidence.MAX_LEAD))
-    assert confidence.features([], 3) is None and confidence.probability([], 3) == 0.0
+    assert confidence.features([5.0], complete=False)[0] == 0.0
+    assert confidence.features([5.0])[0] == pytest.approx(math.log(confidence.MAX_LEAD))
+    assert confidence.features([]) is None and confidence.probability([]) == 0.0
+
+
+def test_no_feature_moves_with_a_tickets_length() -> None:
+    """The same ranked list, from a ticket of 5 words or of 500 (a forwarded e-mail), is
+    as likely right: no feature reads the word count."""
+    assert confidence.FEATURES == ("lead", "spread", "agreement")
+    assert confidence.features([9.0, 3.0, 2.0, 1.5, 1.0], agreement=0.4) == pytest.approx(
+        confidence.features([90.0, 30.0, 20.0, 15.0, 10.0], agreement=0.4))
 
 
 def test_verdicts_label_a_likely_answer_or_the_best_possible_ones() -> None:
@@ -61,7 +68,7 @@ def test_an_index_line_and_its_article_are_one_item() -> None:
             Hit("article", "memory/a.md", "", "active", 8.0, "A"),
             Hit("article", "memory/b.md", "", "active", 2.0, "B")]
     res = Results(hits=hits, total=3, query_words=2).assess()
-    assert res.likelihood == pytest.approx(confidence.probability([9.0, 2.0], 2))
+    assert res.likelihood == pytest.approx(confidence.probability([9.0, 2.0]))
     assert hits[0].verdict == hits[1].verdict
 
 
@@ -142,12 +149,11 @@ def test_coverage_is_the_share_of_the_query_word_weight_an_item_holds(tmp_path: 
     assert all(h.coverage == 1.0 for h in search(idx, "zanzi*").hits if h.coverage is not None)
 
 
-def test_features_carry_coverage_and_agreement_and_default_to_one() -> None:
-    x = confidence.features([5.0, 1.0], 2, coverage=0.25, agreement=0.0, known=0.5)
-    assert x[3:5] == (0.25, 0.0) and x[6] == 0.5
-    assert confidence.features([5.0, 1.0], 2)[3:5] == (1.0, 1.0) and confidence.features([5.0, 1.0], 2)[6] == 1.0
-    low = confidence.probability([5.0, 1.0], 2, coverage=0.05, agreement=0.0)
-    high = confidence.probability([5.0, 1.0], 2, coverage=0.95, agreement=0.9)
+def test_features_carry_agreement_and_default_to_one() -> None:
+    assert confidence.features([5.0, 1.0], agreement=0.25)[2] == 0.25
+    assert confidence.features([5.0, 1.0])[2] == 1.0
+    low = confidence.probability([5.0, 1.0], agreement=0.0)
+    high = confidence.probability([5.0, 1.0], agreement=0.9)
     assert low < high, "the shipped calibration trusts an answer that holds the ticket's words"
 
 
@@ -236,8 +242,6 @@ def test_keyed_is_the_share_of_known_words_found_only_by_their_sound_key(tmp_pat
     assert search(idx, "касата затваря").keyed == 0.0, "Cyrillic words meet their plain terms"
     latin = search(idx, "kasata zatvarya cash")
     assert latin.known == 1.0 and latin.keyed == pytest.approx(2 / 3)
-    assert confidence.features([2.0], 3, keyed=latin.keyed)[7] == pytest.approx(2 / 3)
-    assert confidence.features([2.0], 3)[7] == 0.0
 
 
 def test_a_question_favours_the_article_that_answers_it(tmp_path: Path) -> None:
@@ -292,5 +296,5 @@ def test_a_calibration_is_never_extrapolated_past_what_it_was_fitted_on() -> Non
     assert cal.probability((5.0, 4.0)) == pytest.approx(cal.probability((0.9, 4.0)))
     d = confidence.DEFAULT
     assert len(d.lower) == len(d.upper) == len(d.coef) == len(confidence.FEATURES)
-    one_word = confidence.features([5.2, 5.1, 5.1, 4.9, 4.9], 1, coverage=1.0, agreement=1.0, known=1.0)
+    one_word = confidence.features([5.2, 5.1, 5.1, 4.9, 4.9], agreement=1.0)
     assert d.probability(one_word) >= confidence.LIKELY

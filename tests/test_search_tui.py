@@ -223,3 +223,28 @@ def test_the_readme_search_examples_find_something_on_the_sample(sample_copy, ca
         query = " ".join(example.split())
         code, out, _ = run_cli(capsys, "search", "-w", str(sample_copy), "--json", query)
         assert code == 0 and json.loads(out)["total"] > 0, query
+
+
+async def test_a_pasted_email_stays_whole_and_the_status_says_what_was_read(sample_copy: Path) -> None:
+    """Textual's box keeps only a paste's first line; the query box keeps every line (shown
+    with a mark), the search reads the mail's structure, and the status says what it read."""
+    from textual import events
+
+    from memtui.ui.screens.search import PASTE_BREAK, query_text
+
+    mail = ("Hello,\nthe courier parcel never arrived and the COD payment is missing.\n\n"
+            "Best regards,\nAnn\n\nOn Mon, Dec 1, 2026 at 9:14 AM Bob <bob@example.com> wrote:\n"
+            "> The parcel shows delivered but no cash on delivery was recorded.\n")
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _search_area(pilot, app)
+        box = screen.query_one("#search-query", Input)
+        box.focus()
+        box.value = ""
+        box.post_message(events.Paste(mail))
+        await wait_for(pilot, lambda: PASTE_BREAK in box.value, what="the pasted lines in the box")
+        assert query_text(box.value) == mail.strip("\n"), "every line of the paste is kept"
+        await wait_for(pilot, lambda: "read the newest message" in str(
+            screen.query_one("#search-status", Static).render()), what="what was read, in the status")
+        assert screen._hits, "the pasted e-mail found something"
+    app.session.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -142,3 +143,83 @@ def test_b09_get_never_prints_the_token(shared: Path, memory_keyring: MemoryKeyr
     assert main(["secret", "get", "git-token", "--json"]) == 0
     out = capsys.readouterr()
     assert '"set": true' in out.out and TOKEN not in out.out
+
+
+# -- a keyring that is no safe: keyrings.alt's plain file and other low-priority backends --------
+
+@pytest.fixture
+def plaintext_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """keyrings.alt's default file backend (base64 in a plain file) as the keyring."""
+    from keyrings.alt.file import PlaintextKeyring
+
+    monkeypatch.delenv("MEMTUI_ALLOW_PLAINTEXT_KEYRING", raising=False)
+    backend = PlaintextKeyring()
+    backend.file_path = str(tmp_path / "keyring_pass.cfg")
+    before = keyring.get_keyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(before)
+
+
+def test_a_plaintext_keyring_is_refused_with_what_to_do_instead(plaintext_keyring, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMTUI_GIT_TOKEN", raising=False)
+    with pytest.raises(secrets.KeyringUnavailable) as refused:
+        secrets.set("git-token", TOKEN)
+    message = str(refused.value)
+    assert "plain file" in message and "export MEMTUI_GIT_TOKEN=" in message and "Secret Service" in message
+    assert "keyrings.alt package" not in message and TOKEN not in message
+    path = Path(plaintext_keyring.file_path)
+    assert not path.exists() or TOKEN.encode() not in path.read_bytes()
+    # a token an earlier version stored there is not used either: the environment is
+    plaintext_keyring.set_password(secrets.SERVICE, "git-token", "stored-" + TOKEN)
+    monkeypatch.setenv("MEMTUI_GIT_TOKEN", TOKEN)
+    found = secrets.get("git-token")
+    assert (found.value, found.source) == (TOKEN, "environment") and "plain file" in (found.note or "")
+    # and it can be removed from that file
+    assert secrets.delete("git-token") is True
+    assert plaintext_keyring.get_password(secrets.SERVICE, "git-token") is None
+
+
+def test_any_backend_keyring_rates_below_recommended_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Weak(MemoryKeyring):
+        priority = 0.5  # keyring: "a priority of one or greater is recommended"
+
+    before = keyring.get_keyring()
+    keyring.set_keyring(Weak())
+    try:
+        with pytest.raises(secrets.KeyringUnavailable, match="not a secure store"):
+            secrets.set("graph-token", TOKEN)
+    finally:
+        keyring.set_keyring(before)
+
+
+def test_the_explicit_opt_in_allows_a_plaintext_keyring_and_still_warns(plaintext_keyring,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMTUI_ALLOW_PLAINTEXT_KEYRING", "1")
+    warning = secrets.set("graph-token", TOKEN)
+    assert warning and "plain file" in warning and plaintext_keyring.file_path in warning  # the file is named
+    found = secrets.get("graph-token")
+    assert (found.value, found.source) == (TOKEN, "keyring") and "plain file" in (found.note or "")
+
+
+def test_no_advice_recommends_a_plaintext_keyring(shared: Path) -> None:
+    done = _cli(shared, "none", "secret", "set", "git-token", stdin=TOKEN + "\n")
+    assert done.returncode == 4 and "keyrings.alt" not in done.stderr
+    assert "Secret Service" in done.stderr
+
+
+def test_the_cli_refuses_keyrings_alt_default_backend(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHON_KEYRING_BACKEND": "keyrings.alt.file.PlaintextKeyring",
+           "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path / "home")}
+    env.pop("MEMTUI_ALLOW_PLAINTEXT_KEYRING", None)
+    done = subprocess.run([sys.executable, "-m", "memtui", "secret", "set", "graph-token"], input=TOKEN + "\n",
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 4 and "plain file" in done.stderr and "MEMTUI_GRAPH_TOKEN" in done.stderr
+    assert "Traceback" not in done.stderr
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes() and base64.b64encode(TOKEN.encode()) not in path.read_bytes()
+    allowed = subprocess.run([sys.executable, "-m", "memtui", "secret", "set", "graph-token"], input=TOKEN + "\n",
+                             capture_output=True, text=True, env={**env, "MEMTUI_ALLOW_PLAINTEXT_KEYRING": "1"},
+                             timeout=60)
+    assert allowed.returncode == 0 and "plain file" in allowed.stderr

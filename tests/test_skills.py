@@ -106,6 +106,13 @@ def test_save_whole_text_from_an_lf_editor_keeps_crlf_and_bom(b18_copy):
     assert b"Body text, edited.\r\nA second line." in data
 
 
+def test_a_saved_skill_ends_with_a_line_end_in_the_files_own_style(b18_copy):
+    skill = by_key(load_folder(b18_copy))["bom-crlf-skill"]
+    editor_text = skill.skill_md.read_text(encoding="utf-8-sig").replace("\r\n", "\n").rstrip("\n") + "\nLast line"
+    save_skill_text(Session.open(b18_copy), skill, editor_text)
+    assert skill.skill_md.read_bytes().endswith(b"\r\nLast line\r\n")
+
+
 def test_save_refuses_when_the_file_changed_on_disk(b18_copy):
     skill = by_key(load_folder(b18_copy))["lf-control"]
     other = skill.skill_md.read_bytes().replace(b"Body text.", b"Someone else's edit.")

@@ -12,7 +12,7 @@ from memtui import userconfig
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from tests.conftest import wait_for
+from tests.conftest import settle, wait_for
 
 
 def markdown_text(app) -> str:
@@ -333,3 +333,41 @@ async def test_audit_jump_to_an_article_line_scrolls_to_it(sample_copy: Path) ->
         last = app.screen.query_one("#body", Markdown).children[-1]  # the link's paragraph
         await wait_for(pilot, lambda: scroll.scroll_y > 100 and scroll.region.y <= last.region.y < scroll.region.bottom,
                        what="the article scrolled to the link's paragraph")
+
+
+def test_the_tui_acts_as_the_profile_given_with_as(sample_copy, monkeypatch) -> None:  # noqa: ANN001
+    """`memtui PATH --as PROFILE` opens the TUI acting as that profile, as the CLI's --as does."""
+    from memtui import cli
+    from memtui.ui.app import MemtuiApp
+
+    seen: list[str | None] = []
+    monkeypatch.setattr(MemtuiApp, "run", lambda app, *a, **k: seen.append(app.session.profile))
+    assert cli.main([str(sample_copy), "--as", "connector.steward"]) == 0
+    assert cli.main([str(sample_copy)]) == 0
+    assert seen[0] == "connector.steward"
+    assert seen[1] != "connector.steward"  # without --as: memtui.toml's [user] profile
+
+
+async def test_at_80x24_an_article_with_a_finding_shows_the_finding_and_body_lines(sample_copy: Path) -> None:
+    """A new user at 80x24 saw no body line of an article with a finding: the head and front
+    matter filled the pane. Now each takes at most a share, the finding stays in view, and `z`
+    gives the article the whole area."""
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None)
+        app.screen.reveal("support/parcels-lost", "support/parcels-lost/address-mismatch.md")
+        await wait_for(pilot, lambda: "Address and geocoding" in static_text(app, "#article-head"))
+        await settle(pilot)
+        head = app.screen.query_one("#article-head")
+        scroll = app.screen.query_one("#article-scroll")
+        assert "leads outside the workspace" in static_text(app, "#article-head")
+        assert head.region.height >= 2, "the title and the finding are in view"
+        assert scroll.region.height >= 3, f"the body has {scroll.region.height} lines"
+        before = scroll.region.height
+        await pilot.press("z")
+        await pilot.pause()
+        assert not app.screen.query_one("#nodes").display
+        assert scroll.region.height > before + 5 and scroll.region.width > 70
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.screen.query_one("#nodes").display

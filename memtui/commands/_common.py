@@ -7,7 +7,7 @@ Exit codes (the same for every command; ``memtui --help`` lists them):
 1     the command ran and found a problem (error findings, a failed check, a conflict)
 2     the workspace cannot be opened, or the command's words are wrong (usage)
 3     refused: the action is not allowed (read-only workspace, not the owner, confinement)
-4     an operation failed outside memtui (git, network, keyring)
+4     an operation failed outside memtui (git, network, keyring, a full disk)
 ====  =====================================================================================
 """
 
@@ -40,8 +40,8 @@ EXIT_CODES_HELP = """exit codes (the same for every command):
   0  success (audit: no error finding)
   1  the command ran and found a problem (error findings, a failed check, a conflict)
   2  the workspace cannot be opened, or the command line is wrong
-  3  refused: not allowed (read-only workspace, not the owner, outside the workspace)
-  4  an operation outside memtui failed (git, network, keyring)"""
+  3  refused: not allowed (read-only workspace or file system, not the owner, outside the workspace)
+  4  an operation outside memtui failed (git, network, keyring, a full disk)"""
 
 
 def add_workspace_arg(parser: argparse.ArgumentParser,
@@ -94,7 +94,8 @@ class Parser(argparse.ArgumentParser):
 
     def known(self) -> str:
         """``-w/--workspace PATH, --json, ...`` and the verbs, as one phrase."""
-        options, verbs = [], []
+        options: list[str] = []
+        verbs: list[str] = []
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):
                 verbs.extend(action.choices)
@@ -265,3 +266,23 @@ def interactive() -> bool:
         return sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def confirm(args: Any, question: str) -> None:
+    """Ask ``question`` ("Retire x as p") before a change, unless ``--yes`` was given.
+
+    The one confirmation of every command. Without a terminal to ask on (a script, cron, an
+    agent) and without ``--yes`` the command line is incomplete: exit 2 (usage), naming the flag.
+    An answer other than ``y``/``yes`` cancels: exit 3, nothing changed.
+
+    Raises:
+        SystemExit: 2 with no terminal and no ``--yes``; 3 when the person declines.
+    """
+    if getattr(args, "yes", False):
+        return
+    if not interactive():
+        fail(f"{question}: this needs confirmation and standard input is not a terminal, so memtui "
+             "does not ask; add --yes to confirm. Nothing was changed.", ExitCode.USAGE)
+    answer = input(f"{question}? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        fail("cancelled; nothing was changed.", ExitCode.REFUSED)

@@ -13,7 +13,6 @@ import argparse
 import sys
 
 from memtui.commands import _common
-from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
 from memtui.core.session import Session
 
@@ -36,16 +35,8 @@ def session(args: argparse.Namespace, purpose: str) -> Session:
 
 
 def confirm(args: argparse.Namespace, s: Session, question: str) -> None:
-    """Ask ``question`` (naming the acting profile) unless ``--yes``; refuse without a terminal."""
-    if getattr(args, "yes", False):
-        return
-    sentence = f"{question} as {s.profile or '(no profile)'}"
-    if not _common.interactive():
-        _common.fail(f"{sentence}: confirmation needed and there is no terminal to ask; pass --yes",
-                     ExitCode.REFUSED)
-    answer = input(f"{sentence}? [y/N] ").strip().lower()
-    if answer not in ("y", "yes"):
-        _common.fail("not confirmed; nothing was changed", ExitCode.REFUSED)
+    """Ask ``question``, naming the acting profile, unless ``--yes`` (:func:`_common.confirm`)."""
+    _common.confirm(args, f"{question} as {s.profile or '(no profile)'}")
 
 
 def reindex(s: Session, article: str) -> None:

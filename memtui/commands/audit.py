@@ -40,6 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--as", dest="as_profile", metavar="PROFILE", help="with allow: the acting profile")
     parser.add_argument("--client-id", metavar="ID", help="with allow: an id that makes a retry do nothing twice")
     parser.add_argument("--allowed", action="store_true", help="list the allowed findings and exit")
+    parser.add_argument("--offline", action="store_true",
+                        help="read nothing over the network: a remote graph's findings come from its last read "
+                             "kept (said so, with its time); without it the remote graph is read within "
+                             "[graph] timeout, and a failed read falls back to that last read the same way")
     parser.set_defaults(func=run)
 
 
@@ -59,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         print(f"\rauditing: {done}/{total} nodes", end="", file=sys.stderr, flush=True)
 
-    report = audit.run(ws, progress if show_progress else None)
+    report = audit.run(ws, progress if show_progress else None, offline=args.offline)
     if show_progress:
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
     limit = Severity(args.severity).rank

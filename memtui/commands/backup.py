@@ -30,6 +30,7 @@ from memtui.commands._common import ExitCode
 from memtui.core.backup import commit as core
 from memtui.core.paging import Page
 from memtui.core.store import StoreDamagedError
+from memtui.core.text import visible
 
 
 #: Backups on one page of ``--history``.
@@ -131,7 +132,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {note}")
         if result.push is not None:
             print(result.push.message if result.push.ok else f"backup NOT complete: {result.push.message}")
-    return ExitCode.OK if result.ok else ExitCode.EXTERNAL
+        if result.remote_missing:
+            print(f"backup NOT complete: {visible(result.remote_missing)}")
+    if not result.ok:
+        return ExitCode.EXTERNAL
+    return ExitCode.PROBLEM if result.remote_missing else ExitCode.OK
 
 
 def _pending(ws, repo: str, subdir: str) -> dict:  # noqa: ANN001 - a Workspace

@@ -27,11 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="eval_command", metavar="TEST", required=True)
     t = sub.add_parser(
         "triage", help="does search surface the right precedent for past tickets?",
-        description="For each case (JSON lines: id, ticket, language, relevant, near_miss) run "
-        "the ticket as a search and report hit@1, hit@k, MRR, the false-precedent rate (rank 1 "
-        "a near miss, or any result when no precedent exists), time and rank of the first "
-        "relevant entry, and hit@k per language, for memtui and for the grep baseline "
-        "(seed 000 §7.2). Exit code 1 when memtui does not beat the baseline's hit@k.",
+        description="For each case (JSON lines: id, ticket, language, relevant, near_miss, and "
+        "optionally style — the way the ticket is written — or form for a ticket with no "
+        "precedent) run the ticket as a search and report hit@1, hit@k, MRR, the false-precedent "
+        "rate (rank 1 a near miss, or any result when no precedent exists), time and rank of the "
+        "first relevant entry, and hit@k and the false-precedent rate per language and per style, "
+        "for memtui and for the grep baseline (seed 000 §7.2). Exit code 1 when memtui does not "
+        "beat the baseline's hit@k.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(t)
     _common.add_json_arg(t)
@@ -47,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also cross-validate the confidence calibration: fit it on K-1 folds "
                    "of the cases, measure the fold left out, for each fold (a 'k-fold' column); "
                    "K from 2 to the number of cases (default 0: none)")
+    t.add_argument("--leave-out", action="append", choices=triage.GROUPINGS, default=[], metavar="BY",
+                   help="also judge the calibration on ways of writing it was not fitted on: one fold "
+                   "per style (a case's \"style\") or per language, each answered by a calibration "
+                   "fitted on the others; prints each left-out group's figures and reliability table "
+                   "(predicted against observed, expected calibration error) and the pooled ones "
+                   "(repeatable: style, language)")
     t.add_argument("--fit", action="store_true",
                    help="fit the calibration on these cases and use it (in-sample figures; "
                    "prints the coefficients to ship in memtui/core/search/confidence.py)")
@@ -79,6 +87,31 @@ def _fmt(value, how: str) -> str:  # noqa: ANN001
     return f"{value:.2f}"
 
 
+def _print_reliability(title: str, rel: dict) -> None:
+    """A reliability table: per bin of predicted probability, cases, predicted, observed."""
+    print(f"\nreliability, {title} ({rel['cases']} cases; expected calibration error {_fmt(rel['ece'], 'pct')})")
+    print(f"{'predicted':<14}{'cases':>7}{'mean predicted':>16}{'observed':>10}")
+    for row in rel["rows"]:
+        print(f"{row['low']:.1f}–{row['high']:.1f}{'':<7}{row['cases']:>7}{_fmt(row['predicted'], 'pct'):>16}"
+              f"{_fmt(row['observed'], 'pct'):>10}")
+
+
+def _print_left_out(by: str, left: dict, key: str) -> None:
+    """Each left-out group's figures (answered by a calibration that never saw it), then the
+    pooled figures and reliability, then each group's reliability table."""
+    print(f"\nleave one {by} out (each {by} answered by a calibration fitted on the others)")
+    print(f"{by:<24}{'cases':>7}{key:>9}{'false prec.':>13}{'ECE':>8}")
+    rows = [*left["groups"].items(), ("(pooled)", left["pooled"])]
+    for name, g in rows:
+        m, rel = g["metrics"], g["reliability"]
+        print(f"{visible(name, limit=23):<24}{m['cases']:>7}{_fmt(m.get(key), 'pct'):>9}"
+              f"{_fmt(m['false_precedent_rate'], 'pct'):>13}{_fmt(rel['ece'], 'pct'):>8}")
+    print(f"precedent taken out but answered: {_fmt(left['pooled']['counterfactual_answered'], 'pct')}")
+    _print_reliability(f"leave one {by} out, pooled", left["pooled"]["reliability"])
+    for name, g in left["groups"].items():
+        _print_reliability(f"{by} {name} left out", g["reliability"])
+
+
 def run_triage(args: argparse.Namespace) -> int:
     """``memtui eval triage``: 0 when memtui's hit@k beats the baseline's, else 1."""
     ws = _common.open_workspace(args)
@@ -87,7 +120,8 @@ def run_triage(args: argparse.Namespace) -> int:
     except triage.CasesError as exc:
         _common.fail(str(exc), ExitCode.USAGE)
     try:
-        report = triage.run(ws, cases, k=args.k, likely=args.likely, folds=args.folds, refit=args.fit)
+        report = triage.run(ws, cases, k=args.k, likely=args.likely, folds=args.folds, refit=args.fit,
+                            leave_out=tuple(dict.fromkeys(args.leave_out)))
     except ValueError as exc:  # --folds over the number of cases, --fit on cases that cannot fit
         _common.fail(str(exc), ExitCode.USAGE)
     if args.results:
@@ -125,15 +159,23 @@ def run_triage(args: argparse.Namespace) -> int:
         cf_cols = {"memtui": cf.get("memtui"), f"{report.folds}-fold": cf.get("kfold"), "no cut": cf.get("no_cut")}
         print(f"{'precedent taken out: answered':<30}"
               + "".join(f"{_fmt(cf_cols.get(name), 'pct'):>15}" for name, _ in columns))
-        langs = sorted(set().union(*(m.get(f"{key}_by_language", {}) for _, m in columns)))
-        for lang in langs:
-            print(f"{key + ' ' + (lang or '?'):<30}"
-                  + "".join(f"{_fmt(m.get(f'{key}_by_language', {}).get(lang), 'pct'):>15}" for _, m in columns))
+        for axis in ("language", "style"):
+            for name in sorted(set().union(*(m.get(f"{key}_by_{axis}", {}) for _, m in columns))):
+                print(f"{visible(key + ' ' + (name or '?'), limit=29):<30}"
+                      + "".join(f"{_fmt(m.get(f'{key}_by_{axis}', {}).get(name), 'pct'):>15}" for _, m in columns))
+            for name in sorted(set().union(*(m.get(f"false_precedent_rate_by_{axis}", {}) for _, m in columns))):
+                print(f"{visible('false prec. ' + (name or '?'), limit=29):<30}"
+                      + "".join(f"{_fmt(m.get(f'false_precedent_rate_by_{axis}', {}).get(name), 'pct'):>15}"
+                                for _, m in columns))
         for i, m in enumerate(report.fold_metrics, start=1):
             lang = ", ".join(f"{name or '?'} {_fmt(v, 'pct')}" for name, v in m.get(f"{key}_by_language", {}).items())
             print(f"fold {i} of {report.folds} ({m['cases']} cases): hit@1 {_fmt(m['hit@1'], 'pct')}, "
                   f"{key} {_fmt(m.get(key), 'pct')}, false-precedent rate {_fmt(m['false_precedent_rate'], 'pct')}"
                   f" ({lang})")
+        if report.kfold_reliability is not None:
+            _print_reliability(f"{report.folds}-fold, pooled", report.kfold_reliability)
+        for by, left in report.left_out.items():
+            _print_left_out(by, left, key)
         for axis, rows in report.domains.items():
             print(f"\nper {axis} (seed 000 §7.2: recorded per domain; a false precedent is charged to the "
                   "domain answered)")

@@ -15,6 +15,7 @@ terminal; destructive commands (delete, merge, repair, convert) then need ``--ye
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import time
@@ -26,7 +27,7 @@ from memtui.core import graph as g
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Severity, sort_key
 from memtui.core.graph.audit import audit
-from memtui.core.text import visible
+from memtui.core.text import visible, visible_lines
 from memtui.core.session import Session
 
 DASH_HINT = ("names that start with '-' go after '--', with every option before it: "
@@ -101,23 +102,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             _cmd_check, aliases=("audit",), cached=True)
     p.add_argument("--no-fuzzy", action="store_true", help="skip the near-duplicate name search")
     p = add("create", "create an entity (exit 1 when the name exists)", _cmd_write(
-        lambda a, _g: g.CreateEntity(a.name, a.entity_type, tuple(a.observations))), write=True, provenance=True)
+        lambda a, _g: g.CreateEntity(a.name, a.entity_type, tuple(a.observations)), names=_named), write=True,
+        provenance=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("entity_type", metavar="TYPE")
     p.add_argument("observations", nargs="*", metavar="OBSERVATION")
     p = add("add-observation", "add an observation to an entity",
-            _cmd_write(lambda a, gr: g.AddObservation(a.name, a.text, _record(a, gr))), write=True, provenance=True)
+            _cmd_write(lambda a, gr: g.AddObservation(a.name, a.text, _record(a, gr)), names=_named_record), write=True,
+                       provenance=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("text", metavar="TEXT")
     _add_line_arg(p)
     p = add("edit-observation", "replace an observation of an entity",
-            _cmd_write(lambda a, gr: g.EditObservation(a.name, a.old, a.new, _record(a, gr))), write=True)
+            _cmd_write(lambda a, gr: g.EditObservation(a.name, a.old, a.new, _record(a, gr)), names=_named_record),
+            write=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
     _add_line_arg(p)
     p = add("delete-observation", "delete an observation from an entity",
-            _cmd_write(lambda a, gr: g.DeleteObservation(a.name, a.text, _record(a, gr))), write=True)
+            _cmd_write(lambda a, gr: g.DeleteObservation(a.name, a.text, _record(a, gr)), names=_named_record),
+            write=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("text", metavar="TEXT")
     _add_line_arg(p)
@@ -126,12 +131,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("name", metavar="NAME")
     _add_line_arg(p, required=True)
     p = add("rename", "rename an entity; its relations follow",
-            _cmd_write(lambda a, _g: g.RenameEntity(a.old, a.new)), write=True)
+            _cmd_write(lambda a, _g: g.RenameEntity(a.old, a.new), names=lambda a: [a.old, a.new], relations=True),
+            write=True)
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
     p = add("merge", "merge entities into INTO (observations united, relations rewired, "
             "old names kept as 'alias:' observations); INTO alone merges its duplicate records",
-            _cmd_write(lambda a, _g: g.MergeEntities(tuple(a.sources), a.into), confirm=True), confirm=True, write=True)
+            _cmd_write(lambda a, _g: g.MergeEntities(tuple(a.sources), a.into), confirm=True,
+                       names=lambda a: [a.into, *a.sources], relations=True), confirm=True, write=True)
     p.add_argument("into", metavar="INTO")
     p.add_argument("sources", nargs="*", metavar="SOURCE")
     p = add("retype", "set entityType on every entity of the given types", _cmd_write(_retype_op), write=True)
@@ -140,18 +147,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also every spelling variant of the given types (Person/person/people)")
     p.add_argument("types", nargs="+", metavar="TYPE")
     p = add("relate", "create the relation FROM --TYPE--> TO", _cmd_write(
-        lambda a, _g: g.CreateRelation(a.source, a.target, a.relation_type, allow_dangling=a.allow_dangling)), write=True)
+        lambda a, _g: g.CreateRelation(a.source, a.target, a.relation_type, allow_dangling=a.allow_dangling),
+        names=_ends), write=True)
     p.add_argument("--allow-dangling", action="store_true", help="accept ends that are not entities")
     p.add_argument("source", metavar="FROM")
     p.add_argument("relation_type", metavar="TYPE")
     p.add_argument("target", metavar="TO")
     p = add("unrelate", "delete the relation FROM --TYPE--> TO",
-            _cmd_write(lambda a, _g: g.DeleteRelation(a.source, a.target, a.relation_type)), write=True)
+            _cmd_write(lambda a, _g: g.DeleteRelation(a.source, a.target, a.relation_type), names=_ends), write=True)
     p.add_argument("source", metavar="FROM")
     p.add_argument("relation_type", metavar="TYPE")
     p.add_argument("target", metavar="TO")
     p = add("delete", "delete an entity and its relations", _cmd_write(
-        lambda a, _g: g.DeleteEntity(a.name), confirm=True), confirm=True, write=True)
+        lambda a, _g: g.DeleteEntity(a.name), confirm=True, names=_named, relations=True), confirm=True,
+        write=True)
     p.add_argument("name", metavar="NAME")
     add("repair", "make the file readable by the MCP server: split glued records, drop the BOM, "
         "move unreadable lines to a backup in .memtui/backups/", _cmd_write(
@@ -218,6 +227,19 @@ def _add_line_arg(parser: argparse.ArgumentParser, required: bool = False) -> No
                              "times; default: every record (edits) or the first (add-observation)")
 
 
+def _named(args: argparse.Namespace) -> list[str]:
+    return [args.name]
+
+
+def _named_record(args: argparse.Namespace) -> list[str] | None:
+    """The entity named, unless ``--line`` picks a record by its line in the whole graph."""
+    return None if getattr(args, "line", None) else [args.name]
+
+
+def _ends(args: argparse.Namespace) -> list[str]:
+    return [args.source, args.target]
+
+
 def _record(args: argparse.Namespace, graph: g.Graph) -> str:
     """The record key of ``--line N`` of entity ``args.name`` (``""`` without ``--line``); exits 2
     when that line holds no record of that name."""
@@ -252,6 +274,24 @@ def _remote_load(backend):  # noqa: ANN001, ANN202 - RemoteGraph -> Graph
         print("\r\033[K", end="", file=sys.stderr, flush=True)
 
 
+@contextlib.contextmanager
+def _kept_read_hint(ws, backend, asked: bool):  # noqa: ANN001, ANN202 - Workspace, GraphBackend
+    """A live remote read that fails (exit 4) also says when ``--cached`` would answer: from
+    memtui's last read, or from a restored backup's graph (``asked``: ``--cached`` was given, or
+    cannot apply, so nothing is added). A live read stays live: it never answers from them."""
+    from memtui.core.errors import ExternalError
+    from memtui.core.graph import snapshot
+
+    try:
+        yield
+    except ExternalError as exc:
+        found = None if asked or backend.kind != "remote" else snapshot.find(ws.root, backend.shown)
+        if found is None:
+            raise
+        raise ExternalError(f"{exc} Add --cached to answer from the graph kept {found.label()} "
+                        f"({found.entities:,} entities).") from None
+
+
 class _Read:
     """A read-only command's graph: read live (then kept as the remote's snapshot by
     :meth:`keep`, once the answer is out), or answered from that snapshot (``--cached``)."""
@@ -279,10 +319,11 @@ class _Read:
                 print(f"memtui: no usable earlier read of {visible(self.backend.shown)} is kept; reading it.",
                       file=sys.stderr)
             else:
-                print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} as of {found.as_of()} "
+                print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} {found.label()} "
                       f"({found.entities:,} entities), not read now; drop --cached to read it.", file=sys.stderr)
         if self.cached is None:
-            _ws, self.backend, graph, _data = _load(args, self.ws, self.backend)
+            with _kept_read_hint(self.ws, self.backend, getattr(args, "cached", False)):
+                _ws, self.backend, graph, _data = _load(args, self.ws, self.backend)
             self.backend.close()
             self.graph, self._live = graph, self.backend.kind == "remote"
 
@@ -310,21 +351,12 @@ def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:
 
 
 def _confirm(args: argparse.Namespace, what: str, notes: tuple[str, ...] = ()) -> None:
-    """Ask before a destructive change (only on a terminal); exit 3 when not confirmed. The
-    change's ``notes`` (the relations a delete takes with it) are said before the question,
-    and in the refusal."""
-    if getattr(args, "yes", False):
-        return
-    said = "".join(f"\n  {visible(note)}" for note in notes)
-    if not _common.interactive():
-        _common.fail(f"refused: this needs confirmation ({visible(what)}), and standard input is not "
-                     f"a terminal, so memtui does not ask; add --yes to confirm. Nothing was changed.{said}",
-                     ExitCode.REFUSED)
-    if said:
-        print(said.lstrip("\n"), file=sys.stderr)
-    answer = input(f"About to change {visible(what)}. Go ahead? [y/N] ").strip().lower()
-    if answer not in ("y", "yes"):
-        _common.fail("cancelled; nothing was changed.", ExitCode.REFUSED)
+    """Ask before a destructive change (:func:`_common.confirm`). The change's ``notes`` (the
+    relations a delete takes with it) are said first, so no one confirms what they were not shown."""
+    if notes and not getattr(args, "yes", False):
+        for note in notes:
+            print(visible(note), file=sys.stderr)
+    _common.confirm(args, f"About to change {visible(what)}. Go ahead")
 
 
 def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:
@@ -351,8 +383,12 @@ def _provenance(args: argparse.Namespace, operation: g.Operation) -> list:
     return [Provenance(entity, text, key, at, line, "memtui") for entity, text in pairs]
 
 
-def _cmd_write(build, confirm: bool = False, backup: str = ""):
+def _cmd_write(build, confirm: bool = False, backup: str = "", names=None, relations: bool = False):
     """A subcommand that applies the operation ``build(args)`` and saves it through ``commit``.
+
+    ``names(args)`` gives the entity names the edit reads and writes (``None``: it needs the
+    whole graph): on a remote graph only their records are read (``open_nodes``), so an edit
+    costs what it changes; ``relations``: the edit also needs every relation of those entities.
 
     A read-only workspace is refused before anything is asked (exit 3, with the reason); a
     ``--client-id`` that already recorded this very change prints the first result and
@@ -365,13 +401,26 @@ def _cmd_write(build, confirm: bool = False, backup: str = ""):
         with Session.open(ws, purpose=f"cli graph {verb}") as session:
             if session.read_only:
                 _common.fail(f"refused: {session.reason} Nothing was changed.", ExitCode.REFUSED)
-            return _write(args, session, build, confirm, backup)
+            return _write(args, session, build, confirm, backup, names, relations)
 
     return run
 
 
-def _write(args: argparse.Namespace, session: Session, build, confirm: bool, backup: str) -> int:
-    ws, backend, graph, loaded = _load(args, session.ws)
+def _write(args: argparse.Namespace, session: Session, build, confirm: bool, backup: str, names=None,
+           relations: bool = False) -> int:
+    wanted = names(args) if names is not None else None
+    graph = None
+    if wanted is not None:
+        ws, backend = _backend(args, session.ws)
+        if backend.kind == "remote":
+            try:
+                graph = backend.load_records(wanted, relations=relations)
+            except Exception:
+                backend.close()
+                raise
+        loaded = b""
+    if graph is None:
+        ws, backend, graph, loaded = _load(args, session.ws, backend if wanted is not None else None)
     try:
         return _write_to(args, session, backend, graph, loaded, build, confirm, backup)
     finally:
@@ -418,7 +467,7 @@ def _write_to(args: argparse.Namespace, session: Session, backend, graph, loaded
         _common.fail(str(exc), ExitCode.EXTERNAL)
     except g.GraphConflictError as exc:  # the diff first, then the sentence (exit 1)
         if exc.diff:
-            sys.stderr.write(exc.diff)
+            sys.stderr.write(visible_lines(exc.diff))
         raise
     except OSError as exc:
         _common.fail(f"cannot write {ws.shown(path)}: {exc.strerror or exc}; the file is unchanged.",
@@ -594,12 +643,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
         if cached is not None:
             try:
                 found = search_records(cached.graph(), args.query)
-                print(f"memtui: cached: searched the remote graph at {visible(backend.shown)} as of {cached.as_of()}, "
+                print(f"memtui: cached: searched the remote graph at {visible(backend.shown)} {cached.label()}, "
                       "not the remote now; drop --cached to search it.", file=sys.stderr)
             except snapshot.SnapshotError:
                 cached = None
         if cached is None:
-            found = backend.search(args.query, semantic=args.semantic)
+            with _kept_read_hint(_ws, backend, args.cached or args.semantic):
+                found = backend.search(args.query, semantic=args.semantic)
     except g.GraphEditError as exc:
         _common.fail(str(exc), ExitCode.PROBLEM)
     finally:
@@ -645,7 +695,7 @@ def _cmd_pull(args: argparse.Namespace) -> int:
         mine = local.load()
     except (MemtuiError, OSError) as exc:
         _common.fail(f"cannot read {local.shown}: {exc}", ExitCode.USAGE)
-    operation = g.ReplaceRecords(tuple(theirs.entities), tuple(theirs.relations))
+    operation = g.ReplaceRecords.of(theirs)  # every field of every record, as the server holds it
     try:
         change = operation.apply(mine)
     except g.GraphEditError as exc:
@@ -658,7 +708,7 @@ def _cmd_pull(args: argparse.Namespace) -> int:
     diff = unified_diff(local.loaded_bytes or b"", change.graph.to_bytes(), f"{local.shown} (now)",
                         f"{local.shown} (from {remote.shown})", limit=200, normalise_eol=False)
     if args.dry_run or not args.json:
-        sys.stdout.write(visible(diff) if diff else "")
+        sys.stdout.write(visible_lines(diff) if diff else "")
         print(f"{visible(change.summary)} (from {visible(remote.shown)})")
     if args.dry_run:
         return int(ExitCode.OK)
@@ -690,7 +740,7 @@ def _cmd_push(args: argparse.Namespace) -> int:
     remote = _remote_or_fail(args, ws)
     try:
         theirs = remote.load()
-        operation = g.ReplaceRecords(tuple(mine.entities), tuple(mine.relations))
+        operation = g.ReplaceRecords.of(mine)
         try:
             change = operation.apply(theirs)
             steps = plan(view_of(theirs), view_of(change.graph)).steps if change.changed else []
@@ -719,7 +769,7 @@ def _cmd_push(args: argparse.Namespace) -> int:
                 _common.fail(str(exc), ExitCode.EXTERNAL)
             except g.GraphConflictError as exc:
                 if exc.diff:
-                    sys.stderr.write(exc.diff)
+                    sys.stderr.write(visible_lines(exc.diff))
                 _common.fail(str(exc), ExitCode.PROBLEM)
     finally:
         remote.close()

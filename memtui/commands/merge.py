@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             _common.emit_json(v.to_json(content=False))
         else:
-            print(f"proposed {v.id}: merges {v.merge['retire_version']} into {v.article}")
-            print(f"approve it to retire {v.merge['retire']}: memtui proposals approve {v.id} --reviewed")
+            merge = v.merge or {}
+            print(f"proposed {v.id}: merges {merge.get('retire_version')} into {v.article}")
+            print(f"approve it to retire {merge.get('retire')}: memtui proposals approve {v.id} --reviewed")
     return ExitCode.OK

@@ -28,6 +28,10 @@ from memtui.core import notes
 from memtui.core.auditlog import ClientIdConflict
 from memtui.core.errors import ConfinementError, ConflictError, ReadOnlyError
 from memtui.core.session import Session
+from memtui.core.text import plural, removed_lines, visible
+
+#: Lines of a conflict's "would be removed" list printed before "… and N more".
+LOST_SHOWN = 20
 
 
 
@@ -59,15 +63,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "`notes show --hash`), or else on the file as memtui last saved it. If the file "
                     "changed since, the other change is merged with yours when they touch different "
                     "lines; when they overlap, nothing is written, the conflict is printed with "
-                    "<<<<<<< markers and the exit code is 1. A base memtui has no copy of cannot be "
-                    "merged: then the difference is printed (exit 1).",
+                    "<<<<<<< markers and the exit code is 1. memtui keeps a copy of the last versions "
+                    "it showed or saved (in your user cache folder) to merge from; with no copy of "
+                    "the base, your file is saved only if it removes no line now on disk, else the "
+                    "lines it would remove are listed (exit 1) and only --keep-mine removes them.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(setp)
     _common.add_json_arg(setp)
-    setp.add_argument("--from", dest="source", required=True, metavar="FILE", help="the new text ('-': stdin)")
-    setp.add_argument("--base-hash", "--expect-hash", dest="expect", metavar="H",
-                      help="the SHA-256 (from `notes show --hash`) the new text is based on, or `absent` "
-                           "(default: the file as memtui last saved it)")
+    _add_source(setp, "the new text")
+    based = setp.add_mutually_exclusive_group()
+    based.add_argument("--base-hash", "--expect-hash", dest="expect", metavar="H",
+                       help="the SHA-256 (from `notes show --hash`) the new text is based on, or `absent` "
+                            "(default: the file as memtui last saved it)")
+    based.add_argument("--keep-mine", dest="keep_mine", metavar="H",
+                       help="replace the file with yours as it is, removing the lines on disk your file "
+                            "does not hold, if the file still has the SHA-256 H (from a conflict's message)")
     setp.add_argument("--client-id", metavar="ID",
                       help="an id for this request: a retry with the same id is not applied or logged twice")
     setp.set_defaults(func=run_set)
@@ -76,7 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                              description="Print a unified diff from the member notes on disk to FILE; "
                                          "exit 0 when equal, 1 when they differ.")
     _common.add_workspace_arg(diffp)
-    diffp.add_argument("--from", dest="source", required=True, metavar="FILE", help="the other text ('-': stdin)")
+    _add_source(diffp, "the other text")
     diffp.set_defaults(func=run_diff)
 
     edit = verbs.add_parser("edit", help="edit the member notes in $VISUAL/$EDITOR, then save safely",
@@ -84,6 +94,23 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "conflict check. Needs a terminal; scripts use `notes set`.")
     _common.add_workspace_arg(edit)
     edit.set_defaults(func=run_edit)
+
+
+def _add_source(parser: argparse.ArgumentParser, what: str) -> None:
+    """FILE, given as the argument or as ``--from FILE`` (either; ``-`` reads standard input)."""
+    parser.add_argument("file", nargs="?", metavar="FILE", help=f"{what} ('-': standard input)")
+    parser.add_argument("--from", dest="source", metavar="FILE", help="the same as FILE")
+
+
+def _source(args: argparse.Namespace) -> str:
+    """The FILE given as the argument or with ``--from``; a usage error (exit 2) for none or two."""
+    given = [value for value in (args.file, args.source) if value is not None]
+    if not given:
+        _common.fail(f"notes {args.verb} needs FILE (or --from FILE; '-' reads standard input)", ExitCode.USAGE)
+    if len(given) == 2 and given[0] != given[1]:
+        _common.fail(f"notes {args.verb}: FILE {given[0]!r} and --from {given[1]!r} differ; give one",
+                     ExitCode.USAGE)
+    return given[0]
 
 
 def _read_source(source: str) -> str:
@@ -127,16 +154,23 @@ def run_show(args: argparse.Namespace) -> int:
     return ExitCode.PROBLEM if bad else ExitCode.OK
 
 
-def _expected(value: str | None, note: notes.Note) -> object:
+def _expected(value: str | None, note: notes.Note, option: str = "--base-hash") -> object:
     if value is None:  # based on what memtui last saw, never a blind replace (issue 19)
         return notes.LAST_SEEN
     value = value.strip().lower()
     if value == "absent":
         return None
     if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-        _common.fail(f"--base-hash {value!r} is not a SHA-256 (64 hex digits) or `absent`; "
+        _common.fail(f"{option} {value!r} is not a SHA-256 (64 hex digits) or `absent`; "
                      "get it with `memtui notes show --hash`", ExitCode.USAGE)
     return value
+
+
+def _listed(lines: list[str]) -> str:
+    """``lines`` as an indented list for a message (at most :data:`LOST_SHOWN`, made visible)."""
+    shown = "".join(f"\n  - {visible(line, limit=200)}" for line in lines[:LOST_SHOWN])
+    more = len(lines) - LOST_SHOWN
+    return shown + (f"\n  … and {plural(more, 'more line')}" if more > 0 else "")
 
 
 def exc_base(base: object) -> str | None:
@@ -145,12 +179,13 @@ def exc_base(base: object) -> str | None:
 
 
 def _save(session: Session, note: notes.Note, text: str, base: object, client_id: str | None,
-          as_json: bool) -> int:
+          as_json: bool, *, merge_changes: bool = True) -> int:
     """Save (merging a change made since ``base``) and report. An overlapping change prints
     the conflict with markers, an unmergeable one the difference (exit 1); refusals (3) and a
     reused client id (1) reach the CLI's exit-code table."""
     try:
-        result = notes.save(session, note, text, base, client_id=client_id)  # type: ignore[arg-type]
+        result = notes.save(session, note, text, base, client_id=client_id,  # type: ignore[arg-type]
+                            merge_changes=merge_changes)
     except ClientIdConflict:
         raise  # not the lost-update conflict below: no difference to show
     except notes.MergeConflict as exc:
@@ -163,8 +198,21 @@ def _save(session: Session, note: notes.Note, text: str, base: object, client_id
                               for h in exc.merged.hunks if h.conflict]})
         else:
             sys.stdout.write(marked)
-        print(f"memtui: {exc} Resolve the <<<<<<< blocks above in your file and set it again with "
-              f"--base-hash {exc.current_hash or 'absent'}.", file=sys.stderr)
+        print(f"memtui: {exc} The text printed above holds your lines and the file's, with a "
+              "<<<<<<< block for each overlap: put the text printed above in your file, resolve each "
+              f"block, and set it again with --base-hash {exc.current_hash or 'absent'}.", file=sys.stderr)
+        return ExitCode.PROBLEM
+    except notes.LinesWouldBeLost as exc:
+        shown = notes.conflict_diff(note, exc, text)
+        if as_json:
+            _common.emit_json({"conflict": True, "merged": False, "path": note.shown, "expected": exc_base(base),
+                               "current": exc.current_hash, "would_remove": exc.lost, "diff": shown})
+        else:
+            sys.stdout.write(shown)
+        print(f"memtui: {exc} Your file does not hold {plural(len(exc.lost), 'line')} now in {note.shown}, "
+              f"so saving it would remove {'it' if len(exc.lost) == 1 else 'them'}:{_listed(exc.lost)}\nCopy the lines to keep into your file and set "
+              "it again (it is saved when it removes no line on disk). To remove them knowingly, set it "
+              f"with --keep-mine {exc.current_hash or 'absent'} instead of --base-hash.", file=sys.stderr)
         return ExitCode.PROBLEM
     except ConflictError as exc:
         shown = notes.conflict_diff(note, exc, text)
@@ -173,16 +221,24 @@ def _save(session: Session, note: notes.Note, text: str, base: object, client_id
                                "current": exc.current_hash, "diff": shown})
         else:
             sys.stdout.write(shown)
-        print(f"memtui: {exc} memtui has no copy of the text your file was based on, so it cannot merge; "
-              f"to keep yours over the file, set again with --base-hash {exc.current_hash or 'absent'}.",
-              file=sys.stderr)
+        if merge_changes:
+            advice = "Set your file again with the same base: memtui merges the other change with yours."
+        else:  # --keep-mine named bytes the file no longer holds: say what replacing it now would drop
+            lost = removed_lines(notes.text_of(note, exc.current), text)
+            advice = ("The file changed again after the hash you gave to --keep-mine. "
+                      + (f"Replacing it now would remove {plural(len(lost), 'line')}:{_listed(lost)}\n"
+                         f"To remove {'it' if len(lost) == 1 else 'them'} knowingly, use --keep-mine "
+                         f"{exc.current_hash or 'absent'}." if lost else
+                         f"Your file holds every line now on disk: use --keep-mine {exc.current_hash or 'absent'}."))
+        print(f"memtui: {exc} {advice}", file=sys.stderr)
         return ExitCode.PROBLEM
     if as_json:
         _common.emit_json({"conflict": False, "merged": result.merged, "path": note.shown, "written": result.written,
                            "retried": result.retried, "before": result.before, "after": result.after,
                            "entry": result.entry.to_json() if result.entry else None})
     elif result.retried:
-        print(f"{note.shown}: already saved by this client id (audit entry {result.entry.id}); nothing done")
+        entry = f" (audit entry {result.entry.id})" if result.entry else ""
+        print(f"{note.shown}: already saved by this client id{entry}; nothing done")
     elif not result.written:
         print(f"{note.shown}: unchanged")
     elif result.merged:
@@ -196,10 +252,13 @@ def _save(session: Session, note: notes.Note, text: str, base: object, client_id
 def run_set(args: argparse.Namespace) -> int:
     """Replace the member notes; 0 saved/unchanged, 1 conflict, 2 usage, 3 refused."""
     ws = _common.open_workspace(args)
-    text = _read_source(args.source)
+    text = _read_source(_source(args))
     with Session.open(ws, purpose="cli notes set") as session:
         session.require_writable()  # ReadOnlyError: refused (exit 3) with the reason
         note = _load(args, ws)
+        if args.keep_mine is not None:  # knowingly over the bytes named: no merge, lines on disk go
+            return _save(session, note, text, _expected(args.keep_mine, note, "--keep-mine"), args.client_id,
+                         args.json, merge_changes=False)
         return _save(session, note, text, _expected(args.expect, note), args.client_id, args.json)
 
 
@@ -207,8 +266,9 @@ def run_diff(args: argparse.Namespace) -> int:
     """Print the unified diff; 0 equal, 1 different."""
     ws = _common.open_workspace(args)
     note = _load(args, ws)
-    other = _read_source(args.source)
-    out = notes.diff(note.text, other, f"{note.shown} (on disk)", args.source)
+    source = _source(args)
+    other = _read_source(source)
+    out = notes.diff(note.text, other, f"{note.shown} (on disk)", source)
     sys.stdout.write(out)
     return ExitCode.PROBLEM if out else ExitCode.OK
 
@@ -246,11 +306,14 @@ def run_edit(args: argparse.Namespace) -> int:
     with Session.open(ws, purpose="cli notes edit") as session:
         if session.read_only:
             _common.fail(f"refused: {session.reason} Your text is kept in {name}.", ExitCode.REFUSED)
-        try:
-            result = notes.save(session, note, text, note.hash)
+        try:  # a change made meanwhile is merged with yours when they touch different lines
+            result = notes.save(session, note, text, note.hash, base_text=note.text)
         except ConflictError as exc:
             sys.stdout.write(notes.conflict_diff(note, exc, text))
             print(f"memtui: {exc}", file=sys.stderr)
+            lost = removed_lines(notes.text_of(note, exc.current), text)
+            if lost:
+                print(f"Keeping yours removes {plural(len(lost), 'line')} now on disk:{_listed(lost)}")
             answer = input("Keep yours over the file on disk (k), or stop and keep your text aside (s)? [s] ")
             if answer.strip().lower() != "k":
                 print(f"Nothing saved. Your text is in {name}.")

@@ -105,11 +105,12 @@ def _reader(args: argparse.Namespace) -> Session:
 def run_list(args: argparse.Namespace) -> int:
     with _reader(args) as s:
         ledger = gov.Ledger(s.store)
-        page = Page.of(ledger.proposals(None if args.state == "all" else args.state),
+        page = Page.of(ledger.queue(None if args.state == "all" else args.state),
                        args.cursor or 0, args.limit)
         if args.json:
+            owners = {node: gov.owner_of(s.ws, node)[0] for node in {v.node for v in page.items}}
             _common.emit_json(_common.page_json("proposals", page, [
-                {**v.to_json(content=False), "owner": gov.owner_of(s.ws, v.node)[0],
+                {**v.to_json(content=False), "owner": owners[v.node],
                  "eligibility": gov.eligibility(ledger, v).to_json()} for v in page.items], state=args.state))
         else:
             for v in page.items:
@@ -151,13 +152,18 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_approve(args: argparse.Namespace) -> int:
     with _gov.session(args, "proposals approve") as s:
-        _gov.confirm(args, s, f"Approve {args.id}{' (human review)' if args.reviewed else ''}")
-        v = gov.approve(s, args.id, reviewed=args.reviewed, why=args.why, replace_newer=args.replace_newer)
+        try:  # refused before asking: a person never confirms what is then refused
+            gov.check_approval(s, args.id, reviewed=args.reviewed, replace_newer=args.replace_newer)
+            _gov.confirm(args, s, f"Approve {args.id}{' (human review)' if args.reviewed else ''}")
+            v = gov.approve(s, args.id, reviewed=args.reviewed, why=args.why, replace_newer=args.replace_newer)
+        except gov.NeedsReview as exc:
+            _common.fail(f"refused: {exc} (add --reviewed once you have read `memtui proposals show "
+                         f"{args.id}`). Nothing was changed.", ExitCode.REFUSED)
         _gov.reindex(s, v.article)
         if args.json:
             _common.emit_json(v.to_json(content=False))
         else:
-            print(f"activated {v.id} ({v.decision['why']})")
+            print(f"activated {v.id} ({(v.decision or {}).get('why', '')})")
     return ExitCode.OK
 
 

@@ -5,7 +5,8 @@ rebuilt from the backup's store files; the search index is rebuilt on first use.
 that would land outside the target are refused, each with a finding.
 
 Exit codes: 0 restored cleanly, 1 restored with refused or mismatched entries (listed) or an
-unreadable backup tree, 2 no repository given, 3 refused (target not empty, a link),
+unreadable backup tree, 2 no repository given, 3 refused (target not empty, a link, a file or
+the whole backup over ``[backup] max_restore_file_bytes`` / ``max_restore_bytes``),
 4 git failed (not a repository, no such commit, nothing under the path).
 """
 
@@ -17,7 +18,7 @@ from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.commands.backup import add_repo_args
 from memtui.core.backup import commit as core
-from memtui.core.backup.git import split_spec
+from memtui.core.backup.git import Limits, split_spec
 from memtui.core.backup.render import BackupFormatError
 from memtui.core.backup.restore import restore
 from memtui.core.errors import WorkspaceError
@@ -30,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "restore", help="restore a backup (any commit) into an empty folder, offline",
         description="Read the backup tree of a commit straight from git (no checkout, no network) and "
                     "write it as a workspace into --to: files byte for byte, the store rebuilt record "
-                    "for record. A non-empty folder is refused unless --force.",
+                    "for record. A non-empty folder is refused unless --force, and so is a backup holding a "
+                    "file or files in all over memtui.toml's [backup] max_restore_file_bytes / "
+                    "max_restore_bytes (256 MiB, 2 GiB); nothing is written then.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(parser, help="the workspace whose memtui.toml [backup] settings name the "
                               "repository and path (default: the current folder); the restore goes to --to")
@@ -41,8 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def repo_and_path(args: argparse.Namespace) -> tuple[str, str | None, str]:
-    """``(repo, rev, subdir)`` from ``--repo``/``--path`` or the workspace's memtui.toml."""
+def repo_and_path(args: argparse.Namespace) -> tuple[str, str | None, str, Limits]:
+    """``(repo, rev, subdir, limits)`` from ``--repo``/``--path`` or the workspace's memtui.toml
+    (the size limits of ``[backup]``; their defaults without a workspace)."""
     try:
         ws = Workspace.open(args.workspace)
     except WorkspaceError:
@@ -53,13 +57,14 @@ def repo_and_path(args: argparse.Namespace) -> tuple[str, str | None, str]:
         _common.fail("no backup repository: give --repo PATH[@REV], or set [backup] repo in memtui.toml",
                      ExitCode.USAGE)
     repo, rev = split_spec(spec)
-    return repo, rev, (conf.path if conf else args.path) or core.DEFAULT_PATH
+    limits = Limits.of(ws.config.backup if ws else None)
+    return repo, rev, (conf.path if conf else args.path) or core.DEFAULT_PATH, limits
 
 
 def run(args: argparse.Namespace) -> int:
-    repo, rev, subdir = repo_and_path(args)
-    try:  # refused (3) and git (4) go to the exit-code table as they are
-        result = restore(repo, rev, subdir, args.to, force=args.force)
+    repo, rev, subdir, limits = repo_and_path(args)
+    try:  # refused (3: a target in use, a backup over the size limits) and git (4) go to the table as they are
+        result = restore(repo, rev, subdir, args.to, force=args.force, limits=limits)
     except BackupFormatError as exc:
         _common.fail(f"restore failed: the backup tree cannot be read: {exc}", ExitCode.PROBLEM)
     if args.json:

@@ -88,9 +88,12 @@ def run_search(args: argparse.Namespace) -> int:
         _common.emit_json(_common.page_json(
             "hits", page, [{**h.to_json(), "marks": list(m)} for h, m in zip(page.items, marks, strict=True)],
             query=text, total_at_least=res.at_least, total_estimated=res.estimated, ms=round(res.ms, 2),
-            likelihood=round(res.likelihood, 4), findings=[f.to_json() for f in findings]))
+            likelihood=round(res.likelihood, 4), findings=[f.to_json() for f in findings],
+            reading=res.reading.to_json() if res.reading else None, known=res.known))
     else:
         _print_findings(findings)
+        if res.reading and res.reading.summary:
+            print(res.reading.summary)
         if res.hits and not offset:  # the verdict is about the first results; later pages show none
             print(_answer_line(res.likelihood, res.hits[0].verdict))
         for h, m in zip(page.items, marks, strict=True):
@@ -101,6 +104,11 @@ def run_search(args: argparse.Namespace) -> int:
             print(f"{h.verdict:<8} {h.score:7.2f}  {h.kind:<10} {visible(where)}  {visible(label)}{state}")
             if h.snippet and h.snippet.text:
                 print("                    " + visible(_marked(h.snippet.text, h.snippet.spans)))
+            if h.why:
+                print("                    set apart: " + visible(h.why, limit=400))
+        if not res.hits and res.known == 0.0:
+            print("no precedent: none of its words occurs in the memory (is it in a language the memory "
+                  "is not written in?)")
         about = "at least " if res.at_least else "about " if res.estimated else ""
         more = f"; the next page: --cursor {page.next}" if page.next is not None else ""
         print(f"{about}{plural(res.total, 'result')} in {res.ms:.0f} ms{more}", file=sys.stderr)

@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="The git token for https backup remotes (git-token) and the bearer token of the remote "
                     "graph (graph-token) live in the OS keyring. Without a keyring (headless Linux), set "
                     "MEMTUI_GIT_TOKEN or MEMTUI_GRAPH_TOKEN in the environment instead; memtui never "
-                    "writes a token to a file.",
+                    "writes a token to a file, and refuses a keyring backend that keeps it in a plain "
+                    "file (keyrings.alt's default one).",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for verb, text in (("set", "store the token (read from standard input or a hidden prompt)"),
@@ -57,9 +58,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             value = sys.stdin.readline().rstrip("\r\n")
         try:
-            secrets.set(args.name, value)
+            warning = secrets.set(args.name, value)
         except ValueError as exc:
             _common.fail(str(exc), ExitCode.USAGE)
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
         message = f"{args.name} stored in the keyring"
     else:
         message = f"{args.name} removed from the keyring" if secrets.delete(args.name) \

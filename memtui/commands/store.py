@@ -51,12 +51,7 @@ def run_set_aside(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"{path} does not exist; nothing to set aside")
         return ExitCode.PROBLEM
-    if not args.yes:
-        if not _common.interactive():
-            _common.fail("set-aside needs --yes when standard input is not a terminal", ExitCode.REFUSED)
-        if input(f"Rename {path} aside and start an empty store? [y/N] ").strip().lower() != "y":
-            print("nothing done")
-            return ExitCode.REFUSED
+    _common.confirm(args, f"Rename {path} aside and start an empty store")
     with Session.open(ws, purpose="cli store set-aside") as session:
         moved, _entry = session.set_aside_store()
     print(f"the old store is kept, unchanged, as {moved}")

@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "verify", help="restore a backup into a temporary folder, render it again, compare (exit 1 on any difference)",
         description="The round trip render → restore → render must give the same bytes: every "
-                    "differing file is listed with a unified diff. Exit 0 only with zero differences.",
+                    "differing file is listed with a unified diff. Exit 0 only with zero differences. "
+                    "A backup over memtui.toml's [backup] restore size limits is refused (exit 3).",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(parser, help="the workspace whose memtui.toml [backup] settings name the "
                               "repository and path (default: the current folder)")
@@ -36,9 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo, rev, subdir = repo_and_path(args)
-    try:  # refused (3) and git (4) go to the exit-code table as they are
-        result = verify(repo, rev, subdir)
+    repo, rev, subdir, limits = repo_and_path(args)
+    try:  # refused (3: an unsafe path, a backup over the size limits) and git (4) go to the table as they are
+        result = verify(repo, rev, subdir, limits=limits)
     except BackupFormatError as exc:
         _common.fail(f"verify failed: the backup tree cannot be read: {exc}", ExitCode.PROBLEM)
     if args.json:

@@ -15,6 +15,7 @@ random moments).
 from __future__ import annotations
 
 import errno as _errno
+import functools
 import hashlib
 import os
 import re
@@ -25,6 +26,9 @@ import tempfile
 import time
 from dataclasses import dataclass as _dataclass
 from pathlib import Path
+from typing import Callable, TypeVar
+
+from memtui.core.errors import write_failure
 
 try:  # POSIX
     import fcntl as _fcntl
@@ -95,6 +99,29 @@ def remove_leftovers(path: str | os.PathLike[str], *, whole_folder: bool = False
     return removed
 
 
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def _sentences(write: _F) -> _F:
+    """Make a full disk or a refused write inside ``write`` (whose first argument is the target)
+    a sentence: :class:`~memtui.core.errors.DiskFullError` (``ENOSPC``, ``EDQUOT``) or
+    :class:`~memtui.core.errors.WriteRefusedError` (``EROFS``, ``EACCES``, ``EPERM``), both still
+    ``OSError``. Every writer of this module leaves the target as it was when it fails, so the
+    sentence says nothing was written. Other errors pass unchanged."""
+    @functools.wraps(write)
+    def guarded(path, *args, **kwargs):  # noqa: ANN001, ANN202 - as ``write``
+        try:
+            return write(path, *args, **kwargs)
+        except RaceError:
+            raise
+        except OSError as exc:
+            sentence = write_failure(exc, path)
+            if sentence is None or sentence is exc:
+                raise
+            raise sentence from exc
+    return guarded  # type: ignore[return-value]
+
+
 def _fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -108,6 +135,7 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+@_sentences
 def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None,
                 durable: bool = True) -> None:
     """Replace the file at ``path`` with ``data`` atomically.
@@ -444,6 +472,7 @@ class _Carried:
     upto: int       # the old file's length up to which it is read and carried
 
 
+@_sentences
 def replace_exact(path: str | os.PathLike[str], data: bytes, snapshot: Snapshot, *, carry: bool = False,
                   wait: float = WRITER_WAIT) -> Installed:
     """Replace the file ``snapshot`` read with ``data``, atomically, losing nothing another
@@ -556,6 +585,7 @@ def replace_exact(path: str | os.PathLike[str], data: bytes, snapshot: Snapshot,
             pass
 
 
+@_sentences
 def create_exact(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
     """Create the file ``path`` with ``data`` atomically, only if it does not exist (a file
     another process created meanwhile is never overwritten).
@@ -588,6 +618,7 @@ def create_exact(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
     _fsync_dir(target.parent)
 
 
+@_sentences
 def remove_exact(path: str | os.PathLike[str], snapshot: Snapshot, *, wait: float = WRITER_WAIT) -> None:
     """Remove the file ``snapshot`` read, only if nobody changed or replaced it since.
 

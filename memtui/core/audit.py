@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from memtui.core.files import read_text, rel
+from memtui.core.notes import glued_findings
 from memtui.core.text import plural
 from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.procs import process_context, worker_count
@@ -34,7 +35,7 @@ Progress = Callable[[int, int], None]
 #: Checks other areas contribute, as ``"module:function"`` names of ``(workspace) -> findings``.
 CHECKS: tuple[str, ...] = (
     "memtui.core.skills:audit_findings",
-    "memtui.core.graph.audit:workspace_findings",
+    "memtui.core.graph.backend:workspace_findings",
     "memtui.core.governance:audit_findings",
     "memtui.core.tree.integrity:audit_findings",
     "memtui.core.scan.workspace:audit_findings",
@@ -44,13 +45,20 @@ CHECKS: tuple[str, ...] = (
 )
 
 
-def _contributed(ws: Workspace) -> list[Finding]:
+def _contributed(ws: Workspace, offline: bool = False) -> list[Finding]:
+    """The findings of every entry of :data:`CHECKS`; a check whose function takes an
+    ``offline`` keyword gets the audit's (the remote graph's check: read nothing over the network)."""
     import importlib
+    import inspect
 
     findings: list[Finding] = []
     for name in CHECKS:
         module, _, function = name.partition(":")
-        findings.extend(getattr(importlib.import_module(module), function)(ws))
+        check = getattr(importlib.import_module(module), function)
+        if "offline" in inspect.signature(check).parameters:
+            findings.extend(check(ws, offline=offline))
+        else:
+            findings.extend(check(ws))
     return findings
 
 
@@ -123,6 +131,8 @@ def _audit_workspace_files(ws: Workspace) -> list[Finding]:
             findings.extend(read.findings)
             if read.ok:
                 findings.extend(_check_links(ws, read.text, path, rel(ws.root, path), 1))
+                if path in (ws.member_notes, ws.notebook):  # the files agents append to
+                    findings.extend(glued_findings(rel(ws.root, path), read.text))
     return findings
 
 
@@ -149,7 +159,7 @@ def _audit_chunk(root: str, nodes: list[str], cache: "ArticleCache | None" = Non
 
 
 def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None = None,
-        parallel: bool | None = None, use_cache: bool = True) -> AuditReport:
+        parallel: bool | None = None, use_cache: bool = True, offline: bool = False) -> AuditReport:
     """Audit the whole workspace.
 
     Args:
@@ -160,6 +170,11 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
             :data:`PARALLEL_NODES` nodes and more than one core. Findings are the same either way.
         use_cache: reuse the results of unchanged articles from the last audit of this
             workspace (:class:`ArticleCache`, in the user cache folder); findings are the same.
+        offline: read nothing over the network: a remote graph's findings come from its last
+            read kept (:mod:`memtui.core.graph.snapshot`), said so by a ``graph-remote-cached``
+            note. Online (the default) the remote graph is read within ``[graph] timeout``, and
+            a read that fails falls back to that last read the same way
+            (:func:`memtui.core.graph.backend.remote_findings`).
 
     Returns:
         An :class:`AuditReport` with findings sorted by :func:`~memtui.core.findings.sort_key`.
@@ -210,7 +225,7 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
     if cache is not None and (cache.new or len(cache.hits) != len(cache.entries)):
         cache.save(ws)
     report.findings.extend(_audit_workspace_files(ws))
-    report.findings.extend(_contributed(ws))
+    report.findings.extend(_contributed(ws, offline))
     # one finding once: a link met by two checks (the root node's folder and the member notes
     # beside it) was reported twice (issue 15 item 15)
     report.findings, report.allowed = _allowances(ws, list(dict.fromkeys(report.findings)))

@@ -69,6 +69,10 @@ class BackupSettings:
     remote: str | None = None
     #: push after each backup (never forced)
     push: bool = False
+    #: a restore or verify refuses a backup holding a file larger than this (bytes)
+    max_restore_file_bytes: int = 256 * 1024 * 1024
+    #: … or whose files add up to more than this (bytes): a restore holds them in memory
+    max_restore_bytes: int = 2 * 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,11 @@ class GraphSettings:
     remote: str | None = None
     #: seconds without an answer from the remote before a request fails
     timeout: float = 30.0
+    #: seconds a remote answer may take in all, however it trickles in (beside ``timeout``,
+    #: which counts only silence)
+    deadline: float = 600.0
+    #: largest remote answer taken, in megabytes (a larger one is refused as it arrives)
+    max_answer_mb: int = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +155,11 @@ _SECTIONS: dict[str, type] = {"user": UserSettings, "limits": LimitsSettings, "s
                               "backup": BackupSettings, "git": GitSettings,
                               "graph": GraphSettings, "consolidate": ConsolidateSettings}
 _EXTRA_CHECKS = {("limits", "max_file_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes"),
+                 ("backup", "max_restore_file_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes"),
+                 ("backup", "max_restore_bytes"): (lambda v: v > 0, "must be a positive whole number of bytes"),
                  ("graph", "timeout"): (lambda v: v > 0, "must be a positive number of seconds"),
+                 ("graph", "deadline"): (lambda v: v > 0, "must be a positive number of seconds"),
+                 ("graph", "max_answer_mb"): (lambda v: v > 0, "must be a positive whole number of megabytes"),
                  ("graph", "remote"): (lambda v: v.startswith(("http://", "https://")),
                                        "must be an http:// or https:// URL"),
                  ("consolidate", "stale_after_days"): (lambda v: v > 0, "must be a positive whole number of days")}

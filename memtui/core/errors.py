@@ -57,3 +57,55 @@ class ConflictError(MemtuiError):
         self.path = path
         self.current = current
         self.current_hash = current_hash
+
+
+# -- a write the system refused: a full disk, a read-only file system ---------------------------
+class DiskFullError(ExternalError, OSError):
+    """The disk (or the user's quota) is full: the write did not happen and the file keeps its
+    previous bytes (exit code 4: the file system, outside memtui, failed). An ``OSError`` too,
+    with the system's ``errno`` (``ENOSPC``, ``EDQUOT``), so code handling ``OSError`` still does."""
+
+
+class WriteRefusedError(ReadOnlyError, OSError):
+    """The system refused the write: a read-only file system (``EROFS``) or no permission
+    (``EACCES``, ``EPERM``); nothing was written (exit code 3: refused). An ``OSError`` too."""
+
+
+_FULL = {28: "the disk is full", 122: "your disk quota is used up"}  # ENOSPC, EDQUOT (Linux)
+_REFUSED = {30: "the file system is read-only", 13: "permission denied", 1: "the operation is not permitted"}
+
+
+def write_failure(exc: OSError, target: object = None) -> "DiskFullError | WriteRefusedError | None":
+    """The sentence error for a write that failed with ``exc``, or ``None`` when ``exc`` is not
+    a full disk (``ENOSPC``, ``EDQUOT``) or a refusal (``EROFS``, ``EACCES``, ``EPERM``).
+
+    Args:
+        exc: the system's error.
+        target: the file or folder being written (default ``exc.filename``), named in the sentence.
+
+    Returns:
+        A :class:`DiskFullError` or :class:`WriteRefusedError` whose ``str`` is a complete
+        sentence (what happened, that nothing was written, what to do), with ``errno``
+        copied from ``exc``; ``exc`` itself when it already is one.
+    """
+    if isinstance(exc, (DiskFullError, WriteRefusedError)):
+        return exc
+    import errno as _errno
+    import os as _os
+
+    code = exc.errno
+    where = target if target is not None else exc.filename
+    shown = f" to {_os.fsdecode(where)}" if isinstance(where, (str, bytes, _os.PathLike)) else ""
+    error: DiskFullError | WriteRefusedError
+    if code in (_errno.ENOSPC, getattr(_errno, "EDQUOT", 122)):
+        what = _FULL.get(code or 0, "the disk is full")
+        error = DiskFullError(f"{what}: nothing was written{shown} (the file keeps what it held); "
+                              "free some space and try again.")
+    elif code in (_errno.EROFS, _errno.EACCES, _errno.EPERM):
+        what = _REFUSED.get(code or 0, "the write was refused")
+        error = WriteRefusedError(f"memtui may not write{shown}: {what}; nothing was written. "
+                                  "Make the place writable, or open the workspace with --read-only to browse.")
+    else:
+        return None
+    error.errno = code  # (no filename: OSError's str would then replace the sentence)
+    return error

@@ -23,6 +23,7 @@ file's first byte gives the same exclusion.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import socket
@@ -32,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memtui.core import atomic, jsonio
-from memtui.core.errors import BusyError, ConfinementError, ReadOnlyError
+from memtui.core.errors import BusyError, ConfinementError, DiskFullError, ReadOnlyError
 from memtui.core.files import confine
 
 try:  # POSIX
@@ -233,6 +234,10 @@ def _open(root: Path) -> tuple[int, Path, Path]:
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(lock_path, flags, 0o644)
     except OSError as exc:
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", 122)):
+            raise DiskFullError(
+                f"the disk is full: memtui cannot create its writer lock {lock_path}, so nothing was "
+                "written; free some space and try again.") from exc
         raise ReadOnlyError(
             f"The workspace is open read-only: memtui cannot create its writer lock {lock_path} "
             f"({exc.strerror or exc}). Check that the workspace folder is writable.") from exc
@@ -248,6 +253,7 @@ def probe(root: Path) -> None:
     Raises:
         ReadOnlyError: with the sentence saying why the workspace cannot be written
             (read-only file system, permissions, ``.memtui`` leading outside).
+        DiskFullError: the disk is too full to create the lock.
     """
     fd, _, _ = _open(Path(root))
     os.close(fd)
@@ -274,6 +280,7 @@ def acquire(root: Path, purpose: str, *, wait: float = 0.0, poll: float = 0.01) 
     Raises:
         LockBusyError: another process still held it after ``wait`` seconds (the message
             says which process holds which lock file).
+        DiskFullError: the lock cannot be created because the disk is full.
         ReadOnlyError: ``.memtui`` cannot be created or written (read-only file system,
             permissions), or ``.memtui``/the lock is a symlink leading outside.
     """

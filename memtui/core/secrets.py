@@ -10,7 +10,13 @@ Secrets live in the OS keyring through the ``keyring`` library under the service
 - **a keyring that never answers** (a locked collection waiting on a prompt nobody sees):
   every call runs in a daemon thread and is given up after :data:`TIMEOUT` seconds
   (``MEMTUI_KEYRING_TIMEOUT`` overrides it) with :class:`KeyringTimeout`, so neither the CLI
-  nor the TUI freezes.
+  nor the TUI freezes;
+- **a keyring that is no safe store** (:func:`weakness`): keyrings.alt's default file backend
+  keeps secrets base64-encoded in a plain file, and keyring itself rates such backends below 1
+  ("usable, not recommended"). memtui refuses to store or read a secret there, with the same
+  fallbacks as for no keyring (the environment variable for one run, a Secret Service for
+  good); deleting one from there is allowed. ``MEMTUI_ALLOW_PLAINTEXT_KEYRING=1`` (tests, or a
+  user who accepts the risk) lets it be used, and every call then says so (a note, a warning).
 
 memtui never writes a secret to a plain file, the store, the backup tree or a log; secret
 values never appear in messages.
@@ -36,6 +42,12 @@ LEFT_OUT = ("(left out by memtui backup: a secret; put the token back with `memt
             "or let the proxy write this block again)")
 #: Seconds a keyring call may take before memtui gives up on it.
 TIMEOUT = 5.0
+#: The environment variable that lets memtui use a keyring backend that is no safe store.
+ALLOW_PLAINTEXT = "MEMTUI_ALLOW_PLAINTEXT_KEYRING"
+#: Backends known to keep secrets readable in a file (whatever priority they claim).
+PLAINTEXT_BACKENDS = frozenset({"keyrings.alt.file.PlaintextKeyring", "keyrings.alt.file.PlainTextKeyring"})
+#: Backends that mean "no keyring" (each call fails, or stores nothing): the no-keyring message.
+NO_BACKENDS = frozenset({"keyring.backends.fail.Keyring", "keyring.backends.null.Keyring"})
 
 
 class KeyringUnavailable(ExternalError):
@@ -60,13 +72,75 @@ def _env_name(name: str) -> str:
     return NAMES[name]
 
 
+#: What to do for good where the keyring is missing or no safe store (one sentence, both messages).
+_FOR_GOOD = ("for good, install and unlock a Secret Service (gnome-keyring or KeePassXC; on macOS and "
+             "Windows the system keychain is used)")
+
+
 def _no_keyring(name: str, exc: BaseException | None = None) -> KeyringUnavailable:
     detail = f" ({type(exc).__name__}: {exc})" if exc else ""
     return KeyringUnavailable(
         f"no secure keyring is available on this machine{detail}. memtui does not store secrets "
         f"in plain files. For this run, set the token in the environment: export {_env_name(name)}=…; "
-        "for good, install and unlock a keyring backend (the Secret Service: gnome-keyring or "
-        f"KeePassXC; or the keyrings.alt package) and run `memtui secret set {name}` again.")
+        f"{_FOR_GOOD} and run `memtui secret set {name}` again.")
+
+
+def _label(backend: Any) -> str:
+    cls = type(backend)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def weakness(backend: Any) -> str | None:
+    """Why ``backend`` is no safe store for a secret, or ``None`` when it is one.
+
+    A backend is no safe store when it is one of :data:`PLAINTEXT_BACKENDS`, or when keyring's
+    own rating of it, ``priority``, is below 1 ("a priority of one or greater is recommended",
+    keyring's ``KeyringBackend.priority``; keyrings.alt's file backends rate 0.5 and 0.6); a
+    chain of backends is as weak as its weakest. The backends of :data:`NO_BACKENDS` are no
+    keyring at all and are left to the no-keyring message. Reading ``priority`` may ask the
+    system (D-Bus): call this where a keyring call may run (:func:`_call`).
+    """
+    chained = getattr(backend, "backends", None)
+    if isinstance(chained, (list, tuple)) and chained:
+        return next((w for w in map(weakness, chained) if w), None)
+    label = _label(backend)
+    if label in NO_BACKENDS:
+        return None
+    where = getattr(backend, "file_path", None)
+    where = f" ({where})" if isinstance(where, str) else ""
+    if label in PLAINTEXT_BACKENDS:
+        return f"{label} keeps secrets in a plain file{where} (base64 is an encoding, not encryption)"
+    try:
+        rating = float(type(backend).priority)
+    except Exception:  # noqa: BLE001 - a backend unfit for this system says so by raising
+        rating = 0.0
+    if rating < 1:
+        return f"{label}{where} is rated {rating:g} by keyring, which recommends 1 or more: it is not a secure store"
+    return None
+
+
+def _refused(name: str, why: str) -> KeyringUnavailable:
+    return KeyringUnavailable(
+        f"the keyring here is no safe place for a secret: {why}, readable by anyone who can read your "
+        f"files. memtui does not store or read secrets there. For this run, set the token in the "
+        f"environment: export {_env_name(name)}=…; {_FOR_GOOD} and run `memtui secret set {name}` again.")
+
+
+def _allowed_weak(why: str) -> str:
+    return f"the keyring used is no safe store ({why}); it is used because {ALLOW_PLAINTEXT} is set"
+
+
+def _checked(name: str, deleting: bool = False) -> str | None:
+    """In the keyring thread: raise :func:`_refused` for a backend that is no safe store
+    (unless ``deleting``, or :data:`ALLOW_PLAINTEXT` is set: then the warning is returned)."""
+    import keyring
+
+    why = weakness(keyring.get_keyring())
+    if why is None:
+        return None
+    if deleting or os.environ.get(ALLOW_PLAINTEXT) == "1":
+        return _allowed_weak(why)
+    raise _refused(name, why)
 
 
 def _call(name: str, fn: Callable[[], Any]) -> Any:
@@ -91,6 +165,8 @@ def _call(name: str, fn: Callable[[], Any]) -> Any:
         import keyring.errors
 
         exc = box["error"]
+        if isinstance(exc, KeyringUnavailable):  # refused (:func:`_checked`): its sentence as it is
+            raise exc
         if isinstance(exc, keyring.errors.NoKeyringError):
             raise _no_keyring(name, None) from None
         if isinstance(exc, keyring.errors.KeyringError):
@@ -133,9 +209,13 @@ def get(name: str) -> Secret:
     try:
         import keyring
 
-        value = _call(name, lambda: keyring.get_password(SERVICE, name))
+        def read() -> tuple[str | None, str | None]:
+            warning = _checked(name)
+            return keyring.get_password(SERVICE, name), warning
+
+        value, note = _call(name, read)
         if value:
-            return Secret(value, "keyring")
+            return Secret(value, "keyring", note)
     except (KeyringUnavailable, KeyringTimeout) as exc:
         note = str(exc)
     if os.environ.get(env):
@@ -143,11 +223,16 @@ def get(name: str) -> Secret:
     return Secret(None, None, note)
 
 
-def set(name: str, value: str) -> None:  # noqa: A001 - the verb of `memtui secret set`
+def set(name: str, value: str) -> str | None:  # noqa: A001 - the verb of `memtui secret set`
     """Store ``value`` under ``name`` in the keyring.
 
+    Returns:
+        ``None``, or a warning to show when the keyring is no safe store and
+        ``MEMTUI_ALLOW_PLAINTEXT_KEYRING=1`` let it be used (:func:`weakness`).
+
     Raises:
-        KeyringUnavailable: no keyring backend (the message gives the fallback).
+        KeyringUnavailable: no keyring backend, or one that is no safe store (the message gives
+            the fallback; nothing was stored).
         KeyringTimeout: the keyring did not answer.
         ValueError: ``value`` is empty.
     """
@@ -156,7 +241,12 @@ def set(name: str, value: str) -> None:  # noqa: A001 - the verb of `memtui secr
         raise ValueError("the secret is empty; nothing was stored.")
     import keyring
 
-    _call(name, lambda: keyring.set_password(SERVICE, name, value))
+    def store() -> str | None:
+        warning = _checked(name)
+        keyring.set_password(SERVICE, name, value)
+        return warning
+
+    return _call(name, store)
 
 
 def delete(name: str) -> bool:
@@ -173,6 +263,7 @@ def delete(name: str) -> bool:
     import keyring.errors
 
     def remove() -> bool:
+        _checked(name, deleting=True)  # removing a secret from a plain file is always allowed
         try:
             keyring.delete_password(SERVICE, name)
         except keyring.errors.PasswordDeleteError:

@@ -59,7 +59,7 @@ from tinydb.table import Table
 
 from memtui.core import atomic, lock
 from memtui.core.auditlog import AuditEntry, AuditLog, ClientIdConflict, request_key
-from memtui.core.errors import BusyError, ConflictError, MemtuiError, ReadOnlyError
+from memtui.core.errors import BusyError, ConflictError, DiskFullError, MemtuiError, ReadOnlyError, write_failure
 from memtui.core.files import confine
 from memtui.core.findings import Finding
 from memtui.core.store import Store
@@ -291,6 +291,7 @@ class Session:
         self.purpose = purpose
         self.wait = wait
         self.audit = AuditLog(store, profile)
+        self.disk_full = False  # the reason is a full disk (writes raise DiskFullError, exit code 4)
         self._closed = False
 
     @classmethod
@@ -318,13 +319,15 @@ class Session:
         ws = workspace if isinstance(workspace, Workspace) else Workspace.open(workspace)
         findings: list[Finding] = []
         reason: str | None = None
+        full = False
         if read_only:
             reason = "This memtui opened the workspace read-only (--read-only)."
         else:
             try:
                 lock.probe(ws.root)
-            except ReadOnlyError as exc:
+            except (ReadOnlyError, DiskFullError) as exc:  # browse anyway; every write says why not
                 reason = str(exc)
+                full = isinstance(exc, DiskFullError)
                 findings.append(Finding.make("workspace-read-only", ".memtui/lock", reason,
                                              "make the workspace folder writable to edit here"))
         store = Store.open(ws, read_only=reason is not None, reason=reason)
@@ -333,6 +336,7 @@ class Session:
             reason = store.reason
         session = cls(ws, store, resolve_profile(ws, profile), reason, findings, purpose,
                       LOCK_WAIT if wait is None else wait)
+        session.disk_full = full and reason is not None and not store.damaged
         if reason is None and T_INTENTS in store.tables():
             try:
                 session.recover()
@@ -347,9 +351,10 @@ class Session:
         return self.reason is not None
 
     def require_writable(self) -> None:
-        """Raise :class:`ReadOnlyError` with :attr:`reason` unless this session may write."""
+        """Raise :class:`ReadOnlyError` with :attr:`reason` unless this session may write
+        (:class:`DiskFullError` when the reason is a full disk)."""
         if self.reason is not None:
-            raise ReadOnlyError(self.reason)
+            raise (DiskFullError if self.disk_full else ReadOnlyError)(self.reason)
         if self._closed:
             raise ReadOnlyError("This memtui session is closed; open the workspace again to write.")
 
@@ -468,11 +473,14 @@ class Session:
             recorded = self.audit.append(action, target, tx.audit_before, tx.audit_after,
                                          client_id=client_id, request=key, detail=tx.detail)
             self.store.commit()
-        except BaseException:
+        except BaseException as failed:
             try:  # put the file back: the write did not happen (appends of others stay)
                 _put_back(change)
-            except OSError:
-                pass
+            except OSError as exc:  # a full disk may refuse that too: then say what the file holds
+                if isinstance(failed, OSError) and write_failure(failed) is not None:
+                    raise type(write_failure(failed))(  # type: ignore[misc]
+                        f"{write_failure(failed)} {change.shown} was saved, but its audit record could "
+                        f"not be (and the old bytes could not be put back: {exc.strerror or exc}).") from failed
             raise
         return recorded
 

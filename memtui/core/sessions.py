@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from memtui.core import jsonio
-from memtui.core.errors import MemtuiError
+from memtui.core.errors import ConfinementError, MemtuiError
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding
 from memtui.core.workspace import Workspace
@@ -129,9 +129,19 @@ def path_of(ws: Workspace, key: str) -> Path:
     return folder(ws) / f"{key}.jsonl"
 
 
+def folder_problem(ws: Workspace) -> Finding | None:
+    """The ``symlink-outside`` finding when the histories' folder (or ``sessions/``) is a
+    symbolic link leading outside the workspace, whose files memtui then never reads; else
+    ``None`` (:meth:`Workspace.linked_outside`)."""
+    return ws.linked_outside(folder(ws))
+
+
 def keys(ws: Workspace) -> list[str]:
-    """The session keys of the workspace's histories, sorted (symbolic links left out)."""
+    """The session keys of the workspace's histories, sorted (symbolic links left out; none
+    when the folder leads outside the workspace, :func:`folder_problem`)."""
     base = folder(ws)
+    if folder_problem(ws) is not None:
+        return []
     try:
         with os.scandir(base) as it:
             names = [e.name for e in it if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)]
@@ -194,6 +204,10 @@ def read(ws: Workspace, key: str, limit: int | None = None) -> History:
     """
     path = path_of(ws, key)
     shown = ws.shown(path)
+    problem = folder_problem(ws)
+    if problem is not None or not is_inside(ws.root, path):
+        raise ConfinementError(f"{problem.path if problem else shown} leads outside the workspace; "
+                               "memtui reads no session history through it.")
     if not path.is_file():
         raise MemtuiError(f"there is no session history {shown}; `memtui sessions list` shows them.")
     data = path.read_bytes()
@@ -278,6 +292,8 @@ def last_seen(store: Any) -> dict[str, dict[str, Any]]:
 def rewrites(ws: Workspace, store: Any) -> list[Finding]:
     """``session-rewritten`` errors for histories that shrank or changed since :func:`record`."""
     out: list[Finding] = []
+    if folder_problem(ws) is not None:  # read nothing through a link out (the link is the finding)
+        return out
     for key, seen in sorted(last_seen(store).items()):
         try:
             path = path_of(ws, key)
@@ -419,10 +435,13 @@ def audit_findings(ws: Workspace) -> list[Finding]:
     from memtui.core.store import Store
 
     found: list[Finding] = []
+    problem = folder_problem(ws)
+    if problem is not None:
+        found.append(problem)
     all_keys = keys(ws)
     if not all_keys:
         store = Store.open(ws, read_only=True)
-        return rewrites(ws, store) if not store.damaged else []
+        return found + (rewrites(ws, store) if not store.damaged else [])
     entities: set[str] | None = None
     try:
         from memtui.core import graph as g

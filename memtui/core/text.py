@@ -8,6 +8,8 @@ One place for each rule (DESIGN.md §3):
 - :func:`unified_diff` is the one unified diff (notes, graph, articles, backup verify) and
   :func:`side_by_side` the one two-column diff;
 - :data:`BOM` is the UTF-8 byte order mark every reader and writer keeps as it found it;
+- :func:`final_newline` ends a text file memtui writes with a line end, so another writer's
+  ``echo >>`` starts a line of its own;
 - :func:`mask_url` hides the credentials of URLs in any text memtui shows, and
   :func:`shown_url` is how an endpoint is shown (issue 15 item 14).
 """
@@ -32,6 +34,21 @@ _SYMBOLS = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
 #: (issue 15 items 7, 8: a 16 MiB observation took 22 s and 1 GB to show); where a whole
 #: value matters there is a way to ask for it ("show all", ``graph export``).
 SHOWN_CHARS = 4096
+
+
+def final_newline(data: bytes) -> bytes:
+    """``data`` (a text file's bytes as memtui is about to write them) ending with a line end:
+    unchanged when empty or already ending with one; else ``\r\n`` appended when the file's
+    lines end with CRLF, ``\n`` otherwise.
+
+    A text file memtui writes ends with a line end, because agents append to the same files
+    with ``echo >>`` (member notes, ``graph.jsonl``): without one, the next appended line is
+    glued to memtui's last line. Every writer of a text file calls this on the bytes it writes
+    (never on bytes it only reads: a file another program wrote is read and kept as it is).
+    """
+    if not data or data.endswith((b"\n", b"\r")):
+        return data
+    return data + (b"\r\n" if b"\r\n" in data else b"\n")
 
 
 def cut(text: str, limit: int | None = SHOWN_CHARS) -> str:
@@ -196,6 +213,13 @@ def visible(value: object, *, symbols: bool = False, limit: int | None = SHOWN_C
         else:
             out.append(char)
     return "".join(out)
+
+
+def visible_lines(text: str) -> str:
+    """A multi-line ``text`` (a diff) for a terminal: each line :func:`visible` in full (control
+    and format characters inside it shown, never cut), the lines themselves kept as lines; every
+    line ends with ``\n``."""
+    return "".join(visible(line, limit=None) + "\n" for line in text.splitlines())
 
 
 def _lines(value: str | bytes, normalise_eol: bool) -> list[str]:

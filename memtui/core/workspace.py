@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memtui.core.config import CONFIG_NAME, Config, load as load_config
 from memtui.core.errors import WorkspaceError
-from memtui.core.files import confine, rel
+from memtui.core.files import confine, is_inside, rel
 from memtui.core.findings import Finding
 
 #: Member notes, the notebook and the operator files, relative to the memory tree (seed 002).
@@ -124,6 +124,26 @@ class Workspace:
     def skill_roots(self) -> dict[str, Path]:
         """``{"skills": <agent's root>, "shared-skills": <administrator's root>}``."""
         return {"skills": self.root / "skills", "shared-skills": self.root / "shared-skills"}
+
+    def linked_outside(self, path: Path) -> Finding | None:
+        """Whether ``path``, a folder memtui reads from (a root: ``skills/``,
+        ``shared-skills/``, ``sessions/durable/``), leads outside the workspace through a
+        symbolic link (itself or a folder above it): then a ``symlink-outside`` finding on the
+        link, as for the memory tree's own links (invariant 4), and its callers read nothing
+        there; ``None`` when it is absent or inside.
+        """
+        if not os.path.lexists(path) or is_inside(self.root, path):
+            return None
+        link = current = self.root
+        for name in Path(path).relative_to(self.root).parts:  # the first link out, from the top, is the fault
+            current = current / name
+            if current.is_symlink() and not is_inside(self.root, current):
+                link = current
+                break
+        return Finding.make(
+            "symlink-outside", self.shown(link),
+            f"is a symbolic link to {os.path.realpath(link)}, outside the workspace; memtui reads "
+            "nothing through it", "replace the link with the folder itself (a copy inside the workspace)")
 
     @property
     def state_dir(self) -> Path:

@@ -38,11 +38,12 @@ from memtui.core.session import Session
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.areas import AREAS
+from memtui.ui.context import WorkspaceApp
 from memtui.ui.screens.search import SearchCommands
 from memtui.themes import DEFAULT_THEME, load_themes
 
 
-class MemtuiApp(App[int]):
+class MemtuiApp(WorkspaceApp):
     """The TUI over one workspace.
 
     Args:
@@ -128,7 +129,7 @@ class MemtuiApp(App[int]):
         from memtui import userconfig
         from memtui.ui.keys import all_ids, keymap_from
 
-        keymap, warnings = keymap_from(userconfig.table("keys"), all_ids())
+        keymap, warnings = keymap_from(userconfig.table("keys"), all_ids(type(self)))
         self._startup_warnings.extend(warnings)
         if keymap:
             self.set_keymap(keymap)
@@ -240,10 +241,14 @@ class MemtuiApp(App[int]):
         self.run_index()
         self.watch_workspace()
 
-    @property
-    def badge(self) -> str:
-        """``"READ-ONLY · "`` when writes are refused, else ``""``: screens prefix their subtitle."""
-        return "READ-ONLY · " if self.session.read_only else ""
+    async def action_area(self, mode: str) -> None:
+        """Open area ``mode`` as its key does: a screen that must ask first (the Notes editor
+        with unsaved changes) asks (a click on the area bar)."""
+        leave = getattr(self.screen, "action_leave", None)
+        if leave is not None:
+            leave(mode)
+        elif mode != self.current_mode:
+            await self.switch_mode(mode)
 
     async def action_quit(self) -> None:
         """Quit, but first let a screen with unsaved changes ask (the Notes editor):
@@ -309,8 +314,12 @@ class MemtuiApp(App[int]):
 
     # -- audit -----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="audit")
-    def run_audit(self) -> None:
-        """Audit the workspace in a thread, publishing progress and the final report."""
+    def run_audit(self, live: bool = False) -> None:
+        """Audit the workspace in a thread, publishing progress and the final report.
+
+        A remote graph is read only when ``live`` (the Re-audit key): the audits that follow
+        changes and the first one use its last read kept (the Graph area keeps each read it
+        makes), said so by a note, so no file change waits on the network."""
         self._auditing = True
         worker = get_current_worker()
 
@@ -319,7 +328,7 @@ class MemtuiApp(App[int]):
                 self.call_from_thread(self.audit_progress.publish, (done, total))
 
         try:
-            report = audit.run(self.ws, progress, tree=MemoryTree(self.ws))
+            report = audit.run(self.ws, progress, tree=MemoryTree(self.ws), offline=not live)
         finally:
             self._auditing = False
         if not worker.is_cancelled:
@@ -345,8 +354,8 @@ class MemtuiApp(App[int]):
     def action_reaudit(self) -> None:
         """Run the audit again (after editing files outside memtui)."""
         self.tree_model = MemoryTree(self.ws)
-        self.notify("auditing the workspace again…", timeout=2)
-        self.run_audit()
+        self.notify("auditing the workspace again…", timeout=2, markup=False)
+        self.run_audit(live=True)
 
     # -- search index ----------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="index")

@@ -9,11 +9,13 @@ palette's ``Area: Action`` commands and a footer that never cuts a label.
 - :class:`KeysHelp` (``?`` or ``F1``) lists every key of the current area, then the keys of
   lists and tables and the global ones, grouped, each with its id for rebinding.
 - :func:`palette_commands` yields every action of every area as ``Area: Action``.
-- :class:`KeyFooter` shows the screen's keys in the order they are declared (most important
-  first), as many whole labels as fit, then ``? Keys`` (``? N more`` when some did not fit).
+- The footer (:class:`memtui.ui.widgets.KeyFooter`) shows the screen's keys; screens import
+  it from the widgets, never from here (this module lists every screen's keys).
 """
 
 from __future__ import annotations
+
+import textwrap
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -24,11 +26,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
-from textual.widgets._footer import FooterKey
+from textual.widgets import Static
 
-#: The global key that opens :class:`KeysHelp` (both keys share this id).
-HELP_ID = "app.help"
+from memtui.ui.widgets import key_label
 
 #: Keys of lists and tables (the app's ``j``/``k`` plus the widgets' own), for the help screen.
 LIST_KEYS = (
@@ -51,15 +51,19 @@ def bindings_of(node_or_class) -> list[Binding]:  # noqa: ANN001
     return out
 
 
-def all_ids() -> dict[str, str]:
-    """Every binding id memtui declares, with its description (for ``[keys]`` checking)."""
-    from memtui.ui.app import MemtuiApp
+def all_ids(app_class: type) -> dict[str, str]:
+    """Every binding id memtui declares, with its description (for ``[keys]`` checking).
+
+    Args:
+        app_class: the app's class (its global keys); passed in, so this module never imports
+            the app, which imports it.
+    """
     from memtui.ui.areas import AREAS
     from memtui.ui.screens.merge import MergeScreen
     from memtui.ui.widgets import AskText, Choose, Confirm
 
     ids: dict[str, str] = {}
-    sources: list[object] = [MemtuiApp, AskText, Choose, Confirm, MergeScreen, KeysHelp]
+    sources: list[object] = [app_class, AskText, Choose, Confirm, MergeScreen, KeysHelp]
     sources.extend(area.load() for area in AREAS)
     for source in sources:
         for binding in bindings_of(source):
@@ -94,20 +98,6 @@ def keymap_from(table: object, known: Iterable[str]) -> tuple[dict[str, str], li
         else:
             keymap[key_id] = ",".join(part.strip() for part in value.split(",") if part.strip())
     return keymap, warnings
-
-
-def keys_of(binding: Binding, keymap: dict[str, str]) -> list[str]:
-    """The keys ``binding`` answers to once ``keymap`` is applied."""
-    if binding.id and binding.id in keymap:
-        return keymap[binding.id].split(",")
-    return [k.strip() for k in binding.key.split(",")]
-
-
-def key_label(app, binding: Binding, keymap: dict[str, str]) -> str:  # noqa: ANN001
-    """How the keys of ``binding`` are shown (``"?, f1"``, ``"ctrl+s"``)."""
-    if binding.key_display and not (binding.id and binding.id in keymap):
-        return binding.key_display
-    return ", ".join(app.get_key_display(Binding(k, binding.action)) for k in keys_of(binding, keymap))
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,10 +179,13 @@ class KeysHelp(ModalScreen[None]):
             for row in rows:
                 keys = row.keys if cell_len(row.keys) <= width else row.keys[: width - 1] + "…"
                 out.append(f"  {keys:<{width}}  ", style="bold")
-                out.append(row.description)
-                if row.id:  # beside the description when it fits, else under it, aligned
-                    used = 2 + width + 2 + cell_len(row.description) + 2 + cell_len(row.id)
-                    gap = "  " if used <= room else "\n" + " " * (width + 4)
+                # a long description wraps under itself, never back to the key column
+                indent = " " * (width + 4)
+                lines = textwrap.wrap(row.description, max(20, room - width - 4)) or [""]
+                out.append(("\n" + indent).join(lines))
+                if row.id:  # beside the description's last line when it fits, else under it, aligned
+                    used = width + 4 + cell_len(lines[-1]) + 2 + cell_len(row.id)
+                    gap = "  " if used <= room else "\n" + indent
                     out.append(f"{gap}{row.id}", style="dim")
                 out.append("\n")
             out.append("\n")
@@ -228,68 +221,3 @@ def palette_commands(app) -> Iterator[tuple[str, str, str, str]]:  # noqa: ANN00
             why = binding.tooltip or description
             yield (f"{area.title}: {description}", f"{why} (key: {key_label(app, binding, keymap)})",
                    area.mode, binding.action)
-
-
-def _width(key_display: str, description: str) -> int:
-    """Cells a non-compact :class:`FooterKey` takes: `` key `` then ``description ``."""
-    return cell_len(key_display) + 2 + (cell_len(description) + 1 if description else 0)
-
-
-#: Cells kept on the right for the palette key (``^p palette`` with its border and padding).
-PALETTE_CELLS = 14
-
-
-class KeyFooter(Footer):
-    """The footer: the screen's keys, most important first (declaration order; the app's last),
-    as many *whole* labels as the width allows, then ``? Keys`` (``? N more``) so the rest are
-    one key away. Redrawn when the terminal is resized."""
-
-    def compose(self) -> ComposeResult:
-        if not self._bindings_ready:
-            return
-        app = self.app
-        active = self.screen.active_bindings
-        seen: set[str] = set()
-        items: list[tuple[Binding, bool, str]] = []
-        help_item: tuple[Binding, bool, str] | None = None
-        for _node, binding, enabled, tooltip in active.values():
-            if binding.id == HELP_ID:
-                if help_item is None:
-                    help_item = (binding, enabled, tooltip)
-                continue
-            if not binding.show or binding.action in seen:
-                continue
-            seen.add(binding.action)
-            items.append((binding, enabled, tooltip))
-        width = (self.size.width or app.size.width) - (PALETTE_CELLS if self.show_command_palette else 0)
-        help_width = _width("?", "99 more keys") if help_item else 0
-        used, shown = 0, 0
-        for binding, enabled, tooltip in items:
-            cells = _width(app.get_key_display(binding), binding.description)
-            if used + cells > width - help_width:
-                break
-            used += cells
-            shown += 1
-            yield FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
-                            disabled=not enabled, tooltip=tooltip or binding.tooltip).data_bind(compact=Footer.compact)
-        if help_item is not None:
-            binding, enabled, tooltip = help_item
-            hidden = len(items) - shown
-            label = f"{hidden} more" if hidden else binding.description
-            if used + _width(app.get_key_display(binding), label) <= width:
-                yield FooterKey(binding.key, app.get_key_display(binding), label, binding.action,
-                                disabled=not enabled, tooltip="every key of this area").data_bind(
-                                    compact=Footer.compact)
-        if self.show_command_palette and app.ENABLE_COMMAND_PALETTE:
-            try:
-                _node, binding, enabled, tooltip = active[app.COMMAND_PALETTE_BINDING]
-            except KeyError:
-                pass
-            else:
-                yield FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
-                                classes="-command-palette", disabled=not enabled,
-                                tooltip=binding.tooltip or binding.description)
-
-    def on_resize(self) -> None:
-        if self._bindings_ready:
-            self.call_after_refresh(self.recompose)

@@ -32,11 +32,13 @@ def sample_copy() -> Path:
     return target
 
 
-def run_tui(path: str | None, theme: str | None = None, read_only: bool = False) -> int:
+def run_tui(path: str | None, theme: str | None = None, read_only: bool = False,
+            profile: str | None = None) -> int:
     """Open the TUI on ``path`` (default: :func:`sample_copy`); return the exit code.
 
     ``theme`` (from ``--theme``) is remembered in the user config; without it the last
-    remembered theme is used. ``read_only`` (``--read-only``) refuses every write.
+    remembered theme is used. ``read_only`` (``--read-only``) refuses every write. ``profile``
+    (``--as``) is the acting profile, as the CLI's ``--as`` (:func:`memtui.core.session.resolve_profile`).
     """
     try:
         folder = Path(path) if path else sample_copy()
@@ -55,7 +57,7 @@ def run_tui(path: str | None, theme: str | None = None, read_only: bool = False)
 
     from memtui.core.session import Session
 
-    session = Session.open(workspace, purpose="tui", read_only=read_only)
+    session = Session.open(workspace, purpose="tui", read_only=read_only, profile=profile)
     app = MemtuiApp(workspace, theme=chosen, remember_theme=remember, session=session)
     if theme and app.theme == theme:
         try:

@@ -1,19 +1,27 @@
-"""Small widgets shared by every area: the area bar, and the modal questions (one line of text, yes/no)."""
+"""Small widgets shared by every area: the area bar, the footer of keys, and the modal questions
+(one line of text, a choice, buttons)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.strip import Strip
-from textual.widgets import Button, Input, Markdown, Static, TextArea
+from textual.widgets import Button, Footer, Input, Markdown, Static, TextArea
+from textual.widgets._footer import FooterKey
 
 from memtui.ui.areas import AREAS
 from memtui.ui.text import EDITOR_PLANE, as_data, editor_can_keep, from_editor, safe, stand_in, to_editor
 
+ResultT = TypeVar("ResultT")
 
 class AreaBar(Static):
     """One line under the header naming every area and its key, the current one marked.
@@ -21,7 +29,8 @@ class AreaBar(Static):
     The area keys are not repeated in each footer (it had no room left for the screen's own
     keys at 120 columns); this bar shows them instead. It fits its width (issue 19 item 5: at
     80 columns "Backup" fell off): full titles when they fit, else short ones (the current area
-    always in full), else the keys alone; never a title cut in half.
+    always in full), else the keys alone; never a title cut in half. A click on an area opens
+    it, as its key does.
     """
 
     DEFAULT_CSS = """
@@ -48,6 +57,8 @@ class AreaBar(Static):
         for titles, gap, hint in forms:
             bar = Text()
             for area in AREAS:
+                click = Style.from_meta({"@click": f"app.area('{area.mode}')"})  # a click opens it
+                start = len(bar)
                 if area.mode == current:
                     bar.append(f" {area.key} {area.title} ", style="bold reverse")
                 else:
@@ -56,6 +67,7 @@ class AreaBar(Static):
                         bar.append(f" {area.title}")
                     else:
                         bar.append(f" {area.title} " if titles else " ")
+                bar.stylize(click, start, len(bar))
                 bar.append(gap)
             if hint:
                 bar.append(hint, style="dim")
@@ -95,7 +107,22 @@ def message(value: "str | Text") -> Text:
     return value if isinstance(value, Text) else Text(value)
 
 
-class AskText(ModalScreen[str | None]):
+class AnswersOnce:
+    """A dialog answers once: an answer given while the first is still being delivered (Enter
+    pressed twice, a key and a click at once) is ignored. Without this the second dismissal
+    found the dialog no longer on top, because the first answer's callback had already pushed
+    the next question (a relation's target asked again), and raised ``ScreenStackError``."""
+
+    _answered = False
+
+    def answer(self, value: object) -> None:
+        if self._answered:
+            return
+        self._answered = True
+        self.dismiss(value)  # type: ignore[attr-defined]
+
+
+class AskText(AnswersOnce, ModalScreen[str | None]):
     """Ask for one line of text; dismisses with the text, or ``None`` on Escape.
 
     Args:
@@ -127,13 +154,13 @@ class AskText(ModalScreen[str | None]):
 
     @on(Input.Submitted, "#ask-input")
     def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        self.answer(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
-class Choose(ModalScreen[int | None]):
+class Choose(AnswersOnce, ModalScreen[int | None]):
     """Choose one of a few lines; dismisses with its index, or ``None`` on Escape.
 
     Args:
@@ -161,52 +188,102 @@ class Choose(ModalScreen[int | None]):
         self.query_one("#choose-list").focus()
 
     def on_option_list_option_selected(self, event) -> None:  # noqa: ANN001 - OptionList.OptionSelected
-        self.dismiss(event.option_index)
+        self.answer(event.option_index)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
-class Confirm(ModalScreen[bool]):
-    """Ask yes/no before a change; ``y``/Enter on Yes confirms, ``n``/Escape cancels.
+@dataclass(frozen=True)
+class Answer(Generic[ResultT]):
+    """One button of a :class:`ButtonDialog`: the value it answers with, its label, the key
+    that presses it (shown on the button as ``Label (k)``; ``""`` for none), its Textual button
+    variant and its widget id (default ``answer-N``)."""
+
+    value: ResultT
+    label: str
+    key: str = ""
+    variant: str = "default"
+    id: str = ""
+
+
+class ButtonDialog(AnswersOnce, ModalScreen[ResultT]):
+    """A question answered by one of a few buttons: the base of every button dialog.
+
+    Every dialog behaves the same way, so none can surprise: each button shows its key
+    (``Save (s)``), the key answers at once, Left/Right (and Tab) move between the buttons, and
+    the focus starts on the safe answer, so an Enter pressed by habit loses nothing; Escape
+    gives the safe answer too.
 
     Args:
-        question: what *will* happen, in the future tense (issue 19): app text (``str``, shown
-            literally) or a :class:`Text` composed with ``safe()`` user values.
-        yes: the Yes button's label (its key ``y`` is added).
-        default_no: focus No first, so an Enter pressed by habit loses nothing (for a change
-            that drops someone's text).
+        question: app text (``str``, shown literally) or a :class:`Text` composed with
+            ``safe()`` user values.
+        answers: the buttons, in order.
+        safe: the index in ``answers`` of the safe answer.
     """
 
-    DEFAULT_CSS = _MODAL_CSS.format(name="Confirm")
+    DEFAULT_CSS = _MODAL_CSS.format(name="ButtonDialog") + "ButtonDialog Button { margin-right: 1; }\n"
 
-    BINDINGS = [Binding("escape,n", "no", "No", id="confirm.no"), Binding("y", "yes", "Yes", id="confirm.yes")]
+    BINDINGS = [Binding("left", "move(-1)", "Previous", show=False, id="dialog.previous"),
+                Binding("right", "move(1)", "Next", show=False, id="dialog.next"),
+                Binding("escape", "answer_safe", "Cancel", id="dialog.cancel")]
 
-    def __init__(self, question: "str | Text", *, yes: str = "Yes", default_no: bool = False) -> None:
+    def __init__(self, question: "str | Text", answers: "list[Answer[ResultT]]", safe: int) -> None:
         super().__init__()
         self._question = question
-        self._yes = yes
-        self._default_no = default_no
+        self._answers = answers
+        self._safe = safe
+        self._ids = [answer.id or f"answer-{n}" for n, answer in enumerate(answers)]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box"):
             yield Static(message(self._question))
             with Horizontal():
-                yield Button(Text(f"{self._yes} (y)"), id="yes", variant="warning")
-                yield Button(Text("No (n)"), id="no")
+                for answer, widget_id in zip(self._answers, self._ids, strict=True):
+                    label = f"{answer.label} ({answer.key})" if answer.key else answer.label
+                    yield Button(Text(label), id=widget_id, variant=answer.variant)  # type: ignore[arg-type]
+            yield Static(Text(f"←/→ move · Enter answers · Escape: {self._answers[self._safe].label}",
+                              style="dim"))
 
     def on_mount(self) -> None:
-        self.query_one("#no" if self._default_no else "#yes", Button).focus()
+        self.query_one(f"#{self._ids[self._safe]}", Button).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        for answer in self._answers:
+            if answer.key and event.key == answer.key:
+                event.stop()
+                self.answer(answer.value)
+                return
+
+    def action_move(self, step: int) -> None:
+        buttons = list(self.query(Button))
+        at = next((n for n, button in enumerate(buttons) if button.has_focus), self._safe)
+        buttons[(at + step) % len(buttons)].focus()
+
+    def action_answer_safe(self) -> None:
+        self.answer(self._answers[self._safe].value)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        event.stop()
+        self.answer(self._answers[self._ids.index(event.button.id or "")].value)
 
-    def action_yes(self) -> None:
-        self.dismiss(True)
 
-    def action_no(self) -> None:
-        self.dismiss(False)
+class Confirm(ButtonDialog[bool]):
+    """Ask yes/no before a change: ``y`` confirms; ``n``, Escape, or an Enter pressed by habit
+    (No has the focus first) changes nothing.
+
+    Args:
+        question: what *will* happen, in the future tense: app text (``str``, shown literally)
+            or a :class:`Text` composed with ``safe()`` user values.
+        yes: the Yes button's label (its key ``y`` is added).
+    """
+
+    DEFAULT_CSS = _MODAL_CSS.format(name="Confirm") + "Confirm Button { margin-right: 1; }\n"
+
+    def __init__(self, question: "str | Text", *, yes: str = "Yes") -> None:
+        super().__init__(question, [Answer(True, yes, "y", "warning", "yes"), Answer(False, "No", "n", id="no")],
+                         safe=1)
 
 
 class ValueViewer(ModalScreen[None]):
@@ -274,6 +351,89 @@ class ValueViewer(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+#: The global key that opens :class:`KeysHelp` (both keys share this id).
+HELP_ID = "app.help"
+
+
+def keys_of(binding: Binding, keymap: dict[str, str]) -> list[str]:
+    """The keys ``binding`` answers to once ``keymap`` is applied."""
+    if binding.id and binding.id in keymap:
+        return keymap[binding.id].split(",")
+    return [k.strip() for k in binding.key.split(",")]
+
+
+def key_label(app, binding: Binding, keymap: dict[str, str]) -> str:  # noqa: ANN001
+    """How the keys of ``binding`` are shown (``"?, f1"``, ``"ctrl+s"``)."""
+    if binding.key_display and not (binding.id and binding.id in keymap):
+        return binding.key_display
+    return ", ".join(app.get_key_display(Binding(k, binding.action)) for k in keys_of(binding, keymap))
+
+
+def _width(key_display: str, description: str) -> int:
+    """Cells a non-compact :class:`FooterKey` takes: `` key `` then ``description ``."""
+    return cell_len(key_display) + 2 + (cell_len(description) + 1 if description else 0)
+
+
+#: Cells kept on the right for the palette key (``^p palette`` with its border and padding).
+PALETTE_CELLS = 14
+
+
+class KeyFooter(Footer):
+    """The footer: the screen's keys, most important first (declaration order; the app's last),
+    as many *whole* labels as the width allows, then ``? Keys`` (``? N more``) so the rest are
+    one key away. Redrawn when the terminal is resized."""
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        app = self.app
+        active = self.screen.active_bindings
+        seen: set[str] = set()
+        items: list[tuple[Binding, bool, str]] = []
+        help_item: tuple[Binding, bool, str] | None = None
+        for _node, binding, enabled, tooltip in active.values():
+            if binding.id == HELP_ID:
+                if help_item is None:
+                    help_item = (binding, enabled, tooltip)
+                continue
+            if not binding.show or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            items.append((binding, enabled, tooltip))
+        width = (self.size.width or app.size.width) - (PALETTE_CELLS if self.show_command_palette else 0)
+        help_width = _width("?", "99 more keys") if help_item else 0
+        used, shown = 0, 0
+        for binding, enabled, tooltip in items:
+            cells = _width(app.get_key_display(binding), binding.description)
+            if used + cells > width - help_width:
+                break
+            used += cells
+            shown += 1
+            yield FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
+                            disabled=not enabled, tooltip=tooltip or binding.tooltip).data_bind(compact=Footer.compact)
+        if help_item is not None:
+            binding, enabled, tooltip = help_item
+            hidden = len(items) - shown
+            label = f"{hidden} more" if hidden else binding.description
+            if used + _width(app.get_key_display(binding), label) <= width:
+                yield FooterKey(binding.key, app.get_key_display(binding), label, binding.action,
+                                disabled=not enabled, tooltip="every key of this area").data_bind(
+                                    compact=Footer.compact)
+        if self.show_command_palette and app.ENABLE_COMMAND_PALETTE:
+            try:
+                _node, binding, enabled, tooltip = active[app.COMMAND_PALETTE_BINDING]
+            except KeyError:
+                pass
+            else:
+                yield FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
+                                classes="-command-palette", disabled=not enabled,
+                                tooltip=binding.tooltip or binding.description)
+
+    def on_resize(self) -> None:
+        if self._bindings_ready:
+            self.call_after_refresh(self.recompose)
 
 
 class DataTextArea(TextArea):

@@ -8,7 +8,8 @@ refuses any request whose ``Authorization`` is not ``Bearer $MEMTUI_TEST_TOKEN``
 Usage: ``python token_graph_server.py PORT GRAPH_FILE`` with, in the environment (never in the
 arguments, which any process can read): ``MEMTUI_TEST_TOKEN`` (the accepted token; unset: no
 check), ``MEMTUI_TEST_SLOW`` (``tool:seconds``, that tool answers late), ``MEMTUI_TEST_SEMANTIC``
-(set: a ``semantic_search`` tool is listed too).
+(set: a ``semantic_search`` tool is listed too), ``MEMTUI_TEST_FAIL`` (``tool:before`` or
+``tool:after``: that tool reports an error, ``isError``, before changing anything or after writing).
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from starlette.responses import JSONResponse
 PORT, FILE = int(sys.argv[1]), Path(sys.argv[2])
 TOKEN = os.environ.get("MEMTUI_TEST_TOKEN")
 SLOW_TOOL, _, SLOW_SECONDS = os.environ.get("MEMTUI_TEST_SLOW", "").partition(":")
+FAIL_TOOL, _, FAIL_WHEN = os.environ.get("MEMTUI_TEST_FAIL", "").partition(":")
+
+
+def failing(name: str, when: str) -> None:
+    if name == FAIL_TOOL and when == FAIL_WHEN:
+        raise ValueError(f"{name} failed on purpose ({when} writing)")
 
 server = MCPServer("token-graph-server")
 
@@ -77,6 +84,7 @@ async def create_relations(relations: list[dict]) -> dict:
 
 @server.tool()
 async def add_observations(observations: list[dict]) -> dict:
+    failing("add_observations", "before")
     graph = load()
     results = []
     for item in observations:
@@ -87,6 +95,7 @@ async def add_observations(observations: list[dict]) -> dict:
         entity["observations"] += added
         results.append({"entityName": item["entityName"], "addedObservations": added})
     save(graph)
+    failing("add_observations", "after")
     return {"results": results}
 
 

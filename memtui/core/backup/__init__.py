@@ -2,7 +2,7 @@
 
 - :mod:`.render`: the deterministic backup tree of a workspace (files byte for byte, the
   store as markdown, ``MANIFEST``), parsing it back, writing it into a folder;
-- :mod:`.git`: the backup repository (GitPython): head state, identity, committing only the
+- :mod:`.git`: the backup repository (the git command, through :mod:`.safegit`): head state, identity, committing only the
   backup path, push never forced, history, reading a commit's tree;
 - :mod:`.commit`: :func:`backup`, the whole backup;
 - :mod:`.restore`: :func:`restore` a commit into a folder, refusing unsafe entries;

@@ -26,7 +26,7 @@ from memtui.core import secrets
 from memtui.core.backup import render as rd
 from memtui.core.backup.git import (BackupRefused, BackupRepo, GitError, Identity, PushResult, check_subdir, first_missing,
                                     find_identity)
-from memtui.core.errors import MemtuiError, RefusedError
+from memtui.core.errors import MemtuiError, RefusedError, write_failure
 from memtui.core.findings import Finding
 from memtui.core.workspace import Workspace
 
@@ -100,6 +100,8 @@ class BackupResult:
     findings: list[Finding] = field(default_factory=list)
     push: PushResult | None = None
     notes: list[str] = field(default_factory=list)
+    #: why the workspace's remote graph is not in this backup (it could not be read), or ``""``
+    remote_missing: str = ""
 
     @property
     def ok(self) -> bool:
@@ -113,7 +115,8 @@ class BackupResult:
                 "written": self.written, "removed": self.removed, "ok": self.ok,
                 "push": None if self.push is None else {"ok": self.push.ok, "remote": self.push.remote,
                                                         "url": self.push.url, "message": self.push.message},
-                "notes": self.notes, "findings": [f.to_json() for f in self.findings]}
+                "notes": self.notes, "findings": [f.to_json() for f in self.findings],
+                "remote_missing": self.remote_missing or None}
 
 
 def message_for(tree: rd.BackupTree, written: int, removed: int, subject: str | None) -> str:
@@ -231,7 +234,7 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             shutil.rmtree(created, ignore_errors=True)
         raise
     step("reading the remote graph", 0.05)
-    remote_graph = _remote_snapshot(ws)
+    remote_graph, remote_missing = _remote_snapshot(ws)
     step("rendering the workspace", 0.1)
     tree = rd.render(ws.root, skip=[dest], remote_graph=remote_graph)
     step("looking for secrets", 0.3)
@@ -246,7 +249,15 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             f"nothing was written to the backup repository: {places}{more}. Remove each secret (and revoke "
             "it), or, for a false positive, `memtui audit allow secret PLACE --reason …`.", blocked)
     step("writing the changed files of the backup tree", 0.4)
-    stats = rd.write_tree(tree, dest)
+    try:
+        stats = rd.write_tree(tree, dest)
+    except OSError as exc:  # a full disk, a read-only repository: a sentence, and no commit
+        failure = write_failure(exc, dest)
+        if failure is None:
+            raise
+        failure.args = (f"{failure} No backup commit was made: the repository's history is as it was, "
+                        f"and the next backup rewrites the files of {subdir}/.",)
+        raise failure from exc
     step("committing the backup path", 0.6)
     commit = repo.commit_path(subdir, message_for(tree, len(stats.written), len(stats.removed), message),
                               identity)
@@ -255,7 +266,7 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
         repo.gc()
     result = BackupResult(repo.root, subdir, branch, commit, identity, tree.counts(),
                           [rd.shown(p) for p in stats.written], [rd.shown(p) for p in stats.removed],
-                          tree.findings)
+                          tree.findings, remote_missing=remote_missing)
     for rel, count in sorted(tree.left_out.items()):
         result.notes.append(f"{rd.shown(rel)}: {count} Authorization header value{'s' if count != 1 else ''} "
                             "left out of the backup (a secret); a restore of it has no token")
@@ -511,24 +522,27 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
     return out
 
 
-def _remote_snapshot(ws) -> bytes | None:  # noqa: ANN001 - Workspace
-    """The workspace's remote graph in server file form, read now (issue 16), or ``None`` when
-    its graph is the local file (that one is backed up under ``files/``).
+def _remote_snapshot(ws) -> tuple[bytes | None, str]:  # noqa: ANN001 - Workspace
+    """The workspace's remote graph in server file form, read now, every field of every record
+    kept; ``None`` when its graph is the local file (that one is backed up under ``files/``).
 
-    Raises:
-        ExternalError: the remote cannot be read; no backup is made without it (a backup that
-            silently lacks the member's graph would claim a completeness it does not have).
+    Returns:
+        ``(bytes or None, why it is missing)``: a remote that cannot be read (unreachable, no
+        ``read_graph``, an answer that is not a whole graph) does not stop the backup of the rest
+        of the workspace; the sentence says plainly that the remote part is missing, and the
+        backup is reported as not complete (:attr:`BackupResult.remote_missing`).
     """
     from memtui.core.errors import ExternalError
     from memtui.core.graph.remote import RemoteGraph, resolve, view_bytes, view_of
 
     endpoint = resolve(ws)
     if endpoint is None:
-        return None
+        return None, ""
     remote = RemoteGraph(endpoint)
     try:
-        return view_bytes(view_of(remote.load()))
+        return view_bytes(view_of(remote.load(), extras=True)), ""
     except ExternalError as exc:
-        raise type(exc)(f"the remote graph could not be read for the backup, so no backup was made: {exc}") from None
+        return None, (f"the remote graph at {endpoint.shown} is NOT in this backup, because it could not be read "
+                      f"({exc}); the rest of the workspace was backed up. Back up again when the remote can be read.")
     finally:
         remote.close()

@@ -1,6 +1,9 @@
-"""The backup repository, through GitPython (issue 6; DESIGN.md §4 invariant 8; B10, B12, B13).
+"""The backup repository (DESIGN.md §4 invariants 8 and 12; B10, B12, B13).
 
-Every git command memtui runs goes through :meth:`BackupRepo.git` with these settings:
+Every git command, finding the repository included, runs through :meth:`BackupRepo.git` (or
+:func:`memtui.core.backup.safegit.run` before there is one): nothing the repository names runs
+(hooks, ``core.fsmonitor``, filters, helpers — see :mod:`.safegit`).
+Its settings:
 
 - ``core.quotepath=false`` and ``-z`` output: names come back as bytes, never as octal
   escapes, and a name that is not UTF-8 is never decoded (B13: GitPython's
@@ -31,18 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import git as gitpython
-
 from memtui.core import atomic
-from memtui.core.backup.render import Entry, shown
+from memtui.core.backup import safegit
+from memtui.core.backup.render import FILES, Entry, shown
 from memtui.core.errors import ExternalError, MemtuiError, RefusedError
 from memtui.core.findings import Finding
 from memtui.core.text import mask_url
 
-#: Options given to every git command (see the module docstring).
-GIT_OPTIONS = ("-c", "core.quotepath=false", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
-               "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.precomposeunicode=false",
-               "-c", "advice.detachedHead=false", "--literal-pathspecs")
+#: Options given to every git command (see the module docstring and :mod:`.safegit`).
+GIT_OPTIONS = safegit.OPTIONS
 
 
 class GitError(ExternalError):
@@ -56,6 +56,29 @@ class NotABackupError(MemtuiError):
 
 class BackupRefused(RefusedError):
     """The backup would do something wrong (detached HEAD, no identity, unsafe path): exit 3."""
+
+
+class TooLarge(BackupRefused):
+    """A backup holds a file, or files in all, larger than the restore limits (``[backup]
+    max_restore_file_bytes`` / ``max_restore_bytes``); nothing was read or written (exit 3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much a restore or verify reads: ``file`` (bytes, any one file) and ``total`` (bytes,
+    all files: a restore holds them in memory). From ``memtui.toml [backup]``
+    (:class:`~memtui.core.config.BackupSettings`)."""
+
+    file: int
+    total: int
+
+    @classmethod
+    def of(cls, settings: Any = None) -> "Limits":
+        """The limits of a :class:`~memtui.core.config.BackupSettings` (default: its defaults)."""
+        from memtui.core.config import BackupSettings
+
+        settings = settings or BackupSettings()
+        return cls(settings.max_restore_file_bytes, settings.max_restore_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,18 +185,23 @@ def check_subdir(subdir: str) -> str:
 
 
 class BackupRepo:
-    """A git repository holding backups.
+    """A git repository holding backups, found by git itself (``git rev-parse``, through
+    :mod:`.safegit`: GitPython's own config reader follows an ``include.path`` of ``/dev/zero``
+    for ever, where git stops at once with "bad config line").
 
     Args:
-        repo: the opened :class:`git.Repo`.
+        root: the top folder (the repository folder itself when bare).
+        bare: no working folder.
+        git_dir: the ``.git`` folder (the repository folder when bare).
     """
 
-    def __init__(self, repo: gitpython.Repo) -> None:
-        self.repo = repo
-        self.root = Path(repo.working_tree_dir or repo.git_dir)
-        self.bare = repo.bare
+    def __init__(self, root: Path, bare: bool, git_dir: Path) -> None:
+        self.root = root
+        self.bare = bare
+        self.git_dir = git_dir
         #: this :meth:`open` ran ``git init`` (a new repository, which the user is told about)
         self.created = False
+        self._listing: list[safegit.Entry] | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> "BackupRepo":
@@ -185,52 +213,104 @@ class BackupRepo:
 
         Raises:
             GitError: not a repository (and ``create`` is false), ``path`` lies inside another
-                repository's tree without being its top, or git cannot be run.
+                repository's tree without being its top, git cannot read the repository (its
+                configuration, its ownership: git's words), or git cannot be run.
         """
         folder = Path(path).expanduser()
-        try:
-            repo = gitpython.Repo(folder)
-        except gitpython.NoSuchPathError:
+        if not folder.exists():
             if not create:
-                raise GitError(f"{folder} does not exist; give the path of a git repository.") from None
+                raise GitError(f"{folder} does not exist; give the path of a git repository.")
             folder.mkdir(parents=True, exist_ok=True)
             return cls._init(folder)
-        except gitpython.InvalidGitRepositoryError:
+        if not folder.is_dir():
+            raise GitError(f"{folder} is a file, not a git repository; give the folder of a git repository.")
+        found = cls._locate(folder)
+        if found is not None:
+            return found
+        if not create:
+            raise GitError(f"{folder} is not a git repository; run `memtui backup --repo {folder}` "
+                           "to create one, or `git init` it.")
+        if any(folder.iterdir()):
+            raise BackupRefused(
+                f"{folder} is a folder but not a git repository; memtui creates a repository only "
+                f"in a new (or empty) folder. `git init {folder}` it yourself if it should hold the "
+                "backups, or give another --repo.")
+        return cls._init(folder)
+
+    @classmethod
+    def _locate(cls, folder: Path) -> "BackupRepo | None":
+        """The repository whose top (or bare) folder ``folder`` is; ``None`` when ``folder`` is in
+        no repository.
+
+        Raises:
+            GitError: ``folder`` lies inside a repository without being its top; git failed.
+        """
+        def rev_parse(*args: str) -> tuple[int, str, str]:
             try:
-                outer = gitpython.Repo(folder, search_parent_directories=True)
-                top = outer.working_tree_dir
-            except gitpython.InvalidGitRepositoryError:
-                top = None
-            if top is not None:
-                raise GitError(
-                    f"{folder} is inside the git repository {top}; give that folder as --repo "
-                    f"and the backup folder with --path.") from None
-            if not create:
-                raise GitError(f"{folder} is not a git repository; run `memtui backup --repo {folder}` "
-                               "to create one, or `git init` it.") from None
-            if folder.is_dir() and any(folder.iterdir()):
-                raise BackupRefused(
-                    f"{folder} is a folder but not a git repository; memtui creates a repository only "
-                    f"in a new (or empty) folder. `git init {folder}` it yourself if it should hold the "
-                    "backups, or give another --repo.") from None
-            return cls._init(folder)
-        except gitpython.GitCommandNotFound as exc:
-            raise GitError(f"git cannot be run ({exc}); install git.") from exc
-        return cls(repo)
+                status, out, err = safegit.run(folder, ["rev-parse", *args], safegit.overrides([]))
+            except FileNotFoundError as exc:
+                raise GitError(f"git cannot be run ({exc}); install git.") from exc
+            return status, out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "replace").strip()
+
+        status, out, err = rev_parse("--is-bare-repository", "--absolute-git-dir")
+        if status != 0:
+            if "not a git repository" in err:
+                return None
+            raise GitError(f"git cannot open {folder}: {err or f'exit status {status}'}")
+        bare_word, git_dir = (out.split("\n") + ["", ""])[:2]
+        here = os.path.realpath(folder)
+        if bare_word == "true":
+            if os.path.realpath(git_dir) == here:
+                return cls(folder, True, Path(git_dir))
+            raise GitError(f"{folder} is inside the bare git repository {git_dir}; give that folder as --repo.")
+        status, top, _err = rev_parse("--show-toplevel")
+        top = top.strip()
+        if status != 0 or not top:
+            top = os.path.dirname(git_dir.rstrip("/"))
+        if os.path.realpath(top) != here:
+            raise GitError(f"{folder} is inside the git repository {top}; give that folder as --repo "
+                           f"and the backup folder with --path.")
+        return cls(folder, False, Path(git_dir))
 
     @classmethod
     def _init(cls, folder: Path) -> "BackupRepo":
         try:
-            made = cls(gitpython.Repo.init(folder))
-            made.created = True
-            return made
-        except (gitpython.GitCommandError, OSError) as exc:
-            raise GitError(f"cannot create a git repository in {folder}: {exc}") from exc
+            status, _out, err = safegit.run(folder, ["init", "-q", "--", str(folder)], safegit.overrides([]))
+        except FileNotFoundError as exc:
+            raise GitError(f"git cannot be run ({exc}); install git.") from exc
+        if status != 0:
+            raise GitError(f"cannot create a git repository in {folder}: "
+                           f"{err.decode('utf-8', 'replace').strip() or f'exit status {status}'}")
+        made = cls._locate(folder)
+        if made is None:
+            raise GitError(f"cannot create a git repository in {folder}: git made none")
+        made.created = True
+        return made
 
     # -- running git ---------------------------------------------------------------------------
+    def safe_config(self, *, no_credential_helper: bool = False) -> list[tuple[str, str]]:
+        """The configuration every git command here runs with (:func:`safegit.overrides` of
+        this repository's config, listed once).
+
+        Raises:
+            GitError: git cannot read the repository's configuration (a broken or looping include).
+        """
+        if self._listing is None:
+            try:
+                status, entries, err = safegit.listing(self.root)
+            except FileNotFoundError as exc:
+                raise GitError(f"git cannot be run ({exc}); install git.") from exc
+            if status != 0:
+                raise GitError(f"git cannot read the configuration of {self.root}: "
+                               f"{err.decode('utf-8', 'replace').strip() or f'exit status {status}'}")
+            self._listing = entries
+        return safegit.overrides(self._listing, no_credential_helper=no_credential_helper)
+
     def git(self, *args: str | bytes, env: dict[str, str] | None = None, stdin: Any = None,
-            check: bool = True, secret: str | None = None) -> tuple[int, bytes, bytes]:
-        """Run ``git <GIT_OPTIONS> <args>`` in the repository through GitPython.
+            check: bool = True, secret: str | None = None,
+            config: list[tuple[str, str]] | None = None) -> tuple[int, bytes, bytes]:
+        """Run ``git <GIT_OPTIONS> <args>`` in the repository through :func:`safegit.run`
+        (nothing the repository names runs).
 
         Args:
             args: the command and its arguments (bytes for names that are not UTF-8).
@@ -238,6 +318,7 @@ class BackupRepo:
             stdin: a file object to feed to the command.
             check: raise :class:`GitError` when the command fails.
             secret: a value scrubbed (``***``) from any message.
+            config: the safe configuration (default :meth:`safe_config`).
 
         Returns:
             ``(status, stdout bytes, stderr bytes)``.
@@ -245,14 +326,11 @@ class BackupRepo:
         Raises:
             GitError: the command failed (with git's own words, secret scrubbed) and ``check``.
         """
-        command = ["git", *GIT_OPTIONS, *args]
+        pairs = self.safe_config() if config is None else config
         try:
-            status, out, err = self.repo.git.execute(
-                command, with_extended_output=True, with_exceptions=False, stdout_as_string=False,
-                strip_newline_in_stdout=False, istream=stdin, env=env)
-        except gitpython.GitCommandNotFound as exc:
+            status, out, err_b = safegit.run(self.root, args, pairs, self._listing or (), extra=env, stdin=stdin)
+        except FileNotFoundError as exc:
             raise GitError(f"git cannot be run ({exc}); install git.") from exc
-        err_b = err if isinstance(err, bytes) else str(err).encode("utf-8", "replace")
         if check and status != 0:
             words = " ".join(a.decode("utf-8", "backslashreplace") if isinstance(a, bytes) else a
                              for a in args[:2])
@@ -288,7 +366,8 @@ class BackupRepo:
 
     def changes(self, subdir: str) -> list[bytes]:
         """Uncommitted changes under ``subdir`` (staged or not, untracked included), as names."""
-        _, out, _ = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", subdir)
+        _, out, _ = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all",
+                             "--", subdir)
         names, parts, i = [], out.split(b"\0"), 0
         while i < len(parts):
             item = parts[i]
@@ -311,9 +390,9 @@ class BackupRepo:
         not drop files from the backup.
         """
         line = f"/{subdir}/** -text -filter -ident -working-tree-encoding\n"
-        info = Path(self.repo.git_dir) / "info"
-        info.mkdir(exist_ok=True)
-        path = info / "attributes"
+        _, out, _ = self.git("rev-parse", "--git-path", "info/attributes")
+        path = self.root / os.fsdecode(out.rstrip(b"\n"))  # relative to the top folder, or absolute
+        path.parent.mkdir(exist_ok=True)
         try:
             current = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -333,7 +412,8 @@ class BackupRepo:
         """
         self.protect(subdir)
         self.git("add", "-A", "--force", "--", subdir)
-        status, _, _ = self.git("diff", "--cached", "--quiet", "--", subdir, check=False)
+        status, _, _ = self.git("diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", subdir,
+                                     check=False)
         if status == 0:
             return None
         env = {"GIT_AUTHOR_NAME": identity.name, "GIT_AUTHOR_EMAIL": identity.email,
@@ -347,7 +427,7 @@ class BackupRepo:
 
     def gc(self) -> None:
         """``git gc --auto`` in the foreground, after our commit, so no background gc races us."""
-        self.git("-c", "gc.autoDetach=false", "gc", "--auto", "--quiet", check=False)
+        self.git("gc", "--auto", "--quiet", check=False)  # gc.autoDetach=false: safegit.FIXED
 
     def remote_for(self, branch: str | None, wanted: str | None = None) -> str:
         """The remote to push to: ``wanted``, else the branch's upstream remote, else ``origin``.
@@ -379,15 +459,16 @@ class BackupRepo:
         A token (for https remotes) reaches git only through the environment of this one
         command: a ``GIT_ASKPASS`` helper script in a private temporary folder prints
         ``$MEMTUI_ASKPASS_SECRET``; the script holds no secret, nothing is written to the repo
-        config, and ``credential.helper`` is emptied so no helper stores it (invariant 8).
+        config, and every credential helper is dropped so none stores it (invariant 8). Without a
+        token, git asks the credential helpers of your own config (never the repository's).
+        The remote's ``receive-pack`` is git's own (:func:`safegit.receive_pack`).
 
         Returns:
             :class:`PushResult`; ``ok`` is false when the remote rejected the push (with the
             reason and what to do) — LIBRARY-NOTES: GitPython's ``push()`` would return normally.
         """
         url = self.remote_url(remote)
-        env = {"GIT_TERMINAL_PROMPT": "0"}
-        extra: list[str] = []
+        receive_pack, env = safegit.receive_pack(url, self.root)  # never the program remote.<name>.receivepack names
         helper_dir = None
         if token:
             helper_dir = tempfile.mkdtemp(prefix="memtui-askpass-")
@@ -398,11 +479,10 @@ class BackupRepo:
             env.update({"GIT_ASKPASS": str(script), "MEMTUI_ASKPASS_SECRET": token,
                         "MEMTUI_ASKPASS_USER": os.environ.get("MEMTUI_GIT_USER", "x-access-token"),
                         "SSH_ASKPASS": str(script)})
-            extra = ["-c", "credential.helper="]
         try:
-            status, out, err = self.git(*extra, "push", "--porcelain", "--", remote,
-                                        f"refs/heads/{branch}:refs/heads/{branch}",
-                                        env=env, check=False, secret=token)
+            status, out, err = self.git("push", "--porcelain", f"--receive-pack={receive_pack}", "--", remote,
+                                        f"refs/heads/{branch}:refs/heads/{branch}", env=env, check=False,
+                                        secret=token, config=self.safe_config(no_credential_helper=bool(token)))
         finally:
             if helper_dir:
                 for name in os.listdir(helper_dir):
@@ -481,6 +561,12 @@ class BackupRepo:
             raise GitError(f"{rev!r} is not a commit of {self.root}; `memtui backup --history` lists the backups.")
         return out.decode().strip()
 
+    def commit_date(self, commit: str) -> str:
+        """When ``commit`` was made (its committer date, ISO 8601 with its offset); ``""`` when
+        git cannot say."""
+        status, out, _ = self.git("log", "-1", "--no-walk", "--format=%cI", commit, "--", check=False)
+        return out.decode("utf-8", "replace").strip() if status == 0 else ""
+
     def history(self, subdir: str, limit: int | None = None, skip: int = 0) -> list[HistoryEntry]:
         """Commits that touched ``subdir``, newest first, with their changed-file counts: at
         most ``limit`` (all when ``None``) after the newest ``skip``.
@@ -514,24 +600,33 @@ class BackupRepo:
                                   "--", subdir, check=False)
         return int(out.strip() or 0) if status == 0 else 0
 
-    def read_tree(self, commit: str, subdir: str) -> tuple[dict[bytes, Entry], list[Finding]]:
+    def read_tree(self, commit: str, subdir: str, limits: Limits | None = None,
+                  doing: str = "restored") -> tuple[dict[bytes, Entry], list[Finding]]:
         """The files under ``subdir`` at ``commit``, relative to ``subdir``.
 
         Entries that are not plain files (symbolic links, submodules) are left out with a
-        ``restore-refused`` finding each (invariant 4).
+        ``restore-refused`` finding each (invariant 4). The sizes are checked against
+        ``limits`` (default :meth:`Limits.of` the defaults) before any file is read; the files
+        are then read one at a time from one ``git cat-file --batch`` stream, so a file costs
+        its own size in memory once.
+
+        Args:
+            doing: the word for the refusal (``nothing was <doing>``).
 
         Raises:
             GitError: git failed, or ``subdir`` holds nothing at ``commit``.
+            TooLarge: a file, or all of them, exceed ``limits`` (nothing read).
         """
-        _, out, _ = self.git("ls-tree", "-r", "-z", "--full-tree", commit, "--", subdir)
+        limits = limits or Limits.of()
+        _, out, _ = self.git("ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", subdir)
         prefix = subdir.encode("utf-8") + b"/"
-        wanted: list[tuple[bytes, bytes, bool]] = []
+        wanted: list[tuple[bytes, bytes, bool, int]] = []
         findings: list[Finding] = []
         for item in out.split(b"\0"):
             if not item:
                 continue
             meta, _, path = item.partition(b"\t")
-            mode, kind, sha = meta.split(b" ")
+            mode, kind, sha, listed = meta.split()
             rel = path[len(prefix):] if path.startswith(prefix) else path
             if kind != b"blob" or mode not in (b"100644", b"100755"):
                 what = "a symbolic link" if mode == b"120000" else f"a {kind.decode()} (mode {mode.decode()})"
@@ -539,23 +634,62 @@ class BackupRepo:
                                              f"is {what} in the backup; not written",
                                              "nothing to do: a restore writes plain files only"))
                 continue
-            wanted.append((rel, sha, mode == b"100755"))
+            wanted.append((rel, sha, mode == b"100755", int(listed)))
         if not wanted and not findings:
             raise NotABackupError(f"commit {commit[:7]} of {self.root} holds nothing under {subdir}/; "
                            "check --path (the folder the backups were made into).")
+        self._check_limits(commit, wanted, limits, doing)
         files: dict[bytes, Entry] = {}
         with tempfile.TemporaryFile() as handle:
-            handle.write(b"".join(sha + b"\n" for _, sha, _ in wanted))
+            handle.write(b"".join(sha + b"\n" for _, sha, _, _ in wanted))
             handle.seek(0)
-            _, blob_out, _ = self.git("cat-file", "--batch", stdin=handle)
-        pos = 0
-        for rel, _sha, executable in wanted:
-            end = blob_out.index(b"\n", pos)
-            header = blob_out[pos:end].split(b" ")
-            size = int(header[2])
-            files[rel] = Entry(blob_out[end + 1:end + 1 + size], executable)
-            pos = end + 1 + size + 1
+            try:
+                proc = safegit.popen(self.root, ["cat-file", "--batch"], self.safe_config(), self._listing or (),
+                                     stdin=handle)
+            except FileNotFoundError as exc:
+                raise GitError(f"git cannot be run ({exc}); install git.") from exc
+            stream = proc.stdout
+            assert stream is not None
+            err = b""
+            try:
+                for rel, sha, executable, size in wanted:
+                    header = stream.readline().split()
+                    if len(header) != 3 or header[0] != sha or header[1] != b"blob" or int(header[2]) != size:
+                        raise GitError(f"`git cat-file` in {self.root} did not give {shown(rel)} ({sha.decode()}) "
+                                       f"as listed: {b' '.join(header).decode('utf-8', 'replace') or 'nothing'}")
+                    data = stream.read(size)  # one bytes object of the file's size: no second copy
+                    if len(data) != size or stream.read(1) != b"\n":
+                        raise GitError(f"`git cat-file` in {self.root} stopped in the middle of {shown(rel)}")
+                    files[rel] = Entry(data, executable)
+            finally:
+                stream.close()
+                status = proc.wait()
+                if proc.stderr is not None:
+                    proc.stderr.seek(0)
+                    err = proc.stderr.read()
+                    proc.stderr.close()
+            if status != 0:
+                raise GitError(f"`git cat-file --batch` failed in {self.root}: "
+                               f"{err.decode('utf-8', 'replace').strip() or f'exit status {status}'}")
         return files, findings
+
+    def _check_limits(self, commit: str, wanted: list[tuple[bytes, bytes, bool, int]], limits: Limits,
+                      doing: str) -> None:
+        """Raise :class:`TooLarge` naming the first file over ``limits.file``, or the total."""
+        where = f"the backup {commit[:7]} of {self.root}"
+        for rel, _sha, _x, size in wanted:
+            if size > limits.file:
+                name = shown(rel[len(FILES):] if rel.startswith(FILES) else rel)
+                raise TooLarge(f"{where} holds the file {name} ({size:,} bytes), over the limit of {limits.file:,} "
+                               f"bytes a file ([backup] max_restore_file_bytes in memtui.toml); nothing was "
+                               f"{doing}. Raise that limit in the memtui.toml of the workspace you run this from "
+                               "(-w) to read it.")
+        total = sum(size for *_rest, size in wanted)
+        if total > limits.total:
+            raise TooLarge(f"{where} holds {total:,} bytes in {len(wanted):,} files, over the limit of "
+                           f"{limits.total:,} bytes in all ([backup] max_restore_bytes in memtui.toml; a restore "
+                           f"holds the files in memory); nothing was {doing}. Raise that limit in the memtui.toml "
+                           "of the workspace you run this from (-w) to read it.")
 
     def fsck(self) -> tuple[bool, str]:
         """``git fsck --full --strict``: ``(passed, output)``."""
@@ -615,11 +749,14 @@ def find_identity(configured: dict[str, Any] | None = None, run_git: Any = None,
     """
     if run_git is None:
         def run_git(*args: str) -> tuple[int, bytes, bytes]:
-            outside = tempfile.gettempdir()  # no repository there: global and system config only
-            status, out, err = gitpython.Git(outside).execute(
-                ["git", *args], with_extended_output=True, with_exceptions=False, stdout_as_string=False,
-                env={"GIT_CEILING_DIRECTORIES": outside})
-            return status, out, err if isinstance(err, bytes) else str(err).encode("utf-8")
+            folder = safegit.outside()  # new and empty: git reads your global and system config only
+            try:
+                return safegit.run(folder, args, safegit.overrides([]),
+                                   extra={"GIT_CEILING_DIRECTORIES": str(folder.parent)})
+            except FileNotFoundError as exc:
+                raise GitError(f"git cannot be run ({exc}); install git.") from exc
+            finally:
+                os.rmdir(folder)
     configured = configured or {}
     name, email = configured.get("name"), configured.get("email")
     if isinstance(name, str) and name.strip() and isinstance(email, str) and email.strip():

@@ -64,6 +64,9 @@ STORE = b"store/"
 #: The snapshot of a remote graph in the backup tree, and where a restore keeps it.
 REMOTE_GRAPH = b"remote/graph.jsonl"
 REMOTE_STATE = ".memtui/remote-graph.jsonl"
+#: Beside it, what a restore knows of that snapshot: ``{"commit", "date"}`` of the backup (JSON; not
+#: rendered, so the round trip is unchanged): :mod:`memtui.core.graph.snapshot` labels it with them.
+REMOTE_ABOUT = ".memtui/remote-graph.json"
 _MANIFEST_TITLE = "memtui backup tree"
 
 
@@ -602,8 +605,12 @@ def write_tree(tree: BackupTree, dest: str | os.PathLike[str]) -> WriteStats:
                 os.unlink(full)
         fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                      0o755 if entry.executable else 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(entry.data)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(entry.data)
+        except BaseException:  # a full disk: no half-written file is left for git to see
+            os.unlink(full)
+            raise
         os.chmod(full, 0o755 if entry.executable else 0o644)
         stats.written.append(path)
     for path in sorted(set(existing) - set(tree.files)):

@@ -23,6 +23,7 @@ into is emptied again.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -33,7 +34,7 @@ from typing import Any, Callable
 
 from memtui.core import atomic
 from memtui.core.backup import redact, render as rd
-from memtui.core.backup.git import BackupRefused, BackupRepo, check_subdir, first_missing
+from memtui.core.backup.git import BackupRefused, BackupRepo, Limits, check_subdir, first_missing
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME
 
@@ -314,22 +315,33 @@ def _restore_into(files: dict[bytes, rd.Entry], manifest: rd.Manifest, root: Pat
 
 
 def restore(repo: str | os.PathLike[str], rev: str | None, subdir: str, target: str | os.PathLike[str],
-            *, force: bool = False, progress: Progress | None = None) -> RestoreResult:
+            *, force: bool = False, progress: Progress | None = None, limits: Limits | None = None) -> RestoreResult:
     """Restore the backup at ``rev`` (default ``HEAD``) of ``repo``'s ``subdir`` into ``target``.
 
     Reads git objects directly (no checkout, no network), so it works on a detached HEAD,
-    an old commit (that day's workspace, its store included) or a bare clone (B10).
+    an old commit (that day's workspace, its store included) or a bare clone (B10). A remote
+    graph's snapshot lands in ``.memtui/remote-graph.jsonl`` with the backup's commit and date
+    beside it (:data:`~memtui.core.backup.render.REMOTE_ABOUT`), where the graph's read commands
+    find it offline (:func:`memtui.core.graph.snapshot.find`).
+
+    Args:
+        limits: the largest file and total read (default: ``memtui.toml [backup]``'s defaults).
 
     Raises:
         GitError: not a repository, no such commit, nothing under ``subdir`` (exit 4).
         BackupRefused: the target is not usable (exit 3).
+        TooLarge: the backup exceeds ``limits``; nothing was read or written (exit 3).
         BackupFormatError: the backup tree cannot be read (exit 1).
     """
     subdir = check_subdir(subdir)
     backup_repo = BackupRepo.open(repo)
     commit = backup_repo.resolve(rev)
-    files, refused = backup_repo.read_tree(commit, subdir)
+    files, refused = backup_repo.read_tree(commit, subdir, limits)
     result = restore_tree(files, target, force=force, progress=progress)
     result.commit = commit
     result.findings[:0] = refused
+    if rd.REMOTE_GRAPH in files and os.path.isfile(result.target / rd.REMOTE_STATE):
+        # which backup the remote graph's snapshot is from: read commands label it with this
+        about = {"commit": commit, "date": backup_repo.commit_date(commit)}
+        atomic.write_bytes(result.target / rd.REMOTE_ABOUT, json.dumps(about).encode("utf-8") + b"\n")
     return result

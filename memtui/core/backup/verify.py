@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from memtui.core.backup import render as rd
-from memtui.core.backup.git import BackupRepo, check_subdir
+from memtui.core.backup.git import BackupRepo, Limits, check_subdir
 from memtui.core.backup.restore import left_out_note, restore_tree
 from memtui.core.findings import Finding
 from memtui.core.store import STORE_NAME, parse as parse_store
@@ -149,11 +149,15 @@ def verify_tree(files: dict[bytes, rd.Entry], progress: Callable[[str], None] | 
 
 
 def verify(repo: str | os.PathLike[str], rev: str | None, subdir: str,
-           progress: Callable[[str], None] | None = None) -> VerifyResult:
+           progress: Callable[[str], None] | None = None, limits: Limits | None = None) -> VerifyResult:
     """Verify the backup at ``rev`` (default ``HEAD``) of ``repo``'s ``subdir``.
+
+    Args:
+        limits: the largest file and total read (default: ``memtui.toml [backup]``'s defaults).
 
     Raises:
         GitError: not a repository, no such commit, nothing under ``subdir``.
+        TooLarge: the backup exceeds ``limits``; nothing was verified (exit 3).
         BackupFormatError: the backup tree cannot be read at all.
     """
     subdir = check_subdir(subdir)
@@ -161,7 +165,7 @@ def verify(repo: str | os.PathLike[str], rev: str | None, subdir: str,
     commit = backup_repo.resolve(rev)
     if progress:
         progress(f"reading {commit[:7]}")
-    files, refused = backup_repo.read_tree(commit, subdir)
+    files, refused = backup_repo.read_tree(commit, subdir, limits, doing="verified")
     result = verify_tree(files, progress)
     result.commit = commit
     result.findings[:0] = refused

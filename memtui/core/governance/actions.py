@@ -12,7 +12,7 @@ from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
 from memtui.core.governance.intents import _decision, _insert_version, _transition, _version_record, activation, apply_plan, merge_target, plan_files
-from memtui.core.governance.model import GovernanceError, Ledger, ORIGINS, RefusedError, T_ASSIGN, T_CONTESTS, T_PINS, T_USES, contest_record, Use, VERDICTS, Version, _mem_path, _read, _sha, _shown, node_of, normalise_article, now
+from memtui.core.governance.model import GovernanceError, Ledger, NeedsReview, ORIGINS, RefusedError, T_ASSIGN, T_CONTESTS, T_PINS, T_USES, contest_record, Use, VERDICTS, Version, _mem_path, _read, _sha, _shown, node_of, normalise_article, now
 from memtui.core.governance.rules import _check_disk, _edited, eligibility, require_owner, stale_base, untracked
 
 
@@ -303,8 +303,8 @@ def _approval_checks(session, ledger: Ledger, version: Version, reviewed: bool, 
                            "(or pass --replace-newer to replace it knowingly)")
     verdict = eligibility(ledger, version)
     if not verdict.by_uses and not reviewed:
-        raise RefusedError(f"{version.id} is not eligible by uses ({'; '.join(verdict.reasons)}); only "
-                           "human review promotes it: review the diff and approve as reviewed")
+        raise NeedsReview(f"{version.id} is not eligible by uses ({'; '.join(verdict.reasons)}); only "
+                          "human review promotes it: review the diff, then approve it as reviewed")
     return stale, verdict
 
 

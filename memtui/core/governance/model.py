@@ -4,6 +4,12 @@ An article's **versions** are immutable records in the store (``versions`` table
 ``<article>@<number>``, state (``proposed``, ``active``, ``retired``, ``rejected``), content
 and its hash, provenance, and the decision that moved it. **Uses** record that a case relied
 on a version with an independent check and a verdict; **pins** that a case relied on it.
+
+The :class:`Ledger` reads them through indexes (versions by article and by id, the active
+version of each article, uses and assignments by version, contests by article) built in one
+pass over a table and kept with the store's parse (:meth:`memtui.core.store.Store.derived`):
+a page of proposals with their eligibility costs one parse and a few look-ups a row, not a
+scan of every version a row (which made a 10,000-proposal page quadratic).
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 from tinydb import Query
 
@@ -53,14 +60,22 @@ class RefusedError(GovernanceError, errors.RefusedError):
     """
 
 
+class NeedsReview(RefusedError):
+    """A proposal is not eligible by uses and was not approved as reviewed (seed 000 §7.4b:
+    only human review, or two independent passing uses, promotes it). Each face names its own
+    way to approve as reviewed (the CLI's ``--reviewed``, the Proposals area's question)."""
+
+
 def now() -> str:
     """The current time, ISO 8601 UTC with seconds (``2026-09-02T10:00:00+00:00``)."""
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Version:
-    """A read-only view of one ``versions`` record (see the module docstring for fields)."""
+    """A read-only view of one ``versions`` record (see the module docstring for fields).
+
+    Frozen: the ledger shares one view of a record between its readers."""
 
     id: str
     article: str
@@ -87,11 +102,11 @@ class Version:
     doc_id: int = 0
 
     @classmethod
-    def from_doc(cls, doc: Any) -> "Version":
-        names = cls.__slots__
-        data = {k: doc.get(k) for k in names if k != "doc_id"}
+    def from_doc(cls, doc: Any, doc_id: int | None = None) -> "Version":
+        """The view of ``doc`` (a TinyDB document, or a raw record with its ``doc_id``)."""
+        data = {k: doc.get(k) for k in _VERSION_FIELDS}
         data["provenance"] = dict(data.get("provenance") or {})
-        return cls(**data, doc_id=int(getattr(doc, "doc_id", 0)))
+        return cls(**data, doc_id=int(getattr(doc, "doc_id", 0) if doc_id is None else doc_id))
 
     @property
     def untrusted(self) -> bool:
@@ -104,6 +119,9 @@ class Version:
         if not content:
             data.pop("content")
         return data
+
+
+_VERSION_FIELDS = tuple(k for k in Version.__slots__ if k != "doc_id")
 
 
 @dataclass(slots=True)
@@ -244,16 +262,29 @@ class Eligibility:
 
 
 class Ledger:
-    """Reads of the governance tables of one store (no writes; safe on a read-only store)."""
+    """Reads of the governance tables of one store (no writes; safe on a read-only store).
+
+    Every read goes through the store's current parse and the indexes kept with it
+    (module docstring), so it sees another process's write at once. Returned lists are the
+    caller's own; the :class:`Version` records in them are shared and frozen.
+    """
 
     def __init__(self, store: Store):
         self.store = store
 
+    def _versions(self) -> "_VersionIndex":
+        return self.store.derived("ledger.versions", _VersionIndex)
+
+    def _by_version(self, table: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+        return self.store.derived(f"ledger.by-version.{table}", lambda tables: _group(tables, table, "version"))
+
+    def _by_article(self, table: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+        return self.store.derived(f"ledger.by-article.{table}", lambda tables: _group(tables, table, "article"))
+
     def versions(self, article: str | None = None) -> list[Version]:
         """Versions of ``article`` (all articles when ``None``), by article then number."""
-        table = self.store.table(T_VERSIONS)
-        docs = table.search(Query().article == article) if article else table.all()
-        return sorted((Version.from_doc(d) for d in docs), key=lambda v: (v.article, v.number))
+        index = self._versions()
+        return list(index.of(index.by_article.get(article, []) if article else index.ordered))
 
     def get(self, version_id: str) -> Version:
         """The version ``version_id`` (``article@N``).
@@ -261,16 +292,18 @@ class Ledger:
         Raises:
             GovernanceError: no such version.
         """
-        docs = self.store.table(T_VERSIONS).search(Query().id == version_id)
-        if not docs:
+        index = self._versions()
+        found = index.by_id.get(version_id)
+        if found is None:
             raise GovernanceError(f"there is no version {version_id!r}; `memtui proposals list` and "
                                   "`memtui versions ARTICLE` show the ids (article@number).")
-        return Version.from_doc(docs[0])
+        return index.version(found)
 
     def active(self, article: str) -> Version | None:
         """The active version of ``article``, or ``None``."""
-        docs = self.store.table(T_VERSIONS).search((Query().article == article) & (Query().state == "active"))
-        return Version.from_doc(docs[0]) if docs else None
+        index = self._versions()
+        found = index.active.get(article)
+        return None if found is None else index.version(found)
 
     def marks(self, article: str) -> tuple[str, ...]:
         """The marks every consumer of ``article``'s knowledge shows beside it (search hits,
@@ -305,17 +338,18 @@ class Ledger:
         consumer showing many articles at once: the consolidation pass, a search page)."""
         contested = {c.version for c in self.contests() if c.open}
         out: dict[str, tuple[str, ...]] = {}
-        for doc in self.store.table(T_VERSIONS).search(Query().state == "active"):
-            found = _marks(Version.from_doc(doc), contested)
+        index = self._versions()
+        for version in index.of(index.active_in_order):
+            found = _marks(version, contested)
             if found:
-                out[str(doc.get("article"))] = found
+                out[version.article] = found
         return out
 
     def contests(self, article: str | None = None) -> list[Contest]:
         """Contest records of ``article`` (all when ``None``), oldest first."""
-        table = self.store.table(T_CONTESTS)
-        docs = table.search(Query().article == article) if article else table.all()
-        return sorted((Contest.from_doc(d) for d in docs), key=lambda c: (c.time, c.id))
+        docs = (self._by_article(T_CONTESTS).get(article, []) if article
+                else _rows(self.store, T_CONTESTS))
+        return sorted((Contest.from_doc(d) for _, d in docs), key=lambda c: (c.time, c.id))
 
     def open_contests(self, article: str) -> list[Contest]:
         """The open contests of ``article``'s active version (what makes it contested)."""
@@ -326,35 +360,129 @@ class Ledger:
 
     def checks(self, article: str | None = None) -> list[Check]:
         """Re-verification checks of ``article`` (all when ``None``), oldest first."""
-        table = self.store.table(T_CHECKS)
-        docs = table.search(Query().article == article) if article else table.all()
-        return sorted((Check.from_doc(d) for d in docs), key=lambda c: c.time)
+        docs = self._by_article(T_CHECKS).get(article, []) if article else _rows(self.store, T_CHECKS)
+        return sorted((Check.from_doc(d) for _, d in docs), key=lambda c: c.time)
 
     def proposals(self, state: str | None = "proposed") -> list[Version]:
         """Versions filed as proposals, in ``state`` (any when ``None``), oldest first."""
-        out = [v for v in self.versions() if v.provenance.get("kind") == "proposal"
-               and (state is None or v.state == state)]
-        return sorted(out, key=lambda v: (v.created, v.id))
+        return list(self.queue(state))
+
+    def queue(self, state: str | None = "proposed") -> Versions:
+        """:meth:`proposals` as a :class:`Versions`: a page of it (``Page.of``, a slice)
+        makes only that page's views, for lists shown a page at a time."""
+        index = self._versions()
+        ids = index.proposals if state is None else [i for i in index.proposals if index.docs[i].get("state") == state]
+        return index.of(ids)
 
     def uses(self, version_id: str) -> list[Use]:
         """Uses recorded for ``version_id``, oldest first."""
-        return [Use.from_doc(d) for d in self.store.table(T_USES).search(Query().version == version_id)]
+        return [Use.from_doc(d) for _, d in self._by_version(T_USES).get(version_id, [])]
 
     def assignments(self, version_id: str) -> list[dict[str, Any]]:
         """Validation cases assigned to ``version_id``: ``[{"case", "by", "time"}]``."""
-        return [dict(d) for d in self.store.table(T_ASSIGN).search(Query().version == version_id)]
+        return [dict(d) for _, d in self._by_version(T_ASSIGN).get(version_id, [])]
 
     def pins(self, case: str | None = None) -> list[dict[str, Any]]:
         """Pins (``{"case", "version", "hash", "time"}``), of ``case`` when given."""
-        table = self.store.table(T_PINS)
-        return [dict(d) for d in (table.search(Query().case == case) if case else table.all())]
+        return [dict(d) for _, d in _rows(self.store, T_PINS) if case is None or d.get("case") == case]
 
     def tracked(self) -> dict[str, list[Version]]:
         """``{article: [versions]}`` for every article with a record."""
-        out: dict[str, list[Version]] = {}
-        for v in self.versions():
-            out.setdefault(v.article, []).append(v)
-        return out
+        index = self._versions()
+        return {article: list(index.of(ids)) for article, ids in index.by_article.items()}
+
+
+class Versions(Sequence["Version"]):
+    """Versions in a fixed order, each made into a :class:`Version` only when it is read: a
+    page of a 10,000-proposal queue makes 100 views, not 10,000 (``len``, indexing, slicing
+    and iterating work as on a list; a slice is a list)."""
+
+    def __init__(self, index: "_VersionIndex", ids: list[int]) -> None:
+        self._index = index
+        self._ids = ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, at: int) -> "Version": ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list["Version"]: ...
+
+    def __getitem__(self, at: int | slice) -> "Version | list[Version]":
+        if isinstance(at, slice):
+            return [self._index.version(i) for i in self._ids[at]]
+        return self._index.version(self._ids[at])
+
+    def __iter__(self) -> Iterator["Version"]:
+        return (self._index.version(i) for i in self._ids)
+
+    def position(self, version_id: str) -> int | None:
+        """Where the version ``version_id`` is in this order, or ``None`` (no view is made)."""
+        docs = self._index.docs
+        return next((n for n, i in enumerate(self._ids) if docs[i].get("id") == version_id), None)
+
+
+class _VersionIndex:
+    """The ``versions`` table read once: every look-up of :class:`Ledger` in one place, by
+    document id; a :class:`Version` view is made on first use and kept.
+
+    Attributes:
+        docs: ``{document id: record}``.
+        ordered: every document id, by article then number.
+        by_article: ``{article: its document ids by number}`` (articles in ``ordered``'s order).
+        by_id: ``{version id: document id}`` (the first record of an id, as a search finds it).
+        active: ``{article: the document id of its active version}`` (the first, likewise).
+        active_in_order: the active versions' document ids in table order.
+        proposals: the document ids of versions filed as proposals, oldest first (created,
+            then id).
+    """
+
+    def __init__(self, tables: dict[str, dict[str, Any]]) -> None:
+        docs = {int(doc_id): doc for doc_id, doc in tables.get(T_VERSIONS, {}).items()}
+        self.docs = docs
+        self._made: dict[int, Version] = {}
+        self.ordered = sorted(docs, key=lambda i: (docs[i].get("article"), docs[i].get("number")))
+        self.by_article: dict[str, list[int]] = {}
+        for i in self.ordered:
+            self.by_article.setdefault(docs[i].get("article"), []).append(i)
+        self.by_id: dict[str, int] = {}
+        self.active: dict[str, int] = {}
+        self.active_in_order: list[int] = []
+        for i, doc in docs.items():
+            self.by_id.setdefault(doc.get("id"), i)
+            if doc.get("state") == "active":
+                self.active.setdefault(doc.get("article"), i)
+                self.active_in_order.append(i)
+        self.proposals = sorted((i for i in self.ordered if (docs[i].get("provenance") or {}).get("kind") == "proposal"),
+                                key=lambda i: (docs[i].get("created"), docs[i].get("id")))
+
+    def version(self, doc_id: int) -> Version:
+        made = self._made.get(doc_id)
+        if made is None:
+            made = self._made[doc_id] = Version.from_doc(self.docs[doc_id], doc_id)
+        return made
+
+    def of(self, ids: list[int]) -> Versions:
+        return Versions(self, ids)
+
+
+def _rows(store: Store, table: str) -> list[tuple[int, dict[str, Any]]]:
+    """``(document id, record)`` of every record of ``table``, in table order."""
+    return store.derived(f"ledger.rows.{table}", lambda tables: [
+        (int(doc_id), doc) for doc_id, doc in tables.get(table, {}).items()])
+
+
+def _group(tables: dict[str, dict[str, Any]], table: str, field_name: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """The records of ``table`` grouped by their ``field_name`` text, in table order (a record
+    whose value is not text matches no look-up, as in a search by that field)."""
+    out: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for doc_id, doc in tables.get(table, {}).items():
+        key = doc.get(field_name)
+        if isinstance(key, str):
+            out.setdefault(key, []).append((int(doc_id), doc))
+    return out
 
 
 def _marks(active: Version, contested_versions: set[str]) -> tuple[str, ...]:

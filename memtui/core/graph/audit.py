@@ -259,11 +259,9 @@ def _shell(text: str) -> str:
     return shlex.quote(visible(text))
 
 
-def workspace_findings(ws) -> list[Finding]:
-    """The graph's findings for ``memtui audit`` (an entry of :data:`memtui.core.audit.CHECKS`).
-
-    Args:
-        ws: the opened :class:`~memtui.core.workspace.Workspace`.
+def local_findings(ws) -> list[Finding]:
+    """The findings of ``memory/graph.jsonl`` (the local part of
+    :func:`memtui.core.graph.backend.workspace_findings`, ``memtui audit``'s graph check).
 
     Returns:
         :func:`audit` of ``memory/graph.jsonl`` (fuzzy search included); nothing when the

@@ -10,13 +10,18 @@ open, search, audit and curate the same way, with the same findings, on either.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from memtui.core.graph.commit import Saved, commit
 from memtui.core.graph.format import Entity, Graph, load, loads
 from memtui.core.graph.operations import Operation
 from memtui.core.graph.remote import RemoteGraph, resolve
+
+if TYPE_CHECKING:
+    from memtui.core.findings import Finding
+    from memtui.core.tree.audit import ArticleCache
 
 
 class GraphBackend(Protocol):  # pragma: no cover - typing only
@@ -112,3 +117,110 @@ def open_graph(ws, remote: str | None = None) -> "LocalGraph | RemoteGraph":  # 
     if endpoint is None:
         return LocalGraph(ws)
     return RemoteGraph(endpoint)
+
+
+def workspace_findings(ws, offline: bool = False) -> list[Finding]:  # noqa: ANN001 - Workspace
+    """The graph's findings for ``memtui audit`` (an entry of :data:`memtui.core.audit.CHECKS`):
+    the local file's (:func:`memtui.core.graph.audit.local_findings`), then the remote graph's
+    when one is configured (:func:`remote_findings`).
+
+    Args:
+        ws: the opened :class:`~memtui.core.workspace.Workspace`.
+        offline: read nothing over the network (the remote graph's last read kept is audited).
+    """
+    from memtui.core.graph.audit import local_findings
+
+    return local_findings(ws) + remote_findings(ws, offline)
+
+
+def remote_findings(ws, offline: bool = False) -> list[Finding]:  # noqa: ANN001 - Workspace
+    """The remote graph's findings, as a local graph's: :func:`memtui.core.graph.audit.audit` of
+    it and the secrets in its records (``secret``, line = the record's position in the server's order), each placed
+    at the remote's shown URL (no user information, query or token).
+
+    Which read is audited:
+
+    - online (the default): the remote is read now, within ``[graph] timeout`` (seconds without
+      an answer byte), and the read is kept as its snapshot (as ``memtui graph`` keeps it);
+    - ``offline``, or when that read fails (no route, refused token, timeout): the last read
+      kept (:mod:`memtui.core.graph.snapshot`), with a ``graph-remote-cached`` note saying why
+      and as of when; with no read kept, one ``graph-remote-unread`` warning instead.
+
+    Returns:
+        ``[]`` when no remote graph is configured (``[graph] remote``, the ``config.json``
+        memory block). Never raises for the network or the keyring: they are findings.
+    """
+    import time
+
+    from memtui.core.errors import ExternalError
+    from memtui.core.findings import Finding
+    from memtui.core.graph import snapshot
+
+    try:
+        endpoint = resolve(ws)
+    except ExternalError as exc:  # the keyring failed: the URL is not known here either
+        return [Finding.make("graph-remote-unread", "remote graph", f"could not be opened: {exc}",
+                             "fix the keyring (or set MEMTUI_GRAPH_TOKEN) and run `memtui audit` again")]
+    if endpoint is None:
+        return []
+    shown = endpoint.shown
+    reason = "offline: this audit reads nothing over the network"
+    if not offline:
+        backend = RemoteGraph(endpoint)
+        try:
+            graph = backend.load()
+        except (ExternalError, OSError) as exc:
+            reason = f"it could not be read: {exc}"
+        else:
+            snapshot.save(ws.root, shown, graph, backend.read_at or time.time(), backend.read_via)
+            return _remote_graph_findings(ws, graph)
+        finally:
+            backend.close()
+    kept = snapshot.find(ws.root, shown)
+    last: Graph | None = None
+    if kept is not None:
+        try:
+            last = kept.graph()
+        except snapshot.SnapshotError:
+            last = None
+    if kept is None or last is None:
+        return [Finding.make(
+            "graph-remote-unread", shown, f"was not audited: {reason}, and no earlier read of it is kept",
+            "run `memtui audit` (or Re-audit, Ctrl+R, in memtui) where the remote graph can be reached")]
+    note = Finding.make(
+        "graph-remote-cached", shown, f"was not read now ({reason}); its findings are from its last read, "
+        f"as of {kept.as_of()}", "for its findings now, run `memtui audit` (or Re-audit, Ctrl+R, in memtui) where the "
+        "remote graph can be reached")
+    return [note, *_remote_graph_findings(ws, last)]
+
+
+@lru_cache(maxsize=1)
+def _remote_scan_cache() -> "type[ArticleCache]":
+    """The cache of the remote graphs' secret findings, keyed by (size, digest of the read), in a
+    folder of its own (each audit check's cache keeps only the entries it met)."""
+    from memtui.core.tree.audit import ArticleCache as Base
+
+    class RemoteScanCache(Base):
+        FOLDER = "remote-scan"
+
+    return RemoteScanCache
+
+
+def _remote_graph_findings(ws, graph: Graph) -> list[Finding]:  # noqa: ANN001 - Workspace
+    """:func:`~memtui.core.graph.audit.audit` of a remote ``graph`` and the secrets in its
+    records (cached by content: a re-audit of an unchanged remote graph scans nothing again)."""
+    from memtui.core import scan
+    from memtui.core.graph.audit import audit
+    from memtui.core.graph.format import server_view
+    from memtui.core.graph.remote import view_bytes
+    from memtui.core.tree.audit import ArticleFacts
+
+    data = view_bytes(server_view(graph))
+    stamp = (len(data), int(graph.source_sha256[:12] or "0", 16))
+    cache = _remote_scan_cache().load(ws)
+    facts = cache.get(graph.shown, stamp)
+    if facts is None:
+        facts = ArticleFacts(scan.secret_findings(data.decode("utf-8", "surrogatepass"), graph.shown), None, "")
+        cache.put(graph.shown, stamp, facts)
+        cache.save(ws)
+    return audit(graph) + list(facts.findings)

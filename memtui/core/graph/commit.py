@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from memtui.core.text import unified_diff
-from memtui.core.graph.format import DIFF_LIMIT, Entity, Graph, GraphConflictError, GraphEditError, Relation, loads
+from memtui.core.graph.format import DIFF_LIMIT, Entity, Graph, GraphConflictError, GraphEditError, Line, Relation, loads
 from memtui.core.graph.operations import Change, Operation, Restore
 from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
 
@@ -73,6 +73,8 @@ def describe(operation: Operation) -> dict:
         if isinstance(value, tuple) and value and isinstance(value[0], (Entity, Relation)):
             blob = json.dumps([r.to_json() for r in value], ensure_ascii=False, sort_keys=True)
             value = {"count": len(value), "sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest()}
+        elif isinstance(value, tuple) and value and isinstance(value[0], Line):  # the record lines of a pull
+            value = {"count": len(value), "sha256": hashlib.sha256(b"\n".join(v.raw for v in value)).hexdigest()}
         elif isinstance(value, tuple):
             value = list(value)
         out[item.name] = value
@@ -183,7 +185,7 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
             return change, reapplied, base
         # agents append lines to graph.jsonl without memtui's lock: what they append while
         # this write runs is carried into the new file (issue 15 item 1)
-        tx.replace(shown, change.graph.to_bytes(), base=current_sha or None, carry_appends=True)
+        tx.replace(shown, change.graph.file_bytes(), base=current_sha or None, carry_appends=True)
         for extra, data in also_write:
             tx.replace(extra, data, base=None)
         tx.table(PROVENANCE_TABLE)  # provenance records change in this same write
@@ -209,11 +211,12 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
     if not change.changed:
         return Saved(base, change, reapplied=reapplied, written=False)
     installed = done.installed.get(shown)
-    if installed is not None and installed != change.graph.to_bytes():  # others' appends were carried
+    if installed is not None and installed != change.graph.file_bytes():  # others' appends were carried
         written = loads(installed, loaded.shown)
     else:
-        data = change.graph.to_bytes()
+        data = change.graph.file_bytes()
         written = change.graph.replaced(change.graph.lines)
+        written.final_newline = True
         written.source_sha256 = hashlib.sha256(data).hexdigest()
         written.exists = True
     return Saved(written, change, reapplied=reapplied, audit_entry=done.entry,

@@ -7,14 +7,19 @@ syntax; node identifiers are generated (``n0``, ``n1``...), never made from name
 
 from __future__ import annotations
 
-from memtui.core.graph.format import Graph, entity_line, relation_line
+from memtui.core.graph.format import ENTITY, RELATION, Entity, Graph, Relation, entity_line, record_extras, relation_line
 from memtui.core.text import visible
 
 
 def to_jsonl(graph: Graph) -> bytes:
     """The graph's good records in the server's own form: entities, then relations, one per
-    line, with a final newline. Bad and unknown lines are not exported (they stay in the file)."""
-    lines = [entity_line(e) for e in graph.entities] + [relation_line(r) for r in graph.relations]
+    line, with a final newline, every record's other fields (``createdAt``, ``version``...) kept after
+    the known ones in their order. Bad and unknown lines are not exported (they stay in the file)."""
+    entities = [entity_line(line.record, record_extras(line)) for line in graph.lines
+                if line.kind == ENTITY and isinstance(line.record, Entity)]
+    relations = [relation_line(line.record, record_extras(line)) for line in graph.lines
+                 if line.kind == RELATION and isinstance(line.record, Relation)]
+    lines = entities + relations
     return b"".join(line + b"\n" for line in lines)
 
 

@@ -33,6 +33,7 @@ from memtui.core import jsonio
 from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.paging import Page
+from memtui.core.text import final_newline
 
 
 BOM = b"\xef\xbb\xbf"
@@ -228,7 +229,10 @@ def relation_line(relation: Relation, extra: dict | None = None, type_value: str
 
 
 def _extra_keys(line: Line) -> dict:
-    """The keys of ``line``'s JSON object that the server does not know (in file order)."""
+    """The keys of ``line``'s JSON object that the server does not know (in file order); ``{}``
+    at once for a line built from a record alone (it has none)."""
+    if line._raw is None:
+        return {}
     try:
         obj = jsonio.loads(line.raw)
     except ValueError:
@@ -237,6 +241,31 @@ def _extra_keys(line: Line) -> dict:
         return {}
     known = ENTITY_KEYS if line.kind == ENTITY else RELATION_KEYS
     return {k: v for k, v in obj.items() if k not in known}
+
+
+def record_extras(line: Line) -> dict:
+    """The keys of a record line that the reference server does not know (``createdAt``,
+    ``version`` of a fork...), in their order: what a lossless copy must carry beside the record."""
+    return _extra_keys(line)
+
+
+def served_line(kind: str, record: "Entity | Relation", served: dict, number: int) -> Line:
+    """The :class:`Line` of one record a server answered (``served``, its JSON object), kept as
+    losslessly as a local line: a record with keys beyond the known ones keeps them, in their
+    place and order, in its bytes (the file form: ``type`` first unless the server placed it);
+    a plain record makes its bytes only when used.
+
+    Args:
+        kind: :data:`ENTITY` or :data:`RELATION`.
+        record: the record read from ``served``.
+        served: the server's object for it.
+        number: its 1-based position (the line number findings name).
+    """
+    known = ENTITY_KEYS if kind == ENTITY else RELATION_KEYS
+    if len(served) <= len(known) and all(k in known for k in served):
+        return Line(None, False, kind, record, origin=number)
+    obj = served if "type" in served else {"type": kind, **served}
+    return Line(server_json(obj), False, kind, record, origin=number)
 
 
 def _kind_of_value(value: object) -> str:
@@ -557,6 +586,14 @@ class Graph:
             else:
                 chunks.pop()
         return b"".join(chunks)
+
+    def file_bytes(self) -> bytes:
+        """The bytes memtui writes for this graph: :meth:`to_bytes` ending with a line end
+        (:func:`memtui.core.text.final_newline`), so an agent's next ``echo >>`` starts a line
+        of its own instead of joining memtui's last record. The server writes no final newline
+        and reads a file with one; a file it wrote is read and kept as it is until memtui
+        writes it."""
+        return final_newline(self.to_bytes()) if self.lines else self.to_bytes()
 
     def replaced(self, lines: list[Line]) -> "Graph":
         """A new graph with ``lines`` and this graph's file conventions (BOM, newline, path)."""

@@ -7,6 +7,7 @@ bytes and its place (DESIGN.md §2, invariant 3). Writing the result is
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -666,21 +667,41 @@ class ReplaceRecords(Operation):
     """Make the graph hold exactly ``entities`` and ``relations`` (``memtui graph pull`` and
     ``push``, issue 16): the records in that order and in the server's form; lines that are not
     records (bad, unknown, blank) are kept, after them. Nothing changes when the graph already
-    holds exactly these records in this order (its bytes stay as they are)."""
+    holds exactly these records in this order (its bytes stay as they are).
+
+    :meth:`of` makes one from another graph's record lines, so every field of every record (a
+    server's ``createdAt``, ``version``...) is kept, in its place and order."""
 
     entities: tuple[Entity, ...]
     relations: tuple[Relation, ...]
+    #: the record lines the records come from (:meth:`of`), or ``()``: lines made in server form
+    lines: tuple[Line, ...] = ()
+
+    @classmethod
+    def of(cls, graph: Graph) -> "ReplaceRecords":
+        """The records of ``graph`` with their lines (every field kept)."""
+        lines = tuple(line for line in graph.lines if line.kind in (ENTITY, RELATION) and line.record is not None)
+        return cls(tuple(graph.entities), tuple(graph.relations), lines)
 
     def apply(self, graph: Graph) -> Change:
         self._editable(graph)
         def key(records) -> list:  # noqa: ANN001
             return [(r.name, r.entity_type, r.observations) if isinstance(r, Entity) else r.triple for r in records]
 
-        if key(graph.entities) == key(self.entities) and key(graph.relations) == key(self.relations):
+        def raws(lines) -> list:  # noqa: ANN001 - every field, in order (not the spacing of the bytes)
+            return [list(json.loads(line.raw).items()) for line in lines
+                    if line.kind in (ENTITY, RELATION) and line.record is not None]
+
+        if key(graph.entities) == key(self.entities) and key(graph.relations) == key(self.relations) and (
+                not self.lines or raws(graph.lines) == raws(self.lines)):
             return Change(graph, "the graph already holds exactly these records", changed=False)
         crlf = graph.newline() == b"\r\n"
-        lines = [Line(entity_line(e), crlf, ENTITY, e) for e in self.entities]
-        lines += [Line(relation_line(r), crlf, RELATION, r) for r in self.relations]
+        if self.lines:
+            made = [Line(line.raw, crlf, line.kind, line.record) for line in self.lines]
+            lines = [line for line in made if line.kind == ENTITY] + [line for line in made if line.kind == RELATION]
+        else:
+            lines = [Line(entity_line(e), crlf, ENTITY, e) for e in self.entities]
+            lines += [Line(relation_line(r), crlf, RELATION, r) for r in self.relations]
         kept = [line for line in graph.lines if line.record is None and line.kind != "blank"]
         before_names = {e.name for e in graph.entities}
         after_names = {e.name for e in self.entities}

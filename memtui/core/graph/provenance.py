@@ -20,14 +20,15 @@ with the data, so provenance is not lost by curating.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from memtui.core import jsonio
-from memtui.core.errors import MemtuiError
-from memtui.core.files import text_name
+from memtui.core.errors import ConfinementError, MemtuiError
+from memtui.core.files import is_inside, text_name
 from memtui.core.graph.operations import EditObservation, MergeEntities, Operation, RenameEntity
 
 TABLE = "provenance"
@@ -175,11 +176,16 @@ def session_file(root: Path, session: str) -> Path:
     Raises:
         MemtuiError: the key is not a plain name (``/``, ``..``, control characters), so it
             could lead outside the sessions folder.
+        ConfinementError: the sessions folder is a symbolic link leading outside the workspace.
     """
     if not _SESSION_KEY.fullmatch(session) or ".." in session:
         raise MemtuiError(f"{session!r} is not a session key (letters, digits, '.', '_', '-'); "
                           "the provenance record may be damaged.")
-    return root / "sessions" / "durable" / f"{session}.jsonl"
+    path = root / "sessions" / "durable" / f"{session}.jsonl"
+    if os.path.lexists(path.parent) and not is_inside(root, path):  # a linked root: read nothing out there
+        raise ConfinementError(f"sessions/durable leads outside the workspace through a symbolic link; "
+                               f"memtui reads no session history through it (session {session}).")
+    return path
 
 
 def session_position(root: Path, item: Provenance) -> tuple[Path, int]:
@@ -215,7 +221,7 @@ def find_in_sessions(root: Path, text: str, limit: int = 20) -> list[tuple[str, 
     """Session lines whose content mentions ``text``: ``(session key, line, ts)``, at most
     ``limit``; a way to find where an observation with no recorded provenance came from."""
     folder = root / "sessions" / "durable"
-    if not folder.is_dir() or not text:
+    if not folder.is_dir() or not text or not is_inside(root, folder):  # never through a link out
         return []
     hits: list[tuple[str, int, str]] = []
     for path in sorted(folder.glob("*.jsonl")):

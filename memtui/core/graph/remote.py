@@ -19,9 +19,13 @@ curating :class:`~memtui.core.graph.operations.Operation` work unchanged:
   edit and retype have no tool of their own). The plan is checked first on a model of the
   server (:func:`simulate`, the reference server's semantics), so a change the tools cannot
   express is refused before anything is sent. The server has no versions, so just before
-  writing, memtui re-reads what it is about to change (``open_nodes``) and stops with the
-  difference when an agent changed it (DESIGN.md invariant 3). After the sequence it reads the
-  same records back and says so if the server holds anything else.
+  writing, memtui re-reads what it is about to change (``open_nodes``: the same call it read
+  with, or, after a whole read, what that call answers on this server: :data:`TOUCHING` or
+  :data:`BETWEEN`, learned from the answers) and stops with the difference when another writer
+  changed it (DESIGN.md invariant 3). After the sequence it reads the same records back: a write
+  that is not there is a conflict, never "saved". A CLI edit reads only the records it touches
+  (:meth:`RemoteGraph.load_records`). Every field of a record (a server's ``createdAt``,
+  ``version``) is kept in its line (:func:`~memtui.core.graph.format.served_line`).
 - **The audit** (DESIGN.md invariants 2 and 7): the writer lock is never held while the network
   is waited for. Instead a remote write is *journalled*: one guarded write records the planned
   sequence (table ``remote-sequences``, with the audit entry of the request and its client id)
@@ -51,10 +55,10 @@ from memtui.core.errors import ExternalError, MemtuiError
 from memtui.core.findings import Finding
 from memtui.core.graph.commit import Saved, action_name, describe
 from memtui.core.graph.format import (ENTITY, RELATION, Entity, Graph, GraphConflictError, GraphEditError, Line, Relation,
-                                      entity_line, relation_line, server_view)
+                                      record_extras, served_line, server_json, server_view)
 from memtui.core.graph.operations import Change, Operation, Restore
 from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
-from memtui.core.mcp.client import DEFAULT_TIMEOUT, Client, Endpoint, shown_url
+from memtui.core.mcp.client import DEFAULT_DEADLINE, DEFAULT_MAX_ANSWER, DEFAULT_TIMEOUT, Client, Endpoint, shown_url
 from memtui.core.mcp.errors import McpError, McpServerError
 from memtui.core.text import unified_diff, visible
 
@@ -68,6 +72,8 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 READ_TOOLS = ("read_graph", "open_nodes")
 WRITE_TOOLS = ("create_entities", "add_observations", "create_relations", "delete_entities",
                "delete_observations", "delete_relations")
+#: The tools that only add (a server skips what exists): they cannot overwrite another writer's records.
+ADDITIVE = frozenset({"create_entities", "add_observations", "create_relations"})
 #: Largest JSON arguments of one tool call (bytes): the reference gateway's body parser refuses
 #: requests over 100 KB (express.json's default), so longer lists are sent in parts.
 MAX_ARGUMENTS = 64 * 1024
@@ -167,7 +173,10 @@ def resolve(ws, remote: str | None = None) -> Endpoint | None:  # noqa: ANN001 -
     """
     from memtui.core import secrets
 
-    timeout = getattr(getattr(ws.config, "graph", None), "timeout", DEFAULT_TIMEOUT)
+    settings = getattr(ws.config, "graph", None)
+    timeout = getattr(settings, "timeout", DEFAULT_TIMEOUT)
+    deadline = float(getattr(settings, "deadline", DEFAULT_DEADLINE))
+    max_answer = int(getattr(settings, "max_answer_mb", DEFAULT_MAX_ANSWER // 1_000_000)) * 1_000_000
     if remote == "local":
         return None
     url, where, block = remote, "--remote", None
@@ -199,7 +208,8 @@ def resolve(ws, remote: str | None = None) -> Endpoint | None:  # noqa: ANN001 -
             token, source = found.value, found.source or "keyring"
         elif left_out:
             source = "left out"
-    return Endpoint(url, token=token, token_source=source, where=where, timeout=timeout, headers=tuple(headers))
+    return Endpoint(url, token=token, token_source=source, where=where, timeout=timeout, headers=tuple(headers),
+                    deadline=deadline, max_answer=max_answer)
 
 
 # -- the server's model --------------------------------------------------------------------------
@@ -220,9 +230,24 @@ def _triple(r: dict) -> tuple[str, str, str]:
     return (r["from"], r["to"], r["relationType"])
 
 
-def view_of(graph: Graph) -> dict:
-    """``{"entities": [...], "relations": [...]}``: ``graph`` as the server holds it (copies)."""
-    return {"entities": [_entity(e) for e in graph.entities], "relations": [_relation(r) for r in graph.relations]}
+def view_of(graph: Graph, extras: bool = False) -> dict:
+    """``{"entities": [...], "relations": [...]}``: ``graph`` as the server holds it (copies).
+
+    Args:
+        extras: also each record's keys the reference server does not know (``createdAt``,
+            ``version``...), after the known ones: what a lossless copy (a push, a snapshot, a
+            backup) carries. Comparisons never look at them.
+    """
+    if not extras:
+        return {"entities": [_entity(e) for e in graph.entities], "relations": [_relation(r) for r in graph.relations]}
+    entities: list[dict] = []
+    relations: list[dict] = []
+    for line in graph.lines:
+        if line.kind == ENTITY and isinstance(line.record, Entity):
+            entities.append({**_entity(line.record), **record_extras(line)})
+        elif line.kind == RELATION and isinstance(line.record, Relation):
+            relations.append({**_relation(line.record), **record_extras(line)})
+    return {"entities": entities, "relations": relations}
 
 
 def _checked(answer: Any, what: str) -> tuple[list, list]:
@@ -232,6 +257,9 @@ def _checked(answer: Any, what: str) -> tuple[list, list]:
     Raises:
         McpServerError: it is not (the server is not a memory server memtui understands).
     """
+    if isinstance(answer, str):  # a server that reports a failure as plain text (not isError)
+        raise McpServerError(f"the server answered {what} with text, not a graph, so memtui did not take it as one; "
+                             f"it said: {visible(answer.strip(), limit=300)!r}")
     if not isinstance(answer, dict) or not isinstance(answer.get("entities"), list) or not isinstance(
             answer.get("relations"), list):
         raise McpServerError(f"the server's {what} answer is not a graph (entities and relations).")
@@ -250,23 +278,31 @@ def _checked(answer: Any, what: str) -> tuple[list, list]:
 
 
 def check_view(view: Any, what: str = "read_graph") -> dict:
-    """``view`` checked to be a graph answer (:func:`_checked`); copies holding only the
-    server's keys.
+    """``view`` checked to be a graph answer (:func:`_checked`); copies of its records, every
+    key kept in its order (a server's extra fields such as ``createdAt`` are data too).
 
     Raises:
         McpError: it is not (the server is not a memory server memtui understands).
     """
     entities, relations = _checked(view, what)
-    return {"entities": [{"name": e["name"], "entityType": e["entityType"], "observations": list(e["observations"])}
-                         for e in entities],
-            "relations": [{"from": r["from"], "to": r["to"], "relationType": r["relationType"]} for r in relations]}
+    return {"entities": [dict(e, observations=list(e["observations"])) for e in entities],
+            "relations": [dict(r) for r in relations]}
+
+
+def _file_line(kind: str, record: dict) -> bytes:
+    """One record of a view as the server's file line: ``type`` first (unless the record places
+    it), then its keys in their order."""
+    core = _entity(record) if kind == ENTITY else _relation(record)
+    extra = {k: v for k, v in record.items() if k not in core and k != "type"}
+    obj = dict(record) if "type" in record else {"type": kind, **core, **extra}
+    return server_json(obj)
 
 
 def view_bytes(view: dict) -> bytes:
     """The server-form lines of ``view``, as the reference server writes its file (entities,
-    then relations, ``\\n`` between lines, no final newline)."""
-    lines = [entity_line(Entity(e["name"], e["entityType"], tuple(e["observations"]))) for e in view["entities"]]
-    lines += [relation_line(Relation(r["from"], r["to"], r["relationType"])) for r in view["relations"]]
+    then relations, ``\\n`` between lines, no final newline); a record's extra keys are kept."""
+    lines = [_file_line(ENTITY, e) for e in view["entities"]]
+    lines += [_file_line(RELATION, r) for r in view["relations"]]
     return b"\n".join(lines)
 
 
@@ -289,14 +325,15 @@ def graph_of(view: dict, shown: str, digest: str | None = None) -> Graph:
     number = 0
     for e in view["entities"]:
         number += 1
-        lines.append(Line(None, False, ENTITY, Entity(e["name"], e["entityType"], tuple(e["observations"]), number),
-                          origin=number))
+        lines.append(served_line(ENTITY, Entity(e["name"], e["entityType"], tuple(e["observations"]), number), e,
+                                 number))
     for r in view["relations"]:
         number += 1
-        lines.append(Line(None, False, RELATION, Relation(r["from"], r["to"], r["relationType"], number),
-                          origin=number))
-    return Graph(lines, bom=False, final_newline=False, shown=shown,
-                 source_sha256=digest if digest is not None else view_digest(view))
+        lines.append(served_line(RELATION, Relation(r["from"], r["to"], r["relationType"], number), r, number))
+    if digest is None:  # the identity of the records' known fields, as every read of this state has
+        digest = view_digest({"entities": [_entity(e) for e in view["entities"]],
+                              "relations": [_relation(r) for r in view["relations"]]})
+    return Graph(lines, bom=False, final_newline=False, shown=shown, source_sha256=digest)
 
 
 def read_graph_of(answer: Any, shown: str, what: str = "read_graph", digest: str | None = None) -> Graph:
@@ -320,11 +357,10 @@ def read_graph_of(answer: Any, shown: str, what: str = "read_graph", digest: str
     number = 0
     for e in entities:
         number += 1
-        append(Line(None, False, ENTITY, Entity(e["name"], e["entityType"], tuple(e["observations"]), number),
-                    origin=number))
+        append(served_line(ENTITY, Entity(e["name"], e["entityType"], tuple(e["observations"]), number), e, number))
     for r in relations:
         number += 1
-        append(Line(None, False, RELATION, Relation(r["from"], r["to"], r["relationType"], number), origin=number))
+        append(served_line(RELATION, Relation(r["from"], r["to"], r["relationType"], number), r, number))
     graph = Graph(lines, bom=False, final_newline=False, shown=shown, source_sha256=digest or "")
     if digest is None:
         graph.source_sha256 = view_digest(server_view(graph))
@@ -371,13 +407,31 @@ def simulate(view: dict, tool: str, arguments: dict) -> dict:
     return {"entities": entities, "relations": relations}
 
 
-def subset(view: dict, names: Iterable[str]) -> dict:
-    """What ``open_nodes(names)`` answers on ``view``: the entities named, and every relation
-    with an end among the entities found (the reference server's rule)."""
+#: How a server's ``open_nodes`` answers relations: every relation with an end among the entities
+#: found (server-memory from 2026.7.4), or only those with both ends among them (server-memory up
+#: to 2026.1.26 and its forks, such as ``@itseasy21/mcp-knowledge-graph`` 1.0.7). Both report
+#: ``memory-server 0.6.3`` in ``initialize``, so :class:`RemoteGraph` learns it from the answers.
+TOUCHING, BETWEEN = "touching", "between"
+
+
+def subset(view: dict, names: Iterable[str], mode: str = TOUCHING) -> dict:
+    """What ``open_nodes(names)`` answers on ``view``: the entities named, and the relations
+    with an end among the entities found (``mode`` :data:`TOUCHING`) or with both ends among
+    them (:data:`BETWEEN`)."""
     wanted = set(names)
     entities = [e for e in view["entities"] if e["name"] in wanted]
     found = {e["name"] for e in entities}
-    return {"entities": entities, "relations": [r for r in view["relations"] if r["from"] in found or r["to"] in found]}
+    if mode == BETWEEN:
+        relations = [r for r in view["relations"] if r["from"] in found and r["to"] in found]
+    else:
+        relations = [r for r in view["relations"] if r["from"] in found or r["to"] in found]
+    return {"entities": entities, "relations": relations}
+
+
+def _one_ended(view: dict) -> list[dict]:
+    """The relations of an ``open_nodes`` answer with one end outside its entities."""
+    found = {e["name"] for e in view["entities"]}
+    return [r for r in view["relations"] if (r["from"] in found) != (r["to"] in found)]
 
 
 # -- planning ---------------------------------------------------------------------------------
@@ -424,6 +478,10 @@ class Plan:
     names: list[str]
     expected: dict
     reordered: list[str] = field(default_factory=list)
+    #: the names the lost-update check read (``names``, or those of the partial read)
+    check: list[str] = field(default_factory=list)
+    #: the state the plan starts from
+    before: dict = field(default_factory=lambda: {"entities": [], "relations": []})
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -502,7 +560,7 @@ def plan(before: dict, after: dict) -> Plan:
     reordered: list[str] = []
     for name in order:
         old, new = by_before.get(name, []), by_after.get(name, [])
-        if old == new:
+        if [_entity(e) for e in old] == [_entity(e) for e in new]:  # extra keys are carried, not compared
             continue
         if not old:
             creates.extend(new)
@@ -562,10 +620,10 @@ def plan(before: dict, after: dict) -> Plan:
     if _canonical(expected, set(reordered)) != _canonical(after, set(reordered)):
         raise GraphEditError("this change cannot be made with the remote server's tools (it would need, for "
                              "example, a second copy of an existing relation); nothing was sent.")
-    names = {n for n in order if by_before.get(n) != by_after.get(n)}
+    names = {n for n in order if [_entity(e) for e in by_before.get(n, [])] != [_entity(e) for e in by_after.get(n, [])]}
     for r in [*new_relations, *rebuilt, *rebuilt_gone, *dropped]:
         names.update((r["from"], r["to"]))
-    return Plan(steps, sorted(names), expected, reordered)
+    return Plan(steps, sorted(names), expected, reordered, before=before)
 
 
 def _canonical(view: dict, loose: set[str]) -> tuple:
@@ -618,6 +676,11 @@ class RemoteGraph:
         self.read_via = ""
         #: called with a step's summary before each tool call of a write (tests, progress)
         self.on_step: Callable[[int, Step], None] | None = None
+        #: what this server's ``open_nodes`` includes (:data:`TOUCHING` or :data:`BETWEEN`), once
+        #: an answer showed it; ``None`` until then (learned again for each connection's server)
+        self.open_mode: str | None = None
+        #: the last :meth:`load_records`: ``(graph, names, answer)``, the check's baseline
+        self._partial: tuple[Graph, list[str], dict] | None = None
 
     # -- connection ------------------------------------------------------------------------------
     def client(self) -> Client:
@@ -726,7 +789,87 @@ class RemoteGraph:
             if key not in seen:
                 seen.add(key)
                 unique.append(e)
-        return {"entities": unique, "relations": [first[t] for t, n in relations.items() for _ in range(n)]}
+        view = {"entities": unique, "relations": [first[t] for t, n in relations.items() for _ in range(n)]}
+        if self.open_mode is None and _one_ended(view):
+            self.open_mode = TOUCHING  # only a server of that kind answers such a relation
+        return view
+
+    def load_records(self, names: Sequence[str], relations: bool = False) -> Graph | None:
+        """The records of ``names`` (``open_nodes``), as a graph to edit without reading the whole
+        graph: an edit then costs what it changes. :meth:`save` checks the same call again before
+        writing (like with like).
+
+        Args:
+            names: every entity name the edit reads or writes.
+            relations: the edit needs every relation of these entities, those leading outside
+                the names included (a rename or merge recreates them): given only when the
+                server's ``open_nodes`` is known to answer them (:data:`TOUCHING`), else ``None``.
+
+        Returns:
+            The graph (entities then relations, in the server's order), or ``None`` when it
+            cannot serve this edit (read the whole graph with :meth:`load`).
+
+        Raises:
+            McpError: the server cannot be used.
+        """
+        client = self.client()
+        try:
+            client.require(*READ_TOOLS)
+        except McpError:
+            self.close()
+            raise
+        wanted = list(dict.fromkeys(names))
+        answer = self.open(wanted)
+        if relations and self.open_mode != TOUCHING:
+            return None
+        graph = graph_of(answer, self.shown)
+        self._partial = (graph, wanted, answer)
+        return graph
+
+    def _same(self, was_view: dict, names: Sequence[str], now: dict, loose: set[str] | None = None) -> tuple[bool, dict]:
+        """Whether ``now`` (``open_nodes(names)`` answered now) is what that call answers on
+        ``was_view`` (what memtui read), for this server's kind of ``open_nodes``; and the view it
+        was compared with (for the conflict's diff).
+
+        A difference counts only when it is one under every kind the server may be: when only
+        the relations leading outside ``names`` differ and the kind is not yet known, one more
+        ``open_nodes`` of such a relation's two ends tells them apart (:meth:`_probe`), once.
+        """
+        modes = [self.open_mode] if self.open_mode else [TOUCHING, BETWEEN]
+        loose = loose or set()
+        first = None
+        for mode in modes:
+            was = subset(was_view, names, mode)
+            first = first or was
+            if _canonical(now, loose) == _canonical(was, loose):
+                if mode == BETWEEN and self.open_mode is None:
+                    touching = subset(was_view, names, TOUCHING)
+                    if _canonical(touching, loose) != _canonical(was, loose):
+                        verdict = self._probe(touching, now)
+                        if verdict is False:
+                            return False, touching
+                return True, was
+        return False, first if first is not None else subset(was_view, names)
+
+    def _probe(self, touching: dict, now: dict) -> bool | None:
+        """Tell the two kinds of ``open_nodes`` apart: ask for both ends of a relation memtui
+        read that leads outside the names and that the answer left out. It comes back: the server
+        answers only relations between the names asked (:data:`BETWEEN`, learned). It does not
+        although both ends are entities: it is gone, an agent's change (``False``). ``None``:
+        no relation could tell."""
+        had = {_triple(r) for r in now["relations"]}
+        for r in _one_ended(touching):
+            if _triple(r) in had or r["from"] == r["to"]:
+                continue
+            answer = self.open([r["from"], r["to"]])
+            found = {e["name"] for e in answer["entities"]}
+            if r["from"] not in found or r["to"] not in found:
+                continue  # an end is not an entity (now): this relation cannot tell
+            if _triple(r) in {_triple(x) for x in answer["relations"]}:
+                self.open_mode = BETWEEN
+                return True
+            return False
+        return None
 
     def search(self, query: str, semantic: bool = False) -> Graph:
         """``search_nodes(query)`` (or ``semantic_search`` when asked and listed) as a graph.
@@ -763,7 +906,9 @@ class RemoteGraph:
             GraphEditError: the operation does not fit ``loaded``, or the server's tools cannot
                 express it (nothing sent).
             GraphConflictError: an agent changed what the edit touches since ``loaded`` was read
-                (``diff`` shows how; nothing sent).
+                (``diff`` shows how; nothing sent); or, read back after the sequence, what memtui
+                wrote is not there (another writer's overlapping write replaced it: the reference
+                server rewrites its whole file with no lock), so it is not reported as saved.
             RemoteSequenceError: the sequence stopped half-way (recorded; see ``resume``).
             McpError: the server could not be used before anything was sent.
         """
@@ -784,22 +929,36 @@ class RemoteGraph:
         change = operation.apply(loaded)
         if not change.changed:
             return Saved(loaded, change, written=False)
-        before = view_of(loaded)
-        the_plan = plan(before, view_of(change.graph))
+        before = view_of(loaded, extras=True)
+        the_plan = plan(before, view_of(change.graph, extras=True))
         client = self.client()
         try:
             client.require(*READ_TOOLS, *{s.tool for s in the_plan.steps})
         except McpError:
             self.close()
             raise
-        # The lost-update check: the server has no versions, so read again what the edit touches.
-        now = self.open(the_plan.names)
-        was = subset(before, the_plan.names)
-        if _canonical(now, set()) != _canonical(was, set()):
+        # The lost-update check: the server has no versions, so read again what the edit touches,
+        # with the same call memtui read it with when it can (like with like).
+        partial = self._partial if self._partial is not None and self._partial[0] is loaded else None
+        check_names = partial[1] if partial is not None else the_plan.names
+        if partial is not None and all(s.tool in ADDITIVE for s in the_plan.steps):
+            # read just now by this same request (no person in between), and a plan that only
+            # adds cannot overwrite what another writer made: the read-back is the check
+            now = was = partial[2]
+            same = True
+        elif partial is not None:
+            now, was = self.open(check_names), partial[2]
+            same = _canonical(now, set()) == _canonical(was, set())
+        else:
+            now = self.open(check_names)
+            same, was = self._same(before, check_names, now)
+        if not same:
             raise GraphConflictError(
-                f"the remote graph at {self.shown} changed since memtui read it (an agent wrote to "
-                f"{', '.join(repr(n) for n in _changed_names(was, now)[:5]) or 'these records'}); nothing was "
-                "sent. Reload, look at the change, and try again.", _view_diff(was, now, self.shown))
+                f"the remote graph at {self.shown} changed since memtui read it (another writer changed "
+                f"{', '.join(repr(n) for n in _changed_names(was, now)[:5]) or 'these records'}: the lines below "
+                "marked - are what memtui read, + what the server holds now); nothing was sent. Reload, look at "
+                "the change, and try again.", _view_diff(was, now, self.shown))
+        the_plan.check = check_names
         notes = list(change.notes)
         if the_plan.reordered:
             notes.append("the server appends observations, so the edited one is now last on "
@@ -809,10 +968,21 @@ class RemoteGraph:
         # First guarded write: the journal record and the request's audit entry, before any tool
         # call. The lock is released before the network is waited for (invariant 2).
         self._begin(session, sequence, action, request, client_id, summary, the_plan, was, operation)
-        self._run(session, sequence, the_plan.steps, 0, summary)
+        self._run(session, sequence, the_plan.steps, 0, summary, before=before, names=check_names)
         back = self._read_back(the_plan)
-        if back is not None:
-            notes.append(back)
+        if back is not None and not back[1]:
+            notes.append(back[0])
+        elif back is not None:
+            lost = _changed_names(subset(the_plan.expected, the_plan.check, self.open_mode or TOUCHING), back[1])
+            self._finish(session, sequence, summary, len(the_plan.steps), len(the_plan.steps), notes=[back[0]],
+                         operation=operation, provenance=provenance, phase="overwritten")
+            raise GraphConflictError(
+                f"{summary} was sent to {self.shown}, but reading it back shows the server holds something else "
+                f"for {', '.join(repr(n) for n in lost[:5]) or 'these records'}: another writer wrote at the same "
+                "time and one write replaced the other, so the change is NOT saved as memtui made it. Reload, look "
+                "at the lines below (- what memtui wrote, + what the server holds), and make the change again if "
+                "it is missing.", _view_diff(subset(the_plan.expected, the_plan.check, self.open_mode or TOUCHING),
+                                             back[1], self.shown))
         # Second guarded write: the outcome, provenance following the edit, provenance records.
         undo: list = []
         entry = self._finish(session, sequence, summary, len(the_plan.steps), len(the_plan.steps), notes=notes,
@@ -821,17 +991,25 @@ class RemoteGraph:
         return Saved(new_graph, Change(new_graph, summary, notes=tuple(notes)), audit_entry=entry,
                      provenance_undo=tuple(undo))
 
-    def _read_back(self, the_plan: Plan) -> str | None:
-        """Read what was written again; a sentence when the server holds something else."""
+    def _read_back(self, the_plan: Plan) -> tuple[str, dict] | None:
+        """Read what was written again (the same call as the check): ``None`` when the server
+        holds what memtui wrote; ``(sentence, {})`` for a note (it could not be read back, or
+        another writer changed something beside the write); ``(sentence, what it holds)`` when
+        the write is not there (lost: :meth:`save` raises a conflict)."""
+        names = the_plan.check or the_plan.names
         try:
-            back = self.open(the_plan.names)
+            back = self.open(names)
         except McpError as exc:
-            return f"the change was sent but could not be read back ({exc})"
-        expected = subset(the_plan.expected, the_plan.names)
-        if _canonical(back, set(the_plan.reordered)) != _canonical(expected, set(the_plan.reordered)):
-            return (f"the server now holds something else for {', '.join(repr(n) for n in _changed_names(expected, back)[:5])} "
-                    "than memtui wrote (an agent may have written meanwhile); reload to see it")
-        return None
+            return f"the change was sent but could not be read back ({exc}); reload to see whether it is there", {}
+        same, _was = self._same(the_plan.expected, names, back, set(the_plan.reordered))
+        if same:
+            return None
+        missing = _missing_effects(the_plan.before, the_plan.expected, back)
+        if not missing:  # what memtui wrote is there; another writer changed something beside it
+            return (f"another writer also changed "
+                    f"{', '.join(repr(n) for n in _changed_names(subset(the_plan.expected, names), back)[:5])} "
+                    "meanwhile; reload to see it", {})
+        return (f"the server does not hold {', '.join(missing[:5])}", back)
 
     def _begin(self, session, sequence: str, action: str, request: dict, client_id: str | None, summary: str,
                the_plan: Plan, was: dict, operation: Operation):
@@ -847,32 +1025,68 @@ class RemoteGraph:
 
         return session.write(action, self.shown, record, client_id=client_id, request=request)
 
-    def _run(self, session, sequence: str, steps: list[Step], start: int, summary: str) -> int:
-        """Send ``steps[start:]``; on a failure record how far it got and raise."""
+    def _run(self, session, sequence: str, steps: list[Step], start: int, summary: str, *,
+             before: dict | None = None, names: Sequence[str] = ()) -> int:
+        """Send ``steps[start:]``; on a failure record how far it got and raise.
+
+        Args:
+            before: the state the steps start from, and ``names`` the records they touch: given,
+                a step the server reports as failed (``isError``) is read back before it is
+                believed (a server may write and then fail), and a sequence that provably applied
+                nothing says so (no resume is offered).
+        """
         done = start
+        state = before
         for index in range(start, len(steps)):
             step = steps[index]
             if self.on_step is not None:
                 self.on_step(index, step)
+            after = simulate(state, step.tool, step.arguments) if state is not None else None
             try:
                 self._call(step.tool, step.arguments)
             except (McpError, MemtuiError) as exc:
+                verdict = self._landed(state, after, names) if state is not None and after is not None else None
+                if verdict is True:  # the server wrote it and reported a failure: believe what it holds
+                    state, done = after, index + 1
+                    continue
                 applied = [s.summary for s in steps[:done]]
                 pending = [s.summary for s in steps[done:]]
-                self._finish(session, sequence, summary, done, len(steps), failure=str(exc))
+                nothing = done == 0 and verdict is False
+                self._finish(session, sequence, summary, done, len(steps), failure=str(exc),
+                             phase="nothing applied" if nothing else "")
+                if nothing:
+                    raise RemoteSequenceError(
+                        f"the change was not made on {self.shown} ({summary}: not applied): the server refused it "
+                        "and, read back, holds "
+                        f"what it held before, so nothing was applied. The server said: {exc} Fix the cause and "
+                        "try again.", [], pending) from None
                 first = "nothing was applied" if not done else f"applied {done} of {len(steps)} steps ({'; '.join(applied)})"
                 raise RemoteSequenceError(
                     f"{summary} stopped half-way on {self.shown}: {first}; not applied: {'; '.join(pending)}. "
                     f"The server said: {exc} To finish it run `memtui graph resume`; to undo what was applied run "
                     "`memtui graph resume --undo` (both recorded in the audit log).", applied, pending) from None
+            state = after
             done = index + 1
         return done
+
+    def _landed(self, state: dict, after: dict, names: Sequence[str]) -> bool | None:
+        """Whether a step the server reported as failed changed it: ``True`` (it holds the state
+        after the step), ``False`` (the state before), ``None`` (neither, or unreadable)."""
+        try:
+            now = self.open(names)
+        except McpError:
+            return None
+        if self._same(after, names, now)[0]:
+            return True
+        if self._same(state, names, now)[0]:
+            return False
+        return None
 
     def _finish(self, session, sequence: str, summary: str, applied: int, total: int, *, failure: str = "",
                 notes: Sequence[str] = (), operation: Operation | None = None, provenance: Sequence = (),
                 undo: list | None = None, phase: str = ""):
         """The guarded write after the network: the journal's outcome and its audit entry."""
-        state = "done" if applied == total and not failure else "failed"
+        state = "done" if applied == total and not failure else "refused" if phase == "nothing applied" else "failed"
 
         def record(tx) -> None:  # noqa: ANN001 - Tx
             table = tx.table(TABLE)
@@ -982,6 +1196,42 @@ def _changed_names(a: dict, b: dict) -> list[str]:
     x, y = by_name(a), by_name(b)
     names = [k for k in sorted(set(x) | set(y)) if sorted(x.get(k, [])) != sorted(y.get(k, []))]
     return list(dict.fromkeys(k.removeprefix("\0rel:") for k in names))
+
+
+def _missing_effects(before: dict, expected: dict, back: dict) -> list[str]:
+    """What a write should have made and ``back`` (the server read back) does not show: added
+    records or observations absent, deleted ones present. Empty: the write landed (whatever else
+    another writer changed beside it)."""
+    def entities(view: dict) -> dict[str, tuple[str, set]]:
+        return {e["name"]: (e["entityType"], set(e["observations"])) for e in view["entities"]}
+
+    was, want, have = entities(before), entities(expected), entities(back)
+    missing: list[str] = []
+    for name in set(was) | set(want):
+        if was.get(name) == want.get(name):
+            continue
+        if name not in want:
+            if name in have:
+                missing.append(f"the deletion of {name!r}")
+            continue
+        kind, observations = want[name]
+        if name not in have or have[name][0] != kind:
+            missing.append(f"{name!r} as written")
+            continue
+        old = was.get(name, ("", set()))[1]
+        if (observations - old) - have[name][1] or (old - observations) & have[name][1]:
+            missing.append(f"the observations written to {name!r}")
+    found = set(have)
+    triples = {_triple(r) for r in back["relations"]}
+    old_t = {_triple(r) for r in before["relations"]}
+    new_t = {_triple(r) for r in expected["relations"]}
+    for t in sorted(new_t - old_t):
+        if t[0] in found and t[1] in found and t not in triples:
+            missing.append(f"the relation {t[0]!r} {t[2]} {t[1]!r}")
+    for t in sorted(old_t - new_t):
+        if t in triples:
+            missing.append(f"the removal of the relation {t[0]!r} {t[2]} {t[1]!r}")
+    return missing
 
 
 def _sha(view: dict) -> str:

@@ -34,6 +34,7 @@ The bearer token is only ever written into the ``Authorization`` header of a req
 from __future__ import annotations
 
 import base64
+import codecs
 import itertools
 import json
 import sys
@@ -62,6 +63,11 @@ MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 #: Seconds without a byte from the server before a request is given up (``[graph] timeout``).
 DEFAULT_TIMEOUT = 30.0
+#: Seconds one answer may take in all, however slowly it trickles (``[graph] deadline``).
+DEFAULT_DEADLINE = 600.0
+#: Largest answer taken, in bytes (``[graph] max_answer_mb``): a graph of 50,000 entities answers
+#: about 60 MB; parsing an answer takes about four times its size in memory.
+DEFAULT_MAX_ANSWER = 512 * 1_000_000
 #: JSON-RPC error code of 2026-07-28 for a protocol version the server does not speak.
 UNSUPPORTED_VERSION = -32022
 #: memtui's name towards servers (``clientInfo``).
@@ -100,6 +106,8 @@ class Endpoint:
             memtui.toml"``, ``"the memory block of config.json"``).
         timeout: seconds without an answer byte before a request fails.
         headers: other headers of the configuration block (sent as they are, never shown).
+        deadline: seconds one answer may take in all (a server trickling bytes is given up).
+        max_answer: largest answer taken, in bytes.
     """
 
     url: str
@@ -108,6 +116,8 @@ class Endpoint:
     where: str = ""
     timeout: float = DEFAULT_TIMEOUT
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    deadline: float = DEFAULT_DEADLINE
+    max_answer: int = DEFAULT_MAX_ANSWER
 
     @property
     def shown(self) -> str:
@@ -167,6 +177,7 @@ class Client:
         self._tools: dict[str, dict] | None = None
         self._resources: dict[str, dict] | None = None
         self._ids = itertools.count(1)
+        self._limit = _Limit(endpoint, "")
         self.reinitialised = 0
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -415,20 +426,21 @@ class Client:
             body = json.dumps(message).encode("ascii")
         headers = self._headers(method, name, modern)
         sent_session = "Mcp-Session-Id" in headers
+        self._limit = _Limit(self.endpoint, name or method)
         try:
             with self._http.stream("POST", self.endpoint.url, content=body, headers=headers) as response:
                 status = response.status_code
                 if status == 404 and sent_session:
-                    response.read()
+                    b"".join(self._limit.chunks(response))
                     raise _SessionExpired()
                 if status >= 400 or status in (202, 204):
-                    data = response.read()
+                    data = b"".join(self._limit.chunks(response))
                     rpc = _rpc_error(data, status)
                     if rpc is not None and status in (400, 404, 405):
                         raise rpc
-                    if method == "server/discover" and status in (400, 404, 405):
+                    if method == "server/discover" and status in (400, 404, 405) and not self._old_sse(response):
                         raise _RpcError(0, f"HTTP {status}", status=status)  # not modern: try the handshake
-                    self._status_error(status, data, name or method)
+                    self._status_error(status, data, name or method, old_sse=self._old_sse(response))
                 if method == "initialize":
                     self.session_id = response.headers.get("mcp-session-id") or None
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -445,7 +457,7 @@ class Client:
 
     def _from_json(self, response: httpx.Response, message_id: int, progress: ProgressFn | None, what: str) -> dict:
         chunks = []
-        for chunk in response.iter_bytes():
+        for chunk in self._limit.chunks(response):
             chunks.append(chunk)
             if progress is not None:
                 progress(response.num_bytes_downloaded)
@@ -463,7 +475,7 @@ class Client:
     def _from_stream(self, response: httpx.Response, message_id: int, progress: ProgressFn | None,
                      what: str) -> dict:
         count = 0
-        for event in _events(response, progress):
+        for event in _events(response, progress, self._limit):
             count += 1
             if event.event not in ("", "message") or not event.data.strip():
                 continue
@@ -494,8 +506,23 @@ class Client:
                                   "stopped. Nothing more was sent.")
         return McpServerError(f"talking to the MCP server at {shown} failed ({type(exc).__name__}).")
 
-    def _status_error(self, status: int, data: bytes, what: str) -> None:
+    def _old_sse(self, response: httpx.Response) -> bool:
+        """Whether a refused POST came from an endpoint of the old HTTP+SSE transport (protocol
+        2024-11-05: ``GET /sse`` opens the stream, messages go to another path): an address ending
+        in ``/sse``, or an answer allowing ``GET`` and not ``POST``."""
+        if response.status_code not in (404, 405):
+            return False
+        allow = {m.strip().upper() for m in response.headers.get("allow", "").split(",") if m.strip()}
+        return httpx.URL(self.endpoint.url).path.rstrip("/").endswith("/sse") or ("GET" in allow and "POST" not in allow)
+
+    def _status_error(self, status: int, data: bytes, what: str, old_sse: bool = False) -> None:
         shown = self.endpoint.shown
+        if old_sse:
+            raise McpUnreachable(
+                f"{shown} speaks the old MCP transport (HTTP+SSE, with a GET /sse stream), which memtui does not; "
+                "memtui needs the streamable HTTP transport (one POST address, usually ending in /mcp). Serve the "
+                "same server with it (supergateway --outputTransport streamableHttp, or mcp-proxy, both answer at "
+                f"/mcp) and give that URL ({self.endpoint.where or 'as given'}).")
         if status in (401, 403):
             raise McpAuthError(_auth_sentence(self.endpoint, status))
         if status == 404:
@@ -515,27 +542,64 @@ class Client:
         raise McpServerError(f"the MCP server at {shown} refused {what} (HTTP {status}).")
 
 
-def _events(response: httpx.Response, progress: ProgressFn | None) -> Iterator[ServerSentEvent]:
+class _Limit:
+    """The bounds of one answer: :attr:`Endpoint.deadline` seconds in all and
+    :attr:`Endpoint.max_answer` bytes, checked as each chunk arrives (the idle timeout of httpx
+    counts only silence, so a server sending a byte a second would otherwise hold memtui forever,
+    and a huge answer would be held whole before being refused)."""
+
+    def __init__(self, endpoint: Endpoint, what: str) -> None:
+        self.endpoint, self.what = endpoint, what
+        self.ends = time.monotonic() + endpoint.deadline
+
+    def check(self, received: int) -> None:
+        """Raise when the answer is past its deadline or its size cap."""
+        shown = self.endpoint.shown
+        if received > self.endpoint.max_answer:
+            raise McpServerError(
+                f"the MCP server at {shown} sent more than {self.endpoint.max_answer / 1e6:,.0f} MB answering "
+                f"{self.what}, so memtui stopped reading it and took nothing from it; allow more with "
+                "`[graph] max_answer_mb = MEGABYTES` in memtui.toml if that is expected.")
+        if time.monotonic() > self.ends:
+            raise McpTimeout(
+                f"the MCP server at {shown} was still sending its answer to {self.what} after "
+                f"{self.endpoint.deadline:g} s ({received:,} bytes so far), so memtui gave up and took nothing from "
+                "it; try again, or allow longer with `[graph] deadline = SECONDS` in memtui.toml.")
+
+    def chunks(self, response: httpx.Response) -> Iterator[bytes]:
+        """``response``'s body bytes, checked after each chunk."""
+        self.check(0)
+        for chunk in response.iter_bytes():
+            self.check(response.num_bytes_downloaded)
+            yield chunk
+
+
+def _events(response: httpx.Response, progress: ProgressFn | None, limit: _Limit) -> Iterator[ServerSentEvent]:
     """The server-sent events of ``response`` (httpx-sse), calling ``progress`` with the bytes
-    received after every chunk: a 60 MB answer is one event, and a reader waiting on it should
-    see it arrive."""
-    if progress is None:
-        return EventSource(response).iter_sse()
-    return EventSource(_Counted(response, progress)).iter_sse()  # type: ignore[arg-type]
+    received after every chunk (a 60 MB answer is one event, and a reader waiting on it should
+    see it arrive) and checking the answer's bounds (:class:`_Limit`)."""
+    return EventSource(_Counted(response, progress, limit)).iter_sse()  # type: ignore[arg-type]
 
 
 class _Counted:
     """``response`` as :class:`EventSource` reads it (headers, ``iter_text``), with ``progress``
-    called after each chunk."""
+    called and the bounds checked after each chunk."""
 
-    def __init__(self, response: httpx.Response, progress: ProgressFn) -> None:
-        self._response, self._progress = response, progress
+    def __init__(self, response: httpx.Response, progress: ProgressFn | None, limit: _Limit) -> None:
+        self._response, self._progress, self._limit = response, progress, limit
         self.headers = response.headers
 
     def iter_text(self) -> Iterator[str]:
-        for text in self._response.iter_text():
-            self._progress(self._response.num_bytes_downloaded)
-            yield text
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        for chunk in self._limit.chunks(self._response):
+            if self._progress is not None:
+                self._progress(self._response.num_bytes_downloaded)
+            text = decoder.decode(chunk)
+            if text:
+                yield text
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            yield tail
 
 
 def _dict(value: object) -> dict:

@@ -103,7 +103,7 @@ def allow(session: Any, code: str, place: str, reason: str, *, client_id: str | 
     if not reason or not reason.strip():
         raise MemtuiError("say why with --reason: the reason is kept with the allowance and in the audit log")
     path, line = parse_place(place)
-    report = audit.run(session.ws)
+    report = audit.run(session.ws, offline=True)  # the findings shown; a remote graph's from its last read
     found = [f for f in report.findings if f.code == code and f.path == path and (line is None or f.line == line)]
     if not found:
         already = [f for f in report.allowed if f.code == code and f.path == path and (line is None or f.line == line)]

@@ -63,7 +63,7 @@ def _exact(node: tuple) -> set[str] | None:
     if op in _ZERO_WIDTH:
         return {""}
     if op is sre.SUBPATTERN:
-        return _exact_seq(arg[-1])
+        return None if _folds_alone(arg) else _exact_seq(arg[-1])
     if op is sre.BRANCH:
         out: set[str] = set()
         for branch in arg[1]:
@@ -104,10 +104,16 @@ def _score(factor: set[str] | None) -> int:
     return min(len(s) for s in factor) * 4 - len(factor) // 8
 
 
+def _folds_alone(arg: tuple) -> bool:
+    """A scoped ``(?i:…)`` group inside a case-sensitive pattern: its literals match in any
+    case, which a case-sensitive gate cannot say (such a group gives no factor)."""
+    return not _FOLD[0] and bool(arg[1] & re.IGNORECASE)
+
+
 def _required_node(node: tuple) -> set[str] | None:
     op, arg = node
     if op is sre.SUBPATTERN:
-        return _required_seq(arg[-1])
+        return None if _folds_alone(arg) else _required_seq(arg[-1])
     if op is sre.BRANCH:
         out: set[str] = set()
         for branch in arg[1]:
@@ -158,7 +164,7 @@ def _required_seq(seq) -> set[str] | None:  # noqa: ANN001 - sre SubPattern
 def _conditions_seq(seq) -> list[set[str]]:  # noqa: ANN001 - sre SubPattern
     """Every factor set of a sequence that a match must satisfy (a conjunction)."""
     if len(seq) == 1 and seq[0][0] is sre.SUBPATTERN:
-        return _conditions_seq(seq[0][1][-1])
+        return [] if _folds_alone(seq[0][1]) else _conditions_seq(seq[0][1][-1])
     out: list[set[str]] = []
     for candidate in _candidates(seq, parts=True):
         if candidate is not None and "" not in candidate:

@@ -8,7 +8,8 @@ finding, ``--json`` page, log line or exception message can hold one.
 What is used of the library:
 
 - every plugin of detect-secrets 1.5 except ``IPPublicDetector`` (a public IP address is not a
-  credential, and the memory tree names hosts on purpose);
+  credential, and the memory tree names hosts on purpose), then the formats it does not know
+  (gitleaks' maintained rules and memtui's AI-provider rules, :mod:`memtui.core.scan.rules`);
 - its default false-positive filters (sequential strings, UUIDs, ids, templates, ``$VAR``,
   indirect references, ``pragma: allowlist secret`` comments, …); no verification filter, so
   no plugin ever calls a network service with a found value;
@@ -114,6 +115,9 @@ def _engine() -> tuple[list[Any], Any, dict, Any, Any]:
     wordlist.initialize(str(PLACEHOLDERS), min_length=4)
     assert not any("verification" in path for path in settings.filters), "verification must stay off"
     plugins = list(get_plugins())
+    from memtui.core.scan import rules as more_rules
+
+    plugins += more_rules.plugins()  # after the library's: a value both flag keeps the library's kind
     keyword = next((p for p in plugins if type(p).__name__ == "KeywordDetector"), None)
     rules = dict(ds_keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
     rules[ds_keyword.FOLLOWED_BY_EQUAL_SIGNS_REGEX] = 5
@@ -177,6 +181,13 @@ class _Plugin:
                 gates = None
                 break
             gates.append(gate)
+        keywords = getattr(plugin, "keywords", None)
+        if keywords and min(map(len, keywords)) >= 2:
+            # a rule that checks its own keywords in the line (core/scan/rules.py) is gated on
+            # them when its patterns give no gate or only shorter literals ("airtable", not "pat")
+            shortest = min((min(map(len, g.strong[0])) for g in gates or ()), default=0)
+            if gates is None or min(map(len, keywords)) > shortest:
+                gates = [_Gate(True, [frozenset(keywords)])]
         self.gates = gates if not self.entropy else None
         self.patterns = [re.compile(p.pattern, p.flags | re.MULTILINE) for p in patterns]
         # RegexBasedDetector.analyze_string yields the denylist's matches (JwtTokenDetector
@@ -198,11 +209,40 @@ class _Plugin:
 
 
 def _filtered(filtered_out: Any, plugin: Any, line: str, value: str, context: Any) -> bool:
-    """detect-secrets' filters, in its own order: the value, the line, the context."""
+    """detect-secrets' filters, in its own order: the value, the line, the context.
+
+    A rule of :mod:`memtui.core.scan.rules` skips :data:`RULE_EXEMPT`: its pattern and keyword
+    already say the value is a key (a Heroku API key is a UUID)."""
+    if getattr(plugin, "rule_id", None):
+        return _rule_filtered(plugin, line, value, context)
     return bool(filtered_out(["secret"], filename=_FILENAME, secret=value, plugin=plugin, line=line)
                 or filtered_out(["line"], filename=_FILENAME, line=line, context=context)
                 or filtered_out(["context"], filename=_FILENAME, secret=value, plugin=plugin, line=line,
                                 context=context))
+
+
+#: detect-secrets' filters the translated rules skip (module of :func:`_filtered`).
+RULE_EXEMPT = frozenset({"detect_secrets.filters.heuristic.is_potential_uuid"})
+
+
+def _rule_filtered(plugin: Any, line: str, value: str, context: Any) -> bool:
+    """:func:`_filtered` for a rule: the same filters in the same order, minus :data:`RULE_EXEMPT`."""
+    from detect_secrets.core.scan import get_filters_with_parameter
+    from detect_secrets.util.inject import call_function_with_arguments
+
+    stages = ((["secret"], dict(filename=_FILENAME, secret=value, plugin=plugin, line=line)),
+              (["line"], dict(filename=_FILENAME, line=line, context=context)),
+              (["context"], dict(filename=_FILENAME, secret=value, plugin=plugin, line=line, context=context)))
+    for required, kwargs in stages:
+        for filter_fn in get_filters_with_parameter(*required):
+            if filter_fn.path in RULE_EXEMPT:
+                continue
+            try:
+                if call_function_with_arguments(filter_fn, **kwargs):
+                    return True
+            except TypeError:  # a filter that takes other arguments (the library skips it too)
+                continue
+    return False
 
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
@@ -413,7 +453,7 @@ def _analyze(text: str, plan: _Plan, first_line: int) -> list[Hit]:
     _, keyword, rules, filtered_out, snippet = _engine()
     lines = text.split("\n")
     hits: list[Hit] = []
-    seen: set[tuple[int, str]] = set()
+    seen: set[tuple[int, int | str]] = set()
     contexts: dict[int, Any] = {}
     for plugin_entry, rows in plan:
         plugin = plugin_entry.plugin
@@ -450,13 +490,13 @@ def _analyze(text: str, plan: _Plan, first_line: int) -> list[Hit]:
                 if plugin_entry.keyword and not _assigned(line, value, at):
                     continue
                 token = value
-                if at >= 0:
+                if at >= 0 and not getattr(plugin, "rule_id", None):  # a rule's secret is whole
                     whole = _TOKEN.match(line, at)
                     if whole:
                         token = whole.group(0)
                 if _placeholder(token):
                     continue
-                key = (number, token)
+                key = (number, at if at >= 0 else token)  # one value, however many plugins flag it
                 if key in seen:
                     continue
                 seen.add(key)

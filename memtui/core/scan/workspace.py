@@ -41,7 +41,7 @@ def _texts(ws: Workspace) -> Iterator[Path]:
         if path.is_file() and not path.is_symlink():
             yield path
     sessions = ws.root / "sessions" / "durable"
-    if sessions.is_dir():
+    if sessions.is_dir() and ws.linked_outside(sessions) is None:  # not even the names through a link out
         for entry in sorted(os.scandir(sessions), key=lambda e: e.name):
             if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
                 yield Path(entry.path)

@@ -1,58 +1,38 @@
-"""How likely a search's answer holds the right precedent: a calibrated probability (issue 14).
+"""How likely a search's answer holds the right precedent: a calibrated probability.
 
 A BM25F score is comparable within one query only. Whether a pasted ticket has a precedent
 among its best results shows less in the scores themselves than in their *shape*: a ticket
 with a precedent has a best result that stands out; a ticket with none gives a flat list of
-partial matches. So a ranked list gets three features, none of them a corpus's word or a
-score scale:
+partial matches. A ranked list gets three features, each a ratio within the list or a share
+of the ticket, so none moves with a ticket's length, language or noise:
 
-- ``strength``: ``log`` of the best score per query word
-  (:func:`memtui.core.search.query.confidence`);
 - ``lead``: ``log`` of the best score over the second item's (capped at :data:`MAX_LEAD`):
   how far the best stands out from the next;
 - ``spread``: ``log`` of the best score over the :data:`ANSWER_SIZE`-th item's (capped
   likewise): how far it stands out from the tail;
-- ``coverage``: the share of the query's word weight (idf) the best item holds anywhere
-  (:func:`memtui.core.search.engine.matching.coverage`): a precedent shares a ticket's
-  rare, specific words; an entry that only shares its common domain words does not, however
-  well it scores on them;
-- ``agreement``: the same share in the best item's symptom, aliases, title and summary
-  (:func:`memtui.core.search.query.agreement`): a precedent's symptom is the customer's
-  phrase, so a ticket agrees with it there, not only somewhere in a long analysis.
+- ``agreement``: the share of the query's word weight (idf) that the best item's symptom,
+  aliases, title and summary hold (:func:`memtui.core.search.query.agreement`): a
+  precedent's symptom is the customer's phrase, so a ticket agrees with it there, not only
+  somewhere in a long analysis. A pasted ticket's set-apart words (quoted history,
+  signature) weigh half (:mod:`memtui.core.search.reading`).
 
-- ``words``: ``log`` of the query's word count. ``strength`` divides the best score by it,
-  which fixes how a longer ticket's summed score is discounted; with ``words`` beside it the
-  fit learns that slope (a long pasted ticket with a precedent scored low per word and its
-  right answer was cut, issue 14 round 3);
-- ``known``: the share of the query's distinct words that occur in the memory at all
-  (:attr:`memtui.core.search.engine.matching.Ranking.known`). ``coverage`` and ``strength``
-  count only the words the index holds, and what they mean depends on how many it holds: a
-  ticket written in words the memory mostly lacks (Bulgarian inflections against English
-  entries) scores lower per word for its true precedent than an English one. The fit gives
-  ``known`` a negative weight: at equal strength and coverage, a ticket with fewer known
-  words is not less likely answered right (issue 14 round 3: such tickets' right answers
-  were the ones the cut hid);
-- ``keyed``: of the query's words the memory holds, the share it holds only under their
-  sound key (:attr:`memtui.core.search.engine.matching.Ranking.keyed`): a Latin-typed
-  Bulgarian ticket meets its precedent through keys, whose scores and coverage run lower
-  than a Cyrillic or English ticket's plain matches for as right an answer (issue 14 round
-  3: Latin-typed tickets' right answers were the ones most often cut).
-
-``coverage`` and ``agreement`` were added because a ticket with no precedent still got
-confident answers from entries that matched its common words strongly (issue 14; the score
-shape alone cannot tell them apart). They and ``known`` are shares, so they carry across
-corpora and ticket lengths.
+Features that were dropped because they moved with the way a ticket is written, judged by
+leaving one way of writing (and one language) out of the fit: the best score per query word
+and the query's word count (a forwarded e-mail has many words: its right answers read as
+"not confident"), the share of the ticket's words the memory knows and the share it knows
+only by sound (they differ by language by construction), and the best item's coverage of
+the whole ticket (it falls with every word of noise). The figures are in the changelog.
 
 A logistic model turns them into the probability that the first :data:`ANSWER_SIZE` items
 hold a right precedent (:class:`Calibration`, Platt's method: J. Platt, "Probabilistic
 outputs for support vector machines", 1999). It is fitted by :func:`fit` — L2-regularised
 maximum likelihood with a fixed penalty, by Newton's method — on triage cases
-(``memtui eval triage --fit``) and checked by k-fold cross-validation (``--folds K``: fit
-on K−1 folds, measured on the one left out). The training examples are each case as
-it is and, for each case with a precedent, the same ranked list with its right
-precedents taken out: what the memory answers a ticket whose precedent was never written
-(a no-precedent example of the very kind the model must recognise, which the dev set
-holds four of; :func:`memtui.core.search.triage.examples`). When the probability is at least
+(``memtui eval triage --fit``) and judged on cases it was not fitted on: k-fold
+(``--folds K``) and one way of writing or one language left out at a time (``--leave-out
+style``/``language``), with a reliability table. The training examples are each case as it
+is and, for each case with a precedent, the same ranked list with its right precedents
+taken out: what the memory answers a ticket whose precedent was never written
+(:func:`memtui.core.search.triage.examples`). When the probability is at least
 :data:`LIKELY` (more likely right than wrong: no tuned number), the first
 :data:`ANSWER_SIZE` items are the answer, labelled ``likely``; otherwise the best
 :data:`POSSIBLE_SHOWN` are labelled ``possible``, so an uncertain answer still shows its
@@ -74,7 +54,7 @@ POSSIBLE_SHOWN = 3
 #: Cap of the best score's lead over a later item (or over none).
 MAX_LEAD = 10.0
 #: Names of the features, in the order of :attr:`Calibration.coef`.
-FEATURES = ("strength", "lead", "spread", "coverage", "agreement", "words", "known", "keyed")
+FEATURES = ("lead", "spread", "agreement")
 #: L2 penalty on the (standardised) coefficients; fixed, not tuned: it only keeps the fit
 #: finite when the training cases are separable.
 RIDGE = 1.0
@@ -90,8 +70,7 @@ class Calibration:
         cases: how many triage cases it was fitted on (0: not fitted).
         lower, upper: per feature, the least and greatest value among the examples it was
             fitted on (empty: no bounds). A value outside is read as the bound: the model is
-            never extrapolated (a one-word search is not a ticket of fewer words than any it
-            learnt from; its ``words`` is read as the shortest ticket's, issue 14 round 3).
+            never extrapolated.
     """
 
     coef: tuple[float, ...]
@@ -110,37 +89,32 @@ class Calibration:
 
 
 #: The shipped calibration: ``memtui eval triage --fit --cases ../shared/triage/dev-cases.jsonl
-#: --cases bench/triage/cases-2.jsonl --cases bench/triage/cases-3.jsonl`` (226 cases); its
-#: k-fold figures are in the changelog. Refit it when the scoring changes.
-DEFAULT = Calibration(coef=(3.7219, 0.0422, -0.5561, 3.5640, 1.2379, 2.6640, -1.9018, 2.1295), intercept=-9.9154,
-                      cases=226, lower=(-0.4521, 0.0009, 0.0422, 0.1240, 0.0000, 1.3863, 0.1250, 0.0000),
-                      upper=(1.9808, 2.3026, 2.3026, 1.0000, 1.0000, 3.5264, 1.0000, 1.0000))
+#: --cases bench/triage/cases-2.jsonl --cases bench/triage/cases-3.jsonl --cases
+#: bench/triage/cases-4.jsonl`` (344 cases); its leave-one-style-out and leave-one-language-out
+#: figures are in the changelog. Refit it when the scoring changes.
+DEFAULT = Calibration(coef=(1.3737, 0.8659, 4.8160), intercept=-2.1164, cases=344,
+                      lower=(0.0009, 0.0422, 0.0000), upper=(2.3026, 2.3026, 1.0000))
 
 
 def _lead(best: float, other: float | None) -> float:
     return math.log(min(MAX_LEAD, best / other) if other and other > 0 else MAX_LEAD)
 
 
-def features(scores: Sequence[float], query_words: int, complete: bool = True,
-             coverage: float | None = None, agreement: float | None = None,
-             known: float | None = None, keyed: float | None = None) -> tuple[float, ...] | None:
+def features(scores: Sequence[float], complete: bool = True,
+             agreement: float | None = None) -> tuple[float, ...] | None:
     """The feature vector of a ranked list of distinct items (see the module docstring).
 
     Args:
         scores: BM25F scores, best first, one per distinct item (an index line and the
             article it lists are one item).
-        query_words: the query's word count (as :class:`~memtui.core.search.query.Results`
-            gives it).
         complete: ``scores`` holds every match; when false, a missing second or
             :data:`ANSWER_SIZE`-th item means "not fetched", and counts as a tie.
-        coverage, agreement: the best item's shares (0…1) of the query's word weight;
-            ``None`` (not measured) counts as 1, as for a query with no plain word.
-        known: the share (0…1) of the query's words the index holds; ``None`` counts as 1.
-        keyed: the share (0…1) of those it holds only under a sound key; ``None`` counts as 0.
+        agreement: the best item's share (0…1) of the query's word weight in its symptom,
+            aliases, title and summary; ``None`` (not measured) counts as 1, as for a query
+            with no plain word.
 
     Returns:
-        ``(strength, lead, spread, coverage, agreement, words, known, keyed)``, or ``None``
-        for an empty list.
+        ``(lead, spread, agreement)``, or ``None`` for an empty list.
     """
     if not scores or scores[0] <= 0:
         return None
@@ -151,18 +125,15 @@ def features(scores: Sequence[float], query_words: int, complete: bool = True,
             return scores[i]
         return None if complete else best
 
-    return (math.log(best / max(1, query_words)), _lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)),
-            1.0 if coverage is None else coverage, 1.0 if agreement is None else agreement,
-            math.log(max(1, query_words)), 1.0 if known is None else known, keyed or 0.0)
+    return (_lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)), 1.0 if agreement is None else agreement)
 
 
-def probability(scores: Sequence[float], query_words: int, calibration: Calibration | None = None,
-                complete: bool = True, coverage: float | None = None, agreement: float | None = None,
-                known: float | None = None, keyed: float | None = None) -> float:
+def probability(scores: Sequence[float], calibration: Calibration | None = None,
+                complete: bool = True, agreement: float | None = None) -> float:
     """``calibration``'s (default :data:`DEFAULT`) probability that the first
     :data:`ANSWER_SIZE` of ``scores`` hold a right precedent; 0 for an empty list
-    (``coverage``/``agreement``/``known``/``keyed``: see :func:`features`)."""
-    x = features(scores, query_words, complete, coverage, agreement, known, keyed)
+    (``agreement``: see :func:`features`)."""
+    x = features(scores, complete, agreement)
     return 0.0 if x is None else (calibration or DEFAULT).probability(x)
 
 

@@ -14,7 +14,10 @@ PREFIX_MARK = "\x01"
 @dataclass(slots=True)
 class Item:
     """One item of a query: ``kind`` is ``word``, ``phrase``, ``prefix``, ``fuzzy`` or
-    ``and``; ``text`` is what was typed (a prefix without its ``*``, normalised)."""
+    ``and``; ``text`` is what was typed (a prefix without its ``*``, normalised); ``weight``
+    scales a word's score (below 1 for the words of a pasted ticket that were set apart:
+    :data:`memtui.core.search.reading.ASIDE_WEIGHT`)."""
 
     kind: str
     text: str
+    weight: float = 1.0

@@ -45,6 +45,7 @@ from memtui.core.search.analysis import KEY_MARK, is_word, normalize, term_spans
 from memtui.core.search.engine.index import SearchIndex, is_damage
 from memtui.core.search.engine.matching import rank
 from memtui.core.search.plan import PREFIX_MARK, PREFIX_MIN, Item
+from memtui.core.search.reading import ASIDE_WEIGHT, Reading, is_pasted, read_ticket
 from memtui.core.search.sources import KINDS
 from memtui.core.text import well_formed
 
@@ -133,14 +134,36 @@ class Hit:
     verdict: str = ""
     coverage: float | None = None
     agreement: float | None = None
+    #: For a ``possible`` hit, why it was set apart: the ticket's words it shares (rarest
+    #: first), the ticket's rare words it lacks, and its own cause (:func:`set_apart`).
+    shares: list[str] = field(default_factory=list)
+    lacks: list[str] = field(default_factory=list)
+    cause: str = ""
+
+    @property
+    def why(self) -> str:
+        """One sentence saying why a ``possible`` hit was not taken as the precedent
+        (``""`` when not measured): "shares ORA-00001, PK_POLICY; lacks broker; its cause:
+        …" — so a person can judge whether the ticket is the same case."""
+        out = []
+        if self.shares:
+            out.append("shares " + ", ".join(self.shares))
+        if self.lacks:
+            out.append("lacks " + ", ".join(self.lacks))
+        if self.cause:
+            out.append("its cause: " + self.cause)
+        return "; ".join(out)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`)."""
+        """A JSON-ready dict of every attribute (snippet as :meth:`Snippet.to_json`; ``why``
+        with ``shares``, ``lacks`` and ``cause`` for a ``possible`` hit)."""
         return {"kind": self.kind, "path": self.path, "node": self.node, "state": self.state,
                 "score": round(self.score, 4), "title": self.title, "entry_id": self.entry_id,
                 "target": self.target, "line": self.line,
                 "confidence": round(self.confidence, 4), "verdict": self.verdict,
-                "snippet": self.snippet.to_json() if self.snippet else None}
+                "snippet": self.snippet.to_json() if self.snippet else None,
+                **({"why": self.why, "shares": self.shares, "lacks": self.lacks, "cause": self.cause}
+                   if self.why else {})}
 
 
 @dataclass(slots=True)
@@ -166,6 +189,9 @@ class Results:
     likelihood: float = 0.0
     known: float | None = None
     keyed: float | None = None
+    #: How a pasted ticket was read (:func:`memtui.core.search.reading.read_ticket`);
+    #: ``None`` for a typed query.
+    reading: Reading | None = None
 
     def assess(self) -> "Results":
         """Set :attr:`likelihood` and every hit's ``verdict`` (an index line and the article
@@ -173,24 +199,20 @@ class Results:
         returns ``self``."""
         firsts: dict[str, int] = {}
         scores: list[float] = []
-        covered: list[float | None] = []
         agreed: list[float | None] = []
         for h in self.hits:
             key = h.target or h.path
             if key not in firsts:
                 firsts[key] = len(scores)
                 scores.append(h.score)
-                covered.append(h.coverage)
                 agreed.append(h.agreement)
             else:  # an index line and its article: the item holds what either holds
-                i = firsts[key]
-                covered[i] = _max(covered[i], h.coverage)
-                agreed[i] = _max(agreed[i], h.agreement)
+                agreed[firsts[key]] = _max(agreed[firsts[key]], h.agreement)
         complete = not (self.at_least or self.estimated) or len(self.hits) < 1
-        self.likelihood = confidence_model.probability(scores, self.query_words, complete=complete,
-                                                       coverage=covered[0] if covered else None,
-                                                       agreement=agreed[0] if agreed else None,
-                                                       known=self.known, keyed=self.keyed)
+        self.likelihood = confidence_model.probability(scores, complete=complete,
+                                                       agreement=agreed[0] if agreed else None)
+        if self.reading is not None and not self.reading.message.strip():
+            self.likelihood = 0.0  # only a signature or headers: nothing was asked, no precedent
         labels = confidence_model.verdicts(self.likelihood, len(scores))
         for h in self.hits:
             h.verdict = labels[firsts[h.target or h.path]]
@@ -400,7 +422,14 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
     """
     started = time.perf_counter()
     text = well_formed(text)  # a query from a non-UTF-8 argument or a pasted lone surrogate
-    items, filters = parse(text) if text.strip() or not kinds else ([], {})
+    reading = read_ticket(text) if is_pasted(text) else None
+    if reading is not None:  # a pasted ticket is text, never query syntax (its quotes, colons, stars)
+        items = ticket_items(reading)
+        filters: dict[str, list[str]] = {}
+        if not items:
+            raise QueryError("nothing to search for in the pasted text: " + (reading.summary or "it holds no words"))
+    else:
+        items, filters = parse(text) if text.strip() or not kinds else ([], {})
     for k in kinds or []:
         if k not in KINDS:
             raise QueryError(f"--kind {k} is not a kind; use one of: {', '.join(KINDS)}")
@@ -408,6 +437,8 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
     if not items and not filters:
         raise QueryError("the query is empty; type a word, a \"phrase\", a prefix* or a filter")
     findings: list[Any] = []
+    # words are judged on ASSESSED hits; a lone prefix or fuzzy word keeps its early stop
+    fetch = max(limit, ASSESSED) if any(i.kind == "word" for i in items) else limit
     for attempt in (0, 1):
         index.open()
         if index.needs_update:  # emptied because damaged or outdated: fill it before searching
@@ -418,21 +449,89 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
         index.findings = []
         try:
             with index.search_lock:
-                found = rank(index, items, filters, limit, include_proposed,
+                found = rank(index, items, filters, fetch, include_proposed,
                              {"article": QUESTION_ARTICLE_BOOST} if "?" in text else None)
-            hits = [_hit(stored, score, found.words, found.highlight, snippets) for stored, score in found.docs]
+            hits = [_hit(stored, score, found.words, found.highlight, snippets and i < limit)
+                    for i, (stored, score) in enumerate(found.docs)]
             for hit, (stored, _), covered in zip(hits, found.docs, found.coverage, strict=False):
                 hit.coverage = covered
                 hit.agreement = agreement(stored, found.terms)
-            return Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
+            res = Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
                            query_words=found.words, findings=findings, at_least=found.at_least,
-                           estimated=found.estimated, known=found.known, keyed=found.keyed).assess()
+                           estimated=found.estimated, known=found.known, keyed=found.keyed,
+                           reading=reading).assess()
+            if reading is not None or len(items) >= WHY_MIN_WORDS:
+                set_apart(res, found.holds, found.terms, [stored for stored, _ in found.docs],
+                          reading.message + "\n" + reading.aside if reading else text)
+            # the answer was judged on ASSESSED hits: a shorter page (--limit 3) must not
+            # change how likely it is
+            res.hits = res.hits[:limit]
+            return res
         except Exception as exc:  # noqa: BLE001 - only damage is handled here
             if attempt or not is_damage(exc):
                 raise
             report = index.repair(exc)
             findings.extend(report.findings)
     raise AssertionError("unreachable")  # pragma: no cover
+
+#: Hits an answer is judged on whatever the page size: an index line and its article are
+#: one item, so twice the items a likely answer shows (a page of 3 judged the same list as
+#: a page of 10).
+ASSESSED = 2 * confidence_model.ANSWER_SIZE
+#: A typed query of fewer words gets no reasons for its possible results (a word or two
+#: is not a ticket; the reasons read each possible result's text).
+WHY_MIN_WORDS = 4
+#: Words named per reason of :func:`set_apart` (shared, lacked).
+WHY_WORDS = 4
+#: Characters of an entry's own cause shown in a reason.
+WHY_CAUSE = 140
+#: Fields read for an entry's own cause, the first present.
+CAUSE_FIELDS = ("mechanism", "summary", "title")
+
+
+def set_apart(results: Results, holds: list[set[int]], terms: list[tuple[tuple[str, ...], float]],
+              stored: list[dict[str, Any]], text: str) -> None:
+    """For each ``possible`` hit of ``results`` (an answer that is not likely), say why it
+    was set apart: the query's words it holds (rarest first, as the ticket wrote them), the
+    query's rarest words it lacks, and its own cause (its ``mechanism``, else its summary).
+
+    Args:
+        results: the answer (hits aligned with ``holds`` and ``stored``).
+        holds: per hit, the indexes into ``terms`` of the words it holds (the engine's
+            :attr:`~memtui.core.search.engine.matching.Ranking.holds`).
+        terms: the query's words with their weight (``(variants, idf)``).
+        stored: each hit's stored fields.
+        text: the query or read ticket, to show each word as it was written.
+    """
+    if not terms or not any(h.verdict == "possible" for h in results.hits):
+        return  # a likely answer sets nothing apart
+    written: dict[str, str] = {}
+    for term, start, end in term_spans(text[:SNIPPET_SCAN]):
+        written.setdefault(term, text[start:end])
+
+    def shown(vs: tuple[str, ...]) -> str:
+        return next((written[v] for v in vs if v in written), vs[0])
+
+    rarest = sorted(range(len(terms)), key=lambda k: -terms[k][1])
+    for hit, held, fields in zip(results.hits, holds, stored, strict=False):
+        if hit.verdict != "possible":
+            continue
+        hit.shares = list(dict.fromkeys(shown(terms[k][0]) for k in rarest if k in held))[:WHY_WORDS]
+        hit.lacks = list(dict.fromkeys(shown(terms[k][0]) for k in rarest if k not in held))[:WHY_WORDS]
+        cause = next((str(fields[f]) for f in CAUSE_FIELDS if fields.get(f)), "")
+        hit.cause = " ".join(cause.split())[:WHY_CAUSE]
+
+
+def ticket_items(reading: Reading) -> list[Item]:
+    """The words of a read ticket as query items: the message's at weight 1, the set-apart
+    text's at :data:`~memtui.core.search.reading.ASIDE_WEIGHT` (every character is text)."""
+    items = [Item("word", w) for w in reading.message.split() if _WORDLIKE.search(w)]
+    items += [Item("word", w, ASIDE_WEIGHT) for w in reading.aside.split() if _WORDLIKE.search(w)]
+    return items
+
+
+_WORDLIKE = re.compile(r"[^\W_]")
+
 
 def _hit(stored: dict[str, Any], score: float, count: int, highlight: set[str], snippets: bool) -> Hit:
     hit = Hit(kind=stored.get("kind", ""), path=stored.get("path", ""),

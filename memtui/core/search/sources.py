@@ -233,8 +233,12 @@ def _other_sources(ws: Workspace) -> list[Source]:
     graph = ws.graph_file
     if graph.is_file() and is_inside(root, graph):
         others.append(Source(rel(root, graph), graph, "graph"))
+    else:  # a restored backup's remote graph (same file form), searchable offline
+        restored = _restored_graph(ws)
+        if restored is not None:
+            others.append(Source(rel(root, restored), restored, "graph"))
     for skill_root in ws.skill_roots.values():
-        if not skill_root.is_dir():
+        if not skill_root.is_dir() or ws.linked_outside(skill_root) is not None:  # never list a root linked out
             continue
         for skill_dir in sorted(skill_root.iterdir()):
             skill = skill_dir / "SKILL.md"
@@ -250,6 +254,17 @@ def _other_sources(ws: Workspace) -> list[Source]:
         if is_inside(root, history):
             others.append(Source(rel(root, history), history, "session"))
     return others
+
+
+def _restored_graph(ws: Workspace) -> Path | None:
+    """The remote graph a restore left in the workspace (``.memtui/remote-graph.jsonl``, the
+    server's file form, as ``graph.jsonl``), when the workspace has no ``graph.jsonl``; else ``None``."""
+    from memtui.core.backup.render import REMOTE_STATE
+
+    path = ws.root / REMOTE_STATE
+    if ws.graph_file.exists() or path.is_symlink() or not path.is_file():
+        return None
+    return path
 
 
 def _link_problem(root: Path, link: Path, shown: str) -> Finding | None:
@@ -276,7 +291,7 @@ def source_for(ws: Workspace, shown: str) -> Source | None:
     path = ws.root / shown
     if not path.is_file() or not is_inside(ws.root, path):
         return None
-    if path == ws.graph_file:
+    if path == ws.graph_file or path == _restored_graph(ws):
         return Source(shown, path, "graph")
     if path.parent == ws.root / "sessions" / "durable" and path.suffix == ".jsonl":
         return Source(shown, path, "session")

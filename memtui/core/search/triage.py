@@ -43,30 +43,38 @@ DEFAULT_FOLDS = 5
 
 @dataclass(slots=True)
 class Case:
-    """One triage case: ``id``, ``ticket``, ``language``, ``relevant``, ``near_miss``."""
+    """One triage case: ``id``, ``ticket``, ``language``, ``relevant``, ``near_miss`` and
+    ``style``, the way the ticket is written (``forwarded-email``, ``relayed``, ``log`` …;
+    ``""`` when the case does not say)."""
 
     id: str
     ticket: str
     language: str = ""
     relevant: list[str] = field(default_factory=list)
     near_miss: list[str] = field(default_factory=list)
+    style: str = ""
 
 
 @dataclass(slots=True)
 class Ranked:
     """The answer for one case: the entry ids shown as precedents best first, their
-    probabilities (``scores``), time in ms, and the ``possible`` ones below the cut."""
+    probabilities (``scores``), time in ms, the ``possible`` ones below the cut, and the
+    answer's probability (``likelihood``; ``None`` for an answer with no calibration, such
+    as the baseline's)."""
 
     id: str
     ranked: list[str]
     scores: list[float]
     ms: float
     possible: list[str] = field(default_factory=list)
+    likelihood: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"id", "ranked", "scores", "ms", "possible"}`` — one line of the ``--results`` file."""
+        """``{"id", "ranked", "scores", "ms", "possible", "likelihood"}`` — one line of the
+        ``--results`` file."""
         return {"id": self.id, "ranked": self.ranked, "scores": [round(s, 4) for s in self.scores],
-                "ms": round(self.ms, 2), "possible": self.possible}
+                "ms": round(self.ms, 2), "possible": self.possible,
+                "likelihood": None if self.likelihood is None else round(self.likelihood, 4)}
 
 
 @dataclass(slots=True)
@@ -89,9 +97,7 @@ class Candidates:
 
     def features(self) -> tuple[float, ...] | None:
         """The confidence features of this list (:func:`memtui.core.search.confidence.features`)."""
-        return confidence.features(self.scores, self.query_words, True,
-                                   self.coverage[0] if self.coverage else None,
-                                   self.agreement[0] if self.agreement else None, self.known, self.keyed)
+        return confidence.features(self.scores, True, self.agreement[0] if self.agreement else None)
 
     def without(self, entries: list[str]) -> "Candidates":
         """The same list with ``entries`` taken out: what the search answers when those
@@ -113,7 +119,7 @@ class Candidates:
         kinds = confidence.verdicts(p, len(self.entries), likely)
         ranked = [e for e, k in zip(self.entries, kinds, strict=False) if k == "likely"]
         return Ranked(self.id, ranked, [p] * len(ranked), self.ms,
-                      [e for e, k in zip(self.entries, kinds, strict=False) if k == "possible"])
+                      [e for e, k in zip(self.entries, kinds, strict=False) if k == "possible"], p)
 
 
 class CasesError(ValueError):
@@ -155,7 +161,9 @@ def _load_file(path: Path) -> list[Case]:
             raise CasesError(f'{path}:{n}: a case needs a text "id" and a text "ticket"')
         cases.append(Case(obj["id"], obj["ticket"], str(obj.get("language", "")),
                           [str(x) for x in obj.get("relevant") or []],
-                          [str(x) for x in obj.get("near_miss") or []]))
+                          [str(x) for x in obj.get("near_miss") or []],
+                          # a ticket with no precedent says how it is written in "form"
+                          str(obj.get("form") or obj.get("style") or "")))
     return cases
 
 
@@ -250,7 +258,7 @@ def examples(cases: list[Case], cands: list[Candidates],
 def counterfactual_cases(cases: list[Case]) -> list[Case]:
     """Each case with a precedent as a ticket with none (``relevant`` empty, id ``…/cf``):
     the cases :meth:`Candidates.without` answers."""
-    return [Case(c.id + "/cf", c.ticket, c.language, [], list(c.near_miss)) for c in cases if c.relevant]
+    return [Case(c.id + "/cf", c.ticket, c.language, [], list(c.near_miss), c.style) for c in cases if c.relevant]
 
 
 def counterfactual_candidates(cases: list[Case], cands: list[Candidates]) -> list[Candidates]:
@@ -286,26 +294,56 @@ def split_folds(cases: list[Case], k: int) -> list[list[Case]]:
     return out
 
 
-def cross_validate(cases: list[Case], cands: list[Candidates], k: int,
+#: What a leave-one-out fold can hold: every case of one way of writing, or of one language.
+GROUPINGS = ("style", "language")
+#: The group of a case whose ``style`` (or ``language``) is not given.
+UNSTATED = "(unstated)"
+
+
+def group_folds(cases: list[Case], by: str) -> list[tuple[str, list[Case]]]:
+    """``cases`` split by ``by`` (a value of :data:`GROUPINGS`): one fold per style or
+    language, named, in name order; cases that do not say are the fold :data:`UNSTATED`.
+
+    Raises:
+        ValueError: ``by`` is not a grouping.
+    """
+    if by not in GROUPINGS:
+        raise ValueError(f"a fold can hold one {' or one '.join(GROUPINGS)}, not {by!r}")
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        groups.setdefault(getattr(c, by) or UNSTATED, []).append(c)
+    return sorted(groups.items())
+
+
+def cross_validate(cases: list[Case], cands: list[Candidates], k: int | str,
                    likely: float = confidence.LIKELY) -> tuple[list[Ranked], list[Ranked]]:
-    """k-fold cross-validation: each fold's answers come from a calibration fitted on the
-    other ``k - 1`` folds only (never on the fold's own cases, nor on their counterfactual
-    lists).
+    """Cross-validation: each fold's answers come from a calibration fitted on the other
+    folds only (never on the fold's own cases, nor on their counterfactual lists).
+
+    Args:
+        k: the number of folds (:func:`split_folds`), or a value of :data:`GROUPINGS`: one
+            fold per style or language (:func:`group_folds`), so each way of writing is
+            answered by a calibration that never saw it.
 
     Returns:
         The answers to ``cases``, and the answers to their :func:`counterfactual_cases`
         (each by the calibration that did not see its case).
 
     Raises:
-        ValueError: ``k`` is under 2 or over the number of cases, or a training part holds
-            no right or no wrong candidate.
+        ValueError: ``k`` is under 2 or over the number of cases, the grouping leaves fewer
+            than two folds, or a training part holds no right or no wrong candidate.
     """
-    if not 2 <= k <= len(cases):
-        raise ValueError(f"--folds must be between 2 and the number of cases ({len(cases)})")
+    if isinstance(k, str):
+        parts = [p for _, p in group_folds(cases, k)]
+        if len(parts) < 2:
+            raise ValueError(f"leaving one {k} out needs cases of at least two; these are all one")
+    else:
+        if not 2 <= k <= len(cases):
+            raise ValueError(f"--folds must be between 2 and the number of cases ({len(cases)})")
+        parts = split_folds(cases, k)
     by_id = {c.id: c for c in cands}
     out: dict[str, Ranked] = {}
     cf_out: dict[str, Ranked] = {}
-    parts = split_folds(cases, k)
     for i, part in enumerate(parts):
         train = [c for j, p in enumerate(parts) if j != i for c in p]
         cal = fit(train, [by_id[c.id] for c in train])
@@ -316,6 +354,76 @@ def cross_validate(cases: list[Case], cands: list[Candidates], k: int,
                 cf.id = c.id + "/cf"
                 cf_out[cf.id] = cf.assess(cal, likely)
     return [out[c.id] for c in cases], [cf_out[c.id + "/cf"] for c in cases if c.relevant]
+
+
+#: Bins of a reliability table: equal widths of predicted probability.
+RELIABILITY_BINS = 5
+
+
+def reliability(cases: list[Case], cands: list[Candidates], answers: list[Ranked],
+                bins: int = RELIABILITY_BINS) -> dict[str, Any]:
+    """How well the answers' probabilities hold: predicted against observed, per bin.
+
+    The event a probability predicts is the one it was fitted on (:func:`examples`): a right
+    precedent among the first :data:`~memtui.core.search.confidence.ANSWER_SIZE` candidates.
+
+    Args:
+        cases: the cases; cands: their candidates; answers: answers with ``likelihood`` set
+            (from :func:`cross_validate`: each by a calibration that did not see the case).
+        bins: equal-width bins over 0…1.
+
+    Returns:
+        ``{"cases", "ece", "rows": [{"low", "high", "cases", "predicted", "observed"}]}``:
+        per non-empty bin the mean predicted probability and the observed rate; ``ece`` the
+        expected calibration error, the bins' ``|predicted - observed|`` weighted by their
+        share of the cases (``None`` with no case).
+    """
+    by_cand = {c.id: c for c in cands}
+    by_answer = {a.id: a for a in answers}
+    rows: list[list[float]] = [[0, 0.0, 0.0] for _ in range(bins)]  # cases, sum p, sum y
+    n = 0
+    for case in cases:
+        a = by_answer.get(case.id)
+        cand = by_cand.get(case.id)
+        if a is None or a.likelihood is None or cand is None:
+            continue
+        p = a.likelihood
+        y = float(any(e in case.relevant for e in cand.entries[:confidence.ANSWER_SIZE]))
+        b = min(bins - 1, int(p * bins))
+        rows[b][0] += 1
+        rows[b][1] += p
+        rows[b][2] += y
+        n += 1
+    out = [{"low": i / bins, "high": (i + 1) / bins, "cases": int(r[0]),
+            "predicted": r[1] / r[0], "observed": r[2] / r[0]} for i, r in enumerate(rows) if r[0]]
+    ece = sum(r["cases"] / n * abs(r["predicted"] - r["observed"]) for r in out) if n else None
+    return {"cases": n, "ece": ece, "rows": out}
+
+
+def leave_one_out(cases: list[Case], cands: list[Candidates], by: str, k: int = 5,
+                  likely: float = confidence.LIKELY) -> dict[str, Any]:
+    """Leave one style (or language) out: each group's cases answered by a calibration fitted
+    on the other groups (:func:`cross_validate`), with figures per left-out group and pooled.
+
+    Returns:
+        ``{"by", "pooled": {"metrics", "reliability", "counterfactual_answered"},
+        "groups": {name: {"metrics", "reliability"}}}`` (:func:`metrics`,
+        :func:`reliability`).
+
+    Raises:
+        ValueError: as :func:`cross_validate`.
+    """
+    answers, cf_answers = cross_validate(cases, cands, by, likely)
+    by_case = {a.id: a for a in answers}
+    groups = {}
+    for name, part in group_folds(cases, by):
+        mine = [by_case[c.id] for c in part]
+        groups[name] = {"metrics": metrics(part, mine, k), "reliability": reliability(part, cands, mine)}
+    return {"by": by,
+            "pooled": {"metrics": metrics(cases, answers, k), "reliability": reliability(cases, cands, answers),
+                       "counterfactual_answered": (sum(1 for r in cf_answers if r.ranked) / len(cf_answers)
+                                                   if cf_answers else None)},
+            "groups": groups}
 
 
 _BASE_WORD = re.compile(r"[^\W\d_]{3,}")
@@ -368,8 +476,11 @@ def metrics(cases: list[Case], results: list[Ranked], k: int = 5) -> dict[str, A
         ``{"cases", "with_relevant", "hit@1", "hit@k", "mrr", "false_precedent_rate",
         "false_near_miss_rate", "false_no_precedent_rate", "first_relevant_rank_mean",
         "first_relevant_rank_median", "first_relevant_ms_median", "first_relevant_ms_p90",
-        "ms_median", "hit@k_by_language": {lang: rate}, "k"}`` — rates in 0…1, ``None``
-        where a metric has no case to average over.
+        "ms_median", "hit@k_by_language": {lang: rate}, "hit@k_by_style": {style: rate},
+        "false_precedent_rate_by_language": {lang: rate}, "false_precedent_rate_by_style":
+        {style: rate}, "k"}`` — rates in 0…1, ``None`` where a metric has no case to average
+        over; a case that names no style counts under :data:`UNSTATED` (the by-style rows
+        are left out when no case names one).
     """
     by_id = {r.id: r for r in results}
     with_rel = [c for c in cases if c.relevant]
@@ -380,14 +491,25 @@ def metrics(cases: list[Case], results: list[Ranked], k: int = 5) -> dict[str, A
     fp_near = fp_none = 0
     lang_total: dict[str, int] = {}
     lang_hit: dict[str, int] = {}
+    style_total: dict[str, int] = {}
+    style_hit: dict[str, int] = {}
+    fp_by: dict[str, dict[str, list[int]]] = {"language": {}, "style": {}}  # name -> [false, cases]
+    styled = any(c.style for c in cases)
     for c in cases:
         r = by_id.get(c.id) or Ranked(c.id, [], [], 0.0)
+        false = bool(r.ranked) and (r.ranked[0] in c.near_miss or not c.relevant)
         if r.ranked and r.ranked[0] in c.near_miss:
             fp_near += 1
         elif not c.relevant and r.ranked:
             fp_none += 1
+        for axis, name in (("language", c.language), ("style", c.style or UNSTATED)):
+            row = fp_by[axis].setdefault(name, [0, 0])
+            row[0] += false
+            row[1] += 1
         if not c.relevant:
             continue
+        style = c.style or UNSTATED
+        style_total[style] = style_total.get(style, 0) + 1
         lang_total[c.language] = lang_total.get(c.language, 0) + 1
         rank = next((i + 1 for i, e in enumerate(r.ranked) if e in c.relevant), None)
         rr.append(1.0 / rank if rank else 0.0)
@@ -398,6 +520,7 @@ def metrics(cases: list[Case], results: list[Ranked], k: int = 5) -> dict[str, A
             ranks.append(rank)
             first_ms.append(r.ms)
             lang_hit[c.language] = lang_hit.get(c.language, 0) + 1
+            style_hit[style] = style_hit.get(style, 0) + 1
     n = len(with_rel)
     ms_all = [by_id[c.id].ms for c in cases if c.id in by_id]
     return {
@@ -417,6 +540,11 @@ def metrics(cases: list[Case], results: list[Ranked], k: int = 5) -> dict[str, A
         "ms_median": statistics.median(ms_all) if ms_all else None,
         f"hit@{k}_by_language": {lang: lang_hit.get(lang, 0) / total
                                   for lang, total in sorted(lang_total.items())},
+        f"hit@{k}_by_style": {style: style_hit.get(style, 0) / total
+                               for style, total in sorted(style_total.items())} if styled else {},
+        "false_precedent_rate_by_language": {name: f / t for name, (f, t) in sorted(fp_by["language"].items())},
+        "false_precedent_rate_by_style": ({name: f / t for name, (f, t) in sorted(fp_by["style"].items())}
+                                          if styled else {}),
     }
 
 
@@ -458,18 +586,23 @@ class TriageReport:
     #: ``{"node": {node: metrics}, "owner": {owner: metrics}}`` (:func:`by_domain`)
     domains: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     fold_metrics: list[dict[str, Any]] = field(default_factory=list)
+    #: With ``folds``, the :func:`reliability` of the cross-validated answers, else ``None``.
+    kfold_reliability: dict[str, Any] | None = None
+    #: Per grouping asked for (``"style"``, ``"language"``): :func:`leave_one_out`.
+    left_out: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """``{"likely", "calibration": {"features", "coef", "intercept", "cases", "lower", "upper", "fitted_here"},
-        "memtui", "kfold" (or null), "folds", "fold_metrics", "no_cut", "counterfactual", "baseline",
-        "index", "domains"}``."""
+        "memtui", "kfold" (or null), "kfold_reliability" (or null), "folds", "fold_metrics", "no_cut",
+        "counterfactual", "baseline", "index", "domains", "left_out"}``."""
         cal = self.calibration
         return {"likely": self.likely,
                 "calibration": {"features": list(confidence.FEATURES), "coef": [round(c, 4) for c in cal.coef],
                                 "intercept": round(cal.intercept, 4), "cases": cal.cases,
                                 "lower": [round(v, 4) for v in cal.lower], "upper": [round(v, 4) for v in cal.upper],
                                 "fitted_here": self.fitted},
-                "memtui": self.memtui, "kfold": self.kfold, "folds": self.folds,
+                "memtui": self.memtui, "kfold": self.kfold, "kfold_reliability": self.kfold_reliability,
+                "folds": self.folds, "left_out": self.left_out,
                 "fold_metrics": self.fold_metrics, "no_cut": self.no_cut,
                 "counterfactual": self.counterfactual, "baseline": self.baseline, "index": self.index,
                 "domains": self.domains}
@@ -477,7 +610,7 @@ class TriageReport:
 
 def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence.LIKELY,
         folds: int = 0, refit: bool = False,
-        progress: Callable[[int, int], None] | None = None) -> TriageReport:
+        progress: Callable[[int, int], None] | None = None, leave_out: tuple[str, ...] = ()) -> TriageReport:
     """Update the index, run every case through memtui's search and through the baseline.
 
     Args:
@@ -490,11 +623,13 @@ def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence
             coefficients are in the report) instead of the shipped
             :data:`memtui.core.search.confidence.DEFAULT`.
         progress: passed to the index update.
+        leave_out: values of :data:`GROUPINGS`: for each, :func:`leave_one_out` (one fold per
+            style or language).
 
     Raises:
         memtui.core.search.index.IndexBusyError / IndexWriteError: the index cannot be updated.
-        ValueError: ``folds`` out of range, or ``refit``/``folds`` on cases that hold no
-            right or no wrong candidate.
+        ValueError: ``folds`` out of range, a ``leave_out`` grouping with one group, or
+            ``refit``/``folds``/``leave_out`` on cases that hold no right or no wrong candidate.
     """
     index = SearchIndex(ws)
     report = index.update(progress=progress)
@@ -511,17 +646,20 @@ def run(ws: Workspace, cases: list[Case], k: int = 5, likely: float = confidence
                "no_cut": answered([Ranked(c.id, c.entries, c.scores, c.ms) for c in cf_cands]), "kfold": None}
     kfold = None
     per_fold: list[dict[str, Any]] = []
+    kfold_rel = None
     if folds:
         answers, cf_answers = cross_validate(cases, cands, folds, likely)
         kfold = metrics(cases, answers, k)
+        kfold_rel = reliability(cases, cands, answers)
         counter["kfold"] = answered(cf_answers)
         by_case = {a.id: a for a in answers}
         per_fold = [metrics(part, [by_case[c.id] for c in part], k) for part in split_folds(cases, folds)]
     no_cut = metrics(cases, [Ranked(c.id, c.entries, c.scores, c.ms) for c in cands], k)
+    left = {by: leave_one_out(cases, cands, by, k, likely) for by in leave_out}
     base = grep_baseline(ws, cases, ids, k=k)
     return TriageReport(metrics(cases, ours, k), metrics(cases, base, k), likely, ours, report.to_json(),
                         cal, refit, kfold, folds, no_cut, counter, by_domain(cases, ours, base, entry_domains(ws, ids), k),
-                        per_fold)
+                        per_fold, kfold_rel, left)
 
 
 #: The domain of a case whose precedent is not an entry of the memory (an unknown id).

@@ -137,9 +137,15 @@ def load_catalogue(ws: Workspace) -> Catalogue:
     """
     limit = ws.config.max_file_bytes
     cat = Catalogue(base=ws.root)
-    roots = ws.skill_roots
+    roots = dict(ws.skill_roots)
     cascade_dir = ws.root / CASCADE_DIR
-    scopes_present = [s for s in SCOPES if (cascade_dir / s).is_dir()]
+    linked_out = set()
+    for label, folder in [*roots.items(), (CASCADE_DIR, cascade_dir)]:  # a root linked out: read nothing there
+        problem = ws.linked_outside(folder)
+        if problem is not None:
+            cat.findings.append(problem)
+            linked_out.add(label)
+    scopes_present = [] if CASCADE_DIR in linked_out else [s for s in SCOPES if (cascade_dir / s).is_dir()]
     has_roots = any(p.is_dir() for p in roots.values()) or bool(scopes_present)
     if not has_roots:
         if _looks_like_root(ws.root):
@@ -155,10 +161,11 @@ def load_catalogue(ws: Workspace) -> Catalogue:
         _mark_duplicates(cat.skills)
         return cat
 
-    agent = scan_root(roots[AGENT_ROOT], AGENT_ROOT, base=ws.root, confine_to=ws.root, limit=limit)
-    shared = scan_root(roots[SHARED_ROOT], SHARED_ROOT, base=ws.root, confine_to=ws.root, limit=limit)
+    agent, shared = ([] if label in linked_out else
+                     scan_root(roots[label], label, base=ws.root, confine_to=ws.root, limit=limit)
+                     for label in (AGENT_ROOT, SHARED_ROOT))
     for label in (AGENT_ROOT, SHARED_ROOT):
-        if roots[label].is_dir():
+        if roots[label].is_dir() and label not in linked_out:
             cat.roots[label] = roots[label]
 
     scoped: list[Skill] = []
@@ -183,7 +190,7 @@ def load_catalogue(ws: Workspace) -> Catalogue:
             winner_scope[skill.key] = skill
         scoped.extend(found)
 
-    if scopes_present and roots[SHARED_ROOT].is_dir():
+    if scopes_present and roots[SHARED_ROOT].is_dir() and SHARED_ROOT not in linked_out:
         # shared-skills/ is the mounted flattening: scope copies are its sources, never
         # loaded themselves; each mounted skill learns the scope it came from.
         top_shared = {s.key: s for s in shared if s.nested_in is None}

@@ -9,6 +9,7 @@ import re
 import yaml
 
 from memtui.core import frontmatter
+from memtui.core.text import final_newline
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.skills.model import Skill
 from memtui.core.skills.rules import parse_skill
@@ -127,8 +128,8 @@ def save_skill_text(session, skill: Skill, text: str, *,  # noqa: ANN001 - Sessi
     """Save an edited whole ``SKILL.md`` (the editor's text) through the guarded write.
 
     The file's BOM is kept (or not added), and every line end is written as the file's own
-    (CRLF stays CRLF, LF stays LF), whatever line ends ``text`` uses (B18). The text is
-    otherwise written as given.
+    (CRLF stays CRLF, LF stays LF), whatever line ends ``text`` uses (B18), and a changed file
+    ends with one (:func:`memtui.core.text.final_newline`). The text is otherwise written as given.
 
     Raises:
         ReadOnlyError, ConflictError, OSError: as for :func:`save_skill_field`.
@@ -156,6 +157,8 @@ def _save(session, skill: Skill, change, action: str, request: dict, client_id: 
         if data is None:
             raise ConflictError(f"{skill.path} is gone from disk since it was loaded; reload the list.")
         new = change(data.decode("utf-8", "replace")).encode("utf-8")
+        if new != data:  # a changed file ends with a line end (an unchanged one is not written)
+            new = final_newline(new)
         tx.replace(shown, new, base=skill.sha256 or hashlib.sha256(data).hexdigest())
         tx.detail.update({"skill": skill.key, **{k: v for k, v in request.items() if k != "value"}})
 

@@ -69,7 +69,8 @@ class ArticleFacts:
 
 #: Bump when what the audit finds in an article changes, so old cache entries are dropped.
 #: 2: secrets, personal data, entry shape, diary notes and the links to resolve (issue 17).
-CACHE_FORMAT = 2
+#: 3: the secret formats of gitleaks' rules and the AI-provider keys (core/scan/rules.py).
+CACHE_FORMAT = 3
 
 
 class ArticleCache:

@@ -97,6 +97,33 @@ class MemoryTree:
             return path or "."
         return f"{self._prefix}/{path}" if path else self._prefix
 
+    def place(self, shown_path: str) -> tuple[str | None, str | None]:
+        """Where a workspace-relative path (a finding's, a search hit's) lies in the tree.
+
+        Args:
+            shown_path: a path as :meth:`shown` gives it (relative to the workspace).
+
+        Returns:
+            ``(node, article)`` as memory-relative paths (``article`` is ``None`` for a node
+            index or a folder); ``(None, None)`` when the path is outside the memory tree (a
+            skill, the config).
+        """
+        path = shown_path
+        if self._prefix:
+            if path == self._prefix:
+                return "", None
+            if not path.startswith(self._prefix + "/"):
+                return None, None
+            path = path[len(self._prefix) + 1:]
+        if path in (".", ""):
+            return "", None
+        if path == NODE_INDEX or path.endswith("/" + NODE_INDEX):
+            return path[: -len(NODE_INDEX)].rstrip("/"), None
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        if path.endswith(".md"):
+            return folder, path
+        return path, None
+
     # -- structure -------------------------------------------------------------------------
     def is_node(self, path: str) -> bool:
         """True when the folder ``path`` holds an ``AGENTS.md``."""

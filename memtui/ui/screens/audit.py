@@ -7,16 +7,15 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
 from memtui.core.audit import AuditReport
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding, sort_key
-from memtui.core.workspace import NODE_INDEX
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.screens.base import AreaScreen
 
 #: Rows drawn at once; DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES), so more are
 #: reached by filtering.
@@ -55,7 +54,7 @@ def matches(finding: Finding, query: str) -> bool:
     return True
 
 
-class AuditScreen(Screen):
+class AuditScreen(AreaScreen):
     """Every finding of the last audit."""
 
     BINDINGS = [
@@ -183,11 +182,11 @@ class AuditScreen(Screen):
 
 
 def area_of(ws, finding: Finding) -> str:  # noqa: ANN001 - Workspace
-    """The area that shows ``finding``'s place: ``"graph"`` (the graph file, ``graph-*``
-    codes), ``"skills"`` (a file under a skill root, ``skill-*`` codes), ``"sessions"`` (a
-    session history), else ``"tree"``."""
+    """The area that shows ``finding``'s place: ``"graph"`` (the graph file, the remote graph
+    (placed at its URL), ``graph-*`` codes), ``"skills"`` (a file under a skill root, ``skill-*``
+    codes), ``"sessions"`` (a session history), else ``"tree"``."""
     path = finding.path
-    if finding.code.startswith("graph-") or path == ws.shown(ws.graph_file):
+    if finding.code.startswith("graph-") or path == ws.shown(ws.graph_file) or "://" in path:
         return "graph"
     if finding.code.startswith("skill-"):
         return "skills"
@@ -221,36 +220,10 @@ async def open_finding(app, finding: Finding) -> bool:  # noqa: ANN001 - the Mem
         await app.switch_mode("sessions")
         app.screen.reveal(finding.path.rsplit("/", 1)[-1].removesuffix(".jsonl"), finding.line)
         return True
-    node, article = place_in_tree(app.tree_model, finding.path)
+    node, article = app.tree_model.place(finding.path)
     if node is None:
         app.notify(f"{finding.path} is not shown by an area of memtui; open it in your editor.", markup=False)
         return False
     await app.switch_mode("tree")
     app.screen.reveal(node, article, finding.line)
     return True
-
-
-def place_in_tree(model, shown_path: str) -> tuple[str | None, str | None]:
-    """Map a finding's workspace-relative path to ``(node, article)`` memory-relative paths.
-
-    Returns ``(None, None)`` when the path is outside the memory tree (a skill, the config).
-    """
-    prefix = model.ws.memory_rel
-    path = shown_path
-    if prefix:
-        if path == prefix:
-            return "", None
-        if not path.startswith(prefix + "/"):
-            return None, None
-        path = path[len(prefix) + 1:]
-    if path in (".", ""):
-        return "", None
-    if path == NODE_INDEX or path.endswith("/" + NODE_INDEX):
-        return path[: -len(NODE_INDEX)].rstrip("/"), None
-    if "/" in path:
-        folder, _ = path.rsplit("/", 1)
-    else:
-        folder = ""
-    if path.endswith(".md"):
-        return folder, path
-    return path, None

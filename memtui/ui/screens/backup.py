@@ -8,7 +8,8 @@
   viewer lists every differing file with its unified diff, or says "zero differences".
   ``r`` Restore the highlighted commit into a folder you type (empty or new).
   ``e`` change the repository folder (remembered in ``memtui.toml`` through the guarded write);
-  ``p`` push the backups when ``[backup] push`` is on; ``ctrl+l`` reload the status.
+  ``p`` push the backups now (asked first when ``[backup] push`` is off); ``ctrl+l`` reload the
+  status. A backup made by another process (the CLI, cron) shows within seconds.
 - The status says how many files changed since the last backup (a render compared with the
   last backup's tree, :func:`memtui.core.backup.commit.pending`), and a bare repository is
   said to be one at once, not when ``b`` fails.
@@ -33,28 +34,31 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Button, DataTable, Header, ProgressBar, Static, TextArea
 
 from memtui.core.backup import commit as core
-from memtui.core.backup.git import BackupRefused, GitError
+from memtui.core.backup.follow import head_signature
+from memtui.core.backup.git import BackupRefused, GitError, Limits
 from memtui.core.backup.render import BackupFormatError
 from memtui.core.backup.restore import restore
 from memtui.core.backup.verify import verify
 from memtui.core.errors import MemtuiError
 from memtui.core.store import StoreDamagedError
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, DataTextArea
-from memtui.ui.widgets import AskText
+from memtui.ui.widgets import AskText, Confirm
 from memtui.core.text import plural
 from memtui.ui.text import as_data, safe
+from memtui.ui.screens.base import AreaScreen
 
 #: Backups listed in the history table (newest first).
 HISTORY_ROWS = 200
+#: Seconds between two looks at the backup repository for a backup made elsewhere (CLI, cron).
+FOLLOW_SECONDS = 2.0
 _FAILURES = (BackupRefused, GitError, BackupFormatError, StoreDamagedError, MemtuiError, OSError)
 
 
-class BackupScreen(Screen):
+class BackupScreen(AreaScreen):
     """Back the workspace up to git, browse the backups, restore one, verify one."""
 
     DEFAULT_CSS = """
@@ -73,7 +77,7 @@ class BackupScreen(Screen):
         Binding("r", "restore", "Restore…", id="backup.restore"),
         Binding("e", "edit_repo", "Repository…", tooltip="choose the backup repository (remembered in memtui.toml)",
                 id="backup.edit-repo"),
-        Binding("p", "push", "Push", tooltip="push the backups to the remote ([backup] push is on)", id="backup.push"),
+        Binding("p", "push", "Push", tooltip="push the backups to the remote now", id="backup.push"),
         Binding("ctrl+l", "reload", "Reload", id="backup.reload"),
     ]
 
@@ -110,7 +114,24 @@ class BackupScreen(Screen):
         self._stale = False
         if hasattr(self.app, "workspace_changed"):
             self.app.workspace_changed.subscribe(self, self._on_changes)
+        self._seen_head = head_signature(self.repo)
+        self.set_interval(FOLLOW_SECONDS, self._follow_repository)
         self.action_reload()
+
+    def _follow_repository(self) -> None:
+        """A backup made by another process (the CLI, cron) moves the repository's head, which
+        is outside the workspace the watcher follows: look at the head's files (metadata only,
+        no git command) and reload when they moved."""
+        seen = head_signature(self.repo)
+        if seen == self._seen_head:
+            return
+        self._seen_head = seen
+        if self.busy:
+            return  # this area's own backup, push or restore: it reloads when it ends
+        if self.app.screen is self:
+            self.action_reload()
+        else:
+            self._stale = True
 
     def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
         """The workspace changed: read the backup state again (now if this area is shown, else
@@ -298,7 +319,8 @@ class BackupScreen(Screen):
             self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
 
         try:
-            result = verify(self.repo, commit, self.subdir, progress)
+            result = verify(self.repo, commit, self.subdir, progress,
+                            limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"verify failed: {exc}")
             return
@@ -350,7 +372,8 @@ class BackupScreen(Screen):
             self.app.call_from_thread(self._progress, done / max(total, 1))
 
         try:
-            result = restore(self.repo, commit, self.subdir, folder, progress=progress)
+            result = restore(self.repo, commit, self.subdir, folder, progress=progress,
+                             limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"restore failed: {exc}")
             return
@@ -408,13 +431,21 @@ class BackupScreen(Screen):
 
     # -- push ----------------------------------------------------------------------------------
     def action_push(self) -> None:
-        """Push the backups (when ``[backup] push`` is on; after a push that failed, say)."""
+        """Push the backups committed so far. With ``[backup] push`` off (no push after each
+        backup), this is a one-off push: asked first, the setting unchanged."""
         conf = core.settings(self.app.ws, self.repo, self.subdir)
-        if not conf.push:
-            self.app.notify("pushing is off: set push = true under [backup] in memtui.toml", markup=False)
+        if conf.push:
+            if self._start("pushing…"):
+                self.run_push()
             return
-        if self._start("pushing…"):
-            self.run_push()
+
+        def answered(yes: bool | None) -> None:
+            if yes and self._start("pushing…"):
+                self.run_push()
+
+        self.app.push_screen(Confirm("Push the backups to the remote now? This once: backups are not pushed "
+                                     "by themselves (push = true under [backup] in memtui.toml does that).",
+                                     yes="Push"), answered)
 
     @work(thread=True, exclusive=True, group="backup-task")
     def run_push(self) -> None:

@@ -23,7 +23,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
@@ -32,14 +31,15 @@ from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui.text import join, safe
 from memtui.ui import clock
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm
+from memtui.ui.screens.base import AreaScreen
 
 _KIND_STYLE = {"duplicate": "cyan", "contested": "bold red", "conflict": "magenta", "stale": "yellow",
                "one-liner": "dim"}
 
 
-class ConsolidateScreen(Screen):
+class ConsolidateScreen(AreaScreen):
     """Candidates of the consolidation pass, and version pins."""
 
     DEFAULT_CSS = """

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
@@ -47,9 +47,10 @@ from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.graph.audit import audit
 from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer, escape_box
 from memtui.ui.text import as_data, for_tui, join, safe, severity_text
+from memtui.ui.screens.base import AreaScreen
 
 #: Rows of the entity table drawn at once.
 PAGE = 500
@@ -74,7 +75,7 @@ _SORTS = {
 }
 
 
-class GraphScreen(Screen):
+class GraphScreen(AreaScreen):
     """Browse, audit and curate ``memory/graph.jsonl`` (see the module docstring)."""
 
     DEFAULT_CSS = """
@@ -563,16 +564,18 @@ class GraphScreen(Screen):
         if self.backend is not None and self.backend.kind == "remote":  # last: the counts matter more at 80 columns
             status = join(status, Text(" · "), Text("remote ", style="bold"), safe(self.backend.shown))
         stamp = as_of(self.read_at) if self.read_at is not None else ""
+        # memtui's last read ("as of 10:04"), or a restored backup's graph ("from the backup of …")
+        since = self.cached.label() if self.cached is not None else f"as of {stamp}"
         if self.offline and self.read_at is not None:
-            status = join(Text(f" offline, as of {stamp} ", style="bold reverse red"), Text(" F5 retries · "),
-                          status)
+            status = join(Text(f" offline, {since} ", style="bold reverse red"), Text(" F5 retries · "), status)
         elif self.cached is not None:
             label = self._reading_text() if self._reading_since is not None else "kept"
-            status = join(Text(f" as of {stamp}, {label} ", style="bold reverse yellow"), Text(" "), status)
+            status = join(Text(f" {since}, {label} ", style="bold reverse yellow"), Text(" "), status)
         self._status(status)
-        self.query_one("#graph-count", Static).tooltip = self.offline or (
-            "memtui's last read of the remote, kept in the user cache; the live read replaces it"
-            if self.cached is not None else None)
+        kept = ("the graph of the restored backup, kept in the user cache; the live read replaces it"
+                if self.cached is not None and self.cached.backup is not None else
+                "memtui's last read of the remote, kept in the user cache; the live read replaces it")
+        self.query_one("#graph-count", Static).tooltip = self.offline or (kept if self.cached is not None else None)
 
     def action_page(self, step: int) -> None:
         pages = max(1, -(-len(self._rows) // PAGE))
@@ -796,8 +799,8 @@ class GraphScreen(Screen):
             self.notify("the last change is still being saved", markup=False)
             return False
         if self.cached is not None:
-            self.notify("this is memtui's last read of the remote, kept from "
-                        f"{self.cached.as_of()}; a change waits for the live read (F5 reads again)",
+            self.notify("this is the remote graph kept by memtui, "
+                        f"{self.cached.label()}; a change waits for the live read (F5 reads again)",
                         title="Not live yet", severity="warning", markup=False, timeout=10)
             return False
         if self.graph is None:
@@ -805,11 +808,14 @@ class GraphScreen(Screen):
             return False
         return True
 
-    def propose(self, operation: g.Operation, question: Text | str = "", doing: str = "do") -> None:
+    def propose(self, operation: g.Operation, question: Text | str = "", doing: str = "do",
+                again: Callable[[str], None] | None = None) -> None:
         """Try ``operation`` on the loaded graph, ask to confirm what it will do, then save it.
 
         ``question`` is app text (``str``) or a :class:`Text` composed with ``safe()`` names;
         the confirmation adds the operation's future-tense sentence (``Change.will``) and notes.
+        ``again``: when the operation is not possible (a mistyped name), called with the reason
+        instead of a toast, so the question that asked for the value asks again with it kept.
         """
         if not self._writable():
             return
@@ -817,7 +823,10 @@ class GraphScreen(Screen):
         try:
             change = operation.apply(self.graph)
         except g.GraphEditError as exc:
-            self.notify(str(exc), title="Not possible", severity="warning", markup=False, timeout=10)
+            if again is not None:
+                again(str(exc))
+            else:
+                self.notify(str(exc), title="Not possible", severity="warning", markup=False, timeout=10)
             return
         if not change.changed:
             self.notify(change.summary + " (nothing to do)", markup=False)
@@ -905,6 +914,20 @@ class GraphScreen(Screen):
                 then(text)
 
         self.app.push_screen(AskText(prompt, value), done)
+
+    def _ask_operation(self, prompt: Text | str, build: Callable[[str], g.Operation],
+                       question: Callable[[str], Text | str], value: str = "", reason: str = "") -> None:
+        """Ask for one value, then :meth:`propose` the operation ``build(value)`` makes, with the
+        confirmation ``question(value)``. A value the operation refuses (a mistyped entity name)
+        asks again with the value kept and the reason above the prompt, instead of dropping
+        what was typed."""
+        shown = join(safe(reason, "bold yellow"), "\n", prompt) if reason else prompt
+
+        def answered(text: str) -> None:
+            self.propose(build(text), question(text),
+                         again=lambda why: self._ask_operation(prompt, build, question, text, why))
+
+        self._ask(shown, answered, value)  # type: ignore[arg-type]
 
     def _record(self) -> tuple[str, str]:
         """``(record key, " (record at line N)")`` of the selected record of a name written
@@ -1006,24 +1029,27 @@ class GraphScreen(Screen):
         if not self._current or not self._writable():
             return
         name = self._current
-        self._ask(join("Rename ", safe(name), " to:"), lambda new: self.propose(
-            g.RenameEntity(name, new), join("Rename ", safe(name, "bold"), " to ", safe(new, "bold"), "?")), name)
+        self._ask_operation(join("Rename ", safe(name), " to:"), lambda new: g.RenameEntity(name, new),
+                            lambda new: join("Rename ", safe(name, "bold"), " to ", safe(new, "bold"), "?"), name)
 
     def action_merge(self) -> None:
         if not self._current or not self._writable():
             return
         into = self._current
 
-        def then(text: str) -> None:
+        def operation(text: str) -> g.Operation:
             source = text.strip()
-            sources = (source,) if source else ()
+            return g.MergeEntities((source,) if source else (), into)
+
+        def question(text: str) -> Text:
+            source = text.strip()
             what = (join("Merge ", safe(source, "bold"), " into ", safe(into, "bold")) if source
                     else join("Merge the duplicate records of ", safe(into, "bold")))
-            self.propose(g.MergeEntities(sources, into), join(
-                what, "? Their observations will be united, their relations rewired, and the old name "
-                "kept as an alias."))
+            return join(what, "? Their observations will be united, their relations rewired, and the old name "
+                        "kept as an alias.")
 
-        self._ask(join("Merge which entity into ", safe(into), "? (empty: only its own duplicate records)"), then)
+        self._ask_operation(join("Merge which entity into ", safe(into), "? (empty: only its own duplicate records)"),
+                            operation, question)
 
     def action_retype(self) -> None:
         if not self._current or not self._writable():
@@ -1033,9 +1059,11 @@ class GraphScreen(Screen):
         variants = g.type_variants(self.graph, current)
         count = sum(1 for e in self.graph.entities if e.entity_type in set(variants))
         shown = safe(", ".join(repr(v) for v in variants))
-        self._ask(join(f"Set the entityType of all {plural(count, 'entity', 'entities')} of type ", shown, " to:"),
-                  lambda new: self.propose(g.Retype(tuple(variants), new), join(
-                      "Set the entityType ", safe(repr(new)), " on every entity of type ", shown, "?")), current)
+        self._ask_operation(join(f"Set the entityType of all {plural(count, 'entity', 'entities')} of type ", shown,
+                                 " to:"),
+                            lambda new: g.Retype(tuple(variants), new),
+                            lambda new: join("Set the entityType ", safe(repr(new)), " on every entity of type ",
+                                             shown, "?"), current)
 
     def action_relate(self) -> None:
         if not self._current or not self._writable():
@@ -1043,10 +1071,10 @@ class GraphScreen(Screen):
         source = self._current
 
         def target_for(relation_type: str) -> None:
-            self._ask(join(safe(source), " —", safe(relation_type), "→ which entity?"), lambda target: self.propose(
-                g.CreateRelation(source, target, relation_type),
-                join("Create the relation ", safe(source, "bold"), " —", safe(relation_type), "→ ",
-                     safe(target, "bold"), "?")))
+            self._ask_operation(join(safe(source), " —", safe(relation_type), "→ which entity?"),
+                                lambda target: g.CreateRelation(source, target, relation_type),
+                                lambda target: join("Create the relation ", safe(source, "bold"), " —",
+                                                    safe(relation_type), "→ ", safe(target, "bold"), "?"))
 
         self._ask(join("Relation type from ", safe(source), " (for example works_at):"), target_for)
 

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 
 from memtui.core.notes import Merged
 from memtui.ui.text import safe

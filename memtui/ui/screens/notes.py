@@ -36,19 +36,20 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Header, Input, Markdown, Select, Static, TextArea
 from textual.document._wrapped_document import WrappedDocument
-from textual.widgets.text_area import Selection
+from textual.timer import Timer
+from textual.widgets.text_area import Document, Selection
 
 from memtui.core import drafts, notes
 from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
 from memtui.core.session import Session
 from memtui.core.text import plural, removed_lines
-from memtui.ui.keys import KeyFooter
-from memtui.ui.widgets import AreaBar, Confirm, DataMarkdown, DataTextArea
+from memtui.ui.widgets import KeyFooter
+from memtui.ui.widgets import Answer, AreaBar, ButtonDialog, Confirm, DataMarkdown, DataTextArea
 from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe, to_editor
+from memtui.ui.screens.base import AreaScreen
 
 #: Characters of the note shown in the live preview. B22: Textual's Markdown builds its widgets
 #: on the UI thread, measured at about 1.2 s for 10,000 characters of B22's big note (tables and
@@ -130,38 +131,18 @@ def session_for(app) -> Session:  # noqa: ANN001 - the running App
     return session
 
 
-class LeaveQuestion(ModalScreen[str]):
-    """"You have unsaved changes": answers ``"save"``, ``"discard"`` or ``"stay"``."""
-
-    DEFAULT_CSS = """
-    LeaveQuestion { align: center middle; }
-    LeaveQuestion > Vertical { width: 64; height: auto; padding: 1 2; background: $panel; border: thick $warning; }
-    LeaveQuestion Horizontal { height: auto; margin-top: 1; }
-    LeaveQuestion Button { margin-right: 1; }
-    """
-    BINDINGS = [Binding("escape", "stay", "Stay", id="leave.stay")]
+class LeaveQuestion(ButtonDialog[str]):
+    """"You have unsaved changes": answers ``"save"`` (``s``), ``"discard"`` (``d``) or
+    ``"stay"`` (Escape; focused first, so an Enter pressed by habit neither saves nor drops)."""
 
     def __init__(self, shown: str) -> None:
-        super().__init__()
-        self._shown = shown
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(join(safe(self._shown), " has unsaved changes."))
-            with Horizontal():
-                yield Button("Save", id="leave-save", variant="primary")
-                yield Button("Discard", id="leave-discard", variant="error")
-                yield Button("Stay", id="leave-stay")
-
-    @on(Button.Pressed)
-    def _answer(self, event: Button.Pressed) -> None:
-        self.dismiss((event.button.id or "leave-stay").removeprefix("leave-"))
-
-    def action_stay(self) -> None:
-        self.dismiss("stay")
+        super().__init__(join(safe(shown), " has unsaved changes."),
+                         [Answer("save", "Save", "s", "primary", "leave-save"),
+                          Answer("discard", "Discard", "d", "error", "leave-discard"),
+                          Answer("stay", "Stay", "", "default", "leave-stay")], safe=2)
 
 
-class NotesScreen(Screen):
+class NotesScreen(AreaScreen):
     """The member notes editor (see the module docstring).
 
     Args:
@@ -233,7 +214,7 @@ class NotesScreen(Screen):
         #: the hash a save must find on disk when it is not the loaded file's (a restored
         #: draft written over another version of the file), else ``None``
         self._save_base: str | None = None
-        self._draft_timer = None
+        self._draft_timer: Timer | None = None
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -314,7 +295,7 @@ class NotesScreen(Screen):
 
     def _key(self, action: str) -> str:
         """How the key of this screen's ``action`` is shown (after the user's ``[keys]``)."""
-        from memtui.ui.keys import key_label
+        from memtui.ui.widgets import key_label
 
         keymap = dict(getattr(self.app, "_keymap", {}) or {})
         binding = next(b for b in self.BINDINGS if isinstance(b, Binding) and b.action == action)
@@ -599,15 +580,17 @@ class NotesScreen(Screen):
             haystack, needle = lowered, query.lower()
         else:  # lower-casing changed lengths (rare scripts): match exactly so offsets stay right
             haystack, needle = text, query
-        start = editor.document.get_index_from_location(editor.selection.end)
+        document = editor.document
+        assert isinstance(document, Document)  # a plain TextArea's document, never a syntax tree's
+        start = document.get_index_from_location(editor.selection.end)
         found = haystack.find(needle, start)
         if found < 0:
             found = haystack.find(needle)
         if found < 0:
             self.notify(f"not found: {query}", severity="warning", markup=False)
             return
-        begin = editor.document.get_location_from_index(found)
-        end = editor.document.get_location_from_index(found + len(needle))
+        begin = document.get_location_from_index(found)
+        end = document.get_location_from_index(found + len(needle))
         editor.selection = Selection(begin, end)
         editor.scroll_cursor_visible()
 
@@ -842,7 +825,7 @@ class NotesScreen(Screen):
             if yes and self.note is note:
                 self.load_note(note.which, notice="reloaded from disk; your changes were dropped")
 
-        self.app.push_screen(Confirm(question, yes="Reload", default_no=True), done)
+        self.app.push_screen(Confirm(question, yes="Reload"), done)
 
     @on(Button.Pressed, "#conflict-keep")
     def _conflict_keep(self) -> None:
@@ -862,7 +845,7 @@ class NotesScreen(Screen):
             if yes and self.note is note and self._conflict is not None:
                 self.save_text(self.editor.text, conflict.current_hash, then=None)
 
-        self.app.push_screen(Confirm(question, yes="Keep mine", default_no=True), done)
+        self.app.push_screen(Confirm(question, yes="Keep mine"), done)
 
     # -- leaving ---------------------------------------------------------------------------
     def action_leave(self, mode: str) -> None:

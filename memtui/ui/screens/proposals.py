@@ -1,7 +1,11 @@
 """The Proposals area: the queue of proposals and an article's version history (issue 5).
 
 Left: the queue (node, article, proposer, age, eligibility, untrusted mark); ``s`` shows
-every state instead of only ``proposed``. Right, for the selected proposal: its diff against
+every state instead of only ``proposed``. The queue shows one page of :data:`PAGE` rows
+("1–200 of 10,000 open proposals"; ``[``/``]`` page), read with its eligibility in a worker:
+a table of every row costs 1.4 s per 10,000 rows to fill, and a queue can hold that many.
+The history tab lists an article's newest :data:`HISTORY_ROWS` versions and says how many
+older ones ``memtui versions`` lists. Right, for the selected proposal: its diff against
 the active version (coloured unified, and side by side), its provenance, its uses and
 assigned validation cases with the eligibility and the reason why not yet, and the version
 history of its article with a diff between any two versions (``m`` marks the base version;
@@ -24,17 +28,17 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from memtui.core import text
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui import clock
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.text import as_data, join, safe
+from memtui.ui.screens.base import AreaScreen
 
 
 def age(created: str) -> str:
@@ -67,6 +71,11 @@ def unified_text(patch: str) -> Text:
     return out or Text("no difference", style="dim")
 
 
+#: Rows of the queue on one page (a page is read, judged and drawn in well under a key's time).
+PAGE = 200
+#: Rows of an article's history shown (the newest; ``memtui versions`` pages through all).
+HISTORY_ROWS = 200
+
 #: Each half of the side-by-side diff needs at least this many cells; below, the tab shows the
 #: unified diff instead (issue 19 item 5: a fixed 60-cell half wrapped into duplicated lines).
 SIDE_MIN = 30
@@ -91,7 +100,7 @@ def side_text(rows: list[tuple[str, str, str]], width: int = 60) -> Text:
     return out if rows else Text("no difference", style="dim")
 
 
-class ProposalsScreen(Screen):
+class ProposalsScreen(AreaScreen):
     """Governed memory: review proposals, decide, and walk version histories."""
 
     DEFAULT_CSS = """
@@ -113,13 +122,18 @@ class ProposalsScreen(Screen):
         Binding("t", "retire", "Retire", id="proposals.retire"),
         Binding("m", "mark", "Mark base", id="proposals.mark"),
         Binding("s", "toggle_states", "All states", id="proposals.toggle-states"),
+        Binding("right_square_bracket", "page(1)", "Next page", show=False, id="proposals.next-page"),
+        Binding("left_square_bracket", "page(-1)", "Previous page", show=False, id="proposals.previous-page"),
         Binding("r", "reload", "Reload", id="proposals.reload"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.all_states = False
+        #: the rows of the page shown, where the page starts in the queue, and the queue's length
         self._rows: list[gov.Version] = []
+        self._offset = 0
+        self._total = 0
         self._history: list[gov.Version] = []
         self.current: gov.Version | None = None
         self._mark: int | None = None
@@ -174,16 +188,34 @@ class ProposalsScreen(Screen):
         return gov.Ledger(self.app.session.store)
 
     @work(thread=True, exclusive=True, group="proposals-load")
-    def load(self, select: str | None = None) -> None:
-        """Read the queue in a thread, then fill the table."""
-        ledger = self.ledger
-        rows = ledger.proposals(None if self.all_states else "proposed")
-        verdicts = {v.id: gov.eligibility(ledger, v) for v in rows if v.state == "proposed"}
-        self.app.call_from_thread(self._fill, rows, verdicts, select)
+    def load(self, select: str | None = None, offset: int | None = None) -> None:
+        """Read one page of the queue and its rows' eligibility in a thread, then fill the table.
 
-    def _fill(self, rows: list[gov.Version], verdicts: dict[str, gov.Eligibility], select: str | None) -> None:
+        Args:
+            select: the proposal to select: the page holding it is shown (else the page
+                ``offset`` or the one shown, and its first row).
+            offset: where the page starts in the queue (a multiple of :data:`PAGE`).
+        """
+        ledger = self.ledger
+        with ledger.store.reading():
+            queue = ledger.queue(None if self.all_states else "proposed")
+            start = self._offset if offset is None else offset
+            at = queue.position(select) if select else None
+            if at is not None:
+                start = at
+            start = max(0, min(start, len(queue) - 1)) // PAGE * PAGE
+            rows = queue[start:start + PAGE]
+            verdicts = {v.id: gov.eligibility(ledger, v) for v in rows if v.state == "proposed"}
+        self.app.call_from_thread(self._fill, rows, verdicts, select, start, len(queue))
+
+    def _fill(self, rows: list[gov.Version], verdicts: dict[str, gov.Eligibility], select: str | None,
+              offset: int | None = None, total: int | None = None) -> None:
         self._rows = rows
         self._verdicts = verdicts
+        if offset is not None:
+            self._offset = offset
+        if total is not None:
+            self._total = total
         table = self.query_one("#prop-queue", DataTable)
         table.clear()
         width = self.query_one("#prop-left").size.width or max(40, int(self.app.size.width * 0.45))
@@ -203,9 +235,7 @@ class ProposalsScreen(Screen):
                 status = join(status, Text(" · untrusted", style="bold red"))
             table.add_row(name, status, Text(age(v.created)), safe(v.node or "(root)"), safe(v.author or "—"),
                           key=v.id)
-        count = (f"{text.plural(len(rows), 'proposal')} (all states) · s: open only" if self.all_states
-                 else f"{text.plural(len(rows), 'open proposal')} · s: all states")
-        self.query_one("#prop-count", Static).update(Text(count, style="dim"))
+        self.query_one("#prop-count", Static).update(Text(self.count_line(), style="dim"))
         self.on_screen_resume()
         if not rows:
             self.current = None
@@ -215,13 +245,33 @@ class ProposalsScreen(Screen):
         table.move_cursor(row=index)
         self.show(rows[index])
 
+    def count_line(self) -> str:
+        """What the queue shows: ``"3 open proposals · s: all states"``, or for a queue longer
+        than a page ``"201–400 of 10,000 open proposals ([ ] pages) · s: all states"``."""
+        what = "proposal" if self.all_states else "open proposal"
+        counted = text.plural(self._total, what)
+        if self._total > PAGE:
+            last = self._offset + len(self._rows)
+            counted = f"{self._offset + 1:,}–{last:,} of {counted} ([ ] pages)"
+        return f"{counted} (all states) · s: open only" if self.all_states else f"{counted} · s: all states"
+
+    def action_page(self, step: int) -> None:
+        """Show the next (``step`` 1) or previous (-1) page of the queue."""
+        offset = self._offset + step * PAGE
+        if 0 <= offset < self._total:
+            self.load(offset=offset)
+
     @on(DataTable.RowHighlighted, "#prop-queue")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self._rows):
             self.show(self._rows[event.cursor_row])
 
     def show(self, v: gov.Version) -> None:
-        """Fill the right side for proposal ``v``."""
+        """Fill the right side for proposal ``v`` (its reads: one look at the store)."""
+        with self.app.session.store.reading():
+            self._show(v)
+
+    def _show(self, v: gov.Version) -> None:
         self.current = v
         self._mark = None
         ledger = self.ledger
@@ -314,8 +364,16 @@ class ProposalsScreen(Screen):
         return out
 
     def _fill_history(self, versions: list[gov.Version]) -> None:
-        self._history = versions
+        self._history_hidden = max(0, len(versions) - HISTORY_ROWS)
+        if self._history_hidden:  # the newest (a table of every row costs a key's time)
+            versions = versions[-HISTORY_ROWS:]
         table = self.query_one("#prop-history", DataTable)
+        if versions == self._history and table.row_count == len(versions):
+            # the same article's history, unchanged and drawn already: back to the newest row
+            table.move_cursor(row=len(versions) - 1)
+            self._history_diff(len(versions) - 1)
+            return
+        self._history = versions
         table.clear()
         for h in versions:
             table.add_row(Text(str(h.number)), Text(h.state), safe(h.provenance.get("kind") or ""),
@@ -339,7 +397,13 @@ class ProposalsScreen(Screen):
         if base is None:
             base = self._history[row - 1] if row > 0 else None
         patch = text.unified_diff(base.content if base else "", new.content, base.id if base else "(none)", new.id)
-        target.update(unified_text(patch))
+        shown = unified_text(patch)
+        hidden = getattr(self, "_history_hidden", 0)
+        if hidden:
+            shown = join(Text(f"The newest {len(self._history):,} versions are listed; "
+                              f"{text.plural(hidden, 'older version')}: memtui versions ", style="dim italic"),
+                         safe(new.article, "dim italic"), Text("\n\n"), shown)
+        target.update(shown)
 
     def history_diff_text(self) -> str:
         """The plain text of the history diff shown (for tests)."""
@@ -357,7 +421,7 @@ class ProposalsScreen(Screen):
 
     def action_toggle_states(self) -> None:
         self.all_states = not self.all_states
-        self.load()
+        self.load(offset=0)
 
     def action_reload(self) -> None:
         self.load(self.current.id if self.current else None)

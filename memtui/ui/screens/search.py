@@ -13,6 +13,10 @@
   words), never markup (DESIGN.md invariant 11).
 - Enter opens the highlighted result in its own area: the Tree for articles, experience
   entries, nodes and index lines; Notes; Skills; Graph (:func:`open_hit`).
+- A pasted ticket of several lines (an e-mail, a log) stays whole: the box shows each line
+  break as :data:`PASTE_BREAK` and the search reads it back as a line break, so the core
+  can read the mail's structure (:mod:`memtui.core.search.reading`); the status says what
+  was read, and a ``possible`` result says why it was set apart.
 - :class:`SearchCommands` lets the command palette search from anywhere.
 """
 
@@ -28,8 +32,8 @@ from textual.binding import Binding
 from textual.command import Hit as PaletteHit
 from textual.command import Hits, Provider
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.timer import Timer
+from textual import events
 from textual.widgets import Checkbox, DataTable, Header, Input, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
@@ -39,10 +43,10 @@ from memtui.core.search.query import Hit, QueryError, Results, Snippet, search
 from memtui.core.search.sources import KINDS
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
 from memtui.ui import clock
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
-from memtui.ui.screens.audit import place_in_tree
 from memtui.ui.text import as_data, join, safe
+from memtui.ui.screens.base import AreaScreen
 
 #: Quiet time after the last key before the query runs (seconds).
 DEBOUNCE_SECONDS = 0.15
@@ -102,7 +106,7 @@ async def open_hit(app, hit: Hit) -> bool:  # noqa: ANN001 - the MemtuiApp
     """
     path = hit.target if hit.kind == "index-line" and hit.target else hit.path
     if hit.kind in _TREE_KINDS:
-        node, article = place_in_tree(app.tree_model, path)
+        node, article = app.tree_model.place(path)
         if node is None:
             app.notify(f"{path} is not in the memory tree; open it in your editor.", markup=False)
             return False
@@ -153,6 +157,31 @@ def _searchable(app) -> bool:  # noqa: ANN001
     return getattr(app, "index_report", True) is not None or bool(getattr(app, "index_existed", False))
 
 
+#: How a line break of a pasted ticket shows in the one-line query box.
+PASTE_BREAK = " \u23ce "
+
+
+class TicketInput(Input):
+    """The query box: a paste keeps every line (Textual's box keeps only the first), each
+    line break shown as :data:`PASTE_BREAK`."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if "\n" not in event.text.strip("\r\n"):
+            return  # one line: Input's own paste (handlers run for each class in turn)
+        event.prevent_default()  # Input's own would insert the first line again
+        text = PASTE_BREAK.join(event.text.replace("\r\n", "\n").replace("\r", "\n").strip("\n").split("\n"))
+        if self.selection.is_empty:
+            self.insert_text_at_cursor(text)
+        else:
+            self.replace(text, *self.selection)
+        event.stop()
+
+
+def query_text(value: str) -> str:
+    """The query the box's ``value`` stands for: :data:`PASTE_BREAK` read as a line break."""
+    return value.replace(PASTE_BREAK, "\n")
+
+
 #: How a hit's verdict looks (issue 14): a likely answer in green, a possible one dimmed.
 _VERDICT_STYLE = {"likely": "green", "possible": "yellow"}
 
@@ -164,7 +193,7 @@ def _answer_summary(results: Results) -> str:
     return f"no confident precedent ({results.likelihood:.0%}): the best are marked possible"
 
 
-class SearchScreen(Screen):
+class SearchScreen(AreaScreen):
     """Search the whole workspace (see the module docstring)."""
 
     #: Under 80 columns the query box, kind list and checkbox stack (at 40 columns the query
@@ -201,7 +230,7 @@ class SearchScreen(Screen):
         yield Header()
         yield AreaBar()
         with Horizontal(id="search-bar"):
-            yield Input(placeholder='words, "a phrase", prefix*, fuzzy~, a AND b, kind: node: owner: state: tag:',
+            yield TicketInput(placeholder='words, "a phrase", prefix*, fuzzy~, a AND b, kind: node: owner: state: tag:',
                         id="search-query")
             yield Select([(Text(k), k) for k in KINDS], prompt="any kind", id="search-kind")
             yield Checkbox("proposals & retired", id="search-proposed")
@@ -271,7 +300,7 @@ class SearchScreen(Screen):
 
     def _start_search(self) -> None:
         self._timer = None
-        text = self.query_one("#search-query", Input).value
+        text = query_text(self.query_one("#search-query", Input).value)
         kind = self.query_one("#search-kind", Select).value
         kinds = [str(kind)] if kind not in (Select.BLANK, None) and isinstance(kind, str) else []
         proposed = self.query_one("#search-proposed", Checkbox).value
@@ -338,6 +367,9 @@ class SearchScreen(Screen):
             status = Text(f"{len(self._hits):,} shown of {about}{results.total:,} · {clock.took(results.ms / 1000)}")
             if self._hits:
                 status.append(Text(" · " + _answer_summary(results), style=_VERDICT_STYLE.get(self._hits[0].verdict, "")))
+            if results.reading is not None and results.reading.summary:
+                status.append(Text("\n"))
+                status.append(safe(results.reading.summary, "dim"))
             if self._indexing():
                 status.append(Text(" · still indexing: more may come", style="yellow"))
             status.append(Text(" · / edits the query", style="dim"))
@@ -359,6 +391,9 @@ class SearchScreen(Screen):
         if hit.snippet is not None:
             head.append(Text(f"\n{hit.snippet.field}: ", style="dim italic"))
             head.append(snippet_text(hit.snippet))
+        if hit.why:
+            head.append(Text("\nset apart: ", style="yellow"))
+            head.append(safe(hit.why))
         head.append(Text("\nEnter: open in its area", style="dim"))
         box.update(head)
 

@@ -19,7 +19,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -28,8 +27,9 @@ from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding, Severity
 from memtui.core.text import clip
 from memtui.ui.text import as_data, for_tui, join, safe, severity_text
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
+from memtui.ui.screens.base import AreaScreen
 
 #: Turns listed at once; a longer history is paged with [ and ].
 PAGE = 1000
@@ -60,7 +60,7 @@ def turn_label(turn: core.Turn, width: int = 90, marked: bool = False) -> Text:
     return head
 
 
-class SessionsScreen(Screen):
+class SessionsScreen(AreaScreen):
     """Every session history, and one of them as turns."""
 
     DEFAULT_CSS = """

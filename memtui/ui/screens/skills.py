@@ -13,13 +13,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, TabPane
 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, DataMarkdown
 from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.screens.base import AreaScreen
 
 #: Characters of a SKILL.md body rendered as Markdown; the rest is announced.
 PREVIEW_LIMIT = 64 * 1024
@@ -29,7 +29,7 @@ PREVIEW_LIMIT = 64 * 1024
 
 
 
-class SkillsScreen(Screen):
+class SkillsScreen(AreaScreen):
     """The skills catalogue of the open workspace."""
 
     DEFAULT_CSS = """

@@ -16,7 +16,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Markdown, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
@@ -29,9 +28,10 @@ from memtui.core.tree.model import Article
 from memtui.core.text import plural
 from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
-from memtui.ui.keys import KeyFooter
+from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, DataMarkdown, DataTextArea
 from memtui.ui.text import as_data, for_tui, join, safe, severity_text
+from memtui.ui.screens.base import AreaScreen
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
 #: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised
@@ -84,7 +84,7 @@ def _state_word(state: tuple[str, int | None] | None) -> str:
     return f"{word} v{number}" if number is not None else word
 
 
-class TreeScreen(Screen):
+class TreeScreen(AreaScreen):
     """Browse nodes, node indexes and articles."""
 
     BINDINGS = [
@@ -97,6 +97,7 @@ class TreeScreen(Screen):
         Binding("l", "links", "Links…", tooltip="choose a link of the article and follow it", id="tree.links"),
         Binding("backspace", "back", "Back", tooltip="back to where the last link was followed from",
                 id="tree.back"),
+        Binding("z", "zoom", "Zoom", tooltip="the article alone on the screen, or back (again)", id="tree.zoom"),
     ]
 
     def __init__(self) -> None:
@@ -113,6 +114,8 @@ class TreeScreen(Screen):
         self._wanted_line: tuple[str, int] | None = None
         #: memory-relative path of the file in the reading pane (the base of relative links)
         self._reading: str | None = None
+        #: the node whose boot preview is shown (refreshed when the audit changes it)
+        self._boot_node: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -168,7 +171,8 @@ class TreeScreen(Screen):
         return label
 
     def _load_children(self, node: TreeNode) -> None:
-        data: NodeData = node.data
+        data = node.data
+        assert isinstance(data, NodeData)
         if data.loaded:
             return
         data.loaded = True
@@ -240,7 +244,8 @@ class TreeScreen(Screen):
     def _sync_children(self, node: TreeNode) -> None:
         """Add the child folders of ``node`` that appeared and remove those that went, keeping
         the rest (and what is expanded) as it is."""
-        data: NodeData = node.data
+        data = node.data
+        assert isinstance(data, NodeData)
         wanted = dict(self.app.tree_model.children(data.path))
         have = {child.data.path: child for child in node.children if child.data is not None}
         for path, child in have.items():
@@ -295,7 +300,8 @@ class TreeScreen(Screen):
     def on_resize(self) -> None:
         last = getattr(self, "_last_fill", None)
         if last is not None and last[0] == self._current_node:
-            self._fill_node(*last[:5], keep_cursor=True)
+            path, index, owner, source, rows = last
+            self._fill_node(path, index, owner, source, rows, keep_cursor=True)
 
     def _fill_node(self, path, index, owner, source, rows: list[EntryRow], keep_cursor: bool) -> None:
         if path != self._current_node:
@@ -505,8 +511,15 @@ class TreeScreen(Screen):
             return
         self._reading = article.path
         model = self.app.tree_model
-        head = join(safe(article.title, "bold"), Text("  "), safe(model.shown(article.path), "dim"),
-                    Text(f"  {article.size:,} bytes", style="dim"))
+        # the head's lines in the order they matter, so a small terminal (the head takes at most
+        # a share of the pane) cuts the path, never a finding: title, the line jumped to, the
+        # findings, why the body is plain or missing, and the path last
+        head = join(safe(article.title, "bold"), Text(f"  {article.size:,} bytes", style="dim"))
+        wanted = self._wanted_line if self._wanted_line and self._wanted_line[0] == article.path else None
+        if wanted is not None:  # a jump to a finding's line
+            self._wanted_line = None
+            where = "in the front matter, at the top" if wanted[1] < article.body_line else "scrolled to it"
+            head.append(Text(f"\nline {wanted[1]} ({where})", style="bold"))
         problems = [f for f in self._findings_for(model.shown(article.path)) if f.severity.value != "info"]
         for finding in problems[:3]:
             head.append("\n")
@@ -524,11 +537,8 @@ class TreeScreen(Screen):
             if article.truncated:
                 note += f"; showing the first {len(article.text.encode()) / 1_048_576:.1f} MB"
             head.append(Text(note + " — the file is not changed", style="yellow"))
-        wanted = self._wanted_line if self._wanted_line and self._wanted_line[0] == article.path else None
-        if wanted is not None:  # a jump to a finding's line
-            self._wanted_line = None
-            where = "in the front matter, at the top" if wanted[1] < article.body_line else "scrolled to it"
-            head.append(Text(f"\nline {wanted[1]} ({where})", style="bold"))
+        head.append("\n")
+        head.append_text(safe(model.shown(article.path), "dim"))
         self.query_one("#article-head", Static).update(head)
         meta = self.query_one("#meta", DataTable)
         meta.clear()
@@ -664,3 +674,12 @@ class TreeScreen(Screen):
 
     def action_focus_article(self) -> None:
         self.query_one("#article-scroll").focus()
+
+    def action_zoom(self) -> None:
+        """Give the article the whole area (the tree, the node head and the entries hidden), or
+        give them back: on a small terminal the article's head and front matter otherwise leave
+        its body few lines."""
+        zoomed = not self.has_class("zoomed")
+        self.set_class(zoomed, "zoomed")
+        if zoomed:
+            self.action_focus_article()

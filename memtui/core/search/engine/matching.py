@@ -76,6 +76,9 @@ class Ranking:
     #: For each of the first :data:`COVERED_DOCS` of ``docs``, the share of the query's word
     #: weight it holds (:func:`coverage`); nothing for the others.
     coverage: list[float] = field(default_factory=list)
+    #: For each of the first :data:`COVERED_DOCS` of ``docs``, the indexes into ``terms`` of
+    #: the query's words it holds (what a reason for setting it apart names).
+    holds: list[set[int]] = field(default_factory=list)
     #: The share (0…1) of the query's distinct plain words that occur in the index at all
     #: (``None``: the query has no plain word): a ticket about something the memory never
     #: mentions has words it does not know, which :func:`coverage` leaves out.
@@ -116,7 +119,7 @@ def _df(reader, fieldname: str, term: str) -> int:  # noqa: ANN001 - a Whoosh re
     return got
 
 
-def _word_query(term_variants: list[str], reader=None) -> wq.Query:
+def _word_query(term_variants: list[str], reader=None, weight: float = 1.0) -> wq.Query:
     """One query word: its plain term in :data:`CONTENT_FIELD` (BM25F over the weighted
     fields) and its sound key in the ``translit`` field; the best match counts, the others
     add :data:`FIELD_TIEBREAK` of theirs.
@@ -125,10 +128,11 @@ def _word_query(term_variants: list[str], reader=None) -> wq.Query:
     most :data:`KEY_GAIN` times the documents its plain term finds: then it is the same word
     in the same script, and a second long posting list for nothing (most of the CPU of an OR
     of common words). A Latin-typed Bulgarian word (``polica``), rare as typed
-    and common as a key, keeps its key; so does every Cyrillic word.
+    and common as a key, keeps its key; so does every Cyrillic word. ``weight`` scales the
+    word's score (a word of a pasted ticket's quoted history counts less).
     """
-    subs = [wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT) if t.startswith(KEY_MARK) else wq.Term(CONTENT_FIELD, t)
-            for t in _searched(term_variants, reader)]
+    subs = [wq.Term(TRANSLIT_FIELD, t, boost=TRANSLIT_WEIGHT * weight) if t.startswith(KEY_MARK)
+            else wq.Term(CONTENT_FIELD, t, boost=weight) for t in _searched(term_variants, reader)]
     if len(subs) == 1:
         return subs[0]
     return wq.DisjunctionMax(subs, tiebreak=FIELD_TIEBREAK)
@@ -249,18 +253,21 @@ def _fuzzy(reader, fieldname: str, word: str) -> list[tuple[str, float]]:
     return [(t, sim) for t, (sim, _) in ranked[:PREFIX_LIMIT]]
 
 
-def _most_informative(reader, pool: list[tuple[str, ...]], keep: int) -> list[tuple[str, ...]]:
+def _most_informative(reader, pool: list[tuple[str, ...]], keep: int,
+                      weights: list[float] | None = None) -> list[tuple[str, ...]]:
     """The ``keep`` words of ``pool`` (each a tuple of its term variants) that occur in the
-    fewest documents (highest IDF), in their query order; words found nowhere are dropped."""
-    ranked: list[tuple[int, int]] = []
+    fewest documents (highest IDF), in their query order; words found nowhere are dropped.
+    With ``weights`` (one per word), heavier words are taken first (a pasted ticket's own
+    words before its quoted history's), the rarest first within a weight."""
+    ranked: list[tuple[float, int, int]] = []
     for i, vs in enumerate(pool):
         df = 0
         for t in vs:
             df = max(df, _df(reader, TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD, t))
         if df:
-            ranked.append((df, i))
+            ranked.append((-(weights[i] if weights else 1.0), df, i))
     ranked.sort()
-    return [pool[i] for _, i in sorted(ranked[:keep], key=lambda x: x[1])]
+    return [pool[i] for _, _, i in sorted(ranked[:keep], key=lambda x: x[2])]
 
 
 def _candidate_words(reader, words: list[tuple[str, ...]]) -> list[tuple[str, ...]]:  # noqa: ANN001
@@ -301,6 +308,7 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
     long_query = (sum(1 for i in items if i.kind == "word") > MAX_QUERY_WORDS
                   and not any(i.kind == "and" for i in items))
     pool: list[tuple[str, ...]] = []
+    weights: dict[tuple[str, ...], float] = {}
     seen: set[tuple[str, ...]] = set()
     highlight: set[str] = set()
     count = 0
@@ -322,13 +330,14 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
                 if vs in seen:
                     continue
                 seen.add(vs)
+                weights[vs] = item.weight
                 if extra is not None:
                     extra.setdefault("words", []).append(vs)
                 if long_query:
                     pool.append(vs)
                     continue
                 highlight.update(_searched(list(vs), reader))
-                subs.append(_word_query(list(vs), reader))
+                subs.append(_word_query(list(vs), reader, item.weight))
             count += len(subs)
             if subs:
                 q = subs[0] if len(subs) == 1 else _union(subs)
@@ -363,15 +372,17 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             groups[-1].append(q)
         join_next = False
     if pool:
-        informative = _most_informative(reader, pool, MAX_QUERY_WORDS)
+        informative = _most_informative(reader, pool, MAX_QUERY_WORDS, [weights[vs] for vs in pool])
         for vs in informative:
             highlight.update(_searched(list(vs), reader))
-            groups[-1].append(_word_query(list(vs), reader))
-        count += len(pool)
+            groups[-1].append(_word_query(list(vs), reader, weights[vs]))
+        count += max(1, round(sum(weights[vs] for vs in pool)))  # a set-apart word counts as its weight
         if extra is not None:
             rarest = _candidate_words(reader, informative)
             if rarest:
-                extra["rare"] = wq.Or([_word_query(list(vs), reader) for vs in rarest])
+                extra["rare"] = wq.Or([_word_query(list(vs), reader, weights[vs]) for vs in rarest])
+    if extra is not None:
+        extra["weights"] = weights
     clauses = [c for g in groups for c in g]
     query = None if not clauses else (clauses[0] if len(clauses) == 1 else _union(clauses))
     return query, highlight, _filter_query(filters), count
@@ -895,21 +906,25 @@ def query_terms(reader, words: list[tuple[str, ...]]) -> list[tuple[tuple[str, .
     return out
 
 
-def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], float]]) -> list[float]:  # noqa: ANN001
+def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], float]],  # noqa: ANN001
+             holds: list[set[int]] | None = None) -> list[float]:
     """For each document, the share (0…1) of the query's word weight (idf, see
     :func:`query_terms`) whose word occurs in it (any variant, in any field): how much of
     what is specific in a ticket the document shares (1 for every document of a query with
     no plain word). A precedent holds a ticket's rare
     words; an entry that only shares its common domain words does not (issue 14: tickets
     with no precedent got confident answers from such entries). One posting list a term
-    and segment, skipped along the documents in order."""
+    and segment, skipped along the documents in order. ``holds``, when given, receives for
+    each document the indexes (into ``terms``) of the words it holds."""
+    if holds is not None:
+        holds[:] = [set() for _ in docnums]
     total = sum(idf for _, idf in terms)
     if not docnums or total <= 0:
         return [1.0] * len(docnums)  # no word to miss (a lone prefix, a phrase, filters)
     reader = searcher.reader()
     leaves = list(reader.leaf_readers())
     held: dict[int, float] = {d: 0.0 for d in docnums}
-    for vs, idf in terms:
+    for k, (vs, idf) in enumerate(terms):
         found: set[int] = set()
         for t in vs:
             fieldname = TRANSLIT_FIELD if t.startswith(KEY_MARK) else CONTENT_FIELD
@@ -927,6 +942,10 @@ def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], fl
                         found.add(d + offset)
         for d in found:
             held[d] += idf
+        if holds is not None:
+            for j, d in enumerate(docnums):
+                if d in found:
+                    holds[j].add(k)
     return [held[d] / total for d in docnums]
 
 
@@ -1049,9 +1068,12 @@ def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, An
     """``ranking`` with the query's terms, the :func:`coverage` of its first
     :data:`COVERED_DOCS` documents and the share of its words the index knows."""
     words = extra.get("words", [])
-    ranking.terms = query_terms(searcher.reader(), words)
-    ranking.coverage = coverage(searcher, docnums[:COVERED_DOCS], ranking.terms)
-    ranking.known, ranking.keyed = _word_shares(searcher.reader(), words)
+    weights = extra.get("weights", {})
+    ranking.terms = [(vs, idf * weights.get(vs, 1.0)) for vs, idf in query_terms(searcher.reader(), words)]
+    ranking.coverage = coverage(searcher, docnums[:COVERED_DOCS], ranking.terms, ranking.holds)
+    # what the memory knows of the ticket's own words (set-apart names and signatures are not the question)
+    own = [vs for vs in words if weights.get(vs, 1.0) >= 1.0] or words
+    ranking.known, ranking.keyed = _word_shares(searcher.reader(), own)
     return ranking
 
 

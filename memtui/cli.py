@@ -84,6 +84,25 @@ def _tui_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The TUI's options that take a value (the value is not the PATH).
+_TUI_VALUED = frozenset({"--theme", "--as"})
+
+
+def _tui_path(argv: list[str]) -> str | None:
+    """The first word of ``argv`` that is neither an option nor an option's value: the PATH
+    the TUI would open (``memtui --theme nope PATH`` took ``nope`` for a mistyped command)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            return next(words, None)
+        if word.startswith("-"):
+            if word in _TUI_VALUED:
+                next(words, None)
+            continue
+        return word
+    return None
+
+
 def _reader_left() -> int:
     """The reader of standard output went away (``memtui graph list --json | head``).
 
@@ -150,10 +169,11 @@ def _main(argv: list[str] | None) -> int:
                 _common.fail(message, code)
             except SystemExit as done:
                 return int(done.code or 0)
-    if first is not None and first not in commands and not os.path.exists(first):
-        near = difflib.get_close_matches(first, sorted(commands), n=1)
+    path = _tui_path(argv)
+    if path is not None and path not in commands and not os.path.exists(path):
+        near = difflib.get_close_matches(path, sorted(commands), n=1)
         if near:  # `memtui serch x` would otherwise try to open a folder named serch
-            _common.fail(f"{first!r} is neither a command nor a folder; did you mean `memtui {near[0]}`? "
+            _common.fail(f"{path!r} is neither a command nor a folder; did you mean `memtui {near[0]}`? "
                          "(`memtui --help` lists the commands)", ExitCode.USAGE)
     args = _tui_parser().parse_args(argv)
     from memtui.ui.launch import run_tui

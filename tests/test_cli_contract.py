@@ -299,3 +299,12 @@ def test_boot_json_has_the_same_shape_with_and_without_skills(sample_copy: Path,
 
     assert shape(bare["skills"]) == shape(full["skills"])
     assert not [k for k, v in bare.items() if v is None]
+
+
+def test_an_option_value_before_the_path_is_not_taken_for_a_command(capsys, tmp_path, monkeypatch) -> None:
+    """`memtui --theme nope PATH` said "'nope' is neither a command nor a folder"."""
+    monkeypatch.setattr("memtui.ui.launch.has_terminal", lambda: False)  # stop before the app starts
+    code, _out, err = _run(capsys, "--theme", "nope", str(tmp_path))
+    assert "neither a command" not in err and "needs a terminal" in err and code == 2
+    code, _out, err = _run(capsys, "--theme", "nope", "serch")
+    assert code == 2 and "did you mean `memtui search`" in err

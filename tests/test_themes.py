@@ -59,3 +59,38 @@ def test_memtui_themes_lists_textuals_builtin_themes_too(capsys) -> None:  # noq
     code, out, _ = run_cli(capsys, "themes", "--json")
     data = json.loads(out)
     assert "textual-dark" in data["builtin"] and "memtui-dark" in data["themes"]
+
+
+def test_a_broken_user_config_is_never_written_over(tmp_path: Path) -> None:
+    """A config.toml with a typo was silently replaced by `theme = ...` alone when a theme was
+    remembered: the user's key bindings and comments were lost."""
+    import pytest
+
+    path = userconfig.path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    broken = '# my keys\n[keys]\n"graph.merge" = "M\n'
+    path.write_text(broken, encoding="utf-8")
+    assert "not valid TOML" in (userconfig.problem() or "")
+    with pytest.raises(userconfig.UnreadableConfig, match="does not write over it"):
+        userconfig.set_value("theme", "memtui-light")
+    assert path.read_text(encoding="utf-8") == broken
+    path.write_text("theme = \"memtui-dark\"\n", encoding="utf-8")
+    assert userconfig.problem() is None
+
+
+async def test_the_tui_says_the_user_config_is_broken_and_leaves_it(sample_copy: Path) -> None:
+    from memtui.core.workspace import Workspace
+    from memtui.ui.app import MemtuiApp
+    from tests.conftest import wait_for
+
+    path = userconfig.path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    broken = '[keys]\n"graph.merge" = "M\n'
+    path.write_text(broken, encoding="utf-8")
+    app = MemtuiApp(Workspace.open(sample_copy), remember_theme=lambda name: userconfig.set_value("theme", name))
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: any("not valid TOML" in str(n.message) for n in app._notifications),
+                       what="the warning about the user config")
+        app.theme = "memtui-light"  # a theme change cannot be remembered: said, file untouched
+        await pilot.pause()
+    assert path.read_text(encoding="utf-8") == broken

@@ -342,6 +342,7 @@ def test_the_tui_acts_as_the_profile_given_with_as(sample_copy, monkeypatch) -> 
 
     seen: list[str | None] = []
     monkeypatch.setattr(MemtuiApp, "run", lambda app, *a, **k: seen.append(app.session.profile))
+    monkeypatch.setattr("memtui.ui.launch.has_terminal", lambda: True)
     assert cli.main([str(sample_copy), "--as", "connector.steward"]) == 0
     assert cli.main([str(sample_copy)]) == 0
     assert seen[0] == "connector.steward"
@@ -371,3 +372,11 @@ async def test_at_80x24_an_article_with_a_finding_shows_the_finding_and_body_lin
         await pilot.press("z")
         await pilot.pause()
         assert app.screen.query_one("#nodes").display
+
+
+def test_the_tui_without_a_terminal_says_so_and_exits_2(sample_copy: Path) -> None:
+    """`memtui PATH </dev/null >file` wrote escape codes into the file until it was killed."""
+    done = subprocess.run([sys.executable, "-m", "memtui", str(sample_copy)], stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=60)
+    assert done.returncode == 2
+    assert b"needs a terminal" in done.stderr and done.stdout == b""

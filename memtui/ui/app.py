@@ -129,6 +129,10 @@ class MemtuiApp(WorkspaceApp):
         from memtui import userconfig
         from memtui.ui.keys import all_ids, keymap_from
 
+        broken = userconfig.problem()
+        if broken:  # said at start, not only when a theme change cannot be remembered
+            self._startup_warnings.append(f"{broken}: its keys and theme are not used, and memtui will not write "
+                                          "over it; fix it by hand")
         keymap, warnings = keymap_from(userconfig.table("keys"), all_ids(type(self)))
         self._startup_warnings.extend(warnings)
         if keymap:

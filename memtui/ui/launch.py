@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +33,15 @@ def sample_copy() -> Path:
     return target
 
 
+def has_terminal() -> bool:
+    """True when standard input and output are a terminal (the TUI draws on one and reads keys
+    from it; without one it wrote escape codes into a file and never ended)."""
+    try:
+        return sys.stdin is not None and sys.stdout is not None and sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def run_tui(path: str | None, theme: str | None = None, read_only: bool = False,
             profile: str | None = None) -> int:
     """Open the TUI on ``path`` (default: :func:`sample_copy`); return the exit code.
@@ -40,6 +50,13 @@ def run_tui(path: str | None, theme: str | None = None, read_only: bool = False,
     remembered theme is used. ``read_only`` (``--read-only``) refuses every write. ``profile``
     (``--as``) is the acting profile, as the CLI's ``--as`` (:func:`memtui.core.session.resolve_profile`).
     """
+    if path and not os.path.exists(path):
+        print(f"memtui: {path} does not exist", file=sys.stderr)
+        return 2
+    if not has_terminal():
+        print("memtui: the TUI needs a terminal (standard input and output are not one); for scripts, "
+              "use the commands: `memtui --help` lists them", file=sys.stderr)
+        return 2
     try:
         folder = Path(path) if path else sample_copy()
         workspace = Workspace.open(folder)

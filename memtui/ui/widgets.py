@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from rich.cells import cell_len
-from rich.style import Style
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -56,8 +55,8 @@ class AreaBar(Static):
                  (False, " ", "   ? names the areas"), (False, " ", ""), (False, "", "")]
         for titles, gap, hint in forms:
             bar = Text()
+            spans: list[tuple[int, int, str]] = []
             for area in AREAS:
-                click = Style.from_meta({"@click": f"app.area('{area.mode}')"})  # a click opens it
                 start = len(bar)
                 if area.mode == current:
                     bar.append(f" {area.key} {area.title} ", style="bold reverse")
@@ -67,13 +66,23 @@ class AreaBar(Static):
                         bar.append(f" {area.title}")
                     else:
                         bar.append(f" {area.title} " if titles else " ")
-                bar.stylize(click, start, len(bar))
+                spans.append((start, len(bar), area.mode))
                 bar.append(gap)
             if hint:
                 bar.append(hint, style="dim")
             if bar.cell_len <= width:
-                return bar
+                break
+        self._spans = spans  # where each area stands, for a click
         return bar
+
+    async def on_click(self, event: events.Click) -> None:
+        """A click on an area opens it, as its key does (the app asks first where a screen must)."""
+        x = event.x - self.styles.padding.left
+        for start, end, mode in getattr(self, "_spans", []):
+            if start <= x < end:
+                event.stop()
+                await self.app.run_action(f"area('{mode}')")
+                return
 
 
 def escape_box(screen, box: Input, results, what: str = "filter") -> None:  # noqa: ANN001 - Screen, a widget

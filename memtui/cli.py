@@ -18,6 +18,7 @@ from memtui import __version__
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core.errors import ExternalError, MemtuiError, RefusedError, WorkspaceError, write_failure
+from memtui.core.text import TerminalStream, guard_stream
 
 #: The one map from exception to exit code (README "exit codes"): the first class that
 #: matches wins. A command lets a :class:`MemtuiError` it cannot handle better propagate;
@@ -133,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate in any value is shown, never a crash
+        guard_stream(stream)
     _common.json_errors(False)  # until a command's own --json says otherwise
     commands = set(_command_modules())
     first = next((a for a in argv if not a.startswith("-")), None)
@@ -143,6 +146,7 @@ def _main(argv: list[str] | None) -> int:
         return 0
     if first is not None and first in commands and argv[0] == first:
         parser = build_parser(only=first)
+        sys.stdout = TerminalStream.wrap(sys.stdout)  # type: ignore[assignment]  # a terminal gets no escape
         args = parser.parse_args(argv)
         _common.json_errors(bool(getattr(args, "json", False)))
         try:

@@ -41,6 +41,21 @@ def _bomb() -> bytes:
     return b"\n".join(lines)
 
 
+def _odd_strings(rng: random.Random, data: bytes, kind: str) -> bytes:
+    """Strings JSON allows that are not text (lone surrogates, NUL, noncharacters) and
+    terminal escapes: in names and texts of JSON records, raw in the other files."""
+    escaped = rng.choice([b"\\ud800", b"\\udfff", b"\\udcff", b"\\u0000", b"\\ufffe", b"\\uffff",
+                          b"\\ud83f\\udfff", b"\\u001b]0;title\\u0007", b"\\u009b2J", b"\\u202e"])
+    if kind in ("graph", "session"):
+        return data + (b"\n" if data and not data.endswith(b"\n") else b"") + (
+            b'{"type":"entity","name":"odd' + escaped + b'","entityType":"t' + escaped +
+            b'","observations":["o' + escaped + b'"]}\n' if kind == "graph" else
+            b'{"ts":"2026-01-01T00:00:00Z","role":"user' + escaped + b'","content":"c' + escaped + b'"}\n')
+    raw = rng.choice(["\x1b]0;title\x07", "\x1b[2J", "\x9b31m", "\x1bP1$q\x1b\\", "\u202e", "\x7f", "\x0c"])
+    at = rng.randrange(0, len(data) + 1)
+    return data[:at] + raw.encode("utf-8") + data[at:]
+
+
 def _mutators(rng: random.Random) -> dict[str, Callable[[bytes, str], bytes | None]]:
     def truncate(data: bytes, _kind: str) -> bytes:
         return data[: rng.randrange(0, max(1, len(data)))]
@@ -114,7 +129,7 @@ def _mutators(rng: random.Random) -> dict[str, Callable[[bytes, str], bytes | No
 
     return {"truncate": truncate, "bom": bom, "crlf": crlf, "nul": nul, "bad-utf8": bad_utf8, "deep": deep,
             "huge-line": huge_line, "alias-bomb": alias_bomb, "bad-date": bad_date,
-            "json-specials": json_specials, "second-block": second_block, "flip": flip, "empty": empty,
+            "json-specials": json_specials, "odd-strings": lambda data, kind: _odd_strings(rng, data, kind), "second-block": second_block, "flip": flip, "empty": empty,
             "name-not-utf8": lambda data, _kind: data}
 
 

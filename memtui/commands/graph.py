@@ -350,8 +350,12 @@ def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:
     return g.Retype(tuple(dict.fromkeys(types)), args.to)
 
 
-def _confirm(args: argparse.Namespace, what: str) -> None:
-    """Ask before a destructive change (:func:`_common.confirm`)."""
+def _confirm(args: argparse.Namespace, what: str, notes: tuple[str, ...] = ()) -> None:
+    """Ask before a destructive change (:func:`_common.confirm`). The change's ``notes`` (the
+    relations a delete takes with it) are said first, so no one confirms what they were not shown."""
+    if notes and not getattr(args, "yes", False):
+        for note in notes:
+            print(visible(note), file=sys.stderr)
     _common.confirm(args, f"About to change {visible(what)}. Go ahead")
 
 
@@ -438,7 +442,7 @@ def _write_to(args: argparse.Namespace, session: Session, backend, graph, loaded
     if retried is None:
         change = operation.apply(graph)  # check before asking
         if confirm and change.changed:
-            _confirm(args, f"{backend.shown}: {change.summary}")
+            _confirm(args, f"{backend.shown}: {change.summary}", change.notes)
     kept = ""
     also: list[tuple[str, bytes]] = []
     if backup and retried is None and change.changed and backend.kind == "local":

@@ -65,7 +65,7 @@ def _update(index: SearchIndex, rebuild: bool = False) -> IndexReport:
 
 def _print_findings(findings) -> None:  # noqa: ANN001
     for f in findings:
-        print(f"memtui: {f.place}: {f.message}", file=sys.stderr)
+        print(f"memtui: {visible(f.place)}: {visible(f.message)}", file=sys.stderr)
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -101,9 +101,9 @@ def run_search(args: argparse.Namespace) -> int:
             label = h.entry_id or h.title
             state = "" if h.state in ("active", "") else f" [{h.state}]"
             state += "".join(f" [{mark}]" for mark in m)
-            print(f"{h.verdict:<8} {h.score:7.2f}  {h.kind:<10} {where}  {label}{state}")
+            print(f"{h.verdict:<8} {h.score:7.2f}  {h.kind:<10} {visible(where)}  {visible(label)}{state}")
             if h.snippet and h.snippet.text:
-                print("                    " + _marked(h.snippet.text, h.snippet.spans))
+                print("                    " + visible(_marked(h.snippet.text, h.snippet.spans)))
             if h.why:
                 print("                    set apart: " + visible(h.why, limit=400))
         if not res.hits and res.known == 0.0:

@@ -16,6 +16,7 @@ One place for each rule (DESIGN.md §3):
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import json
 import re
@@ -83,6 +84,100 @@ def json_text(value: object, *, indent: int | None = 2) -> str:
     JSON readers turn back into the same string."""
     text = json.dumps(value, ensure_ascii=False, indent=indent)
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def well_formed(text: str) -> str:
+    """``text`` with every lone surrogate (``U+D800``–``U+DFFF``, which JSON's ``\\udXXX``
+    escapes and PEP 383 file-name bytes put into a ``str``) replaced by ``U+FFFD``, so it can be
+    encoded as UTF-8; any other text is returned as it is (the same object).
+
+    The rule for strings memtui reads (graph lines, session histories, the store, front matter,
+    ``config.json``): the value is kept as read, so a record written back keeps its bytes, and
+    a door that must have valid text makes it so at that door: the search index and its queries
+    with this function, the terminal with :func:`visible` (``⟨U+D800⟩``), ``--json`` output with
+    :func:`json_text` (the ``\\ud800`` escape).
+    """
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+#: The codec error handler that writes a character an output stream cannot encode as
+#: :func:`visible` shows it (``\\ud800``, ``\\xff`` for a PEP 383 byte): see :func:`guard_stream`.
+VISIBLE_ERRORS = "memtui-visible"
+
+
+def _visible_errors(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return visible(exc.object[exc.start:exc.end], limit=None), exc.end
+
+
+codecs.register_error(VISIBLE_ERRORS, _visible_errors)
+
+
+def guard_stream(stream: object) -> None:
+    """Make the text stream ``stream`` (``sys.stdout``, ``sys.stderr``) write a character it
+    cannot encode (a lone surrogate from a JSON escape or a non-UTF-8 name) as :func:`visible`
+    shows it, instead of raising ``UnicodeEncodeError`` in the middle of a command's output.
+    A stream that cannot be reconfigured is left as it is."""
+    try:
+        stream.reconfigure(errors=VISIBLE_ERRORS)  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        pass
+
+
+#: Characters that must never reach a terminal as they are: C0 controls but TAB and LF (ESC
+#: starts every escape sequence), DEL, C1 controls (0x9B is an 8-bit CSI), the bidirectional
+#: embeddings, overrides, isolates and marks (U+202A-202E, U+2066-2069, U+200E/F, U+061C:
+#: text that reads in another order than it is stored) and lone surrogates (not text).
+#: The character class of :data:`TERMINAL_UNSAFE` but CR (an editor keeps the CR of a CRLF).
+UNSAFE_BUT_CR = ("\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                 "\u2066-\u2069\ud800-\udfff")
+TERMINAL_UNSAFE = re.compile(f"[\r{UNSAFE_BUT_CR}]")
+
+
+def shown_text(text: str) -> str:
+    """A multi-line ``text`` (an article, notes, a history turn) as it may reach a terminal:
+    line ends (LF, CRLF read as LF) and tabs are kept, every :data:`TERMINAL_UNSAFE` character
+    is shown as :func:`visible` shows it in the TUI (``⟨U+001B⟩``, ``␍``); the rest unchanged.
+    For display only: the text written back is always the original."""
+    if not TERMINAL_UNSAFE.search(text):
+        return text
+    text = text.replace("\r\n", "\n")
+    return TERMINAL_UNSAFE.sub(lambda m: visible(m.group(), symbols=True, limit=None), text)
+
+
+class TerminalStream:
+    """A text stream in front of a terminal that shows every :data:`TERMINAL_UNSAFE` character
+    of what a command prints as :func:`visible` does (``\\u001b``), line ends and tabs kept:
+    ``memtui notes show`` of a file holding ``ESC ] 0;…`` on a terminal must not retitle it.
+    Only for a stream that is a terminal (:meth:`wrap`): output to a pipe or a file is the
+    command's data, byte for byte. Everything else (``buffer``, ``flush``) is the stream's own.
+    """
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    @classmethod
+    def wrap(cls, stream: object) -> object:
+        """``stream`` behind a :class:`TerminalStream` when it is a terminal, else ``stream``."""
+        try:
+            terminal = stream.isatty()  # type: ignore[attr-defined]
+        except (AttributeError, ValueError, OSError):
+            terminal = False
+        return cls(stream) if terminal and not isinstance(stream, cls) else stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(_TERMINAL_OUT.sub(lambda m: visible(m.group(), limit=None), text))  # type: ignore[attr-defined]
+        return len(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+#: What :class:`TerminalStream` shows: :data:`TERMINAL_UNSAFE`, but the CR of a CRLF (harmless).
+_TERMINAL_OUT = re.compile(f"\r(?!\n)|[{UNSAFE_BUT_CR}]")
 
 
 def visible(value: object, *, symbols: bool = False, limit: int | None = SHOWN_CHARS) -> str:

@@ -167,15 +167,56 @@ def watch(ws: Workspace, stop: threading.Event, *, debounce_ms: int = 200) -> It
         watched = folders(ws)
         known = set(watched)
         grown = False
-        for batch in watchfiles.watch(*watched, watch_filter=keep, stop_event=stop, debounce=debounce_ms,
-                                      step=50, rust_timeout=300, yield_on_timeout=False, recursive=False,
-                                      raise_interrupt=False):
-            paths = [path for _change, path in batch]
-            changes = classify(ws, paths)
-            if changes.by_topic:
-                yield changes
-            if any(p not in known and os.path.isdir(p) and not os.path.islink(p) for p in paths):
-                grown = True  # a new folder: watch it too
-                break
+        aliases: dict[str, str] = {}
+        try:
+            targets = [target for target in (_watchable(folder, aliases) for folder in watched) if target]
+            for batch in watchfiles.watch(*targets, watch_filter=keep, stop_event=stop, debounce=debounce_ms,
+                                          step=50, rust_timeout=300, yield_on_timeout=False, recursive=False,
+                                          raise_interrupt=False):
+                paths = [_real(path, aliases) for _change, path in batch]
+                changes = classify(ws, paths)
+                if changes.by_topic:
+                    yield changes
+                if any(p not in known and os.path.isdir(p) and not os.path.islink(p) for p in paths):
+                    grown = True  # a new folder: watch it too
+                    break
+        finally:
+            for alias in aliases:
+                os.close(int(alias.rsplit("/", 1)[1]))
         if not grown:
             return
+
+
+#: Where Linux shows an open file descriptor as a path (a folder opened by its bytes).
+_FD_PATHS = "/proc/self/fd"
+
+
+def _watchable(folder: str, aliases: dict[str, str]) -> str | None:
+    """``folder`` as a path the watcher (Rust, UTF-8 paths only) takes: itself when it is valid
+    UTF-8, else the folder opened by its bytes and named ``/proc/self/fd/N`` (recorded in
+    ``aliases``, closed by the caller), else ``None`` (not followed) where there is no such
+    path. A workspace whose path is not UTF-8 (PEP 383 ``U+DCxx`` in ``folder``) is followed
+    like any other."""
+    try:
+        folder.encode("utf-8")
+        return folder
+    except UnicodeEncodeError:
+        pass
+    if not os.path.isdir(_FD_PATHS):
+        return None
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    alias = f"{_FD_PATHS}/{fd}"
+    aliases[alias] = folder
+    return alias
+
+
+def _real(path: str, aliases: dict[str, str]) -> str:
+    """The workspace path of ``path`` as the watcher reported it (an alias made real)."""
+    if aliases and path.startswith(_FD_PATHS):
+        for alias, folder in aliases.items():
+            if path == alias or path.startswith(alias + "/"):
+                return folder + path[len(alias):]
+    return path

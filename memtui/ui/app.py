@@ -151,10 +151,14 @@ class MemtuiApp(WorkspaceApp):
 
     def notify(self, message: str, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - Textual's signature
         """Every toast as the TUI says it (:func:`memtui.ui.text.for_tui`: no seed or issue
-        references, no ``memtui …`` command to type); core messages are shared with the CLI."""
-        from memtui.ui.text import for_tui
+        references, no ``memtui …`` command to type); core messages are shared with the CLI.
+        A name or value inside is data: its control and escape characters are shown
+        (:func:`memtui.ui.text.as_data`), never sent to the terminal."""
+        from memtui.ui.text import as_data, for_tui
 
-        return super().notify(for_tui(message) if isinstance(message, str) else message, *args, **kwargs)
+        if isinstance(kwargs.get("title"), str):
+            kwargs["title"] = as_data(kwargs["title"])
+        return super().notify(as_data(for_tui(message)) if isinstance(message, str) else message, *args, **kwargs)
 
     def action_help(self) -> None:
         """Show every key of the current area and the global ones (``?``, ``F1``)."""

@@ -13,11 +13,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Static
+from textual.strip import Strip
+from textual.widgets import Button, Footer, Input, Markdown, Static, TextArea
 from textual.widgets._footer import FooterKey
 
 from memtui.ui.areas import AREAS
-from memtui.ui.text import safe
+from memtui.ui.text import EDITOR_PLANE, as_data, editor_can_keep, from_editor, safe, stand_in, to_editor
 
 ResultT = TypeVar("ResultT")
 
@@ -336,11 +337,10 @@ class ValueViewer(ModalScreen[None]):
         self.page = 0
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import TextArea
 
         with Vertical(id="value-box"):
             yield Static(id="value-title")
-            yield TextArea(self._page_text(), read_only=True, soft_wrap=True, id="value")
+            yield DataTextArea(self._page_text(), read_only=True, soft_wrap=True, id="value")
 
     def _page_text(self) -> str:
         start = self.page * self.PAGE_CHARS
@@ -451,3 +451,93 @@ class KeyFooter(Footer):
     def on_resize(self) -> None:
         if self._bindings_ready:
             self.call_after_refresh(self.recompose)
+
+
+class DataTextArea(TextArea):
+    """A :class:`TextArea` for user text that never sends a control, escape or bidi-override
+    character to the terminal, and never changes the text it was given.
+
+    Each such character (``memtui.ui.text.to_editor``) is kept in the document as a private
+    stand-in, one character for one, so positions, line numbers and undo are those of the
+    text; it is drawn as a one-cell symbol in reverse video (``␛``, ``␇``, ``␦``). ``text``
+    (and so saving) gives the original characters back: an agent's escape byte or a direction
+    mark in the notes is kept as it is, never replaced by the symbol. A text that already holds
+    characters of that private plane cannot make the round trip: ``keeps_text`` is then
+    ``False`` and the editor must be read-only (the notes screen says so).
+    Rejected: showing ``⟨U+001B⟩`` in the document (the symbol would be saved over the byte),
+    and refusing to open such a file (an agent's stray byte would lock the member out).
+    """
+
+    keeps_text = True
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        current = getattr(self, "document", None)
+        if current is not None and text == current.text:  # a new language over the same document
+            super()._set_document(text, language)
+            return
+        self.keeps_text = editor_can_keep(text)
+        super()._set_document(to_editor(text) if self.keeps_text else as_data(text), language)
+
+    @property  # type: ignore[override]
+    def text(self) -> str:
+        """The whole text, every kept character as it was given."""
+        return from_editor(self.document.text)
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self.load_text(value)
+
+    @property
+    def selected_text(self) -> str:
+        start, end = self.selection
+        return from_editor(self.get_text_range(start, end))
+
+    def insert(self, text: str, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - TextArea's signature
+        return super().insert(to_editor(text), *args, **kwargs)
+
+    def replace(self, insert: str, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - TextArea's signature
+        return super().replace(to_editor(insert), *args, **kwargs)
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if not any(_has_kept(segment.text) for segment in strip):
+            return strip
+        from rich.segment import Segment
+        from rich.style import Style
+
+        marked = Style(reverse=True)
+        out: list[Segment] = []
+        for segment in strip:
+            if segment.control or not _has_kept(segment.text):
+                out.append(segment)
+                continue
+            run, kept = [], False
+            for char in segment.text:
+                is_kept = ord(char) >= EDITOR_PLANE
+                if run and is_kept != kept:
+                    out.append(Segment("".join(run), (segment.style + marked) if kept and segment.style else
+                                       marked if kept else segment.style))
+                    run = []
+                kept = is_kept
+                run.append(stand_in(char) if is_kept else char)
+            if run:
+                out.append(Segment("".join(run), (segment.style + marked) if kept and segment.style else
+                                   marked if kept else segment.style))
+        return Strip(out, strip.cell_length)
+
+
+def _has_kept(text: str) -> bool:
+    return bool(text) and not editor_can_keep(text)
+
+
+class DataMarkdown(Markdown):
+    """A :class:`Markdown` view of user text (an article, notes, a skill): the source is made
+    :func:`memtui.ui.text.as_data` before it is parsed, so a control, escape or bidi-override
+    character is shown as ``⟨U+001B⟩`` and never reaches the terminal; the text elsewhere
+    (links, saving) is the original."""
+
+    def __init__(self, markdown: str | None = None, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(as_data(markdown) if markdown else markdown, *args, **kwargs)
+
+    def update(self, markdown: str):  # noqa: ANN201 - Markdown's AwaitComplete
+        return super().update(as_data(markdown))

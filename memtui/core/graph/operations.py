@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Sequence
 
 from memtui.core import jsonio
+from memtui.core.text import visible
 from memtui.core.graph.format import ENTITY, Entity, Graph, GraphEditError, INVALID, Line, MALFORMED, RELATION, Relation, _extra_keys, entity_line, fold_name, fold_type, parse_line, relation_line, server_json
 
 
@@ -463,17 +465,33 @@ class DeleteEntity(Operation):
         graph.entity(self.name)
         lines = []
         entities = relations = 0
+        gone: list[Relation] = []
         for line in graph.lines:
             if line.kind == ENTITY and line.entity.name == self.name:
                 entities += 1
                 continue
             if line.kind == RELATION and self.name in (line.relation.source, line.relation.target):
                 relations += 1
+                gone.append(line.relation)
                 continue
             lines.append(line)
         what = (f"entity {self.name!r} and {relations} relation{'s' if relations != 1 else ''}"
                 + (f" ({entities} records)" if entities > 1 else ""))
-        return Change(graph.replaced(lines), f"deleted {what}", will=f"will delete {what}")
+        notes = (relations_named(gone, "the relations that go with it: "),) if gone else ()
+        return Change(graph.replaced(lines), f"deleted {what}", will=f"will delete {what}", notes=notes)
+
+
+#: Relations a confirmation names before "and N more".
+NAMED_RELATIONS = 10
+
+
+def relations_named(relations: Sequence[Relation], lead: str = "", limit: int = NAMED_RELATIONS) -> str:
+    """One sentence naming ``relations`` (``'A' --uses--> 'B'``, in file order, each part made
+    visible), at most ``limit`` of them and then ``and N more``: what a confirmation says will
+    go, so no one deletes relations they were not shown."""
+    shown = [f"'{visible(r.source)}' --{visible(r.relation_type)}--> '{visible(r.target)}'" for r in relations[:limit]]
+    more = len(relations) - len(shown)
+    return lead + "; ".join(shown) + (f"; and {more:,} more" if more > 0 else "")
 
 
 @dataclass(frozen=True)

@@ -131,8 +131,33 @@ def memory_block(root) -> tuple[dict | None, Finding | None]:  # noqa: ANN001 - 
     candidates = [table(mcp, "servers").get(BLOCK_NAME), mcp.get(BLOCK_NAME), table(data, "mcpServers").get(BLOCK_NAME)]
     for block in candidates:
         if isinstance(block, dict) and isinstance(block.get("url"), str) and block["url"].strip():
+            odd = _not_text(block)
+            if odd or not block["url"].isprintable():
+                what = (f"holds {odd}, which is not a character (a lone surrogate escape)" if odd else
+                        f"has a url with a control character ({visible(block['url'])})")
+                return None, Finding.make("config-invalid", WORKSPACE_CONFIG, f"its {BLOCK_NAME} block {what}",
+                                          "fix the file; memtui uses the local graph meanwhile")
             return block, None
     return None, None
+
+
+def _not_text(value: object) -> str:
+    """The first lone surrogate in the strings of ``value`` (a JSON value) as ``U+D800``, or
+    ``""``: a URL or header holding one cannot be sent (HTTP needs valid text)."""
+    from memtui.core.text import well_formed
+
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if well_formed(item) is not item:
+                return next(f"U+{ord(c):04X}" for c in item if 0xD800 <= ord(c) <= 0xDFFF)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return ""
 
 
 def resolve(ws, remote: str | None = None) -> Endpoint | None:  # noqa: ANN001 - Workspace

@@ -47,6 +47,7 @@ from memtui.core.search.engine.matching import rank
 from memtui.core.search.plan import PREFIX_MARK, PREFIX_MIN, Item
 from memtui.core.search.reading import ASIDE_WEIGHT, Reading, is_pasted, read_ticket
 from memtui.core.search.sources import KINDS
+from memtui.core.text import well_formed
 
 #: Filters the query language knows.
 FILTERS = ("kind", "node", "owner", "state", "tag")
@@ -420,6 +421,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             needed and cannot be done.
     """
     started = time.perf_counter()
+    text = well_formed(text)  # a query from a non-UTF-8 argument or a pasted lone surrogate
     reading = read_ticket(text) if is_pasted(text) else None
     if reading is not None:  # a pasted ticket is text, never query syntax (its quotes, colons, stars)
         items = ticket_items(reading)

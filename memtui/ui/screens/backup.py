@@ -45,10 +45,10 @@ from memtui.core.backup.verify import verify
 from memtui.core.errors import MemtuiError
 from memtui.core.store import StoreDamagedError
 from memtui.ui.widgets import KeyFooter
-from memtui.ui.widgets import AreaBar
+from memtui.ui.widgets import AreaBar, DataTextArea
 from memtui.ui.widgets import AskText, Confirm
 from memtui.core.text import plural
-from memtui.ui.text import safe
+from memtui.ui.text import as_data, safe
 from memtui.ui.screens.base import AreaScreen
 
 #: Backups listed in the history table (newest first).
@@ -101,7 +101,7 @@ class BackupScreen(AreaScreen):
         yield Static(id="backup-message")
         with Horizontal(id="backup-main"):
             yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
-            yield TextArea(id="diff", read_only=True, show_line_numbers=False)
+            yield DataTextArea(id="diff", read_only=True, show_line_numbers=False)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -218,6 +218,9 @@ class BackupScreen(AreaScreen):
             self._say(Text(self.last_message or plural(len(state["history"]), "backup"), style="dim"))
 
     def _say(self, message: Text) -> None:
+        """Show ``message`` (it may quote git or a repository: its controls are shown as data)."""
+        if as_data(message.plain) != message.plain:
+            message = Text(as_data(message.plain), style=message.style)
         self.query_one("#backup-message", Static).update(message)
 
     def _progress(self, fraction: float) -> None:

@@ -49,7 +49,7 @@ from memtui.core.graph.audit import audit
 from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer, escape_box
-from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.text import as_data, for_tui, join, safe, severity_text
 from memtui.ui.screens.base import AreaScreen
 
 #: Rows of the entity table drawn at once.
@@ -362,10 +362,10 @@ class GraphScreen(AreaScreen):
             if notify:
                 self.notify(message, title="Graph offline", severity="error", markup=False, timeout=12)
             return
-        self._status(Text(message, style="red"))
+        self._status(Text(as_data(message), style="red"))
         self.query_one("#entities", DataTable).clear()
         self.query_one("#entity-detail", Static).update(join(
-            Text("No graph is shown, because it could not be read:\n\n", style="bold"), Text(message, style="red"),
+            Text("No graph is shown, because it could not be read:\n\n", style="bold"), Text(as_data(message), style="red"),
             Text("\n\nF5 tries again.", style="dim")))
 
     def _loaded(self, graph: g.Graph, findings: list[Finding],

@@ -46,9 +46,9 @@ from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, Rea
 from memtui.core.session import Session
 from memtui.core.text import plural, removed_lines
 from memtui.ui.widgets import KeyFooter
-from memtui.ui.widgets import Answer, AreaBar, ButtonDialog, Confirm
+from memtui.ui.widgets import Answer, AreaBar, ButtonDialog, Confirm, DataMarkdown, DataTextArea
 from memtui.ui.areas import AREAS
-from memtui.ui.text import join, safe
+from memtui.ui.text import join, safe, to_editor
 from memtui.ui.screens.base import AreaScreen
 
 #: Characters of the note shown in the live preview. B22: Textual's Markdown builds its widgets
@@ -103,7 +103,7 @@ class _CountedOnceWrappedDocument(WrappedDocument):
             self._height_cache = None
 
 
-class NotesEditor(TextArea):
+class NotesEditor(DataTextArea):
     """The notes :class:`TextArea`, with the wrapped height counted once per change (B22).
 
     Escape is left to the screen's "Stop editing" key: Textual's TextArea (Tab indents) moves
@@ -244,7 +244,7 @@ class NotesScreen(AreaScreen):
                            tab_behavior="indent", id="notes-editor")
             with VerticalScroll(id="notes-preview-box"):
                 yield Static(id="notes-preview-note")
-                yield Markdown("", id="notes-preview", open_links=False)
+                yield DataMarkdown("", id="notes-preview", open_links=False)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -336,7 +336,14 @@ class NotesScreen(AreaScreen):
         editor.soft_wrap = not big
         self._loading = True
         editor.load_text(note.text)
-        editor.read_only = not self._writable()
+        editor.read_only = not self._writable() or not editor.keeps_text
+        if not editor.keeps_text:
+            self.notify(f"{note.shown} holds characters of the private plane memtui uses to show control "
+                        "characters safely; it is shown read-only here so saving cannot change them",
+                        severity="warning", markup=False)
+        elif to_editor(note.text) is not note.text:
+            self.notify(f"{note.shown} holds control or direction characters; they are shown as ␛, ␦ … in "
+                        "reverse and saved exactly as they are", markup=False)
         self._loading = False
         self.dirty = False
         if big:
@@ -415,7 +422,8 @@ class NotesScreen(AreaScreen):
     def _changed(self, _event: TextArea.Changed) -> None:
         if self._loading or self.note is None:
             return
-        dirty = self.note.dirty(self.editor.text)
+        # a read-only editor holds nothing typed (a binary file shows no text: not a change)
+        dirty = not self.editor.read_only and self.note.dirty(self.editor.text)
         if dirty != self.dirty:
             self.dirty = dirty
             self._refresh_status()

@@ -37,7 +37,7 @@ from memtui.ui import clock
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm
-from memtui.ui.text import join, safe
+from memtui.ui.text import as_data, join, safe
 from memtui.ui.screens.base import AreaScreen
 
 
@@ -67,7 +67,7 @@ def unified_text(patch: str) -> Text:
             style = "green"
         elif line.startswith("-"):
             style = "red"
-        out.append(Text(line, style=style))
+        out.append(Text(as_data(line), style=style))
     return out or Text("no difference", style="dim")
 
 

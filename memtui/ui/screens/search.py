@@ -45,7 +45,7 @@ from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
 from memtui.ui import clock
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
-from memtui.ui.text import join, safe
+from memtui.ui.text import as_data, join, safe
 from memtui.ui.screens.base import AreaScreen
 
 #: Quiet time after the last key before the query runs (seconds).
@@ -342,7 +342,7 @@ class SearchScreen(AreaScreen):
     def _problem(self, message: str, seq: int) -> None:
         if seq != self._seq:
             return
-        self.query_one("#search-status", Static).update(Text(message, style="yellow"))
+        self.query_one("#search-status", Static).update(Text(as_data(message), style="yellow"))
 
     def _show(self, results: Results, seq: int) -> None:
         if seq != self._seq:

@@ -26,7 +26,7 @@ from memtui.core import sessions as core
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding, Severity
 from memtui.core.text import clip
-from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.text import as_data, for_tui, join, safe, severity_text
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.screens.base import AreaScreen
@@ -43,7 +43,7 @@ def turn_label(turn: core.Turn, width: int = 90, marked: bool = False) -> Text:
         head.append(Text("▲ ", style="yellow"))
     head.append(safe(turn.role, _ROLE_STYLE.get(turn.role, "bold")))
     if turn.time:
-        head.append(Text(f" {turn.time[11:19] if len(turn.time) >= 19 else turn.time}", style="dim"))
+        head.append(safe(f" {turn.time[11:19] if len(turn.time) >= 19 else turn.time}", "dim"))
     head.append(Text("  "))
     if turn.role == "tool" and turn.tools:
         call = turn.tools[0]
@@ -250,9 +250,9 @@ class SessionsScreen(AreaScreen):
         text = join(safe(history.key, "bold"), Text(f"  line {turn.line}  "),
                     safe(turn.role, _ROLE_STYLE.get(turn.role, "bold")))
         if turn.time:
-            text.append(Text(f"  {turn.time}", style="dim"))
-        text.append(Text(f"  ({len(history.turns):,} turns, {history.size:,} bytes, {history.first or '?'} .. "
-                         f"{history.last or '?'})", style="dim"))
+            text.append(safe(f"  {turn.time}", "dim"))
+        text.append(safe(f"  ({len(history.turns):,} turns, {history.size:,} bytes, {history.first or '?'} .. "
+                         f"{history.last or '?'})", "dim"))
         text.append(Text("\n"))
         for finding in self._findings.get(history.path, []):
             if finding.line == turn.line:
@@ -262,13 +262,13 @@ class SessionsScreen(AreaScreen):
             detail.update(text)
             return
         if turn.text and not (turn.role == "tool" and any(c.text == turn.text for c in turn.tools)):
-            text.append(Text(turn.text.replace("\r", "")))  # plain Text: never markup
+            text.append(Text(as_data(turn.text)))  # plain Text (never markup), controls made visible
             text.append(Text("\n"))
         for call in turn.tools:
             text.append(Text(f"▸ {'result' if call.result else 'call'} ", style="magenta"))
             text.append(safe(call.name or "?", "magenta"))
             text.append(Text("\n"))
-            text.append(Text(call.text))
+            text.append(Text(as_data(call.text)))
             text.append(Text("\n"))
         cited = core.citing(self.app.session.store, history.key, turn.line)
         if cited:

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, 
 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
 from memtui.ui.widgets import KeyFooter
-from memtui.ui.widgets import AreaBar
+from memtui.ui.widgets import AreaBar, DataMarkdown
 from memtui.ui.text import join, safe, severity_text, for_tui
 from memtui.ui.screens.base import AreaScreen
 
@@ -70,7 +70,7 @@ class SkillsScreen(AreaScreen):
                 yield Static(Text(""), id="skill-head")
                 with TabbedContent(id="skill-tabs"):
                     with TabPane("SKILL.md", id="tab-body"), VerticalScroll(id="skill-body-scroll"):
-                        yield Markdown("", id="skill-body", open_links=False)
+                        yield DataMarkdown("", id="skill-body", open_links=False)
                     with TabPane("Findings", id="tab-findings"), VerticalScroll(id="skill-findings-scroll"):
                         yield Static(Text(""), id="skill-findings")
                     with TabPane("Files", id="tab-files"), VerticalScroll(id="skill-files-scroll"):

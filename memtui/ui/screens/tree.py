@@ -29,8 +29,8 @@ from memtui.core.text import plural
 from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
 from memtui.ui.widgets import KeyFooter
-from memtui.ui.widgets import AreaBar
-from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.widgets import AreaBar, DataMarkdown, DataTextArea
+from memtui.ui.text import as_data, for_tui, join, safe, severity_text
 from memtui.ui.screens.base import AreaScreen
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
@@ -129,8 +129,8 @@ class TreeScreen(AreaScreen):
                     yield Static(id="article-head", classes="pane-head")
                     yield DataTable(id="meta", show_header=False, cursor_type="none", show_cursor=False)
                     with VerticalScroll(id="article-scroll"):
-                        yield Markdown(id="body", open_links=False)
-                    yield TextArea(id="plain", read_only=True, soft_wrap=False, show_line_numbers=True)
+                        yield DataMarkdown(id="body", open_links=False)
+                    yield DataTextArea(id="plain", read_only=True, soft_wrap=False, show_line_numbers=True)
         yield KeyFooter()
 
     # -- set-up ----------------------------------------------------------------------------
@@ -434,7 +434,7 @@ class TreeScreen(AreaScreen):
         self.run_worker(when_shown(), group="article-line", exclusive=True)
 
     def _clear_article(self, message: str) -> None:
-        self.query_one("#article-head", Static).update(Text(message, style="dim"))
+        self.query_one("#article-head", Static).update(Text(as_data(message), style="dim"))
         self.query_one("#meta", DataTable).clear()
         self.query_one("#meta", DataTable).display = False
         self._set_body("")

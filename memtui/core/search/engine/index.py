@@ -43,6 +43,7 @@ from whoosh import scoring
 from memtui.core.errors import MemtuiError
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding
+from memtui.core.text import json_text, well_formed
 from memtui.core.procs import spawn_context, worker_count
 from memtui.core.search.engine import whoosh_fixes
 from memtui.core.search.analysis import term_positions, term_positions_and_keys
@@ -911,25 +912,30 @@ def _load_lengths(reader) -> None:  # noqa: ANN001 - a Whoosh reader
 
 
 def _whoosh_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """The Whoosh fields of one parsed document. Whoosh encodes every term as UTF-8, so each
+    value is :func:`well_formed` here (a lone surrogate that JSON allows is indexed and shown as
+    ``U+FFFD``); the id keeps one apart as its ``\\udXXX`` escape, so two records differing only
+    there stay two documents."""
     out: dict[str, Any] = {}
-    out["id"] = f"{doc['kind']}:{doc['path']}" + (f"#L{doc['line']}" if doc.get("line") else "")
+    ident = f"{doc['kind']}:{doc['path']}" + (f"#L{doc['line']}" if doc.get("line") else "")
+    out["id"] = json_text(ident, indent=None)[1:-1] if well_formed(ident) is not ident else ident
     for key in ("source", "kind", "path", "node", "state", "owner", "entry_id", "target", "tag"):
         value = doc.get(key) or ""
-        out[key] = str(value)
+        out[key] = well_formed(str(value))
     out["owner"] = out["owner"].lower()
     if doc.get("line") is not None:
         out["line"] = doc["line"]
     content: list[tuple[float, str]] = []
     if doc.get("entry_id"):
-        content.append((ID_WEIGHT, str(doc["entry_id"])))
+        content.append((ID_WEIGHT, out["entry_id"]))
     for name, weight in TEXT_FIELDS.items():
-        value = str(doc.get(name) or "")
+        value = well_formed(str(doc.get(name) or ""))
         if value:
             content.append((weight, value))
             out[name] = value[:STORED_BODY_CHARS]
     if content:
         out[CONTENT_FIELD] = content
-    keyed = [(TEXT_FIELDS[name], str(doc.get(name) or "")) for name in TRANSLIT_SOURCES]
+    keyed = [(TEXT_FIELDS[name], well_formed(str(doc.get(name) or ""))) for name in TRANSLIT_SOURCES]
     out[TRANSLIT_FIELD] = [(w, k) for w, k in keyed if k]
     return out
 

@@ -57,6 +57,8 @@ def _ready(area: str):  # noqa: ANN202
             return screen.note is not None
         if area == "proposals":
             return bool(getattr(screen, "_rows", None))
+        if area == "sessions":  # the histories, then the first one's turns, each read in a worker
+            return screen.query_one("#histories").row_count > 0 and screen.query_one("#turns").option_count > 0
         return True
     return ready
 

@@ -191,7 +191,8 @@ async def test_no_control_character_from_the_workspace_reaches_the_screen(
 
 def _run_in_terminal(root: Path, keys: list[str], tmp_path: Path) -> bytes:
     """Run the real TUI (``python -m memtui ROOT``) in a pseudo-terminal of 160×50, type
-    ``keys`` (one every half second once it drew), quit, and return every byte it wrote."""
+    ``keys`` once it drew its area bar (waited for, up to a minute on a loaded machine, not a
+    fixed time), quit, and return every byte it wrote."""
     import fcntl
     import pty
     import select
@@ -219,7 +220,10 @@ def _run_in_terminal(root: Path, keys: list[str], tmp_path: Path) -> bytes:
                     return
 
     try:
-        read_for(6.0)
+        deadline = time.monotonic() + 60.0
+        while b"Tree" not in out and time.monotonic() < deadline and proc.poll() is None:
+            read_for(0.5)  # the first paint (the area bar names the areas)
+        read_for(1.0)
         for key in keys:
             os.write(master, key.encode())
             read_for(3.0)

@@ -146,7 +146,7 @@ def _main(argv: list[str] | None) -> int:
         return 0
     if first is not None and first in commands and argv[0] == first:
         parser = build_parser(only=first)
-        sys.stdout = TerminalStream.wrap(sys.stdout)  # type: ignore[assignment]  # a terminal gets no escape
+        sys.stdout = TerminalStream.wrap(sys.stdout)  # a terminal gets no escape
         args = parser.parse_args(argv)
         _common.json_errors(bool(getattr(args, "json", False)))
         try:

@@ -17,7 +17,7 @@ import argparse
 import re
 import sys
 from enum import IntEnum
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from memtui.core.errors import WorkspaceError
 from memtui.core.frontmatter import json_safe
@@ -244,7 +244,7 @@ def json_errors(on: bool) -> None:
     _JSON_ERRORS = bool(on)
 
 
-def fail(message: str, code: ExitCode) -> None:
+def fail(message: str, code: ExitCode) -> NoReturn:
     """Print ``memtui: <message>`` to standard error and exit with ``code``; under ``--json``
     also ``{"ok": false, "error": message, "exit": code}`` on standard output."""
     print(f"memtui: {message}", file=sys.stderr)

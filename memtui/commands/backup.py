@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         offset = args.cursor or 0
         state = core.status(conf.repo, conf.path, conf.remote, history_limit=args.limit or LIMIT,
                             history_offset=offset)
-        if args.status and state["exists"] and state["last"] and not state["problem"]:
+        if args.status and conf.repo and state["exists"] and state["last"] and not state["problem"]:
             state["pending"] = _pending(ws, conf.repo, conf.path)
         end = offset + len(state["history"])
         page = Page(state["history"], state["history_total"], end if end < state["history_total"] else None)

@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import re
 import sys
+from typing import Any, cast
 import time
 from pathlib import Path
 
@@ -319,8 +320,8 @@ class _Read:
                 print(f"memtui: no usable earlier read of {visible(self.backend.shown)} is kept; reading it.",
                       file=sys.stderr)
             else:
-                print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} {found.label()} "
-                      f"({found.entities:,} entities), not read now; drop --cached to read it.", file=sys.stderr)
+                print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} {self.cached.label()} "
+                      f"({self.cached.entities:,} entities), not read now; drop --cached to read it.", file=sys.stderr)
         if self.cached is None:
             with _kept_read_hint(self.ws, self.backend, getattr(args, "cached", False)):
                 _ws, self.backend, graph, _data = _load(args, self.ws, self.backend)
@@ -541,7 +542,7 @@ def _provenance_of(ws, name: str) -> dict:
 
     store = Store.open(ws, read_only=True)
     try:
-        return ProvenanceBook(store).of_entity(name)
+        return ProvenanceBook(cast(Any, store)).of_entity(name)  # a Store is a StoreLike (tables by name)
     except MemtuiError:
         return {}
     finally:

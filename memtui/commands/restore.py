@@ -74,6 +74,6 @@ def run(args: argparse.Namespace) -> int:
             print(finding.summary())
         for note in result.notes():
             print(f"note: {note}")
-        print(f"restored commit {result.commit[:10]} into {result.target}: {result.files} files, "
+        print(f"restored commit {(result.commit or '')[:10]} into {result.target}: {result.files} files, "
               f"{result.records} store records; the search index is rebuilt on first use")
     return ExitCode.OK if result.ok else ExitCode.PROBLEM

@@ -55,6 +55,6 @@ def run(args: argparse.Namespace) -> int:
         verdict = "zero differences" if result.ok else plural(len(result.differences), "difference")
         if not result.ok and not result.differences:
             verdict += f", {plural(len(result.findings), 'finding')}"
-        print(f"verified commit {result.commit[:10]}: {plural(result.files, 'file')} and "
+        print(f"verified commit {(result.commit or '')[:10]}: {plural(result.files, 'file')} and "
               f"{plural(result.records, 'store record')} round-tripped; {verdict}")
     return ExitCode.OK if result.ok else ExitCode.PROBLEM

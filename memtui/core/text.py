@@ -21,6 +21,7 @@ import difflib
 import json
 import re
 import unicodedata
+from typing import TextIO, cast
 
 #: The UTF-8 byte order mark (kept on save wherever a file had it).
 BOM = b"\xef\xbb\xbf"
@@ -156,20 +157,20 @@ class TerminalStream:
     command's data, byte for byte. Everything else (``buffer``, ``flush``) is the stream's own.
     """
 
-    def __init__(self, stream: object) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
     @classmethod
-    def wrap(cls, stream: object) -> object:
+    def wrap(cls, stream: TextIO) -> TextIO:
         """``stream`` behind a :class:`TerminalStream` when it is a terminal, else ``stream``."""
         try:
-            terminal = stream.isatty()  # type: ignore[attr-defined]
+            terminal = stream.isatty()
         except (AttributeError, ValueError, OSError):
             terminal = False
-        return cls(stream) if terminal and not isinstance(stream, cls) else stream
+        return cast(TextIO, cls(stream)) if terminal and not isinstance(stream, cls) else stream
 
     def write(self, text: str) -> int:
-        self._stream.write(_TERMINAL_OUT.sub(lambda m: visible(m.group(), limit=None), text))  # type: ignore[attr-defined]
+        self._stream.write(_TERMINAL_OUT.sub(lambda m: visible(m.group(), limit=None), text))
         return len(text)
 
     def __getattr__(self, name: str) -> object:

@@ -478,7 +478,7 @@ class DataTextArea(TextArea):
         self.keeps_text = editor_can_keep(text)
         super()._set_document(to_editor(text) if self.keeps_text else as_data(text), language)
 
-    @property  # type: ignore[override]
+    @property
     def text(self) -> str:
         """The whole text, every kept character as it was given."""
         return from_editor(self.document.text)
@@ -511,7 +511,8 @@ class DataTextArea(TextArea):
             if segment.control or not _has_kept(segment.text):
                 out.append(segment)
                 continue
-            run, kept = [], False
+            run: list[str] = []
+            kept = False
             for char in segment.text:
                 is_kept = ord(char) >= EDITOR_PLANE
                 if run and is_kept != kept:

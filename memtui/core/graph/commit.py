@@ -8,12 +8,15 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from memtui.core.text import unified_diff
 from memtui.core.graph.format import DIFF_LIMIT, Entity, Graph, GraphConflictError, GraphEditError, Line, Relation, loads
 from memtui.core.graph.operations import Change, Operation, Restore
 from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
+
+if TYPE_CHECKING:
+    from memtui.core.auditlog import AuditEntry
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class Saved:
     change: Change
     reapplied: bool = False
     written: bool = True
-    audit_entry: object = None
+    audit_entry: AuditEntry | None = None
     retried: bool = False
     provenance_undo: tuple = ()
 

@@ -146,6 +146,16 @@ class BackupScreen(AreaScreen):
             self._stale = False
             self.action_reload()
 
+    def _repo(self) -> str:
+        """The backup repository's folder.
+
+        Raises:
+            BackupRefused: none is chosen yet (the area offers ``e`` to choose one).
+        """
+        if not self.repo:
+            raise BackupRefused("no backup repository yet: press e to choose its folder")
+        return self.repo
+
     # -- status --------------------------------------------------------------------------------
     def action_reload(self) -> None:
         """Read the repository's state again (in a worker)."""
@@ -157,7 +167,7 @@ class BackupScreen(AreaScreen):
         state = core.status(self.repo, self.subdir, core.settings(self.app.ws).remote, HISTORY_ROWS)
         if state["exists"] and state["last"] and not state["problem"]:
             try:  # what a backup now would change: a render compared with the last backup's tree
-                state["pending"] = core.pending(self.app.ws, self.repo, self.subdir)
+                state["pending"] = core.pending(self.app.ws, self._repo(), self.subdir)
             except _FAILURES as exc:
                 state["pending_error"] = str(exc)
         self.app.call_from_thread(self._show_status, state)
@@ -269,7 +279,7 @@ class BackupScreen(AreaScreen):
             self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
 
         try:
-            result = core.backup(ws, conf.repo, conf.path, push=conf.push, remote=conf.remote, git_table=conf.git,
+            result = core.backup(ws, conf.repo or self._repo(), conf.path, push=conf.push, remote=conf.remote, git_table=conf.git,
                                  progress=progress, session=self.app.session)
         except core.BackupBlocked as exc:  # a secret or a rewritten history (issue 17): see the Audit area
             self.app.call_from_thread(self._failed, f"backup not made: {exc}")
@@ -319,7 +329,7 @@ class BackupScreen(AreaScreen):
             self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
 
         try:
-            result = verify(self.repo, commit, self.subdir, progress,
+            result = verify(self._repo(), commit, self.subdir, progress,
                             limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"verify failed: {exc}")
@@ -372,7 +382,7 @@ class BackupScreen(AreaScreen):
             self.app.call_from_thread(self._progress, done / max(total, 1))
 
         try:
-            result = restore(self.repo, commit, self.subdir, folder, progress=progress,
+            result = restore(self._repo(), commit, self.subdir, folder, progress=progress,
                              limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"restore failed: {exc}")
@@ -451,7 +461,7 @@ class BackupScreen(AreaScreen):
     def run_push(self) -> None:
         conf = core.settings(self.app.ws, self.repo, self.subdir)
         try:
-            result, notes = core.push(conf.repo, conf.path, conf.remote, conf.git)
+            result, notes = core.push(conf.repo or self._repo(), conf.path, conf.remote, conf.git)
         except _FAILURES as exc:
             self.app.call_from_thread(self._failed, f"push failed: {exc}")
             return

@@ -37,6 +37,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
 from textual.widgets import DataTable, Header, Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
@@ -46,6 +47,8 @@ from memtui.core.text import plural
 from memtui.core.errors import MemtuiError, ReadOnlyError
 from memtui.core.findings import Finding, Severity
 from memtui.core.graph.audit import audit
+from memtui.core.graph.backend import LocalGraph
+from memtui.core.graph.remote import RemoteGraph
 from memtui.core.graph.provenance import Provenance, ProvenanceBook, find_in_sessions, session_position
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm, ValueViewer, escape_box
@@ -150,7 +153,9 @@ class GraphScreen(AreaScreen):
         #: True while a save runs in its worker (a second action waits for it)
         self.saving = False
         #: the graph's backend (local file or remote server), opened in the load worker
-        self.backend = None
+        self.backend: LocalGraph | RemoteGraph | None = None
+        #: redraws "reading the remote… N s" while a live read runs
+        self._tick: Timer | None = None
         #: when the shown graph was read (``time.time()``), and why the remote is offline ("" when not)
         self.read_at: float | None = None
         self.offline = ""
@@ -254,7 +259,7 @@ class GraphScreen(AreaScreen):
         provenance = self._read_provenance()
         read_at = getattr(backend, "read_at", None) or time.time()
         self.app.call_from_thread(self._read, graph, findings, provenance, read_at)
-        if backend.kind == "remote":
+        if isinstance(backend, RemoteGraph):
             snapshot.save(ws.root, backend.shown, graph, read_at, backend.read_via)
 
     def _show_snapshot(self, found) -> None:  # noqa: ANN001 - Snapshot | None; in the load worker
@@ -443,7 +448,8 @@ class GraphScreen(AreaScreen):
             self._rows = self._matching()
         index = next((i for i, (e, _) in enumerate(self._rows) if e.name == name and (line is None or e.line == line)),
                      None)
-        self._current, self._record_line = name, line if line is not None and len(self.graph.find(name)) > 1 else None
+        several = line is not None and self.graph is not None and len(self.graph.find(name)) > 1
+        self._current, self._record_line = name, line if several else None
         if index is not None:
             self._page = index // PAGE
         self._draw_page()
@@ -531,7 +537,7 @@ class GraphScreen(AreaScreen):
                           Text(f"{degree:,}", justify="right"), key=str(start + i))
         self._draw_status()
         current = self._current
-        if current is not None and self.graph.find(current):
+        if current is not None and self.graph is not None and self.graph.find(current):
             self._show_entity(current, self._record_line)
             row = next((i for i, (entity, _) in enumerate(self._rows[start:start + PAGE])
                         if entity.name == current and (self._record_line is None or entity.line == self._record_line)),
@@ -695,6 +701,8 @@ class GraphScreen(AreaScreen):
             listing.highlighted = 0
 
     def _add_neighbours(self, node: TreeNode) -> None:
+        if node.data is None:
+            return
         name, depth, _relation = node.data
         if depth >= 2:
             return
@@ -784,9 +792,11 @@ class GraphScreen(AreaScreen):
                 self.notify(notice, markup=False)
             # the turn in the Sessions area (issue 17), where the history reads as turns
             await self.app.switch_mode("sessions")
-            self.app.screen.reveal(path.stem, line)
+            reveal = getattr(self.app.screen, "reveal", None)  # the Sessions area's
+            if reveal is not None:
+                reveal(path.stem, line)
 
-        self.app.call_from_thread(show)
+        self.app.call_from_thread(show)  # type: ignore[arg-type]  # Textual awaits a coroutine function
 
     # -- curating -----------------------------------------------------------------------------
     def _writable(self) -> bool:
@@ -908,7 +918,7 @@ class GraphScreen(AreaScreen):
             self._current = operation.into
         self._loaded(saved.graph, findings, provenance)
 
-    def _ask(self, prompt: str, then, value: str = "") -> None:
+    def _ask(self, prompt: Text | str, then, value: str = "") -> None:
         def done(text: str | None) -> None:
             if text is not None:
                 then(text)
@@ -927,7 +937,7 @@ class GraphScreen(AreaScreen):
             self.propose(build(text), question(text),
                          again=lambda why: self._ask_operation(prompt, build, question, text, why))
 
-        self._ask(shown, answered, value)  # type: ignore[arg-type]
+        self._ask(shown, answered, value)
 
     def _record(self) -> tuple[str, str]:
         """``(record key, " (record at line N)")`` of the selected record of a name written

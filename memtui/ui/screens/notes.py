@@ -264,8 +264,8 @@ class NotesScreen(AreaScreen):
             self._poll()
 
     @property
-    def editor(self) -> TextArea:
-        return self.query_one("#notes-editor", TextArea)
+    def editor(self) -> NotesEditor:
+        return self.query_one("#notes-editor", NotesEditor)
 
     @property
     def which(self) -> str:

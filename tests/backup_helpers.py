@@ -67,7 +67,7 @@ def tree_bytes(root: Path) -> dict[bytes, bytes]:
     """Every regular file under ``root`` as {relative path: bytes}; of ``.memtui/`` only the store."""
     out = {}
     root_b = os.fsencode(root)
-    for folder, dirs, files in os.walk(root_b):
+    for folder, _dirs, files in os.walk(root_b):
         rel_folder = os.path.relpath(folder, root_b)
         if rel_folder.split(b"/")[0] == b".memtui" and rel_folder != b".memtui":
             continue

@@ -5,7 +5,6 @@ here (no text copied from ../shared); the corpus and the sample workspace must s
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memtui.core.workspace import Workspace
-from tests.test_bad_input import DEEP, _bomb, _codes, _odd_names, _ws
+from tests.test_bad_input import DEEP, _bomb, _codes, _ws
 
 
 async def test_the_tui_starts_and_visits_every_area_on_bad_input(tmp_path: Path) -> None:

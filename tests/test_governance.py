@@ -267,9 +267,9 @@ def test_retire_removes_file_and_index_line_and_keeps_the_record(ws):
 def test_retire_by_a_non_owner_refuses(ws):
     with _session(ws, profile=LEAD) as s:
         gov.adopt(s, "support/lockout.md")
-    with _session(ws, profile=CURATOR) as s:
-        with pytest.raises(gov.RefusedError, match="support is owned by support.lead; you act as support.curator"):
-            gov.retire(s, "support/lockout.md")
+    with _session(ws, profile=CURATOR) as s, \
+            pytest.raises(gov.RefusedError, match="support is owned by support.lead; you act as support.curator"):
+        gov.retire(s, "support/lockout.md")
     assert (ws / "memory/support/lockout.md").exists()
 
 

@@ -86,7 +86,7 @@ def test_b15_edit_changes_only_the_edited_line_and_keeps_bad_lines(shared: Path,
     assert new_lines[-1] == b""  # B15: the saved file ends with a newline
     new_lines.pop()
     assert len(new_lines) == len(old_lines)
-    changed = [i + 1 for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    changed = [i + 1 for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b]
     assert changed == [2]
     assert json.loads(new_lines[1])["observations"] == ["reads sensor data", "calibrated in May"]
     assert new_lines[2].endswith(b"\r")  # the CRLF line keeps its CR

@@ -138,7 +138,7 @@ def test_graph_the_server_wrote_reads_identically_and_stays_readable_after_memtu
     # memtui edits the server's file: only the touched lines change, the server still reads it
     saved = g.commit(target, loaded, g.AddObservation("--help", "added by memtui"), session=graph_session)
     after = target.read_bytes()
-    changed = [i for i, (a, b) in enumerate(zip(written.split(b"\n"), after.split(b"\n"))) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(written.split(b"\n"), after.split(b"\n"), strict=False)) if a != b]
     # memtui's write ends with a line end (an agent's `echo >>` then starts a record of its own);
     # the server reads that file as well (checked below)
     assert len(changed) == 1 and after.endswith(b"\n") and not after.endswith(b"\n\n")

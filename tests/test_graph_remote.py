@@ -19,7 +19,7 @@ from memtui.core import graph as g
 from memtui.core.graph import remote as rg
 from memtui.core.graph.audit import audit
 from memtui.core.mcp.client import Client, Endpoint
-from memtui.core.mcp.errors import McpAuthError, McpServerError, McpTimeout, McpToolMissing, McpUnreachable
+from memtui.core.mcp.errors import McpServerError, McpTimeout, McpToolMissing, McpUnreachable
 from memtui.core.session import Session
 from tests.remote_servers import FaultServer, start_gateway, start_token_server
 
@@ -100,7 +100,7 @@ def test_what_the_server_wrote_is_curated_without_a_lost_line(tmp_path: Path, ga
         remote.save(remote.load(), g.AddObservation("-rf", "added by memtui"), session=session)
     remote.close()
     after = gateway.file.read_bytes().split(b"\n")
-    changed = [i for i, (a, b) in enumerate(zip(written, after)) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(written, after, strict=False)) if a != b]
     assert len(written) == len(after) and len(changed) == 1  # only the edited record's line changed
     assert b"added by memtui" in after[changed[0]]
 

@@ -118,9 +118,8 @@ def test_a_damaged_store_refuses_a_graph_command_with_exit_3(ws: Path) -> None:
 def test_commit_refuses_a_read_only_session_and_a_file_outside(ws: Path, tmp_path: Path) -> None:
     path = _graph(ws)
     original = path.read_bytes()
-    with Session.open(ws, read_only=True) as session:
-        with pytest.raises(ReadOnlyError):
-            g.commit(path, g.load(path), g.AddObservation("RouteCore", "x"), session=session)
+    with Session.open(ws, read_only=True) as session, pytest.raises(ReadOnlyError):
+        g.commit(path, g.load(path), g.AddObservation("RouteCore", "x"), session=session)
     assert path.read_bytes() == original
     outside = tmp_path / "elsewhere.jsonl"
     outside.write_bytes(original)

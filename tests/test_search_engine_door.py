@@ -15,9 +15,7 @@ def _imports_whoosh(path: Path) -> list[int]:
     tree = ast.parse(path.read_text("utf-8"))
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "whoosh" for a in node.names):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "whoosh" and not node.level:
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "whoosh" for a in node.names) or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "whoosh" and not node.level:
             lines.append(node.lineno)
     return lines
 
@@ -34,4 +32,4 @@ def test_the_english_stop_words_are_whooshs() -> None:
 
     from memtui.core.search.analysis import EN_STOP
 
-    assert EN_STOP == frozenset(stoplists["en"])
+    assert frozenset(stoplists["en"]) == EN_STOP

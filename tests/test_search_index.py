@@ -293,7 +293,7 @@ def test_long_pasted_ticket_searches_its_most_informative_words(ws: Workspace,
     from memtui.core.search.engine import matching as query_mod
 
     mem = ws.memory / "payments"
-    common = "customer says order payment problem again today please help".split()
+    common = ["customer", "says", "order", "payment", "problem", "again", "today", "please", "help"]
     for i in range(6):  # common words: in many documents
         _article(mem, f"filler{i}", body=" ".join(common))
     idx = SearchIndex(ws)
@@ -349,7 +349,7 @@ def test_ticket_candidates_keep_the_ranking_of_the_full_search(ws: Workspace,
     from memtui.core.search.engine import matching as query_mod
 
     mem = ws.memory / "payments"
-    common = "customer says order payment problem today please help".split()
+    common = ["customer", "says", "order", "payment", "problem", "today", "please", "help"]
     for i in range(8):
         # every common word in all 8 documents, in varied order and length
         _article(mem, f"filler{i}", body=" ".join((common[i % 3:] + common[:i % 3]) * (1 + i % 2)))
@@ -410,7 +410,6 @@ def test_fuzzy_keeps_the_first_letters_as_typed(ws: Workspace) -> None:
 def test_proposals_and_retired_versions_are_searchable_only_on_request(sample_copy, capsys) -> None:
     """Issues 5 and 8: a proposal's text lives only in the store; it is indexed with its state,
     absent from normal results and labelled when asked for."""
-    import json
 
     from memtui.cli import main
 

@@ -95,7 +95,7 @@ def test_parallel_build_ranks_exactly_as_a_serial_one(tmp_path: Path, monkeypatc
     root = tmp_path / "ws"
     mem = root / "memory"
     rng = random.Random(5)
-    words = "parcel depot route courier label invoice refund quota cache пратка куриер".split()
+    words = ["parcel", "depot", "route", "courier", "label", "invoice", "refund", "quota", "cache", "пратка", "куриер"]
     lines = ["# Memory", ""]
     for i in range(40):
         body = " ".join(rng.choice(words) for _ in range(rng.randint(5, 60)))
@@ -118,7 +118,7 @@ def test_parallel_build_ranks_exactly_as_a_serial_one(tmp_path: Path, monkeypatc
     parallel = ranked()
     segments = [p for p in (root / ".memtui" / "index").iterdir() if p.name.endswith(".pst")]
     assert len(segments) == 2, "one segment per worker"
-    for s, p in zip(serial, parallel):
+    for s, p in zip(serial, parallel, strict=True):
         assert [score for _, score in s] == [score for _, score in p]
         assert sorted(s) == sorted(p)
 

@@ -91,7 +91,7 @@ def test_b18_saving_a_description_keeps_bom_and_line_ends(b18_copy, key, bom, cr
     # only the description line changed
     old_lines, new_lines = before.splitlines(keepends=True), after.splitlines(keepends=True)
     assert len(old_lines) == len(new_lines)
-    changed = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b]
     assert len(changed) == 1 and new_lines[changed[0]].startswith(b"description: ")
 
 

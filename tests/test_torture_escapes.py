@@ -12,7 +12,6 @@ Needs ``strace`` (Debian: ``apt-get install strace``); skipped without it.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

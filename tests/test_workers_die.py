@@ -40,7 +40,8 @@ def test_a_killed_rebuild_leaves_no_worker_and_no_lock(tmp_path: Path) -> None:
         proc = subprocess.Popen([sys.executable, "-m", "memtui", "index", "--rebuild", "-w", str(root)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=torture.env(),
                                 start_new_session=True)
-        torture.wait_until(lambda: len(torture.session_members(proc.pid)) >= 3 or proc.poll() is not None, timeout=60,
+        torture.wait_until(lambda proc=proc: len(torture.session_members(proc.pid)) >= 3 or proc.poll() is not None,
+                           timeout=60,
                            what="the index workers")
         assert proc.poll() is None, "the rebuild ended before its workers were seen"
         time.sleep(0.3)

@@ -14,7 +14,7 @@ import pytest
 from memtui.core import audit, sessions
 from memtui.core.backup import commit as backup
 from memtui.core.errors import MemtuiError
-from memtui.core.scan import allow, personal, secrets
+from memtui.core.scan import personal, secrets
 from memtui.core.session import Session
 from memtui.core.workspace import Workspace
 from tests.backup_helpers import isolate_git
@@ -149,8 +149,8 @@ def test_allowing_a_false_positive_is_governed_and_kept(cases: Path) -> None:
     ws = Workspace.open(cases)
     with Session.open(ws) as session:
         with pytest.raises(MemtuiError, match="no open secret"):
-            allow.allow(session, "secret", "memory/MEMORY.md:1", "nothing there")
-        done = allow.allow(session, "secret", "memory/MEMORY.md:5", "a joke password from a quote")
+            audit.allow(session, "secret", "memory/MEMORY.md:1", "nothing there")
+        done = audit.allow(session, "secret", "memory/MEMORY.md:5", "a joke password from a quote")
         assert done.entry is not None and done.entry.action == "audit.allow"
         assert done.entry.detail["reason"] == "a joke password from a quote"
     report = audit.run(Workspace.open(cases))
@@ -177,7 +177,7 @@ def test_backup_commits_none_of_the_secrets(cases: Path, tmp_path: Path, monkeyp
         text = (cases / "memory/MEMORY.md").read_text()
         (cases / "memory/MEMORY.md").write_text("\n".join(ln for ln in text.split("\n") if GITHUB not in ln and AWS not in ln))
         (cases / "skills/deploy/SKILL.md").write_text("---\nname: deploy\ndescription: Use when deploying.\n---\n")
-        allow.allow(session, "secret", "memory/MEMORY.md:3", "the example password of a joke")
+        audit.allow(session, "secret", "memory/MEMORY.md:3", "the example password of a joke")
         result = backup.backup(ws, repo, session=session)
     assert result.commit
     objects = subprocess.run("git rev-list --all --objects | cut -d' ' -f1 | git cat-file --batch",

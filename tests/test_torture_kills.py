@@ -167,6 +167,7 @@ def test_sigkill_at_random_moments_of_every_write(tmp_path: Path) -> None:
     kills = torture.scaled(20, least=10)
     failures: list[str] = []
     per_command: dict[str, int] = {}
+    landed: dict[str, int] = {}  # kills that found the command still running (it did not exit first)
     for n in range(kills):
         command = rng.choice(commands)
         per_command[command.name] = per_command.get(command.name, 0) + 1
@@ -175,7 +176,9 @@ def test_sigkill_at_random_moments_of_every_write(tmp_path: Path) -> None:
         shutil.copytree(root0, root, symlinks=True)
         shutil.rmtree(repo, ignore_errors=True)
         delay = rng.uniform(0.45, 1.05) * command.seconds
-        _proc, pid = _run(root, command, delay)
+        proc, pid = _run(root, command, delay)
+        if proc.returncode == -signal.SIGKILL:
+            landed[command.name] = landed.get(command.name, 0) + 1
         where = f"kill {n + 1} ({command.name} at {delay:.2f} s of {command.seconds:.2f} s)"
         deadline = time.monotonic() + 5
         while torture.session_members(pid) and time.monotonic() < deadline:
@@ -209,8 +212,8 @@ def test_sigkill_at_random_moments_of_every_write(tmp_path: Path) -> None:
         litter = _leftovers(root)
         if litter:
             failures.append(f"{where}: temporary files left after the next write: {litter}")
-    torture.report("sigkill-every-write", kills=kills, commands=per_command, failures=len(failures),
-                   what=failures[:20])
+    torture.report("sigkill-every-write", kills=kills, landed=sum(landed.values()), commands=per_command,
+                   landed_per_command=landed, failures=len(failures), what=failures[:20])
     assert not failures, "\n".join(failures[:30])
 
 

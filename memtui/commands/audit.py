@@ -84,11 +84,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _allow(args: argparse.Namespace) -> int:
-    from memtui.core.errors import MemtuiError, ReadOnlyError
-    from memtui.core.scan import allow
-    from memtui.core.session import Session
-
     from memtui.core import scan
+    from memtui.core.errors import MemtuiError, ReadOnlyError
+    from memtui.core.session import Session
 
     if not args.code or not args.place:
         _common.fail("usage: memtui audit allow CODE PLACE --reason WHY", ExitCode.USAGE)
@@ -101,7 +99,7 @@ def _allow(args: argparse.Namespace) -> int:
     ws = _common.open_workspace(args)
     with Session.open(ws, purpose="cli audit allow", profile=args.as_profile) as session:
         try:
-            done = allow.allow(session, args.code, args.place, args.reason or "", client_id=args.client_id)
+            done = audit.allow(session, args.code, args.place, args.reason or "", client_id=args.client_id)
         except ReadOnlyError as exc:
             _common.fail(f"refused: {exc}", ExitCode.REFUSED)
         except MemtuiError as exc:

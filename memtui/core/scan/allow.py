@@ -76,51 +76,6 @@ def record(tx: Any, findings: list[Finding], reason: str, profile: str | None) -
     return made
 
 
-def allow(session: Any, code: str, place: str, reason: str, *, client_id: str | None = None) -> Any:
-    """Allow the ``code`` findings at ``place`` as false positives (``memtui audit allow``).
-
-    One :meth:`~memtui.core.session.Session.write` (action ``audit.allow``, target the path):
-    the allowances land in the store with the audit entry; the next audit and backup leave
-    those values out.
-
-    Args:
-        session: a writable session.
-        code: a code of :data:`memtui.core.scan.ALLOWABLE` (``secret``, ``pii-email``, …).
-        place: ``PATH:LINE`` or ``PATH`` as the audit shows it (every such finding of the file).
-        reason: why it is no secret or no one's data (kept in the record and the audit entry).
-
-    Returns:
-        The :class:`~memtui.core.session.Written`; ``result`` lists the records inserted.
-
-    Raises:
-        MemtuiError: an unknown code, no reason, or no such open finding at ``place``.
-    """
-    from memtui.core import audit, scan
-
-    if code not in scan.ALLOWABLE:
-        raise MemtuiError(f"{code!r} cannot be allowed; only findings of a value can: "
-                          f"{', '.join(sorted(scan.ALLOWABLE))}")
-    if not reason or not reason.strip():
-        raise MemtuiError("say why with --reason: the reason is kept with the allowance and in the audit log")
-    path, line = parse_place(place)
-    report = audit.run(session.ws, offline=True)  # the findings shown; a remote graph's from its last read
-    found = [f for f in report.findings if f.code == code and f.path == path and (line is None or f.line == line)]
-    if not found:
-        already = [f for f in report.allowed if f.code == code and f.path == path and (line is None or f.line == line)]
-        if already:
-            raise MemtuiError(f"the {code} finding at {place} is already allowed")
-        raise MemtuiError(f"there is no open {code} finding at {place}; `memtui audit` shows the places")
-
-    def change(tx: Any) -> list[dict[str, Any]]:
-        made = record(tx, found, reason.strip(), session.profile)
-        tx.detail.update({"code": code, "place": place, "reason": reason.strip(),
-                          "fingerprints": [d["fingerprint"] for d in made]})
-        return made
-
-    return session.write("audit.allow", path, change, client_id=client_id,
-                         request={"code": code, "place": place, "reason": reason.strip()})
-
-
 def records(store: Any) -> list[dict[str, Any]]:
     """Every allowance in ``store``, oldest first."""
     if store is None or TABLE not in store.tables():

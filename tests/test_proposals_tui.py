@@ -156,3 +156,16 @@ async def test_rollback_acts_on_the_version_picked_and_refuses_before_asking(sam
     with Session.open(sample_copy, read_only=True) as s:
         active = gov.Ledger(s.store).active(gps)
         assert active is not None and active.number == 3 and active.provenance.get("rollback_of") == 1
+
+
+async def test_the_approve_question_says_untrusted(sample_copy: Path) -> None:
+    """The untrusted mark was in the pane behind the dialog, not in the question answered."""
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot, app)
+        _select(screen, "support/experience/exp-014-tracking-mixup.md@1")
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "UNTRUSTED" in str(app.screen._question)
+        await pilot.press("escape")

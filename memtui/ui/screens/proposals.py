@@ -454,6 +454,9 @@ class ProposalsScreen(AreaScreen):
         how = "eligible by uses" if e.by_uses else "as human review (not eligible by uses: " + "; ".join(e.reasons) + ")"
         question = join(f"Approve {v.id} {how}, acting as ", safe(self._acting()),
                         "? It will become the active version in the shared tree.")
+        if v.untrusted:  # said where the decision is made, not only in the pane behind the dialog
+            question = join(question, Text("\n\nUNTRUSTED: ", style="bold red"),
+                            "its provenance carries an untrusted source; read its diff and sources first.")
 
         def done(yes: bool | None) -> None:
             if yes:

@@ -315,7 +315,21 @@ class ProposalsScreen(AreaScreen):
                         "diff instead.\n\n", style="dim italic")
             side.update(join(note, unified_text(text.unified_diff(base, content, label, vid))))
 
+    #: the tabs' labels, full and short: every tab stays whole in a narrow pane (at 80 columns
+    #: "History" was cut to "H")
+    TAB_LABELS = {"tab-diff": ("Diff", "Diff"), "tab-side": ("Side by side", "Sides"),
+                  "tab-prov": ("Provenance", "Prov."), "tab-uses": ("Uses", "Uses"),
+                  "tab-history": ("History", "History")}
+
+    def _fit_tab_labels(self) -> None:
+        tabs = self.query_one("#prop-tabs", TabbedContent)
+        width = tabs.size.width or self.app.size.width // 2
+        full = sum(len(long) + 2 for long, _short in self.TAB_LABELS.values())
+        for pane_id, (long, short) in self.TAB_LABELS.items():
+            tabs.get_tab(pane_id).label = long if full <= width else short
+
     def on_resize(self) -> None:
+        self._fit_tab_labels()
         self._draw_side()
         if getattr(self, "_verdicts", None) is not None and self._rows:
             table = self.query_one("#prop-queue", DataTable)

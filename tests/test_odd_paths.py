@@ -71,8 +71,9 @@ def test_changes_are_followed_in_a_workspace_whose_path_is_not_utf8(odd_root: Pa
 def test_the_real_tui_draws_a_workspace_whose_path_is_not_utf8(odd_root: Path, tmp_path: Path) -> None:
     """``memtui PATH`` in a real terminal: it draws (the path's bad bytes shown as ``\\xff``)
     and ends without a traceback."""
-    from tests.test_tui_escapes import _run_in_terminal
+    from tests.test_tui_escapes import _run_in_terminal, drawn_text
 
-    written = _run_in_terminal(odd_root, ["4", "9"], tmp_path).decode("utf-8", "replace")
-    assert "Traceback" not in written and "Error" not in written
-    assert "ws-\\xff\\xfe" in written, "the header names the workspace, its bad bytes shown"
+    written = _run_in_terminal(odd_root, ["4", "9"], tmp_path, until=b"ws-\\xff\\xfe")
+    shown = drawn_text(written).decode("utf-8", "replace")
+    assert "Traceback" not in shown and "Error" not in shown
+    assert "ws-\\xff\\xfe" in shown, "the header names the workspace, its bad bytes shown"

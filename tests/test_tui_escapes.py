@@ -189,7 +189,17 @@ async def test_no_control_character_from_the_workspace_reaches_the_screen(
             mode, [line for line in shown[mode].splitlines() if "ebra" in line])
 
 
-def _run_in_terminal(root: Path, keys: list[str], tmp_path: Path) -> bytes:
+def drawn_text(written: bytes) -> bytes:
+    """What a terminal shows of ``written``, roughly: its escape sequences (CSI, OSC, DCS and the
+    two-byte ones) taken out, so a text Textual drew in pieces (a style change, a cursor move
+    between two runs of one line) reads whole."""
+    import re
+
+    return re.sub(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1bP.*?\x1b\\|\x1b[@-_]", b"",
+                  written, flags=re.S)
+
+
+def _run_in_terminal(root: Path, keys: list[str], tmp_path: Path, until: bytes = b"Tree") -> bytes:
     """Run the real TUI (``python -m memtui ROOT``) in a pseudo-terminal of 160×50, type
     ``keys`` once it drew its area bar (waited for, up to a minute on a loaded machine, not a
     fixed time), quit, and return every byte it wrote."""
@@ -221,8 +231,8 @@ def _run_in_terminal(root: Path, keys: list[str], tmp_path: Path) -> bytes:
 
     try:
         deadline = time.monotonic() + 60.0
-        while b"Tree" not in out and time.monotonic() < deadline and proc.poll() is None:
-            read_for(0.5)  # the first paint (the area bar names the areas)
+        while until not in drawn_text(bytes(out)) and time.monotonic() < deadline and proc.poll() is None:
+            read_for(0.5)  # the first paint (the area bar names the areas), or what the caller waits for
         read_for(1.0)
         for key in keys:
             os.write(master, key.encode())

@@ -381,3 +381,13 @@ def test_glued_lines_give_no_finding_on_the_shared_corpus(shared: Path) -> None:
     for path in sorted((shared / "corpus").rglob("*.md")):
         found += [(path.name, line) for line, _ in notes.glued_lines(path.read_text(encoding="utf-8", errors="replace"))]
     assert found == []
+
+
+def test_a_line_both_sides_appended_comes_out_once() -> None:
+    """`notes show > mine.md` after an agent's append A, then the agent appends C: saving
+    mine.md (based on the last save, before A) wrote A, C, A."""
+    from memtui.core import notes
+
+    assert notes.merge("x\n", "x\nA\n", "x\nA\nC\n").resolve() == "x\nA\nC\n"
+    assert notes.merge("x\n", "x\nA\nX\n", "x\nA\n").resolve() == "x\nA\nX\n"
+    assert notes.merge("x\n", "x\nM\n", "x\nA\n").resolve() == "x\nA\nM\n"  # different lines: both, the file's first

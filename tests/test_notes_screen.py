@@ -527,6 +527,21 @@ async def test_ctrl_s_merges_changes_to_different_lines_as_the_readme_says(ws: W
     assert ws.member_notes.read_bytes() == b"minebase\nend\nthe agent's line\n"
 
 
+async def test_keys_typed_after_the_conflict_appeared_are_saved_with_the_merge(ws: Workspace) -> None:
+    """The merge was computed when the bar appeared: ctrl+s (or m) then saved it without the
+    keys typed since ("line oneabcdefghijklmno" was saved as "line onea")."""
+    ws.member_notes.write_bytes(b"base\nend\n")
+    with Session.open(ws, purpose="tui") as session:
+        app = NotesApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await _conflict(pilot, ws)  # "mine" typed, the agent's line appended
+            await pilot.press(*"MORE")  # typed while the bar is shown
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: b"MORE" in ws.member_notes.read_bytes(), what="the later keys saved")
+            assert screen.editor.cursor_location == (0, 8), "the cursor stays after what was typed"
+    assert ws.member_notes.read_bytes() == b"mineMOREbase\nend\nthe agent's line\n"
+
+
 async def test_ctrl_s_during_an_overlapping_conflict_says_to_resolve_it_first(ws: Workspace) -> None:
     ws.member_notes.write_bytes(b"base\nend\n")
     with Session.open(ws, purpose="tui") as session:

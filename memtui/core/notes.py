@@ -449,6 +449,18 @@ def _joinable(lines: Sequence[str]) -> list[str]:
     return out
 
 
+def _common_start(one: Sequence[str], other: Sequence[str]) -> int:
+    """How many lines ``one`` and ``other`` start with alike (line ends aside): both sides of a
+    merge may hold the same appended line (the member's copy was taken after an agent's
+    append, and the agent appended again), which must come out once."""
+    n = 0
+    for x, y in zip(one, other, strict=False):
+        if x.rstrip("\r\n") != y.rstrip("\r\n"):
+            break
+        n += 1
+    return n
+
+
 def _beside(base: Sequence[str], changed: Sequence[str], added: Sequence[str]) -> list[str] | None:
     """One side's stretch when the other only *added* lines right before or after the base
     lines it changed: ``added`` is ``base`` with lines after (an agent's append after the line
@@ -489,8 +501,9 @@ def merge(base: str, mine: str, theirs: str) -> Merged:
         kind = group[0]
         if kind == "conflict":
             b, a, t = group[1], group[2], group[3]  # type: ignore[misc]
-            if not b:  # additions only, at one place: keep both
-                hunks.append(Hunk((), (), tuple(_joinable(t) + list(a))))
+            if not b:  # additions only, at one place: keep both, a line both added once
+                same = _common_start(t, a)
+                hunks.append(Hunk((), (), tuple(_joinable(t) + list(a[same:]))))
             elif (joined := _beside(b, a, t)) is not None or (joined := _beside(b, t, a)) is not None:
                 hunks.append(Hunk((), (), tuple(joined)))
             else:

@@ -604,8 +604,6 @@ class NotesScreen(AreaScreen):
             return
         merged = getattr(self, "_merged", None)
         if self._conflict is not None and merged is not None and merged.clean:
-            self.notify(f"{self.note.shown} changed on disk in other lines: merged with yours and saved",
-                        markup=False, timeout=6)
             self._conflict_merge()  # changes to different lines: merged when you save, as said
             return
         if self._conflict is not None:  # ctrl+s said nothing and re-showed the same bar
@@ -692,8 +690,8 @@ class NotesScreen(AreaScreen):
         editor = self.editor
         cursor = editor.cursor_location
         editor.replace(text, editor.document.start, editor.document.end)
-        last = editor.document.line_count - 1
-        editor.cursor_location = (min(cursor[0], last), 0)
+        row = min(cursor[0], editor.document.line_count - 1)
+        editor.cursor_location = (row, min(cursor[1], len(editor.document.get_line(row))))
 
     def _show_conflict(self, conflict: ConflictError) -> None:
         """The bar over the editor: what happened and what each choice will do.
@@ -768,11 +766,21 @@ class NotesScreen(AreaScreen):
 
     @on(Button.Pressed, "#conflict-merge")
     def _conflict_merge(self) -> None:
-        merged = getattr(self, "_merged", None)
-        if self._conflict is None or merged is None or not merged.clean:
+        conflict = self._conflict
+        if conflict is None or self.note is None or self.session is None:
+            return
+        # merged from the editor's text as it is now: the merge computed when the bar appeared
+        # left out what was typed since (it was saved without those keys)
+        base = notes.base_text(self.session, self.note, self._save_base)
+        merged = None if base is None else notes.merge(base, self.editor.text,
+                                                        notes.text_of(self.note, conflict.current))
+        if merged is None or not merged.clean:
+            self._show_conflict(conflict)  # what is offered now (the typing may have made them overlap)
             return
         self._replace_text(merged.resolve())
-        self.save_text(self.editor.text, self._conflict.current_hash, then=None)
+        self.notify(f"{self.note.shown} changed on disk in other lines: merged with yours, saving",
+                    markup=False, timeout=6)
+        self.save_text(self.editor.text, conflict.current_hash, then=None)
 
     @on(Button.Pressed, "#conflict-resolve")
     def _conflict_resolve(self) -> None:

@@ -319,6 +319,21 @@ def test_commit_reapplies_on_content_an_agent_changed(tmp_path: Path, graph_sess
     assert [e.name for e in after.entities] == ["a", "b", "c"]
 
 
+def test_a_delete_that_would_take_a_relation_an_agent_added_meanwhile_is_refused(tmp_path: Path,
+                                                                                  graph_session) -> None:
+    """The question named 2 relations; an agent related a third while it was open; the delete,
+    re-applied on the new file, deleted 3 and said so only afterwards."""
+    target = tmp_path / "graph.jsonl"
+    target.write_bytes(_graph_bytes(E("a"), E("b"), E("c"), R("a", "b", "uses"), R("c", "a", "feeds")))
+    loaded = g.load(target)
+    assert "2 relations" in g.DeleteEntity("a").apply(loaded).summary  # what the person confirms
+    agent = _graph_bytes(E("a"), E("b"), E("c"), R("a", "b", "uses"), R("c", "a", "feeds"), R("b", "a", "knows"))
+    target.write_bytes(agent)
+    with pytest.raises(g.GraphConflictError, match="other than what was confirmed"):
+        g.commit(target, loaded, g.DeleteEntity("a"), session=graph_session)
+    assert target.read_bytes() == agent  # nothing written
+
+
 def test_commit_refuses_with_a_diff_when_the_edit_no_longer_applies(tmp_path: Path, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     first = _graph_bytes(E("a", obs=["one"]), E("b"))

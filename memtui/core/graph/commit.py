@@ -158,8 +158,9 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
     session.require_writable()
     target = Path(path)
     shown = _shown_in(session, target)
+    seen: Change | None = None  # the change on the graph the person saw (and confirmed)
     if session.earlier(client_id, action_name(operation), shown, describe(operation)) is None:
-        operation.apply(loaded)  # an edit that does not fit what the user saw is refused first
+        seen = operation.apply(loaded)  # an edit that does not fit what the user saw is refused first
     undo: list = []
 
     def change_file(tx) -> tuple[Change, bool, Graph]:  # noqa: ANN001 - Tx
@@ -184,6 +185,14 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
                 f"{loaded.shown} changed on disk since memtui loaded it, and the edit no longer "
                 f"applies ({exc}); nothing was written. Reload, look at the change, and try again.",
                 diff) from exc
+        if reapplied and seen is not None and (change.summary, change.notes) != (seen.summary, seen.notes):
+            # on the file as it is now the edit does more (or less) than what was confirmed: an
+            # agent's relation would go with a deleted entity that the question never named
+            diff = conflict_diff(loaded_bytes, current, target.name) if loaded_bytes is not None else ""
+            raise GraphConflictError(
+                f"{loaded.shown} changed on disk since memtui loaded it, and on it the edit would do other "
+                f"than what was confirmed: it {change.summary}, not only {seen.summary}; nothing was written. "
+                "Reload, look at the change, and try again.", diff)
         if not change.changed:
             return change, reapplied, base
         # agents append lines to graph.jsonl without memtui's lock: what they append while

@@ -157,3 +157,11 @@ def test_a_relative_repo_folder_is_created_where_it_is_named(sample_copy: Path, 
     code, _out, err = run(capsys, "backup", "-w", sample_copy.name, "--repo", "repo")
     assert code == 0, err
     assert (sample_copy.parent / "repo" / ".git").is_dir() and not (sample_copy.parent / "repo" / "repo").exists()
+
+
+def test_a_backup_repository_inside_the_memory_tree_is_refused(sample_copy: Path, capsys) -> None:
+    """`--repo memory/x` was accepted: the audit then showed 47 findings and search found the
+    backup's copies of every article."""
+    code, _out, err = run(capsys, "backup", "-w", str(sample_copy), "--repo", str(sample_copy / "memory" / "x"))
+    assert code == 3 and "which memtui reads" in err
+    assert not (sample_copy / "memory" / "x").exists()

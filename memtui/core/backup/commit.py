@@ -208,7 +208,8 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
         :class:`BackupResult`; a failed push is ``result.push.ok == False`` (never "complete").
 
     Raises:
-        BackupRefused: see :func:`prepare`, or the workspace lies inside the backup folder.
+        BackupRefused: see :func:`prepare`; the workspace lies inside the backup folder, or the
+            backup repository inside a folder memtui reads (the memory tree, skills, sessions).
         BackupBlocked: an open secret finding or a rewritten session history (nothing written).
         GitError: git failed.
         StoreDamagedError: the store cannot be read (a backup without it would be incomplete).
@@ -218,6 +219,15 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             progress(what, fraction)
 
     step("checking the backup repository", 0.0)
+    wanted = Path(os.path.realpath(Path(repo_path).expanduser()))
+    read = [ws.memory, *(ws.root / name for name in ("skills", "shared-skills", "sessions"))]
+    inside = next((folder for folder in read if wanted.is_relative_to(os.path.realpath(folder))), None)
+    if inside is not None:
+        # its copies would be read as the workspace's own files: the audit and the search would see
+        # every article twice (a repository at the workspace's top, beside these folders, is fine)
+        raise BackupRefused(f"the backup repository {repo_path} lies inside {inside}, which memtui reads as the "
+                            "workspace's own files; its copies would be audited and searched as such. Choose a "
+                            "folder outside it.")
     created = first_missing(Path(repo_path).expanduser())
     repo, subdir, branch, identity = prepare(repo_path, subdir, git_table)
     dest = repo.root / subdir

@@ -173,7 +173,7 @@ class KeysHelp(ModalScreen[None]):
         groups = help_groups(self.app, self._screen)
         width = max((cell_len(r.keys) for _, rows in groups for r in rows), default=8)
         width = min(width, 24)
-        room = min(110, int(self.app.size.width * 0.9)) - 4  # the box's inner width
+        room = min(110, int(self.app.size.width * 0.9)) - 6  # the box's inner width, less border, padding, scrollbar
         for title, rows in groups:
             out.append(f"{title}\n", style="bold underline")
             for row in rows:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +22,17 @@ from tests.conftest import SAMPLE
 
 
 @pytest.fixture
-def odd_root(tmp_path: Path) -> Path:
-    """A copy of the sample workspace in a folder named with bytes that are not UTF-8."""
-    raw = os.fsencode(tmp_path) + b"/ws-\xff\xfe-\xc3"
+def odd_root() -> Iterator[Path]:
+    """A copy of the sample workspace in a folder named with bytes that are not UTF-8, under a
+    short temporary folder: the header shows the whole path, which pytest's own folders (under
+    xdist) made too long for it, cutting the odd bytes off."""
+    short = tempfile.mkdtemp(prefix="m")
+    raw = os.fsencode(short) + b"/ws-\xff\xfe-\xc3"
     shutil.copytree(os.fsencode(SAMPLE), raw, symlinks=True)
     root = Path(os.fsdecode(raw))
     assert "\udcff" in str(root)
-    return root
+    yield root
+    shutil.rmtree(os.fsencode(short), ignore_errors=True)
 
 
 async def test_the_tui_opens_a_workspace_whose_path_is_not_utf8(odd_root: Path) -> None:

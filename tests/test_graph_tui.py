@@ -174,16 +174,23 @@ async def test_merge_with_confirmation_is_audited_and_undone(sample_copy: Path) 
         assert actions == ["graph.merge-entities", "graph.restore"]
 
 
+async def _relate_from_the_first(pilot, app, source: str) -> GraphScreen:  # noqa: ANN001
+    """Open the Graph area at ``source`` and answer the relate dialog's type with "feeds": the
+    target question is next."""
+    screen = await _open_graph(pilot, app)
+    screen._show_entity(source)
+    await pilot.press("l")
+    await _answer(pilot, app, "feeds")
+    return screen
+
+
 async def test_relate_unrelate_retype_and_observation_edits(sample_copy: Path) -> None:
     path = sample_copy / "memory" / "graph.jsonl"
     graph = g.load(path)
     source, target = graph.entities[0].name, graph.entities[1].name
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 40)) as pilot:
-        screen = await _open_graph(pilot, app)
-        screen._show_entity(source)
-        await pilot.press("l")
-        await _answer(pilot, app, "feeds")
+        screen = await _relate_from_the_first(pilot, app, source)
         await _answer(pilot, app, target)
         await _confirm(pilot, app, screen)
         assert (source, target, "feeds") in {r.triple for r in g.load(path).relations}
@@ -384,10 +391,7 @@ async def test_a_mistyped_relation_target_is_asked_again_with_the_text_kept(samp
     source, target = graph.entities[0].name, graph.entities[1].name
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 40)) as pilot:
-        screen = await _open_graph(pilot, app)
-        screen._show_entity(source)
-        await pilot.press("l")
-        await _answer(pilot, app, "feeds")
+        screen = await _relate_from_the_first(pilot, app, source)
         await wait_for(pilot, lambda: isinstance(app.screen, AskText))
         first = app.screen
         box = first.query_one("#ask-input", Input)

@@ -405,13 +405,14 @@ async def test_the_status_says_what_tab_does_while_editing(ws: Workspace) -> Non
 
 
 # -- the conflict bar by keyboard (a new user's data loss: Enter on an unseen "Keep mine") -----
-async def _conflict(pilot, ws: Workspace) -> NotesScreen:  # noqa: ANN001
-    """The member typed "mine" on line 1 while an agent appended a line (changes that do not
-    overlap: Merge and save is offered): the bar is shown and the editor still has focus."""
+async def _conflict(pilot, ws: Workspace, agent: bytes = b"base\nend\nthe agent's line\n") -> NotesScreen:  # noqa: ANN001
+    """The member typed "mine" on line 1 while an agent wrote ``agent`` (by default it appended
+    a line: changes that do not overlap, Merge and save is offered): the bar is shown and the
+    editor still has focus."""
     screen = pilot.app.screen
     await _settle(pilot)
     await pilot.press("e", "m", "i", "n", "e")
-    ws.member_notes.write_bytes(b"base\nend\nthe agent's line\n")
+    ws.member_notes.write_bytes(agent)
     screen._poll()
     await wait_for(pilot, lambda: screen.query_one("#notes-conflict").has_class("shown"), what="the conflict bar")
     assert screen.focused is screen.editor
@@ -547,12 +548,7 @@ async def test_ctrl_s_during_an_overlapping_conflict_says_to_resolve_it_first(ws
     with Session.open(ws, purpose="tui") as session:
         app = NotesApp(session)
         async with app.run_test(size=(120, 40)) as pilot:
-            screen = pilot.app.screen
-            await _settle(pilot)
-            await pilot.press("e", "m", "i", "n", "e")
-            ws.member_notes.write_bytes(b"the agent's base\nend\n")  # the same line: they overlap
-            screen._poll()
-            await wait_for(pilot, lambda: screen.query_one("#notes-conflict").has_class("shown"))
+            screen = await _conflict(pilot, ws, agent=b"the agent's base\nend\n")  # the same line: they overlap
             await pilot.press("ctrl+s")
             await pilot.pause()
             said = [n.message for n in app._notifications]

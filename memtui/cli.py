@@ -166,7 +166,7 @@ def _main(argv: list[str] | None) -> int:
             if code is ExitCode.REFUSED and not message.lower().startswith("refused"):
                 message = f"refused: {message}"
             try:
-                _common.fail(message, code)
+                _common.fail(message, code, exc.reference)
             except SystemExit as done:
                 return int(done.code or 0)
     path = _tui_path(argv)

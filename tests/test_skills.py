@@ -298,10 +298,10 @@ def test_corpus_named_cases(corpus_cat):
     assert geo.crlf and geo.name == "geomaster" and geo.valid and geo.description
     risk = paths["ComposioHQ__awesome-claude-skills/-21risk-automation/SKILL.md"]
     spec_msg = [f.message for f in risk.findings if f.code == "skill-name-invalid"][0]
-    assert "starts with a hyphen" in spec_msg and "breaks seed 002's upload pattern too" in spec_msg
+    assert "starts with a hyphen" in spec_msg and "breaks the platform's upload pattern too" in spec_msg
     under = paths["ComposioHQ__awesome-claude-skills/anthropic_administrator-automation/SKILL.md"]
     msg = [f.message for f in under.findings if f.code == "skill-name-invalid"][0]
-    assert "underscore" in msg and "seed 002's upload pattern accepts it" in msg
+    assert "underscore" in msg and "the platform's upload pattern accepts it" in msg
     assert "skill-name-upload-pattern" not in codes(under)
     creators = [s for s in corpus_cat.skills if s.key == "skill-creator"]
     assert len(creators) == 2 and all("skill-name-duplicate" in codes(s) for s in creators)
@@ -339,7 +339,8 @@ def test_reserved_name_in_agent_root_is_an_error(tmp_path):
     write_skill(tmp_path / "skills" / "shared-content", "shared-content", "Use when sharing files")
     skill = by_key(load_catalogue(Workspace.open(tmp_path)))["shared-content"]
     found = [f for f in skill.findings if f.code == "skill-name-reserved"]
-    assert found and found[0].severity is Severity.ERROR and "seed 002" in found[0].message
+    assert found and found[0].severity is Severity.ERROR and "reserved" in found[0].message
+    assert found[0].reference == "seed 002"
 
 
 def test_description_quality_hint(tmp_path):

@@ -244,12 +244,16 @@ def json_errors(on: bool) -> None:
     _JSON_ERRORS = bool(on)
 
 
-def fail(message: str, code: ExitCode) -> NoReturn:
+def fail(message: str, code: ExitCode, reference: str | None = None) -> NoReturn:
     """Print ``memtui: <message>`` to standard error and exit with ``code``; under ``--json``
-    also ``{"ok": false, "error": message, "exit": code}`` on standard output."""
+    also ``{"ok": false, "error": message, "exit": code}`` on standard output, with
+    ``"reference"`` (where the rule is written) when one is given."""
     print(f"memtui: {message}", file=sys.stderr)
     if _JSON_ERRORS:
-        emit_json({"ok": False, "error": message, "exit": int(code)})
+        data: dict[str, Any] = {"ok": False, "error": message, "exit": int(code)}
+        if reference:
+            data["reference"] = reference
+        emit_json(data)
     raise SystemExit(int(code))
 
 

@@ -14,7 +14,7 @@ import sys
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core import audit
-from memtui.core.findings import CODES, Severity
+from memtui.core.findings import CODES, REFERENCES, Severity
 from memtui.core.text import visible
 
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _common.add_json_arg(parser)
     parser.add_argument("--severity", choices=[s.value for s in Severity], default="info",
                         help="show findings of this severity and worse (default: info, i.e. all)")
-    parser.add_argument("--codes", action="store_true", help="list every finding code and exit")
+    parser.add_argument("--codes", action="store_true", help="list every finding code (its severity, meaning, and where its rule is written) and exit")
     parser.add_argument("verb", nargs="?", choices=["allow"],
                         help="allow CODE PLACE: mark a secret/personal-data finding as a false positive")
     parser.add_argument("code", nargs="?", help="with allow: the finding code (secret, pii-email, …)")
@@ -50,8 +50,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the findings; exit 0 (no error), 1 (errors) or 2 (cannot open)."""
     if args.codes:
+        if args.json:
+            _common.emit_json({"codes": [
+                {"code": code, "severity": severity.value, "meaning": meaning, "reference": REFERENCES.get(code)}
+                for code, (severity, meaning) in CODES.items()]})
+            return ExitCode.OK
         for code, (severity, meaning) in CODES.items():
-            print(f"{code:28} {severity.value:8} {meaning}")
+            reference = REFERENCES.get(code)
+            print(f"{code:28} {severity.value:8} {meaning}" + (f" [{reference}]" if reference else ""))
         return ExitCode.OK
     if args.verb == "allow":
         return _allow(args)

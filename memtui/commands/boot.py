@@ -36,10 +36,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``memtui boot NODE [--budget BYTES] [--with-skills] [--json]``."""
+    """Add ``memtui boot NODE [--budget BYTES] [--with-skills] [--json]`` (the boot rule:
+    seed 000 §2 rule 1; the skill index and its budget: seed 002)."""
     p = subparsers.add_parser(
         "boot", help="what a node's agent boots with: its AGENTS.md plus the index of every domain",
-        description="Seed 000 §2 rule 1: an agent boots from its own node's AGENTS.md, and the "
+        description="An agent boots from its own node's AGENTS.md, and the "
                     "index of every domain is always available to it. Prints both within a byte "
                     "budget and names what was truncated or omitted.",
         epilog=_common.EXIT_CODES_HELP + "\n  (boot: 2 when NODE is not a node, 3 when it leads outside the workspace)",
@@ -51,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", type=_common.byte_count, default=DEFAULT_BOOT_BUDGET, metavar="BYTES",
                    help=f"bytes for the own index plus the domain index (default {DEFAULT_BOOT_BUDGET})")
     p.add_argument("--with-skills", action="store_true",
-                   help="append the skill index an agent's turn gets (seed 002)")
+                   help="append the skill index an agent's turn gets")
     p.add_argument("--skills-budget", type=_common.byte_count, default=DEFAULT_INDEX_BUDGET, metavar="BYTES",
-                   help=f"bytes for the skill index (default {DEFAULT_INDEX_BUDGET}, seed 002)")
+                   help=f"bytes for the skill index (default {DEFAULT_INDEX_BUDGET})")
     p.set_defaults(func=_run)

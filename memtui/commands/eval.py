@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "precedent) run the ticket as a search and report hit@1, hit@k, MRR, the false-precedent "
         "rate (rank 1 a near miss, or any result when no precedent exists), time and rank of the "
         "first relevant entry, and hit@k and the false-precedent rate per language and per style, "
-        "for memtui and for the grep baseline (seed 000 §7.2). Exit code 1 when memtui does not "
+        "for memtui and for the grep baseline. Exit code 1 when memtui does not "
         "beat the baseline's hit@k.",
         epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_workspace_arg(t)
@@ -177,8 +177,8 @@ def run_triage(args: argparse.Namespace) -> int:
         for by, left in report.left_out.items():
             _print_left_out(by, left, key)
         for axis, rows in report.domains.items():
-            print(f"\nper {axis} (seed 000 §7.2: recorded per domain; a false precedent is charged to the "
-                  "domain answered)")
+            # seed 000 §7.2: the figures are recorded per domain
+            print(f"\nper {axis} (a false precedent is charged to the domain answered)")
             print(f"{axis:<30}{'cases':>7}{'hit@1':>9}{key:>9}{'baseline':>10}{'beats':>7}"
                   f"{'answers':>9}{'false':>7}{'false rate':>12}")
             for name, m in rows.items():

@@ -168,9 +168,10 @@ def _cmd_set(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``memtui skills {list,check,index,show,set}``."""
+    """Add ``memtui skills {list,check,index,show,set}`` (the skills rules: seed 002; the
+    retry id: seed 004)."""
     parser = subparsers.add_parser(
-        "skills", help="the skills catalogue, its findings and the skill index (seed 002)",
+        "skills", help="the skills catalogue, its findings and the skill index",
         description="The skills of a workspace: skills/ (the agent's) and shared-skills/ "
                     "(the administrator's, which wins on a name clash), with the scope cascade "
                     "of shared-skills.d/. A folder of skill folders can be given instead.")
@@ -193,7 +194,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_workspace_arg(p)
     add_json_arg(p)
     p.add_argument("--budget", type=_common.byte_count, default=DEFAULT_INDEX_BUDGET, metavar="BYTES",
-                   help=f"bytes the index may take (default {DEFAULT_INDEX_BUDGET}, seed 002)")
+                   help=f"bytes the index may take (default {DEFAULT_INDEX_BUDGET})")
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("show", help="one skill: fields, findings, files beside it and body")
@@ -210,5 +211,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("key", metavar="KEY", help="the front matter key, e.g. description")
     p.add_argument("value", metavar="VALUE", help="the new text")
     p.add_argument("--client-id", metavar="ID",
-                   help="an id for this request: a retry with the same id is not applied or logged twice (seed 004)")
+                   help="an id for this request: a retry with the same id is not applied or logged twice")
     p.set_defaults(func=_cmd_set)

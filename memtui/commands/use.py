@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hash", metavar="SHA256", help="the article hash the case saw (default: the version's)")
     p.add_argument("--client-id", metavar="ID",
                    help="an id for this request: a retry with the same id is not recorded twice; the same "
-                        "id with another request is a conflict (exit 1) (seed 004)")
+                        "id with another request is a conflict (exit 1)")
     p.set_defaults(func=run)
 
 

@@ -2,14 +2,24 @@
 
 The CLI maps them to exit codes by class, in one table (:data:`memtui.cli.EXIT_CODES`):
 :class:`WorkspaceError` 2, :class:`RefusedError` (and its kinds) 3, :class:`ExternalError` 4,
-every other :class:`MemtuiError` 1. The TUI shows the sentence.
+every other :class:`MemtuiError` 1. The TUI shows the sentence; ``--json`` adds the error's
+``reference`` (where the rule it enforces is written), which the sentence never holds.
 """
 
 from __future__ import annotations
 
 
 class MemtuiError(Exception):
-    """Base class: ``str(exc)`` is a complete sentence saying what is wrong and what to do."""
+    """Base class: ``str(exc)`` is a complete sentence saying what is wrong and what to do.
+
+    Attributes:
+        reference: where the rule behind the error is written (``"seed 000 §7.4b"``), or
+            ``None``; shown by ``--json`` output, never part of the sentence.
+    """
+
+    def __init__(self, *args: object, reference: str | None = None) -> None:
+        super().__init__(*args)
+        self.reference = reference
 
 
 class WorkspaceError(MemtuiError):
@@ -28,7 +38,7 @@ class ConfinementError(RefusedError):
 class ReadOnlyError(RefusedError):
     """A write was attempted where memtui may not write: a workspace opened ``--read-only``,
     one it has no permission to write (or on a read-only file system), a damaged store (bug
-    input B01), or a file memtui never writes (the notebook, the operator files; seed 002).
+    store), or a file memtui never writes (the notebook, the operator files; seed 002).
     ``str(exc)`` names the reason.
     """
 
@@ -52,8 +62,8 @@ class ConflictError(MemtuiError):
     """
 
     def __init__(self, message: str, *, path: object = None, current: bytes | None = None,
-                 current_hash: str | None = None) -> None:
-        super().__init__(message)
+                 current_hash: str | None = None, reference: str | None = None) -> None:
+        super().__init__(message, reference=reference)
         self.path = path
         self.current = current
         self.current_hash = current_hash

@@ -57,7 +57,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "skill-bad-field-type": (Severity.ERROR, "a SKILL.md field has the wrong type"),
     "skill-duplicate-key": (Severity.WARNING, "a SKILL.md front matter key is given twice"),
     "skill-name-invalid": (Severity.ERROR, "a skill name breaks the Agent Skills naming rules"),
-    "skill-name-upload-pattern": (Severity.ERROR, "a skill name breaks seed 002's upload pattern"),
+    "skill-name-upload-pattern": (Severity.ERROR, "a skill name breaks the platform's upload pattern for skill names"),
     "skill-name-mismatch": (Severity.ERROR, "a skill's name differs from its folder name (the Agent Skills reference validator rejects it)"),
     "skill-name-reserved": (Severity.ERROR, "a skill uses the reserved name `shared-content`"),
     "skill-description-length": (Severity.ERROR, "a skill description is over 1024 characters (the reference validator rejects it)"),
@@ -85,7 +85,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "graph-self-relation": (Severity.WARNING, "a relation from an entity to itself"),
     "graph-near-duplicate": (Severity.INFO, "entity names that are nearly identical (fuzzy match)"),
     "graph-dangling-relation": (Severity.WARNING, "a relation's end is not an entity of the graph"),
-    "graph-orphan": (Severity.INFO, "an entity with no relation (seed 002: create the relation too)"),
+    "graph-orphan": (Severity.INFO, "an entity with no relation (an entity is created together with its relation)"),
     "graph-type-variants": (Severity.WARNING, "one entityType spelled several ways (Person / person / people)"),
     "graph-duplicate-observation": (Severity.WARNING, "an entity holds the same observation more than once"),
     "graph-empty-observation": (Severity.WARNING, "an entity holds an empty observation"),
@@ -102,30 +102,65 @@ CODES: dict[str, tuple[Severity, str]] = {
     "backup-skipped": (Severity.WARNING, "a workspace entry is not in the backup tree (a symbolic link, a .git folder, a special file)"),
     "restore-refused": (Severity.ERROR, "a backup entry would land outside the restore folder or is not a plain file (.., absolute path, symlink, .git); not written"),
     "restore-mismatch": (Severity.ERROR, "a restored file differs from its MANIFEST line, or a MANIFEST file is missing from the backup"),
-    # issue 17: secrets and personal data (seed 000 §2 rules 2 and 5, §5 "No PII")
+    # secrets and personal data
     "secret": (Severity.ERROR, "a text holds what looks like a secret (token, key, password); shown masked"),
-    "pii-email": (Severity.WARNING, "the memory tree holds an e-mail address (seed 000 §5: no PII)"),
-    "pii-phone": (Severity.WARNING, "the memory tree holds a phone number (seed 000 §5: no PII)"),
+    "pii-email": (Severity.WARNING, "the memory tree holds an e-mail address (the memory keeps no personal data)"),
+    "pii-phone": (Severity.WARNING, "the memory tree holds a phone number (the memory keeps no personal data)"),
     "pii-egn": (Severity.WARNING, "the memory tree holds a valid Bulgarian personal number (ЕГН)"),
     "pii-iban": (Severity.WARNING, "the memory tree holds a valid IBAN"),
     "pii-card": (Severity.WARNING, "the memory tree holds a valid payment card number"),
-    "saga-person-key": (Severity.WARNING, "a saga entry carries a person key instead of the object's keyed hash (seed 000 §7.3)"),
-    "article-diary": (Severity.INFO, "an article body holds dates or session references (seed 000 §2.2: guide, not diary)"),
-    # issue 17: the past-case index and the tree (seed 000 §1, §2 rule 4, §5)
+    "saga-person-key": (Severity.WARNING, "a saga entry carries a person key instead of the object's keyed hash"),
+    "article-diary": (Severity.INFO, "an article body holds dates or session references (an article is a guide, not a diary)"),
+    # the past-case index and the tree
     "experience-field-missing": (Severity.WARNING, "an experience entry lacks a field of the past-case entry shape"),
     "experience-fix-shape": (Severity.WARNING, "an experience entry's fix shape is not data fix, config cell, code or answer"),
     "link-broken": (Severity.WARNING, "a relative link points at a file that does not exist"),
     "anchor-broken": (Severity.WARNING, "a link's #anchor names no heading of its target"),
     "folder-no-index": (Severity.WARNING, "a folder of the memory tree holds articles but no AGENTS.md"),
-    "node-unlisted": (Severity.WARNING, "a node is not listed in its parent's index (seed 000 §2 rule 4)"),
-    "node-owner-same": (Severity.WARNING, "a node's own owner is its parent's owner (seed 000 §2 rule 4: a distinct owning profile)"),
-    "routing-without-graph": (Severity.WARNING, "MEMORY_ROUTING.md is present but the workspace has no graph (seed 002: actively wrong)"),
-    "operator-file-missing": (Severity.INFO, "CONTEXT_RECOVERY.md or FILE_DELIVERY.md is missing (seed 002)"),
+    "node-unlisted": (Severity.WARNING, "a node is not listed in its parent's index"),
+    "node-owner-same": (Severity.WARNING, "a node's own owner is its parent's owner (a node exists because a distinct profile owns it)"),
+    "routing-without-graph": (Severity.WARNING, "MEMORY_ROUTING.md is present but the workspace has no graph (it sends the agent to tools it does not have)"),
+    "operator-file-missing": (Severity.INFO, "CONTEXT_RECOVERY.md or FILE_DELIVERY.md is missing"),
     "skill-stricter": (Severity.INFO, "memtui reads a SKILL.md field more strictly than the Agent Skills reference validator"),
-    # issue 17: session histories (seed 002)
+    # session histories
     "session-line-malformed": (Severity.WARNING, "a session history line is not one JSON object; kept as written"),
-    "session-rewritten": (Severity.ERROR, "a session history shrank or its earlier lines changed since memtui last saw it (seed 002: append-only)"),
-    "session-claim-unbacked": (Severity.WARNING, "a turn says a graph write happened but the graph lacks the entity (seed 002: never claim a save you did not make)"),
+    "session-rewritten": (Severity.ERROR, "a session history shrank or its earlier lines changed since memtui last saw it (a history only ever grows)"),
+    "session-claim-unbacked": (Severity.WARNING, "a turn says a graph write happened but the graph lacks the entity (an agent never claims a save it did not make)"),
+}
+
+
+#: Where the rule behind a finding code is written (the project's seeds), for scripts and
+#: ``memtui audit --codes``; a finding carries it in ``reference`` (``--json``), and the TUI
+#: never shows it: the sentences of :data:`CODES` and of each finding read whole without it.
+REFERENCES: dict[str, str] = {
+    "secret": "seed 000 §2 rules 2 and 5",
+    "pii-email": "seed 000 §5",
+    "pii-phone": "seed 000 §5",
+    "pii-egn": "seed 000 §5",
+    "pii-iban": "seed 000 §5",
+    "pii-card": "seed 000 §5",
+    "saga-person-key": "seed 000 §7.3",
+    "article-diary": "seed 000 §2 rule 2",
+    "experience-field-missing": "seed 000 §5 entry shape",
+    "experience-fix-shape": "seed 000 §5",
+    "folder-no-index": "seed 000 §1",
+    "node-unlisted": "seed 000 §2 rule 4",
+    "node-owner-same": "seed 000 §2 rule 4",
+    "node-no-owner": "seed 000 §7.4b",
+    "routing-without-graph": "seed 002",
+    "operator-file-missing": "seed 002",
+    "skill-no-description": "seed 002",
+    "skill-description-vague": "seed 002",
+    "skill-name-upload-pattern": "seed 002",
+    "skill-name-reserved": "seed 002",
+    "skill-nested": "seed 002",
+    "skill-shadowed": "seed 002",
+    "skill-scope-overridden": "seed 002",
+    "skill-cascade-mismatch": "seed 002",
+    "graph-orphan": "seed 002",
+    "session-line-malformed": "seed 002",
+    "session-rewritten": "seed 002",
+    "session-claim-unbacked": "seed 002",
 }
 
 
@@ -144,6 +179,8 @@ class Finding:
         fingerprint: for a found value (secrets, personal data), a short hash of it
             (:func:`memtui.core.scan.secrets.fingerprint`): what ``memtui audit allow``
             records; never the value itself.
+        reference: where the rule broken is written (``"seed 000 §5"``), for ``--json``
+            and scripts; never part of ``message`` or ``fix``, never shown by the TUI.
     """
 
     severity: Severity
@@ -154,18 +191,21 @@ class Finding:
     fix: str = ""
     column: int | None = field(default=None)
     fingerprint: str | None = field(default=None)
+    reference: str | None = field(default=None)
 
     @classmethod
     def make(cls, code: str, path: str, message: str, fix: str = "", line: int | None = None,
              column: int | None = None, severity: Severity | None = None,
-             fingerprint: str | None = None) -> "Finding":
-        """Build a finding whose severity defaults to the one registered for ``code``.
+             fingerprint: str | None = None, reference: str | None = None) -> "Finding":
+        """Build a finding whose severity defaults to the one registered for ``code``, and
+        whose reference defaults to the code's in :data:`REFERENCES`.
 
         Raises:
             KeyError: ``code`` is not in :data:`CODES` (a programming error, caught by tests).
         """
         default = CODES[code][0]
-        return cls(severity or default, code, path, line, message, fix, column, fingerprint)
+        return cls(severity or default, code, path, line, message, fix, column, fingerprint,
+                   reference if reference is not None else REFERENCES.get(code))
 
     @property
     def place(self) -> str:
@@ -182,11 +222,12 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict: ``{"severity", "code", "path", "line", "column", "message", "fix"}``,
-        plus ``"fingerprint"`` when the finding has one."""
+        plus ``"fingerprint"`` and ``"reference"`` when the finding has them."""
         data = asdict(self)
         data["severity"] = self.severity.value
-        if data["fingerprint"] is None:
-            del data["fingerprint"]
+        for key in ("fingerprint", "reference"):
+            if data[key] is None:
+                del data[key]
         return data
 
 

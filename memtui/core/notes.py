@@ -109,7 +109,8 @@ def resolve(ws: Workspace, which: str = "custom") -> tuple[Path, str | None]:
             file's name (``CONTEXT_RECOVERY.md``; the ``.md`` may be left out).
 
     Returns:
-        ``(path, read_only_reason)``; the reason is ``None`` for the member notes.
+        ``(path, read_only_reason)``; the reason is ``None`` for the member notes (the
+        notebook and the operator files are never written: seed 002).
 
     Raises:
         ValueError: ``which`` names no notes file.
@@ -118,11 +119,11 @@ def resolve(ws: Workspace, which: str = "custom") -> tuple[Path, str | None]:
         return ws.member_notes, None
     if which in ("notebook", NOTEBOOK):
         return ws.notebook, (f"{NOTEBOOK} is the agent's own notebook; memtui shows it "
-                             "read-only (members edit MEMORY_CUSTOM.md, seed 002).")
+                             "read-only (members edit MEMORY_CUSTOM.md).")
     name = which if which.endswith(".md") else which + ".md"
     if name in OPERATOR_FILES:
         return ws.memory / name, (f"{name} is an operator file, mounted read-only in the agent's "
-                                  "workspace; memtui never writes it (seed 002).")
+                                  "workspace; memtui never writes it.")
     raise ValueError(f"{which!r} is not a notes file; use one of: {', '.join(CHOICES)}.")
 
 
@@ -638,7 +639,7 @@ def save(session, note: Note, text: str, base_hash: str | None, *,  # noqa: ANN0
     """
     session.require_writable()
     if note.read_only_reason is not None:
-        raise ReadOnlyError(note.read_only_reason)
+        raise ReadOnlyError(note.read_only_reason, reference="seed 002")
     confine(session.ws.root, note.shown)
     typed = note.encode(text)
     new = final_newline(typed)  # an agent's next `echo >>` starts a line of its own

@@ -316,7 +316,7 @@ def rewrites(ws: Workspace, store: Any) -> list[Finding]:
             out.append(Finding.make(
                 "session-rewritten", shown,
                 f"the history {what} since memtui last saw it ({seen.get('lines')} lines, {seen.get('bytes')} bytes): "
-                f"line {line} is the first that differs; a history only ever grows (seed 002)",
+                f"line {line} is the first that differs; a history only ever grows",
                 f"restore it from the backup, or accept the new content: `memtui backup --accept-rewrite {key}`",
                 line=line))
     return out
@@ -423,7 +423,7 @@ def claim_findings(ws: Workspace, history: History, entities: set[str] | None) -
             out.append(Finding.make(
                 "session-claim-unbacked", history.path,
                 f"turn {turn.line} says the graph got {', '.join(repr(n) for n in missing[:5])}, but the graph "
-                "has no such entity (seed 002: never claim a save you did not make)",
+                "has no such entity: an agent never claims a save it did not make",
                 "check the graph (it may have been renamed or deleted since), or tell the member the save did not happen",
                 line=turn.line))
     return out

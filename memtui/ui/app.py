@@ -150,15 +150,14 @@ class MemtuiApp(WorkspaceApp):
         await super().on_event(event)
 
     def notify(self, message: str, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - Textual's signature
-        """Every toast as the TUI says it (:func:`memtui.ui.text.for_tui`: no seed or issue
-        references, no ``memtui …`` command to type); core messages are shared with the CLI.
-        A name or value inside is data: its control and escape characters are shown
-        (:func:`memtui.ui.text.as_data`), never sent to the terminal."""
-        from memtui.ui.text import as_data, for_tui
+        """Every toast as the TUI says it: a name or value inside is data, its control and
+        escape characters are shown (:func:`memtui.ui.text.as_data`), never sent to the
+        terminal. Core sentences carry no references (those are in the error's ``reference``)."""
+        from memtui.ui.text import as_data
 
         if isinstance(kwargs.get("title"), str):
             kwargs["title"] = as_data(kwargs["title"])
-        return super().notify(as_data(for_tui(message)) if isinstance(message, str) else message, *args, **kwargs)
+        return super().notify(as_data(message) if isinstance(message, str) else message, *args, **kwargs)
 
     def action_help(self) -> None:
         """Show every key of the current area and the global ones (``?``, ``F1``)."""

@@ -90,25 +90,8 @@ def severity_text(severity: str) -> Text:
     return Text(f"{SEVERITY_ICON.get(severity, '?')} {severity}", style=styles.get(severity, ""))
 
 
-#: A reference to the project's sources: a seed section, an issue, a DESIGN.md section.
-_REF = (r"(?:seed \d{3}(?: §[\w.]+)?(?: rule \d+)?(?: [a-z]+ shape)?(?::? \"[^\"]*\")?"
-        r"|issue \d+(?: item \d+)?|DESIGN\.md(?: §[\w.]+)?(?: invariant \d+)?|§[\w.]+(?: rule \d+)?)")
-_REF_PAREN = re.compile(rf"\s*\({_REF}(?:[;,] {_REF})*\)")
-_REF_TAIL = re.compile(rf"(?:[;,]|:) {_REF}(?=\))")
-_REF_LEAD = re.compile(rf"\({_REF}: ")
-_REF_OWNER = re.compile(r"\bseed \d{3}'s ")
-#: a clause that tells a CLI user what to type (`memtui graph entities` lists them; give --repo)
-_CLI_CLAUSE = re.compile(r"[;,:]?\s*[^;,.:()]*`memtui [^`]+`[^;.()]*(?=[;.)]|$)")
-
-
 def for_tui(message: str) -> str:
-    """An app sentence as the TUI shows it (issue 19 item 8): references to the project's seeds,
-    issues and design sections are left out (they belong in docstrings and ``--help``), and a
-    clause telling a CLI user which ``memtui …`` command to type is dropped; the rest is kept
-    word for word. Core messages are shared by the CLI, which shows them whole."""
-    out = _REF_PAREN.sub("", message)
-    out = _REF_TAIL.sub("", out)
-    out = _REF_LEAD.sub("(", out)  # "(seed 002: append-only)" keeps its explanation
-    out = _REF_OWNER.sub("the ", out)  # "breaks seed 002's upload pattern"
-    out = _CLI_CLAUSE.sub("", out)
-    return re.sub(r"\s+([;,.])(?=\s|$)", r"\1", out).strip()  # never glue a path's dot: "restore .memtui/"
+    """``message`` unchanged. Sentences carry no references any more (a finding's or an
+    error's ``reference`` holds them); kept only for the Graph area's last call, and deleted
+    with it."""
+    return message

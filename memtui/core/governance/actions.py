@@ -93,7 +93,8 @@ def _proposal_path(node: str, article: str, content: str, case: str, source_requ
     if not content.strip():
         raise GovernanceError("the proposed article is empty; nothing was filed.")
     if not case.strip() or not source_request.strip():
-        raise GovernanceError("a proposal needs its case id and source-request id (provenance, seed 000 §7.4b).")
+        raise GovernanceError("a proposal needs its case id and source-request id (its provenance).",
+                              reference="seed 000 §7.4b")
     if not profile.strip():
         raise GovernanceError("a proposal needs the authoring --profile.")
     return path, node
@@ -112,7 +113,7 @@ def _file_proposal(tx, path: str, content: str, *, case: str, source_request: st
         if not new_node_owner:
             raise GovernanceError(
                 f"{node_of(path) or 'the root'} is not a node (no AGENTS.md); a new node is created "
-                "only with an owner (seed 000 §2 rule 4): give --new-node-owner PROFILE")
+                "only with an owner: give --new-node-owner PROFILE", reference="seed 000 §2 rule 4")
         new_node = {"owner": new_node_owner, "title": new_node_title or PurePosixPath(node).name,
                     "one_liner": new_node_line or ""}
     prov = {"kind": "proposal", "case": case.strip(), "source_request": source_request.strip(),
@@ -161,7 +162,7 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
         raise GovernanceError(f"a {origin} must name the case it derives from (--origin-of CASE).")
     if not (check or "").strip():
         raise GovernanceError("a use needs the independent check performed (--check); mere retrieval "
-                              "is not a use (seed 000 §7.4b).")
+                              "is not a use.", reference="seed 000 §7.4b")
     if not case.strip() or not source_request.strip():
         raise GovernanceError("a use needs its case id and source-request id.")
     article = Ledger(session.store).get(version_id).article

@@ -117,7 +117,8 @@ def plan_files(ws: Workspace, version: Version, content: str | None) -> list[dic
         spec = version.new_node or {}
         if not spec.get("owner"):
             raise RefusedError(f"{node or 'the root'} is not a node yet (no AGENTS.md); a new node is "
-                               "created only with an owner (seed 000 §2 rule 4): propose with --new-node-owner")
+                               "created only with an owner: propose with --new-node-owner",
+                               reference="seed 000 §2 rule 4")
         index_text = new_node_index(spec.get("title") or PurePosixPath(node).name, spec["owner"],
                                     spec.get("one_liner") or "")
         tree = MemoryTree(ws)

@@ -529,8 +529,8 @@ class Client:
             raise McpUnreachable(
                 f"there is no MCP route at {shown} (HTTP 404). If this is the proxy's /v1/mcp, the deployment "
                 "has no memory graph: the route is registered only when its token secret "
-                "(CRAB_MCP_TOKEN_SECRET) is set (seed 002). Otherwise check the address "
-                f"({self.endpoint.where or 'as given'}).")
+                "(CRAB_MCP_TOKEN_SECRET) is set. Otherwise check the address "
+                f"({self.endpoint.where or 'as given'}).", reference="seed 002")
         if status == 405:
             raise McpUnreachable(f"{shown} does not accept MCP requests (HTTP 405); check the address "
                                  f"({self.endpoint.where or 'as given'}).")

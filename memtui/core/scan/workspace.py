@@ -89,7 +89,8 @@ def store_findings(data: bytes, shown: str) -> list[Finding]:
             for finding in scan.secret_findings(value, shown):
                 out.append(Finding.make(
                     "secret", shown, f"{where} (line {finding.line} of that text) {finding.message}",
-                    finding.fix.replace(f"{shown}:{finding.line}", f"{shown}"), fingerprint=finding.fingerprint))
+                    finding.fix.replace(f"{shown}:{finding.line}", f"{shown}"), fingerprint=finding.fingerprint,
+                    reference=finding.reference))
 
     if isinstance(doc, dict):
         for table, records in doc.items():

@@ -16,7 +16,7 @@ from typing import Iterable
 from memtui.core.files import is_inside, rel, text_name
 from memtui.core.findings import Finding, sort_key
 from memtui.core.workspace import Workspace
-from memtui.core.skills.model import AGENT_ROOT, CASCADE_DIR, Catalogue, SCOPES, SHARED_ROOT, SKILL_FILE, Skill, _SEED_002, _SKIP_DIRS
+from memtui.core.skills.model import AGENT_ROOT, CASCADE_DIR, Catalogue, SCOPES, SHARED_ROOT, SKILL_FILE, Skill, _SKIP_DIRS
 from memtui.core.skills.rules import parse_skill
 
 
@@ -89,14 +89,14 @@ def _add(folder: Path, root: Path, base: Path, label: str, skills: list[Skill],
             f"<root>/<name>/{SKILL_FILE}, so it is reached through its parent's body, "
             "never from the index",
             "keep it if the parent's body points to it; move it to its own folder in the root "
-            f"to make it a skill of its own ({_SEED_002})"))
+            "to make it a skill of its own"))
     elif folder.parent != root:
         skill.nested_in = rel(base, folder.parent)
         skill.findings.append(Finding.make(
             "skill-nested", skill.path,
             f"lies {len(folder.relative_to(root).parts)} folders deep; agents load only "
             f"<root>/<name>/{SKILL_FILE}, so no agent gets it",
-            f"move the folder directly into the root ({_SEED_002})"))
+            "move the folder directly into the root"))
     skill.findings.sort(key=sort_key)
     skill_dirs[folder] = skill
     skills.append(skill)
@@ -185,7 +185,7 @@ def load_catalogue(ws: Workspace) -> Catalogue:
                     "skill-scope-overridden", earlier.path,
                     f"scope {earlier.scope!r} is overridden by scope {scope!r} ({skill.path}): "
                     "later scopes win by name",
-                    f"nothing to do if intended; the cascade order is {' → '.join(SCOPES)} ({_SEED_002})"))
+                    f"nothing to do if intended; the cascade order is {' → '.join(SCOPES)}"))
                 earlier.findings.sort(key=sort_key)
             winner_scope[skill.key] = skill
         scoped.extend(found)
@@ -202,7 +202,7 @@ def load_catalogue(ws: Workspace) -> Catalogue:
                 cat.findings.append(Finding.make(
                     "skill-cascade-mismatch", skill.path,
                     f"shared skill {key!r} comes from none of the scopes in {CASCADE_DIR}/",
-                    f"publish it at a scope, or remove it from {SHARED_ROOT}/ ({_SEED_002})"))
+                    f"publish it at a scope, or remove it from {SHARED_ROOT}/"))
             else:
                 skill.scope = origin.scope
         for key, origin in winner_scope.items():
@@ -210,7 +210,7 @@ def load_catalogue(ws: Workspace) -> Catalogue:
                 cat.findings.append(Finding.make(
                     "skill-cascade-mismatch", origin.path,
                     f"scope {origin.scope!r} publishes {key!r}, but {SHARED_ROOT}/ does not hold it",
-                    f"re-publish so {SHARED_ROOT}/ is the flattening of the scopes ({_SEED_002})"))
+                    f"re-publish so {SHARED_ROOT}/ is the flattening of the scopes"))
         admin = list(top_shared.values())
     elif scopes_present:
         # no mounted root: the flattened cascade is the administrator's root
@@ -229,7 +229,7 @@ def load_catalogue(ws: Workspace) -> Catalogue:
             skill.findings.append(Finding.make(
                 "skill-shadowed", skill.path,
                 f"shadowed by the administrator's copy {winner.path}: agents get that one",
-                f"rename your skill to keep both; the administrator's copy always wins ({_SEED_002})"))
+                "rename your skill to keep both; the administrator's copy always wins"))
             skill.findings.sort(key=sort_key)
 
     cat.skills = agent + shared + scoped

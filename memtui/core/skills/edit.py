@@ -148,8 +148,8 @@ def save_skill_text(session, skill: Skill, text: str, *,  # noqa: ANN001 - Sessi
 def _save(session, skill: Skill, change, action: str, request: dict, client_id: str | None) -> Skill:  # noqa: ANN001
     if skill.read_only:
         raise ReadOnlyError(
-            f"{skill.path} is the administrator's copy and read-only (seed 002); "
-            f"copy it into skills/ under another name to change it.")
+            f"{skill.path} is the administrator's copy and read-only; "
+            f"copy it into skills/ under another name to change it.", reference="seed 002")
     shown = session.ws.shown(skill.skill_md)
 
     def write(tx) -> None:  # noqa: ANN001 - Tx

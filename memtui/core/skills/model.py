@@ -72,9 +72,6 @@ _SKIP_DIRS = frozenset({".git", ".memtui", "__pycache__", "node_modules"})
 _AGENT_SPEC = "Agent Skills spec"
 
 
-_SEED_002 = "seed 002"
-
-
 @dataclass(slots=True)
 class Skill:
     """One folder holding a ``SKILL.md``, valid or not.

@@ -23,7 +23,7 @@ import yaml
 from memtui.core.files import read_text
 from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.frontmatter import FrontMatter, split
-from memtui.core.skills.model import ALLOWED_KEYS, CASCADE_DIR, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, RESERVED_NAMES, SHARED_ROOT, SKILL_FILE, Skill, UPLOAD_PATTERN, _AGENT_SPEC, _SEED_002
+from memtui.core.skills.model import ALLOWED_KEYS, CASCADE_DIR, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, RESERVED_NAMES, SHARED_ROOT, SKILL_FILE, Skill, UPLOAD_PATTERN, _AGENT_SPEC
 
 
 _TAG_WORDS = {
@@ -253,7 +253,7 @@ def _validate(skill: Skill, fm: FrontMatter) -> None:
             "description is missing" if desc_node is None else "description is empty",
             "add a description saying when to use the skill "
             f"({_AGENT_SPEC}: description is required, 1–{MAX_DESCRIPTION} characters; "
-            f"{_SEED_002}: the description is the only part that decides whether the body is read)",
+            "the description is the only part that decides whether the body is read)",
             line=line_of("description") or 1))
     else:
         word = _type_word(desc_node)
@@ -277,8 +277,8 @@ def _validate(skill: Skill, fm: FrontMatter) -> None:
                 add(Finding.make(
                     "skill-description-vague", p,
                     "description names no situation: it says what the skill is, not when to use it",
-                    f"write it as the situation it answers, e.g. \"Use when the user asks for …\" "
-                    f"({_SEED_002}: the description is the skill)", line=line_of("description")))
+                    "write it as the situation it answers, e.g. \"Use when the user asks for …\" "
+                    "(the description is what decides whether the skill is used)", line=line_of("description")))
 
     # other keys
     unknown = [k for k in fields if k not in ALLOWED_KEYS]
@@ -326,7 +326,7 @@ def _check_name_rules(skill: Skill, name: str, line: int | None) -> None:
     letters = _unicode_letters(name)
     if letters and spec == [letters]:
         # the reference validator allows lowercase letters of any script (NFKC, isalnum):
-        # memtui's ASCII reading is stricter, so a note (issue 17); seed 002's pattern still applies
+        # memtui's ASCII reading is stricter, so a note; the platform's upload pattern still applies
         add(Finding.make(
             "skill-stricter", p,
             f"name {quoted} {letters}; the Agent Skills reference validator accepts lowercase letters of any "
@@ -334,8 +334,8 @@ def _check_name_rules(skill: Skill, name: str, line: int | None) -> None:
             line=line))
         spec = []
     if spec:
-        other = ("seed 002's upload pattern accepts it" if not upload
-                 else "it breaks seed 002's upload pattern too")
+        other = ("the platform's upload pattern accepts it" if not upload
+                 else "it breaks the platform's upload pattern too")
         add(Finding.make(
             "skill-name-invalid", p,
             f"name {quoted} " + "; ".join(spec) + f" — breaks the {_AGENT_SPEC} naming rule ({other})",
@@ -349,15 +349,15 @@ def _check_name_rules(skill: Skill, name: str, line: int | None) -> None:
         add(Finding.make(
             "skill-name-upload-pattern", p,
             f"name {quoted} " + "; ".join(upload)
-            + f" — breaks {_SEED_002}'s upload pattern ^[a-z0-9][a-z0-9._-]{{0,63}}$ ({other}); "
+            + f" — breaks the platform's upload pattern ^[a-z0-9][a-z0-9._-]{{0,63}}$ ({other}); "
             "an administrator could not publish it",
-            f"rename it to match ^[a-z0-9][a-z0-9._-]{{0,63}}$ ({_SEED_002})",
+            "rename it to match ^[a-z0-9][a-z0-9._-]{0,63}$",
             line=line, severity=severity))
     if name in RESERVED_NAMES:
         severity = Severity.INFO if skill.read_only else Severity.ERROR
         add(Finding.make(
             "skill-name-reserved", p,
-            f"name {quoted} is reserved for the skill the platform ships ({_SEED_002})",
+            f"name {quoted} is reserved for the skill the platform ships",
             "rename the skill; an upload with this name is refused" if not skill.read_only
             else "nothing to do if this is the platform's own copy", line=line, severity=severity))
     if name != skill.folder.name:

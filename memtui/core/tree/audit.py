@@ -68,9 +68,10 @@ class ArticleFacts:
 
 
 #: Bump when what the audit finds in an article changes, so old cache entries are dropped.
-#: 2: secrets, personal data, entry shape, diary notes and the links to resolve (issue 17).
+#: 2: secrets, personal data, entry shape, diary notes and the links to resolve.
 #: 3: the secret formats of gitleaks' rules and the AI-provider keys (core/scan/rules.py).
-CACHE_FORMAT = 3
+#: 4: findings carry their reference apart from their sentences.
+CACHE_FORMAT = 4
 
 
 class ArticleCache:
@@ -160,7 +161,7 @@ class ArticleCache:
 
 def _finding_from(data: dict) -> Finding:
     return Finding(Severity(data["severity"]), data["code"], data["path"], data["line"], data["message"],
-                   data["fix"], data.get("column"), data.get("fingerprint"))
+                   data["fix"], data.get("column"), data.get("fingerprint"), data.get("reference"))
 
 
 def _article_facts(ws: Workspace, tree: MemoryTree, articles: list, scanned: list[list[Finding]],  # noqa: ANN001
@@ -420,6 +421,6 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
             findings.append(Finding.make(
                 "node-no-owner", index_shown if index.exists else tree.shown(node),
                 f"node {node or '(root)'!s} has no owner, and neither has any node above it, so nobody may "
-                "activate writes here (seed 000 §7.4b)",
+                "activate writes here",
                 "add 'owner: <profile>' to the front matter of its AGENTS.md, or an [owners] line in memtui.toml"))
     return findings, articles

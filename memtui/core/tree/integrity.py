@@ -36,7 +36,7 @@ def _folders_without_index(ws: Workspace, tree: MemoryTree) -> list[Finding]:
             out.append(Finding.make(
                 "folder-no-index", tree.shown(rel),
                 f"holds {len(articles)} article{'s' if len(articles) != 1 else ''} but no AGENTS.md, so no agent "
-                "boots from it and its articles are listed nowhere (seed 000 §1)",
+                "boots from it and its articles are listed nowhere",
                 "write an AGENTS.md with one line per article (and an owner), or move the articles into a node"))
     return out
 
@@ -59,7 +59,7 @@ def node_findings(tree: MemoryTree, node: str) -> list[Finding]:
                 rel = node[len(parent) + 1:] if parent else node
                 out.append(Finding.make(
                     "node-unlisted", shown, f"the node is not listed in {parent_shown}, so agents reading the "
-                    "parent index do not know it exists (seed 000 §2 rule 4)",
+                    "parent index do not know it exists",
                     f"add a line '- [{index.title}]({rel}/AGENTS.md) — <what it holds>' to {parent_shown}"))
         own, _how = tree.own_owner(node)
         above, _ = tree.owner(parent)
@@ -67,14 +67,14 @@ def node_findings(tree: MemoryTree, node: str) -> list[Finding]:
             out.append(Finding.make(
                 "node-owner-same", shown,
                 f"the node's owner {own!r} also owns the node above it: a node exists because a distinct "
-                "profile writes it (seed 000 §2 rule 4)",
+                "profile writes it",
                 "keep these articles as entries of the parent node, or give the node its own owning profile"))
     return out
 
 
 def _remote_graph(ws: Workspace) -> bool:
     """A remote graph is configured (``[graph] remote`` or the ``config.json`` memory block,
-    issue 16): the agent then has the graph tools although there is no local file."""
+    read by the MCP client): the agent then has the graph tools although there is no local file."""
     if ws.config.graph.remote:
         return True
     from memtui.core.graph.remote import memory_block
@@ -90,9 +90,9 @@ def _operator_files(ws: Workspace) -> list[Finding]:
         out.append(Finding.make(
             "routing-without-graph", ws.shown(routing),
             "MEMORY_ROUTING.md tells the agent to use the memory graph, but this workspace has no graph: "
-            "with no graph the agent has no mcp_memory_* tools (seed 002: actively wrong)",
+            "with no graph the agent has no mcp_memory_* tools, so the file sends it to tools it does not have",
             "remove MEMORY_ROUTING.md, or enable the graph (memory/graph.jsonl)"))
-    # a workspace of seed 002's harness: the operator mounts its files together, and
+    # a workspace of the agents' harness: the operator mounts its files together, and
     # CONTEXT_RECOVERY.md is what tells the agent where its session histories are
     harnessed = any(p.exists() for p in ws.operator_files) or (ws.root / "sessions" / "durable").is_dir()
     if ws.memory != ws.root and harnessed:
@@ -102,7 +102,7 @@ def _operator_files(ws: Workspace) -> list[Finding]:
                     "operator-file-missing", ws.shown(ws.memory / name),
                     f"the operator file {name} is missing; agents are not told "
                     + ("where their complete history is kept" if name.startswith("CONTEXT") else
-                       "where a produced file goes") + " (seed 002)",
+                       "where a produced file goes"),
                     "ask the operator to mount it (memtui never writes operator files)"))
     return out
 

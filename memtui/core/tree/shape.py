@@ -77,14 +77,14 @@ def experience_findings(meta: dict[str, Any], shown: str, folder: str, root: str
     if missing:
         out.append(Finding.make(
             "experience-field-missing", shown,
-            f"the experience entry has no {', '.join(missing)} (seed 000 §5 entry shape)",
+            f"the experience entry has no {', '.join(missing)}",
             "add the missing front matter fields: symptom (customer phrase + system error, verbatim), "
             "systems, environment, mechanism (one sentence), fix_shape, links, artifacts", line=1))
     shape = _fix_shape(meta.get("fix_shape"))
     if shape is not None and shape not in FIX_SHAPES:
         out.append(Finding.make(
             "experience-fix-shape", shown, f"fix_shape {meta.get('fix_shape')!r} is not one of {', '.join(FIX_SHAPES)}",
-            f"set fix_shape to one of: {', '.join(FIX_SHAPES)} (seed 000 §5)", line=1))
+            f"set fix_shape to one of: {', '.join(FIX_SHAPES)}", line=1))
     links = meta.get("links")
     for target in links if isinstance(links, list) else []:
         if not isinstance(target, str) or "://" in target or target.startswith(("mailto:", "#")):
@@ -111,7 +111,7 @@ def _saga_findings(meta: dict[str, Any], shown: str) -> list[Finding]:
             out.append(Finding.make(
                 "saga-person-key", shown,
                 f"the saga entry carries a person key in {key!r}; a saga entry names its object by a "
-                "keyed hash, never a person (seed 000 §7.3)",
+                "keyed hash, never a person",
                 "remove the field; name the business object by `object_hash:` (a keyed hash of its number)",
                 line=1))
     for key in EXPERIENCE_FIELDS + SAGA_KEYS:
@@ -121,7 +121,7 @@ def _saga_findings(meta: dict[str, Any], shown: str) -> list[Finding]:
             if isinstance(text, str) and personal.find(text):
                 out.append(Finding.make(
                     "saga-person-key", shown,
-                    f"the saga entry's {key!r} holds personal data (a person key, seed 000 §7.3)",
+                    f"the saga entry's {key!r} holds personal data (a person key)",
                     "replace it by the keyed hash of the business object's number", line=1))
                 break
     return out
@@ -147,7 +147,7 @@ def diary_findings(body: str, shown: str, body_line: int) -> list[Finding]:
             return [Finding.make(
                 "article-diary", shown, f"the body holds {what} ({found.group(0)!r}): write the rule, not the incident",
                 "state the pattern in the present tense; move dates and the case or session into front matter "
-                "(provenance), or replace a value by the query that regenerates it (seed 000 §2.2)",
+                "(provenance), or replace a value by the query that regenerates it",
                 line=body_line + offset)]
     return []
 

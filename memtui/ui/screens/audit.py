@@ -14,7 +14,7 @@ from memtui.core.files import is_inside
 from memtui.core.findings import Finding, sort_key
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, escape_box
-from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.text import join, safe, severity_text
 from memtui.ui.screens.base import AreaScreen
 
 #: Rows drawn at once; DataTable costs ~1.4 s per 10,000 rows (LIBRARY-NOTES), so more are
@@ -115,7 +115,7 @@ class AuditScreen(AreaScreen):
         table.clear()
         for i, finding in enumerate(self._shown):
             table.add_row(severity_text(finding.severity.value), safe(finding.code), safe(finding.place),
-                          safe(for_tui(finding.message)), key=str(i))
+                          safe(finding.message), key=str(i))
         status = Text(f"{len(found):,} of {len(report.findings):,} shown · {report.summary()}"
                       f" · sorted by {self._sort}{' ↓' if self._reverse else ''}")
         bad = [w for w in query.casefold().split() if w.partition(":")[0] in ("severity", "sev")
@@ -134,10 +134,10 @@ class AuditScreen(AreaScreen):
             return
         f = self._shown[row]
         text = join(severity_text(f.severity.value), Text(" "), safe(f.code, "bold"), Text("  "),
-                    safe(f.place, "underline"), Text("\n"), safe(for_tui(f.message)))
+                    safe(f.place, "underline"), Text("\n"), safe(f.message))
         if f.fix:
             text.append(Text("\nfix: ", style="bold"))
-            text.append(safe(for_tui(f.fix)))
+            text.append(safe(f.fix))
         text.append(Text("\nEnter: go to the place", style="dim"))
         detail.update(text)
 

@@ -26,7 +26,7 @@ from memtui.core import sessions as core
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding, Severity
 from memtui.core.text import clip
-from memtui.ui.text import as_data, for_tui, join, safe, severity_text
+from memtui.ui.text import as_data, join, safe, severity_text
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.screens.base import AreaScreen
@@ -256,7 +256,7 @@ class SessionsScreen(AreaScreen):
         text.append(Text("\n"))
         for finding in self._findings.get(history.path, []):
             if finding.line == turn.line:
-                text.append(join(severity_text(finding.severity.value), Text(" "), safe(for_tui(finding.message)), Text("\n")))
+                text.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message), Text("\n")))
         if self._raw:
             text.append(safe(turn.source))
             detail.update(text)

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, DataMarkdown
-from memtui.ui.text import join, safe, severity_text, for_tui
+from memtui.ui.text import join, safe, severity_text
 from memtui.ui.screens.base import AreaScreen
 
 #: Characters of a SKILL.md body rendered as Markdown; the rest is announced.
@@ -173,10 +173,10 @@ class SkillsScreen(AreaScreen):
             findings.append(Text("  "))
             findings.append(safe(f.place, "underline"))
             findings.append(Text("\n  "))
-            findings.append(safe(for_tui(f.message)))
+            findings.append(safe(f.message))
             if f.fix:
                 findings.append(Text("\n  fix: ", style="bold"))
-                findings.append(safe(for_tui(f.fix)))
+                findings.append(safe(f.fix))
             findings.append("\n")
         if not skill.findings:
             findings = Text("No findings.", style="dim")

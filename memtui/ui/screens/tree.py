@@ -30,7 +30,7 @@ from memtui.core.tree.index import is_local_link
 from memtui.core.workspace import NODE_INDEX
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, DataMarkdown, DataTextArea
-from memtui.ui.text import as_data, for_tui, join, safe, severity_text
+from memtui.ui.text import as_data, join, safe, severity_text
 from memtui.ui.screens.base import AreaScreen
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
@@ -523,8 +523,8 @@ class TreeScreen(AreaScreen):
         problems = [f for f in self._findings_for(model.shown(article.path)) if f.severity.value != "info"]
         for finding in problems[:3]:
             head.append("\n")
-            head.append(join(severity_text(finding.severity.value), Text(" "), safe(for_tui(finding.message)),
-                             Text(f"  — {for_tui(finding.fix)}", style="dim") if finding.fix else Text("")))
+            head.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message),
+                             Text(f"  — {finding.fix}", style="dim") if finding.fix else Text("")))
         body = article.body
         plain = False
         if not article.ok:

@@ -1,4 +1,4 @@
-"""Helpers shared by the backup tests (issue 6): an isolated git, workspaces with a store."""
+"""Helpers shared by the backup tests: an isolated git, workspaces with a store."""
 
 from __future__ import annotations
 

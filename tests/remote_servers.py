@@ -1,4 +1,4 @@
-"""Real MCP servers for the remote-graph tests (issue 16), started by the tests on loopback ports.
+"""Real MCP servers for the remote-graph tests, started by the tests on loopback ports.
 
 - :func:`start_gateway`: the real ``@modelcontextprotocol/server-memory`` (npm) served over
   streamable HTTP by the real ``supergateway`` (npm), stateful (sessions), as LIBRARY-NOTES

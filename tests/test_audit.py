@@ -1,4 +1,4 @@
-"""Every finding of issue 2, each shown on a small workspace built for it."""
+"""Every finding of the audit, each shown on a small workspace built for it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Backup to git, restore offline, verify the round trip (issue 6; seed 004; B10, B12, B13).
+"""Backup to git, restore offline, verify the round trip (seed 004).
 
 Every seed 004 lesson is a test named ``test_seed004_*``; the bug inputs are read in place
 from ``../shared/bug-inputs``.
@@ -451,17 +451,17 @@ def test_the_token_reaches_git_without_a_file_and_never_shows(tmp_path: Path, mo
                 assert token.encode() not in path.read_bytes(), path
 
 
-# -- B10: repositories in ordinary odd states ----------------------------------------------------
+# repositories in ordinary odd states ----------------------------------------------------
 
 @pytest.fixture
-def b10(tmp_path: Path, shared: Path) -> Path:
-    target = tmp_path / "repos-b10"
+def odd_repos(tmp_path: Path, shared: Path) -> Path:
+    target = tmp_path / "repos-odd_repos"
     subprocess.run(["sh", str(shared / "bug-inputs/B10/make_repos.sh"), str(target)], check=True, capture_output=True)
     return target
 
 
-def test_b10_empty_repo_first_backup_then_push(b10: Path, tmp_path: Path) -> None:
-    repo = b10 / "empty-repo"
+def test_empty_repo_first_backup_then_push(odd_repos: Path, tmp_path: Path) -> None:
+    repo = odd_repos / "empty-repo"
     state = status(repo, SUB)
     assert state["history"] == [] and "no backups yet" in state["state"]
     untracked_before = git(repo, "status", "--porcelain")
@@ -470,14 +470,14 @@ def test_b10_empty_repo_first_backup_then_push(b10: Path, tmp_path: Path) -> Non
     assert status(repo, SUB)["history"][0]["commit"] == result.commit
     # the repository's own files stay untracked, exactly as they were
     assert git(repo, "status", "--porcelain") == untracked_before
-    git(repo, "remote", "add", "origin", str(b10 / "bare-backup.git"))
+    git(repo, "remote", "add", "origin", str(odd_repos / "bare-backup.git"))
     pushed = do_backup(tmp_path / "ws", repo, push=True)
     assert pushed.push.ok
-    assert git(b10 / "bare-backup.git", "rev-parse", result.branch) == result.commit.encode() + b"\n"
+    assert git(odd_repos / "bare-backup.git", "rev-parse", result.branch) == result.commit.encode() + b"\n"
 
 
-def test_b10_detached_head_is_refused_with_advice_and_restore_still_works(b10: Path, tmp_path: Path) -> None:
-    repo = b10 / "detached-repo"
+def test_detached_head_is_refused_with_advice_and_restore_still_works(odd_repos: Path, tmp_path: Path) -> None:
+    repo = odd_repos / "detached-repo"
     state = status(repo, SUB)
     assert state["detached"] and "detached HEAD at" in state["state"]
     head = git(repo, "rev-parse", "HEAD")
@@ -497,8 +497,8 @@ def test_b10_detached_head_is_refused_with_advice_and_restore_still_works(b10: P
     assert result.ok and (tmp_path / "out/memory/MEMORY.md").read_text() == "backup 3\n"
 
 
-def test_b10_unborn_main_beside_master_keeps_master(b10: Path, tmp_path: Path) -> None:
-    repo = b10 / "unborn-main"
+def test_unborn_main_beside_master_keeps_master(odd_repos: Path, tmp_path: Path) -> None:
+    repo = odd_repos / "unborn-main"
     master = git(repo, "rev-parse", "master")
     with pytest.raises(BackupRefused, match="switch master"):
         do_backup(make_ws(tmp_path / "ws"), repo)
@@ -507,9 +507,9 @@ def test_b10_unborn_main_beside_master_keeps_master(b10: Path, tmp_path: Path) -
     assert status(repo, SUB)["state"].startswith("on branch main, which has no commits")
 
 
-# -- B12: no git identity ---------------------------------------------------------------------
+# no git identity ---------------------------------------------------------------------
 
-def test_b12_no_identity_stops_before_anything_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_identity_stops_before_anything_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate_git(monkeypatch, tmp_path / "empty-home", identity=None)
     ws = make_full_ws(tmp_path / "ws")
     before = tree_bytes(ws)
@@ -522,7 +522,7 @@ def test_b12_no_identity_stops_before_anything_is_written(tmp_path: Path, monkey
     assert not (tmp_path / "repo").exists()  # identity is checked before `git init`
 
 
-def test_b12_memtui_toml_supplies_the_author(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memtui_toml_supplies_the_author(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate_git(monkeypatch, tmp_path / "empty-home", identity=None)
     ws = make_ws(tmp_path / "ws")
     (ws / "memtui.toml").write_text('[git]\nname = "Ops Curator"\nemail = "ops@example.invalid"\n')
@@ -533,9 +533,9 @@ def test_b12_memtui_toml_supplies_the_author(tmp_path: Path, monkeypatch: pytest
     assert log == "Ops Curator <ops@example.invalid> | Ops Curator <ops@example.invalid>"
 
 
-# -- B13: odd names ----------------------------------------------------------------------------
+# odd names ----------------------------------------------------------------------------
 
-def test_b13_odd_names_back_up_change_and_restore_byte_for_byte(tmp_path: Path, shared: Path) -> None:
+def test_odd_names_back_up_change_and_restore_byte_for_byte(tmp_path: Path, shared: Path) -> None:
     ws = tmp_path / "names-b13"
     subprocess.run([sys.executable, str(shared / "bug-inputs/B13/make_odd_names.py"), str(ws)], check=True,
                    capture_output=True)

@@ -1,4 +1,4 @@
-"""`memtui backup`, `restore` and `verify` on the command line: output and exit codes (issue 6)."""
+"""`memtui backup`, `restore` and `verify` on the command line: output and exit codes."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_memtui_toml_gives_the_repository_and_path(sample_copy: Path, tmp_path: 
 
 
 def test_backup_push_in_memtui_toml_pushes_from_the_cli(sample_copy: Path, tmp_path: Path, capsys) -> None:
-    """Issue 13: `[backup] push = true` was ignored by `memtui backup` (the remote stayed empty)."""
+    """`[backup] push = true` was ignored by `memtui backup` (the remote stayed empty)."""
     bare = tmp_path / "bare.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     repo = tmp_path / "repo"
@@ -137,7 +137,7 @@ def test_status_of_a_repository_not_made_yet_says_the_first_backup_makes_it(samp
 
 
 def test_status_says_what_changed_since_the_last_backup(sample_copy: Path, tmp_path: Path, capsys) -> None:
-    """Issue 19 item 6, in the CLI too: a new user found `backup --status` silent about an edit
+    """In the CLI too: a new user found `backup --status` silent about an edit
     that was never backed up (the TUI said it)."""
     repo = tmp_path / "repo"
     assert run(capsys, "backup", "-w", str(sample_copy), "--repo", str(repo))[0] == 0

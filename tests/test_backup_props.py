@@ -1,4 +1,4 @@
-"""Property-based round trips over generated nasty workspaces (issue 6; DESIGN.md invariant 9).
+"""Property-based round trips over generated nasty workspaces (DESIGN.md invariant 9).
 
 For every generated workspace W: ``render(restore(render(W))) == render(W)`` byte for byte
 (executable bits included), the restored files equal W's, and the restored store equals the

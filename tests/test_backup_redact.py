@@ -1,5 +1,5 @@
 """The graph's bearer token in the workspace's config.json never reaches the backup (DESIGN.md §4
-invariant 8; issue 16): the backup renders config.json with every Authorization header value left
+invariant 8): the backup renders config.json with every Authorization header value left
 out and marked, byte for byte otherwise; the redaction is idempotent so the round trip holds;
 verify and restore say the restored copy has no token and how to put it back; and no git object of
 the backup repository holds the token."""

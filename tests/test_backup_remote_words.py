@@ -1,4 +1,4 @@
-"""What memtui says about a backup's remote (issue 15 items 12, 14, 15): the remote's own words
+"""What memtui says about a backup's remote: the remote's own words
 and fitting advice for a refused push, no credentials of a URL in anything printed, and counts
 against the remote that say how old they are."""
 

@@ -1,4 +1,4 @@
-"""The Backup screen, driven headless with Textual's Pilot (issue 6)."""
+"""The Backup screen, driven headless with Textual's Pilot."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ async def test_a_detached_head_shows_a_sentence_and_backup_fails_with_its_reason
 
 async def test_the_repository_chosen_is_remembered_and_changes_since_the_backup_are_counted(
         sample_copy: Path, tmp_path: Path) -> None:
-    """Issue 19 item 6: the repository chosen in the TUI was lost on restart, and neither the status
+    """The repository chosen in the TUI was lost on restart, and neither the status
     nor verify said the workspace had changed since the last backup (verify said "zero
     differences" after an edit that was never backed up)."""
     from memtui.core.config import load

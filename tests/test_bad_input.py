@@ -1,5 +1,5 @@
-"""Bad input of every class issue 15 found is a finding with a place and a fix, never a crash
-(DESIGN.md invariant 10; issue 15 items 3-7 and 11): deep nesting, impossible dates, alias
+"""Bad input of every class a new user met is a finding with a place and a fix, never a crash
+(DESIGN.md invariant 10): deep nesting, impossible dates, alias
 bombs, a second front matter block, names that are not UTF-8, a killed writer's temp files.
 Each class is fixed where the input is read, so each test feeds several members of it."""
 

@@ -1,4 +1,4 @@
-"""The TUI starts on bad input of every class issue 15 found (items 4-7, 11, 3): a finding,
+"""The TUI starts on bad input of every class a new user met: a finding,
 never an exit at start."""
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def test_a_file_name_with_a_newline_stays_on_one_output_line(tmp_path: Path, cap
 
 
 def test_graph_commands_read_the_servers_default_file_name(shared: Path, tmp_path: Path, capsys) -> None:
-    """A folder holding the MCP server's `memory.jsonl` (B17) once listed no entity at all."""
+    """A folder holding the MCP server's `memory.jsonl` once listed no entity at all."""
     import shutil
 
     folder = tmp_path / "b17"

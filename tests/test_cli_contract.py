@@ -1,4 +1,4 @@
-"""The CLI contract, for every command at once (issue 13, seed 004's defect classes).
+"""The CLI contract, for every command at once (seed 004's defect classes).
 
 - numbers are validated, never replaced: an out-of-range number is a usage error (exit 2)
   naming the option and the range, and nothing runs;
@@ -113,7 +113,7 @@ def test_every_number_out_of_range_is_a_usage_error_naming_option_and_range(word
 
 
 def test_search_and_log_limit_0_or_negative_are_refused_not_clamped(sample_copy: Path, capsys) -> None:
-    """The two defects the issue names: `search --limit 0` gave one result, `log --limit 0`
+    """Two defects a new user met: `search --limit 0` gave one result, `log --limit 0`
     printed "the audit log is empty" over 24 entries."""
     for argv in (("search", "--limit", "0", "parcel"), ("search", "--limit", "-3", "parcel"),
                  ("log", "--limit", "0"), ("log", "--limit", "-1", "--json")):

@@ -1,4 +1,4 @@
-"""``memtui notes``, ``memtui log`` and ``memtui store``: exit codes, conflicts, refusals, B01, B04."""
+"""``memtui notes``, ``memtui log`` and ``memtui store``: exit codes, conflicts, refusals, two writers at once."""
 
 from __future__ import annotations
 
@@ -179,8 +179,8 @@ def test_edit_saves_what_the_editor_wrote(ws: Path, tmp_path: Path, monkeypatch:
     assert (ws / "memory" / "MEMORY_CUSTOM.md").read_bytes() == b"start\nedited\n"
 
 
-def test_damaged_store_b01_cli(shared: Path, ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """B01: read commands say where it breaks; the writing command refuses; bytes kept; set-aside."""
+def test_damaged_store_in_the_cli(shared: Path, ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Read commands say where it breaks; the writing command refuses; bytes kept; set-aside."""
     (ws / ".memtui").mkdir()
     store_file = ws / ".memtui" / "store.json"
     shutil.copyfile(shared / "bug-inputs" / "B01" / "store-truncated.json", store_file)
@@ -203,8 +203,8 @@ def test_damaged_store_b01_cli(shared: Path, ws: Path, tmp_path: Path, capsys: p
     assert [e["action"] for e in json.loads(capsys.readouterr().out)["entries"]] == ["store.set-aside"]
 
 
-def test_b04_two_cli_writers_lose_nothing(shared: Path, ws: Path, tmp_path: Path) -> None:
-    """B04's hammer.sh: every call that reported success is in the audit log; the store stays JSON."""
+def test_two_cli_writers_lose_nothing(shared: Path, ws: Path, tmp_path: Path) -> None:
+    """The bug inputs' hammer.sh (CLI writers in parallel): every call that reported success is in the audit log; the store stays JSON."""
     loops, count = 2, 15
     command = (f"printf 'note {{i}}\\n' | PYTHONPATH={shlex.quote(str(REPO))} "
                f"{shlex.quote(sys.executable)} -m memtui notes set -w {shlex.quote(str(ws))} --from -")
@@ -224,7 +224,7 @@ def test_b04_two_cli_writers_lose_nothing(shared: Path, ws: Path, tmp_path: Path
 
 def test_set_with_a_base_hash_merges_a_change_made_since(ws: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 19: `notes set --base-hash H` three-way merges from H's bytes (memtui's last save)."""
+    """`notes set --base-hash H` three-way merges from H's bytes (memtui's last save)."""
     notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
     _stdin(monkeypatch, b"first\nsecond\n")
     assert _run(["notes", "set", "-w", str(ws), "--from", "-", "--base-hash", "absent"]) == 0
@@ -255,7 +255,7 @@ def test_set_with_overlapping_changes_exits_1_with_the_conflict_marked(
 
 def test_set_without_a_base_hash_never_replaces_an_agents_edit(ws: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 19: `notes set` without --base-hash replaced the agent's edit made since memtui's
+    """`notes set` without --base-hash replaced the agent's edit made since memtui's
     last save (exit 0, against the README). Now it is based on that save: merged when it can be."""
     notes_file = ws / "memory" / "MEMORY_CUSTOM.md"
     _stdin(monkeypatch, b"line one\n")

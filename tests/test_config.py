@@ -52,7 +52,7 @@ def test_a_bool_is_not_a_number(tmp_path: Path) -> None:
 
 
 def test_backup_push_means_the_same_in_the_cli_and_the_tui(tmp_path: Path) -> None:
-    """Issue 13: `[backup] push = true` was read (raw) only on the TUI's path; `memtui backup`
+    """`[backup] push = true` was read (raw) only on the TUI's path; `memtui backup`
     ignored it. Both paths now ask core.backup.commit.settings."""
     (tmp_path / "memory").mkdir()
     (tmp_path / "memtui.toml").write_text('[backup]\nrepo = "repo"\npush = true\n')
@@ -63,7 +63,7 @@ def test_backup_push_means_the_same_in_the_cli_and_the_tui(tmp_path: Path) -> No
 
 
 def test_set_setting_writes_through_the_guarded_write_and_keeps_comments(tmp_path: Path) -> None:
-    """Issue 19 item 6: the TUI remembers a choice in memtui.toml (typed, audited, comments kept)."""
+    """The TUI remembers a choice in memtui.toml (typed, audited, comments kept)."""
     import pytest as _pytest
 
     from memtui.core.config import load, set_setting

@@ -1,4 +1,4 @@
-"""The consolidation pass and its actions (issue 18; seed 000 §4 step 5, §7.3, §7.4b)."""
+"""The consolidation pass and its actions (seed 000 §4 step 5, §7.3, §7.4b)."""
 
 from __future__ import annotations
 

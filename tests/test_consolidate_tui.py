@@ -1,4 +1,4 @@
-"""The Consolidate area, driven with Textual's Pilot (issue 18)."""
+"""The Consolidate area, driven with Textual's Pilot."""
 
 from __future__ import annotations
 

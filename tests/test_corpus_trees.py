@@ -1,4 +1,4 @@
-"""Real AGENTS.md trees from ../shared/corpus open as memory trees (issue 2, "Real input")."""
+"""Real AGENTS.md trees from ../shared/corpus open as memory trees ("Real input")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The exact replace (issue 15 item 1): what a process outside memtui writes into a file while
+"""The exact replace: what a process outside memtui writes into a file while
 memtui replaces it is carried into the new file (appends) or refused (anything else), never lost.
 
 Outside writers are real processes, started at the named steps of ``atomic.replace_exact``

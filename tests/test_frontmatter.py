@@ -1,4 +1,4 @@
-"""Front matter as real files contain it (issue 2; B03, B18, B19)."""
+"""Front matter as real files contain it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Governed memory (issue 5): every rule of seed 000 §2 rule 7 and §7.4b as a test."""
+"""Governed memory: every rule of seed 000 §2 rule 7 and §7.4b as a test."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The governance commands: propose, use, proposals, versions, rollback, retire, adopt (issue 5)."""
+"""The governance commands: propose, use, proposals, versions, rollback, retire, adopt."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def gov_uses(s, vid):  # noqa: ANN001, ANN201
 
 @pytest.mark.parametrize("name", ["refund (partial) v2.md", "a [b] (c).md", "ünï cödé.md"])
 def test_approving_an_awkward_name_writes_an_index_line_the_parser_reads(ws, tmp_path, capsys, name):
-    """Issue 13: approving `refund (partial) v2.md` once wrote an index line memtui's own parser
+    """Approving `refund (partial) v2.md` once wrote an index line memtui's own parser
     could not read (an `article-unlisted` finding right after the approval)."""
     from memtui.core import audit
 

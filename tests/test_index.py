@@ -1,4 +1,4 @@
-"""Parsing node indexes (AGENTS.md) tolerantly (issue 2; seed 000 §1)."""
+"""Parsing node indexes (AGENTS.md) tolerantly (seed 000 §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Keys you can find (issue 19 item 1): ids on every binding, [keys] rebinding, the help screen,
+"""Keys you can find: ids on every binding, [keys] rebinding, the help screen,
 the palette's `Area: Action` commands, a footer that never cuts a label, j/k in lists."""
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ async def test_j_and_k_move_in_tables(sample_copy: Path) -> None:
 
 
 async def test_escape_leaves_the_search_box_so_area_keys_work(sample_copy: Path) -> None:
-    """Issue 19 item 2: after 6 the digits typed into the query and Esc only cleared it."""
+    """After 6 the digits typed into the query and Esc only cleared it."""
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("6")

@@ -42,7 +42,7 @@ def test_importing_every_core_module_loads_no_textual_or_rich() -> None:
 
 
 #: Modules that may write files themselves, and why: everything else writes a workspace file or
-#: the store through Session.write (issue 13: "grep finds one implementation").
+#: the store through Session.write ("grep finds one implementation").
 WRITERS_ALLOWED = {
     "memtui/core/session.py": "the one guarded write",
     "memtui/core/atomic.py": "the atomic-write primitive Session.write uses",

@@ -1,4 +1,4 @@
-"""One writer at a time, for one write at a time (invariant 2; B04): the lock, the holder
+"""One writer at a time, for one write at a time (invariant 2): the lock, the holder
 sentence, dead holders, and sessions that hold nothing between writes."""
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def test_a_file_replaced_twice_in_one_write_is_one_change_with_the_last_bytes(tm
 
 
 def test_opening_a_workspace_in_a_git_repository_leaves_git_status_clean(tmp_path) -> None:  # noqa: ANN001
-    """Issue 19 item 9: opening a git repository added `.memtui/` to its `git status`."""
+    """Opening a git repository added `.memtui/` to its `git status`."""
     import subprocess
 
     from memtui.core.session import Session

@@ -243,7 +243,7 @@ def test_signature_changes_when_file_is_replaced(session: Session) -> None:
     assert notes.signature(path) != first
 
 
-# -- three-way merge (issue 19 item 3) ----------------------------------------------------------
+# -- three-way merge ----------------------------------------------------------
 def test_merge_combines_changes_to_different_lines() -> None:
     base = "one\ntwo\nthree\n"
     merged = notes.merge(base, "one (member)\ntwo\nthree\n", "one\ntwo\nthree (agent)\n")

@@ -1,4 +1,4 @@
-"""Unsaved text in the Notes editor survives a closed terminal (issue 15 item 2): a real TUI
+"""Unsaved text in the Notes editor survives a closed terminal: a real TUI
 process (headless, Textual's run_test) is stopped by a real signal, and the next start offers
 the draft, which restores and saves (or restores as a conflict over a file changed since)."""
 

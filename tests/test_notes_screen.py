@@ -1,4 +1,4 @@
-"""Pilot tests of the Notes area: type and save, conflict bar, clean reload, read-only, leave, B22."""
+"""Pilot tests of the Notes area: type and save, conflict bar, clean reload, read-only, leave, a big note."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ async def test_save_over_a_change_is_refused_into_the_conflict_bar(ws: Workspace
 
 
 async def test_save_merges_a_change_on_disk_that_does_not_overlap(ws: Workspace) -> None:
-    """Issue 19: "keep mine" dropped the agent's line and "reload" the member's, even for changes
+    """"keep mine" dropped the agent's line and "reload" the member's, even for changes
     to different lines. ctrl+s now merges them and the editor shows the result."""
     ws.member_notes.write_bytes(b"first\nmiddle\nlast\n")
     with Session.open(ws, purpose="tui") as session:
@@ -284,9 +284,9 @@ async def test_find_selects_the_next_match(ws: Workspace) -> None:
 
 
 @pytest.mark.slow
-async def test_b22_big_note_stays_usable_and_saves_whole(shared: Path, ws: Workspace, tmp_path: Path,
+async def test_big_note_stays_usable_and_saves_whole(shared: Path, ws: Workspace, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """B22: a 4.6 MB note loads plain, the preview is capped, and a key press costs one count of
+    """A 4.6 MB note loads plain, the preview is capped, and a key press costs one count of
     the wrapped height (Textual recounted it for every line drawn, about a second a frame); the
     latency itself is measured by bench/big_note_keys.py, not asserted here."""
     from textual.document._wrapped_document import WrappedDocument
@@ -389,7 +389,7 @@ async def test_number_keys_switch_areas_until_editing_starts_and_after_escape(ws
 
 
 async def test_the_status_says_what_tab_does_while_editing(ws: Workspace) -> None:
-    """Issue 19 item 9: Tab in the editor inserted spaces without a word."""
+    """Tab in the editor inserted spaces without a word."""
     ws.member_notes.write_bytes(b"x\n")
     with Session.open(ws, purpose="tui") as session:
         app = NotesApp(session)

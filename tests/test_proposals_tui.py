@@ -1,4 +1,4 @@
-"""The Proposals screen, driven with Textual's Pilot on a copy of the sample workspace (issue 5)."""
+"""The Proposals screen, driven with Textual's Pilot on a copy of the sample workspace."""
 
 from __future__ import annotations
 
@@ -76,11 +76,11 @@ async def test_refusals_and_reject_with_reason(sample_copy: Path) -> None:
         await pilot.pause()
         uses = str(screen.query_one("#prop-uses", Static).render())
         assert "subcase of the proposing case CASE-2070" in uses
-        assert "⏎" not in uses, "issue 19: app text went through the user-text sanitiser"
+        assert "⏎" not in uses, "app text went through the user-text sanitiser"
         await pilot.press("a")  # the curator does not own support/courier-app: refused before any question
         await wait_for(pilot, lambda: any("owned by support.courier-app; you act as support.curator"
                                           in str(n.message) for n in app._notifications))
-        assert app.screen is screen, "issue 19: Approve asked for confirmation and then refused"
+        assert app.screen is screen, "Approve asked for confirmation and then refused"
         _select(screen, "support/experience/exp-014-tracking-mixup.md@1")
         await pilot.pause()
         assert "UNTRUSTED" in str(screen.query_one("#prop-head", Static).render())

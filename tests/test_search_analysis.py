@@ -1,4 +1,4 @@
-"""Search analysis: tokenising, normalising, stemming, Latin-letter Bulgarian (issue 8)."""
+"""Search analysis: tokenising, normalising, stemming, Latin-letter Bulgarian."""
 
 from __future__ import annotations
 
@@ -75,8 +75,8 @@ def test_word_offsets_are_code_points_of_the_input() -> None:
         assert text[w.start:w.end] == w.text
 
 
-def test_b08_snippet_highlights_whole_cyrillic_words(shared: Path) -> None:
-    """B08: each expected highlight is exactly a span of the snippet, on its own line."""
+def test_snippet_highlights_whole_cyrillic_words(shared: Path) -> None:
+    """Each expected highlight is exactly a span of the snippet, on its own line."""
     folder = shared / "bug-inputs" / "B08"
     body = split((folder / "notes" / "highlight-mix.md").read_text("utf-8")).body
     lines = [ln for ln in body.splitlines() if ln.strip()]
@@ -152,7 +152,7 @@ def test_snippet_never_starts_or_ends_inside_a_word() -> None:
 
 
 def test_snippet_reads_a_long_field_only_near_its_first_match() -> None:
-    """Issue 8 speed: a field is analysed up to SNIPPET_LOOKAHEAD widths past its first
+    """a field is analysed up to SNIPPET_LOOKAHEAD widths past its first
     match, so the excerpt comes from there even if a denser cluster lies much later."""
     from memtui.core.search.query import SNIPPET_LOOKAHEAD, snippet_for
 
@@ -177,7 +177,7 @@ def test_fullwidth_and_ligature_letters_fold_to_plain_letters() -> None:
 
 def test_the_build_analysis_keeps_each_chunk_once() -> None:
     """The analyses that cache their result per chunk do not also fill the split cache (a
-    build worker kept every chunk twice: issue 14, a 100k worker's memory)."""
+    build worker kept every chunk twice, a 100k worker's memory)."""
     from memtui.core.search import analysis
 
     analysis._split_chunk.cache_clear()

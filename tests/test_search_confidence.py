@@ -1,4 +1,4 @@
-"""Issue 14: the calibrated confidence of an answer, Latin-typed Bulgarian through every field
+"""The calibrated confidence of an answer, Latin-typed Bulgarian through every field
 and the whole body, and words mixing the two alphabets."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_a_latin_typed_word_reaches_the_end_of_a_long_body(ws: Workspace) -> Non
     assert res.hits and res.hits[0].entry_id == "deep-body"
 
 
-# -- agreement between the query and the best item (issue 14: false precedents) ----------------
+# -- agreement between the query and the best item (false precedents) ----------------
 def test_coverage_is_the_share_of_the_query_word_weight_an_item_holds(tmp_path: Path) -> None:
     """An entry holding a ticket's rare word covers more of it than one holding only its
     common words, however those score; agreement counts the symptom, aliases, title and
@@ -166,7 +166,7 @@ def test_weights_change_the_fit_as_repeated_examples_would() -> None:
     assert weighted.intercept == pytest.approx(doubled.intercept, rel=1e-6)
 
 
-# -- round 3: Latin typing conventions and the candidate step of a pasted ticket ---------------
+# -- Latin typing conventions and the candidate step of a pasted ticket ---------------
 @pytest.mark.parametrize("latin, cyrillic", [
     ("grajdanska", "гражданска"),  # j for ж
     ("vijda", "вижда"),

@@ -1,4 +1,4 @@
-"""Issue 14: the search engine has one door — only memtui.core.search.engine imports Whoosh."""
+"""The search engine has one door — only memtui.core.search.engine imports Whoosh."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The search under bad input and faults (issue 15 items 4, 6, 13, 15): it never crashes on a
+"""The search under bad input and faults: it never crashes on a
 name that is not UTF-8 or a graph line nested too deep, never reads or writes an index
 through a .memtui leading outside, and finds words of scripts with combining vowel signs."""
 

@@ -1,4 +1,4 @@
-"""The search index: incremental updates, locks (B05), damage (B06), filters, queries (issue 8)."""
+"""The search index: incremental updates, locks, damage, filters, queries."""
 
 from __future__ import annotations
 
@@ -170,8 +170,8 @@ def test_progress_callback(ws: Workspace) -> None:
     assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1] == calls[0][1] > 0
 
 
-# -- B05: locks and traps -----------------------------------------------------------------
-def test_b05_traps_reported_and_skipped_rest_indexed(shared: Path, tmp_path: Path) -> None:
+# locks and traps -----------------------------------------------------------------
+def test_search_traps_reported_and_skipped_rest_indexed(shared: Path, tmp_path: Path) -> None:
     root = tmp_path / "b05"
     root.mkdir()
     subprocess.run([sys.executable, str(shared / "bug-inputs" / "B05" / "make_notes.py"),
@@ -191,7 +191,7 @@ def test_b05_traps_reported_and_skipped_rest_indexed(shared: Path, tmp_path: Pat
     assert _paths(search(idx, "wombatquartz")) == [ws.shown(note)]
 
 
-def test_b05_busy_index_says_who_and_stale_lock_file_is_harmless(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_busy_index_says_who_and_stale_lock_file_is_harmless(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     idx = SearchIndex(ws)
     idx.update()
     assert any(p.name.endswith("WRITELOCK") for p in idx.dir.iterdir())  # the file stays …
@@ -209,12 +209,12 @@ def test_b05_busy_index_says_who_and_stale_lock_file_is_harmless(ws: Workspace, 
     assert SearchIndex(ws).update().added == 1  # once released, the update goes through
 
 
-# -- B06: damaged index -------------------------------------------------------------------
+# damaged index -------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["missing-segment", "empty-toc", "half-segment", "orphans"])
-def test_b06_damaged_index_is_rebuilt_with_a_finding(ws: Workspace, shared: Path, mode: str) -> None:
+def test_damaged_index_is_rebuilt_with_a_finding(ws: Workspace, shared: Path, mode: str) -> None:
     idx = SearchIndex(ws)
     idx.update()
-    for i in range(3):  # several segments, as in B06 step 1
+    for i in range(3):  # several segments, as the damage recipe's first step makes
         _article(ws.memory / "payments", f"extra{i}", body=f"extra note {i} refund")
         idx.update()
     before = sorted(_paths(search(idx, "refund", limit=50)))
@@ -253,7 +253,7 @@ def test_unwritable_index_folder_is_a_clear_error(ws: Workspace) -> None:
 
 
 def test_disk_full_during_commit_is_reported_and_index_recovers(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    """B06 step 5: a write failing for lack of space is reported at once and leaves the
+    """A write failing for lack of space is reported at once and leaves the
     index usable; the next update catches up."""
     import errno
 
@@ -289,7 +289,7 @@ def test_fast_path_after_save_adds_and_removes_single_files(ws: Workspace) -> No
 
 def test_long_pasted_ticket_searches_its_most_informative_words(ws: Workspace,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 8 speed: a ticket of more than MAX_QUERY_WORDS words keeps the rarest ones."""
+    """a ticket of more than MAX_QUERY_WORDS words keeps the rarest ones."""
     from memtui.core.search.engine import matching as query_mod
 
     mem = ws.memory / "payments"
@@ -322,7 +322,7 @@ def test_filter_keeps_scores_and_only_lets_matching_items_through(ws: Workspace)
 
 
 def test_sound_key_searched_only_where_it_adds_documents(ws: Workspace) -> None:
-    """Speed (issue 8): an English word's key finds the same documents, so it is left out;
+    """Speed: an English word's key finds the same documents, so it is left out;
     a Bulgarian word typed in Latin letters keeps its key and still meets the Cyrillic text."""
     from memtui.core.search.engine import matching as query_mod
     from memtui.core.search.sources import TRANSLIT_FIELD
@@ -344,7 +344,7 @@ def test_sound_key_searched_only_where_it_adds_documents(ws: Workspace) -> None:
 
 def test_ticket_candidates_keep_the_ranking_of_the_full_search(ws: Workspace,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 8 speed: a ticket is scored only on what its rarest words find; the best
+    """a ticket is scored only on what its rarest words find; the best
     results are those of scoring every document."""
     from memtui.core.search.engine import matching as query_mod
 
@@ -371,7 +371,7 @@ def test_ticket_candidates_keep_the_ranking_of_the_full_search(ws: Workspace,
 
 def test_deleted_documents_do_not_switch_off_pruning() -> None:
     """Whoosh's FilterMatcher (deleted documents) kept the block signal and skipped onto
-    deleted documents; memtui patches both (issue 8: OR 5 s → 0.4 s at 100k after an edit)."""
+    deleted documents; memtui patches both (OR 5 s → 0.4 s at 100k after an edit)."""
     import memtui.core.search.index  # noqa: F401 - applies the patch
     from whoosh.matching import ListMatcher
     from whoosh.matching.wrappers import FilterMatcher
@@ -397,7 +397,7 @@ def test_deleted_documents_do_not_switch_off_pruning() -> None:
 
 
 def test_fuzzy_keeps_the_first_letters_as_typed(ws: Workspace) -> None:
-    """``word~`` corrects typos after the first FUZZY_PREFIX letters (speed: issue 8)."""
+    """``word~`` corrects typos after the first FUZZY_PREFIX letters (speed)."""
     from memtui.core.search.engine.matching import FUZZY_PREFIX
 
     idx = SearchIndex(ws)
@@ -408,7 +408,7 @@ def test_fuzzy_keeps_the_first_letters_as_typed(ws: Workspace) -> None:
 
 
 def test_proposals_and_retired_versions_are_searchable_only_on_request(sample_copy, capsys) -> None:
-    """Issues 5 and 8: a proposal's text lives only in the store; it is indexed with its state,
+    """A proposal's text lives only in the store; it is indexed with its state,
     absent from normal results and labelled when asked for."""
 
     from memtui.cli import main
@@ -426,7 +426,7 @@ def test_proposals_and_retired_versions_are_searchable_only_on_request(sample_co
 def test_prefix_scores_the_best_field_and_stops_when_a_page_is_full(ws: Workspace) -> None:
     """A lone ``prefix*`` ranks title matches above body matches (a constant score per
     document, as Lucene's prefix query: its field-weighted frequency, capped), finds words by
-    their unstemmed start, and says when its count is only a lower bound (issue 8: it stops
+    their unstemmed start, and says when its count is only a lower bound (it stops
     reading once the page is full at a score nothing unread can beat)."""
     mem = ws.memory / "routes"
     _write(mem / "AGENTS.md", "# Routes\n")
@@ -453,7 +453,7 @@ def test_prefix_scores_the_best_field_and_stops_when_a_page_is_full(ws: Workspac
 
 
 def test_prefix_and_fuzzy_skip_the_deleted_versions_of_edited_documents(ws: Workspace) -> None:
-    """``prefix*`` and ``word~`` read posting blocks directly (issue 8 speed); an edited
+    """``prefix*`` and ``word~`` read posting blocks directly (for speed); an edited
     article's old document is deleted in its segment and must not come back."""
     mem = ws.memory / "payments"
     paths = [_article(mem, f"quokka{i}", title=f"Quokka {i}", body="quokkaquartz") for i in range(3)]
@@ -473,7 +473,7 @@ def test_prefix_and_fuzzy_skip_the_deleted_versions_of_edited_documents(ws: Work
 
 @pytest.mark.parametrize("words, slop", [(["red", "fox"], 1), (["red", "fox", "den"], 1), (["red", "den"], 3)])
 def test_phrase_matches_and_scores_as_whoosh_phrase(ws: Workspace, words: list[str], slop: int) -> None:
-    """The array-based phrase (issue 8 speed: Whoosh's span matcher took 13 µs a document)
+    """The array-based phrase (Whoosh's span matcher took 13 µs a document)
     finds the same documents with the same scores as Whoosh's ``Phrase``, across fields
     never, and not in deleted documents."""
     import random
@@ -539,7 +539,7 @@ def _hidden(searcher) -> set[int]:  # noqa: ANN001
 
 
 def test_a_lone_word_ranks_exactly_as_whoosh(ws: Workspace) -> None:
-    """The array-based top-N of a one-word query (issue 8 speed: Whoosh scored a common
+    """The array-based top-N of a one-word query (Whoosh scored a common
     word posting by posting, 200 ms at 100k articles) gives Whoosh's documents, scores
     and tie order, over several segments, with deleted documents and hidden states."""
     from whoosh import query as wq
@@ -575,7 +575,7 @@ def test_prefix_ties_show_the_shorter_document_first(ws: Workspace) -> None:
 
 
 def test_a_save_changes_only_its_own_manifest_entry(ws: Workspace) -> None:
-    """The manifest is one table, a row a file (issue 14: the JSON manifest was rewritten
+    """The manifest is one table, a row a file (the JSON manifest was rewritten
     whole at every save, 10 MB at 100k articles): a save updates its file's row and leaves
     every other row as it was; another process's index sees it at once."""
     idx = SearchIndex(ws)
@@ -624,8 +624,8 @@ def test_compressed_and_plain_posting_blocks_are_read_alike(ws: Workspace, monke
     assert set(_paths(after)) <= set(_paths(search(idx, "refu*", limit=50)))
 
 
-def test_b06_a_cut_posting_file_is_repaired_not_a_traceback(ws: Workspace, shared: Path) -> None:
-    """B06 ``half-segment`` on an index whose largest file is its postings: Whoosh raises a
+def test_a_cut_posting_file_is_repaired_not_a_traceback(ws: Workspace, shared: Path) -> None:
+    """The bug inputs' ``half-segment`` damage on an index whose largest file is its postings: Whoosh raises a
     bare ``Exception("Block tag error b''")`` while reading a cut block (it closed the
     TUI); the search rebuilds the index with a finding and answers as before."""
     words = ["parcel", "depot", "route", "label", "invoice", "refund"]
@@ -648,9 +648,9 @@ def test_b06_a_cut_posting_file_is_repaired_not_a_traceback(ws: Workspace, share
     assert len(findings) == 1 and "rebuilding" in findings[0].message
 
 
-def test_b05_a_search_during_another_process_rebuild_leaves_it_alone(ws: Workspace,
+def test_a_search_during_another_process_rebuild_leaves_it_alone(ws: Workspace,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """B05: while another process rebuilds (it holds the write lock; its new index has no
+    """While another process rebuilds (it holds the write lock; its new index has no
     manifest yet), a search says the index is busy and who holds it, and removes nothing:
     it used to wipe the folder, killing the rebuild (FileNotFoundError on MAIN.tmp)."""
     idx = SearchIndex(ws)

@@ -18,7 +18,7 @@ from memtui.core.search.query import QueryError, search
 from memtui.core.search.reading import read_ticket
 from memtui.core.workspace import Workspace
 
-#: A generous bound for one search of a bad input (the issue asks for 1 s; a loaded shared
+#: A generous bound for one search of a bad input (the target is 1 s; a loaded shared
 #: machine must not make the test flaky: the bounded work is asserted apart).
 SLOW = 10.0
 

@@ -1,4 +1,4 @@
-"""The triage test (seed 000 §7.2) on ../shared/triage, and the search CLI (issue 8)."""
+"""The triage test (seed 000 §7.2) on ../shared/triage, and the search CLI."""
 
 from __future__ import annotations
 
@@ -233,7 +233,7 @@ def test_the_report_says_how_often_a_missing_precedent_is_answered(report: triag
 
 
 def test_metrics_per_domain_charge_a_false_precedent_to_the_domain_answered() -> None:
-    """Issue 18: hit@k and the false-precedent rate per node and per owner (seed 000 §7.2)."""
+    """hit@k and the false-precedent rate per node and per owner (seed 000 §7.2)."""
     domains = {"x": ("billing", "ana"), "n": ("claims", "boris"), "y": ("billing", "ana"), "q": ("claims", "boris")}
     cases = [triage.Case("a", "t", "bg", ["x"], ["n"]), triage.Case("b", "t", "en", ["y"], []),
              triage.Case("c", "t", "en", [], ["x"]), triage.Case("d", "t", "bg", ["gone"], [])]

@@ -1,4 +1,4 @@
-"""The Search area, background indexing and the palette search, driven with Textual's Pilot (issue 8)."""
+"""The Search area, background indexing and the palette search, driven with Textual's Pilot."""
 
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ async def test_coming_back_to_search_puts_the_cursor_in_the_query_box(sample_cop
     app.session.close()
 
 
-#: the search examples the README gives (issue 19 item 9: they found nothing on the bundled sample)
+#: the search examples the README gives (they found nothing on the bundled sample)
 README_EXAMPLES = ["RC-409", "platih no pishe v dostavka", "SMS-ът", '"proof of delivery"', "courier AND battery",
                    "reschedul*", "bateries~", "kind:experience courier", "node:support/courier-app\ndrift"]
 

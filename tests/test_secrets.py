@@ -1,4 +1,4 @@
-"""The git token in the keyring: no backend, a backend that never answers, and the CLI (B09)."""
+"""The git token in the keyring: no backend, a backend that never answers, and the CLI."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_set_get_delete_through_the_keyring(memory_keyring: MemoryKeyring, monke
         secrets.set("git-token", "")
 
 
-def test_b09_no_keyring_backend_says_so_and_falls_back_to_the_environment(
+def test_no_keyring_backend_says_so_and_falls_back_to_the_environment(
         no_keyring: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMTUI_GIT_TOKEN", raising=False)
     with pytest.raises(secrets.KeyringUnavailable) as caught:
@@ -88,7 +88,7 @@ def test_b09_no_keyring_backend_says_so_and_falls_back_to_the_environment(
     assert (found.value, found.source) == (TOKEN, "environment")
 
 
-def test_b09_a_keyring_that_never_answers_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_keyring_that_never_answers_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
     class Blocking(MemoryKeyring):
         def get_password(self, service, username):
             time.sleep(30)
@@ -114,7 +114,7 @@ def _cli(shared: Path, mode: str, *args: str, stdin: str = "", env: dict | None 
                           capture_output=True, text=True, env=full_env, timeout=60)
 
 
-def test_b09_cli_without_keyring_gives_one_clear_message(shared: Path) -> None:
+def test_cli_without_keyring_gives_one_clear_message(shared: Path) -> None:
     done = _cli(shared, "none", "secret", "set", "git-token", stdin=TOKEN + "\n")
     assert done.returncode == 4
     assert "no secure keyring is available" in done.stderr and "MEMTUI_GIT_TOKEN" in done.stderr
@@ -123,7 +123,7 @@ def test_b09_cli_without_keyring_gives_one_clear_message(shared: Path) -> None:
     assert got.returncode == 1 and "not set" in got.stdout and "Traceback" not in got.stderr
 
 
-def test_b09_cli_with_a_blocking_keyring_times_out_with_a_message(shared: Path) -> None:
+def test_cli_with_a_blocking_keyring_times_out_with_a_message(shared: Path) -> None:
     started = time.monotonic()
     done = _cli(shared, "blocking", "secret", "set", "git-token", stdin=TOKEN + "\n",
                 env={"BLOCKING_KEYRING_SECONDS": "40", "MEMTUI_KEYRING_TIMEOUT": "1"})
@@ -132,7 +132,7 @@ def test_b09_cli_with_a_blocking_keyring_times_out_with_a_message(shared: Path) 
     assert TOKEN not in done.stderr + done.stdout
 
 
-def test_b09_get_never_prints_the_token(shared: Path, memory_keyring: MemoryKeyring,
+def test_secret_get_never_prints_the_token(shared: Path, memory_keyring: MemoryKeyring,
                                          monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     from memtui.cli import main
 

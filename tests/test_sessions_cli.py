@@ -1,4 +1,4 @@
-"""``memtui sessions list|show|check`` and ``memtui audit allow`` (issue 17)."""
+"""``memtui sessions list|show|check`` and ``memtui audit allow``."""
 
 from __future__ import annotations
 

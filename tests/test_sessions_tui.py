@@ -1,4 +1,4 @@
-"""The Sessions area (issue 17): histories as turns, JSON on demand, mark as seen."""
+"""The Sessions area: histories as turns, JSON on demand, mark as seen."""
 
 from __future__ import annotations
 

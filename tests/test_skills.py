@@ -47,9 +47,9 @@ def write_skill(folder: Path, name: str | None, description: str | None, extra: 
     return path
 
 
-# --- B18: BOM and CRLF ------------------------------------------------------------------------
+# BOM and CRLF ------------------------------------------------------------------------
 
-def test_b18_all_four_parse_with_their_real_names(shared):
+def test_bom_and_crlf_skills_all_four_parse_with_their_real_names(shared):
     cat = load_folder(shared / "bug-inputs" / "B18")
     skills = by_key(cat)
     assert set(skills) == {"bom-skill", "crlf-skill", "bom-crlf-skill", "lf-control"}
@@ -67,7 +67,7 @@ def test_b18_all_four_parse_with_their_real_names(shared):
 
 
 @pytest.fixture
-def b18_copy(shared, tmp_path) -> Path:
+def bom_crlf_skills(shared, tmp_path) -> Path:
     target = tmp_path / "B18"
     shutil.copytree(shared / "bug-inputs" / "B18", target)
     return target
@@ -76,10 +76,10 @@ def b18_copy(shared, tmp_path) -> Path:
 @pytest.mark.parametrize("key, bom, crlf", [
     ("bom-crlf-skill", True, True), ("bom-skill", True, False),
     ("crlf-skill", False, True), ("lf-control", False, False)])
-def test_b18_saving_a_description_keeps_bom_and_line_ends(b18_copy, key, bom, crlf):
-    skill = by_key(load_folder(b18_copy))[key]
+def test_saving_a_description_keeps_bom_and_line_ends(bom_crlf_skills, key, bom, crlf):
+    skill = by_key(load_folder(bom_crlf_skills))[key]
     before = skill.skill_md.read_bytes()
-    saved = save_skill_field(Session.open(b18_copy), skill, "description", "Use when a file came from Notepad: keep its bytes")
+    saved = save_skill_field(Session.open(bom_crlf_skills), skill, "description", "Use when a file came from Notepad: keep its bytes")
     after = skill.skill_md.read_bytes()
     assert after.startswith(b"\xef\xbb\xbf---") == bom
     if crlf:
@@ -95,43 +95,43 @@ def test_b18_saving_a_description_keeps_bom_and_line_ends(b18_copy, key, bom, cr
     assert len(changed) == 1 and new_lines[changed[0]].startswith(b"description: ")
 
 
-def test_save_whole_text_from_an_lf_editor_keeps_crlf_and_bom(b18_copy):
-    skill = by_key(load_folder(b18_copy))["bom-crlf-skill"]
+def test_save_whole_text_from_an_lf_editor_keeps_crlf_and_bom(bom_crlf_skills):
+    skill = by_key(load_folder(bom_crlf_skills))["bom-crlf-skill"]
     editor_text = skill.skill_md.read_text(encoding="utf-8-sig").replace("\r\n", "\n").replace(
         "Body text.", "Body text, edited.\nA second line.")
-    save_skill_text(Session.open(b18_copy), skill, editor_text)
+    save_skill_text(Session.open(bom_crlf_skills), skill, editor_text)
     data = skill.skill_md.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf---\r\n")
     assert data.count(b"\n") == data.count(b"\r\n")
     assert b"Body text, edited.\r\nA second line." in data
 
 
-def test_a_saved_skill_ends_with_a_line_end_in_the_files_own_style(b18_copy):
-    skill = by_key(load_folder(b18_copy))["bom-crlf-skill"]
+def test_a_saved_skill_ends_with_a_line_end_in_the_files_own_style(bom_crlf_skills):
+    skill = by_key(load_folder(bom_crlf_skills))["bom-crlf-skill"]
     editor_text = skill.skill_md.read_text(encoding="utf-8-sig").replace("\r\n", "\n").rstrip("\n") + "\nLast line"
-    save_skill_text(Session.open(b18_copy), skill, editor_text)
+    save_skill_text(Session.open(bom_crlf_skills), skill, editor_text)
     assert skill.skill_md.read_bytes().endswith(b"\r\nLast line\r\n")
 
 
-def test_save_refuses_when_the_file_changed_on_disk(b18_copy):
-    skill = by_key(load_folder(b18_copy))["lf-control"]
+def test_save_refuses_when_the_file_changed_on_disk(bom_crlf_skills):
+    skill = by_key(load_folder(bom_crlf_skills))["lf-control"]
     other = skill.skill_md.read_bytes().replace(b"Body text.", b"Someone else's edit.")
     skill.skill_md.write_bytes(other)
     with pytest.raises(ConflictError, match="changed on disk"):
-        save_skill_field(Session.open(b18_copy), skill, "description", "Use when testing")
+        save_skill_field(Session.open(bom_crlf_skills), skill, "description", "Use when testing")
     assert skill.skill_md.read_bytes() == other
 
 
-def test_a_skill_edit_is_one_guarded_write_with_an_audit_entry(b18_copy):
-    """Issue 13: `skills set` once rewrote SKILL.md while another process held the lock, and
+def test_a_skill_edit_is_one_guarded_write_with_an_audit_entry(bom_crlf_skills):
+    """`skills set` once rewrote SKILL.md while another process held the lock, and
     left no audit entry. Now it waits for the lock like every write, and is recorded."""
     from memtui.core import lock
     from memtui.core.errors import BusyError
 
-    skill = by_key(load_folder(b18_copy))["lf-control"]
+    skill = by_key(load_folder(bom_crlf_skills))["lf-control"]
     before = skill.skill_md.read_bytes()
-    session = Session.open(b18_copy, wait=0.2)
-    held = lock.acquire(b18_copy, "cli other")
+    session = Session.open(bom_crlf_skills, wait=0.2)
+    held = lock.acquire(bom_crlf_skills, "cli other")
     try:
         with pytest.raises(BusyError):
             save_skill_field(session, skill, "description", "Use when testing the lock")
@@ -154,7 +154,7 @@ def test_administrators_copy_is_read_only(tmp_path):
     assert skill.skill_md.read_bytes() == before
 
 
-# --- B19: invalid or unusual front matter -----------------------------------------------------
+# invalid or unusual front matter -----------------------------------------------------
 
 B19_EXPECTED = {
     "colon-in-description": ("front-matter-invalid", "description contains ': ' — put the text in quotes", 3),
@@ -167,7 +167,7 @@ B19_EXPECTED = {
 }
 
 
-def test_b19_all_eight_appear_seven_with_plain_word_problems(shared):
+def test_unusual_front_matter_all_eight_appear_seven_with_plain_word_problems(shared):
     cat = load_folder(shared / "bug-inputs" / "B19")
     skills = by_key(cat)
     assert len(skills) == 8
@@ -188,7 +188,7 @@ def test_b19_all_eight_appear_seven_with_plain_word_problems(shared):
     assert skills["duplicate-keys"].name == "duplicate-keys-second"
 
 
-def test_b19_fixing_the_colon_by_saving_the_description_keeps_everything_else(shared, tmp_path):
+def test_fixing_the_colon_by_saving_the_description_keeps_everything_else(shared, tmp_path):
     shutil.copytree(shared / "bug-inputs" / "B19", tmp_path / "B19")
     skill = by_key(load_folder(tmp_path / "B19"))["colon-in-description"]
     before = skill.skill_md.read_text(encoding="utf-8")
@@ -208,9 +208,9 @@ def test_looking_never_writes(shared):
     assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.rglob("SKILL.md")} == stamps
 
 
-# --- B03: typed values ------------------------------------------------------------------------
+# typed values ------------------------------------------------------------------------
 
-def test_b03_values_are_kept_as_written_and_json_safe(shared):
+def test_typed_yaml_values_are_kept_as_written_and_json_safe(shared):
     cat = load_folder(shared / "bug-inputs" / "B03")
     skills = by_key(cat)
     assert len(skills) == 4

@@ -13,7 +13,7 @@ from tests.conftest import run_cli
 run = run_cli
 
 
-def test_list_b19_shows_all_eight_and_the_count(shared, capsys):
+def test_list_of_unusual_skills_shows_all_eight_and_the_count(shared, capsys):
     folder = shared / "bug-inputs" / "B19"
     code, out, _ = run(capsys, "skills", "list", "-w", str(folder))
     assert code == 0
@@ -23,7 +23,7 @@ def test_list_b19_shows_all_eight_and_the_count(shared, capsys):
     assert out.count(" NO ") == 7
 
 
-def test_check_b19_exits_1_with_plain_words(shared, capsys):
+def test_check_of_unusual_skills_exits_1_with_plain_words(shared, capsys):
     code, out, err = run(capsys, "skills", "check", "-w", str(shared / "bug-inputs" / "B19"))
     assert code == 1
     assert "Traceback" not in out + err and "ScannerError" not in out + err
@@ -33,14 +33,14 @@ def test_check_b19_exits_1_with_plain_words(shared, capsys):
     assert "front matter is never closed" in out
 
 
-def test_check_b18_is_clean(shared, capsys):
+def test_check_of_bom_and_crlf_skills_is_clean(shared, capsys):
     code, out, _ = run(capsys, "skills", "check", "-w", str(shared / "bug-inputs" / "B18"))
     assert code == 0
     assert "4 skills: 4 valid, 0 with problems" in out
 
 
 @pytest.mark.parametrize("command", [("list",), ("check",), ("index",)])
-def test_b03_json_output_works_for_every_skill(shared, capsys, command):
+def test_json_output_works_for_every_skill_with_typed_values(shared, capsys, command):
     code, out, err = run(capsys, "skills", *command, "--json", "-w", str(shared / "bug-inputs" / "B03"))
     assert "Traceback" not in err
     data = json.loads(out)
@@ -136,7 +136,7 @@ def test_set_on_unclosed_front_matter_says_why_and_writes_nothing(shared, tmp_pa
 
 
 def test_audit_of_a_folder_of_skill_folders_reports_the_skill_findings(shared, tmp_path, capsys) -> None:
-    """B19: `memtui audit -w B19/skills` once reported no skill problem and exited 0."""
+    """`memtui audit -w FOLDER` on a folder of skill folders once reported no skill problem and exited 0."""
     import shutil
 
     from memtui.cli import main

@@ -1,4 +1,4 @@
-"""Skill validity agrees with the Agent Skills reference validator, skills-ref (issue 17):
+"""Skill validity agrees with the Agent Skills reference validator, skills-ref:
 a skill memtui calls invalid (an error finding) is one skills-ref rejects, and the other way
 round; where memtui reads the spec more strictly it says so in a note."""
 

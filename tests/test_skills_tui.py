@@ -1,4 +1,4 @@
-"""The Skills area, driven headless with Textual's Pilot (issue 7)."""
+"""The Skills area, driven headless with Textual's Pilot."""
 
 from __future__ import annotations
 

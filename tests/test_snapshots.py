@@ -1,6 +1,6 @@
-"""SVG snapshots of every area (issue 19): each area at 80×24 and 120×40 in the default theme,
+"""SVG snapshots of every area: each area at 80×24 and 120×40 in the default theme,
 the help screen, a notes conflict, a side-by-side diff, and a tree whose names hold ``[``, ``]``
-and control characters (B17).
+and control characters.
 
 Deterministic: the sample workspace is copied to a path the screen never shows (the header's
 workspace path is replaced by a fixed word), the TUI clock (:mod:`memtui.ui.clock`) is fixed,
@@ -161,8 +161,8 @@ def test_notes_conflict(snap_compare, sample: Path) -> None:
 
 
 @pytest.fixture
-def b17_tree(tmp_path: Path, shared: Path) -> Path:
-    """A memory tree whose folder names, titles and one-liners are B17's entity names."""
+def odd_names_tree(tmp_path: Path, shared: Path) -> Path:
+    """A memory tree whose folder names, titles and one-liners are the bug inputs' odd entity names (brackets, slashes, control characters)."""
     names = [json.loads(line)["name"] for line in (shared / "bug-inputs/B17/memory.jsonl").read_text(
         encoding="utf-8").splitlines() if line.strip() and json.loads(line).get("type") == "entity"]
     root = tmp_path / "b17"
@@ -181,12 +181,12 @@ def b17_tree(tmp_path: Path, shared: Path) -> Path:
     return root
 
 
-def test_b17_names_in_the_tree(snap_compare, b17_tree: Path) -> None:
+def test_odd_entity_names_in_the_tree(snap_compare, odd_names_tree: Path) -> None:
     async def then(pilot) -> None:  # noqa: ANN001
         tree = pilot.app.screen.query_one("#nodes")
         await wait_for(pilot, lambda: len(tree.root.children) > 5, what="the B17 folders")
 
-    app = MemtuiApp(Workspace.open(b17_tree))
+    app = MemtuiApp(Workspace.open(odd_names_tree))
     try:
         assert snap_compare(app, terminal_size=(120, 40), run_before=_open("tree", then))
     finally:

@@ -1,4 +1,4 @@
-"""The store: atomic TinyDB storage, damaged files (B01), JSON-unsafe values (B03), audit log."""
+"""The store: atomic TinyDB storage, damaged files, JSON-unsafe values, audit log."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_round_trip_and_nothing_written_by_opening(tmp_path: Path) -> None:
 
 
 def test_front_matter_dates_are_saved_as_text(shared: Path, tmp_path: Path) -> None:
-    """B03: dates, times and odd scalars from real SKILL.md front matter never break a save."""
+    """Dates, times and odd scalars from real SKILL.md front matter never break a save."""
     root = _ws(tmp_path)
     store = Store.open(root)
     skills = sorted((shared / "bug-inputs" / "B03" / "skills").glob("*/SKILL.md"))
@@ -65,7 +65,7 @@ def test_front_matter_dates_are_saved_as_text(shared: Path, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("name", ["store-truncated.json", "store-nul.json", "store-trailing.json"])
 def test_damaged_store_opens_read_only_and_is_never_written(shared: Path, tmp_path: Path, name: str) -> None:
-    """B01: say where it breaks, keep the bytes, refuse every write."""
+    """Say where it breaks, keep the bytes, refuse every write."""
     root = _ws(tmp_path)
     source = shared / "bug-inputs" / "B01" / name
     target = root / ".memtui" / "store.json"
@@ -112,7 +112,7 @@ def test_damage_places_are_precise(shared: Path) -> None:
         assert words in other.value.detail
 
 
-def test_good_store_from_b01_reads(shared: Path, tmp_path: Path) -> None:
+def test_a_good_store_beside_damaged_ones_reads(shared: Path, tmp_path: Path) -> None:
     root = _ws(tmp_path)
     shutil.copyfile(shared / "bug-inputs" / "B01" / "store-good.json", root / ".memtui" / "store.json")
     store = Store.open(root)
@@ -232,7 +232,7 @@ _STORE_CHILD = textwrap.dedent("""
 
 
 def test_sigkill_during_store_writes_leaves_a_complete_store(tmp_path: Path) -> None:
-    """B01 step 3: a store killed mid-save is the complete old or new version."""
+    """A store killed mid-save is the complete old or new version."""
     root = _ws(tmp_path)
     rng = random.Random(7)
     env = {**os.environ, "PYTHONPATH": str(REPO)}

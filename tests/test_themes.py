@@ -46,7 +46,7 @@ def test_user_config_remembers_and_keeps_comments() -> None:
 
 
 def test_memtui_themes_lists_textuals_builtin_themes_too(capsys) -> None:  # noqa: ANN001
-    """Issue 19 item 9: `memtui themes` ignored the built-in Textual themes --theme accepts."""
+    """`memtui themes` ignored the built-in Textual themes --theme accepts."""
     import json
 
     from tests.conftest import run_cli

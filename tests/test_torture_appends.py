@@ -1,8 +1,9 @@
-"""Issue 15 item 1, as the issue measured it: an agent appends one entity line to graph.jsonl
-every 10 ms while ``memtui graph add-observation`` runs in a loop; no appended line may be lost.
+"""Appends made while memtui writes are never lost: an agent appends one entity line to
+graph.jsonl every 10 ms while ``memtui graph add-observation`` runs in a loop; no appended line
+may be lost.
 
-The issue's runs were 1,140 appends on the sample graph and 300 on a 20,000-entity graph
-(5.7 MB). The default suite runs a tenth of that; ``MEMTUI_TORTURE_SCALE=100`` is the issue's
+The reported runs were 1,140 appends on the sample graph and 300 on a 20,000-entity graph
+(5.7 MB). The default suite runs a tenth of that; ``MEMTUI_TORTURE_SCALE=100`` is the report's
 "10x its run length" (see tests/torture.py).
 """
 
@@ -17,7 +18,7 @@ import pytest
 from tests import torture
 from tests.conftest import SAMPLE
 
-#: Appends of the issue's runs: (sample graph, 20,000-entity graph).
+#: Appends of the reported runs: (sample graph, 20,000-entity graph).
 ISSUE_RUN = {"sample": 1140, "20k": 300}
 
 

@@ -1,4 +1,4 @@
-"""Path escapes traced with ``strace -f`` (issue 15, torture tests; DESIGN.md invariant 4).
+"""Path escapes traced with ``strace -f`` (torture tests; DESIGN.md invariant 4).
 
 A workspace is booby-trapped with symbolic links into a honeypot folder outside it: an
 article, a node folder, the member notes, a skill folder, a session history, the graph file,

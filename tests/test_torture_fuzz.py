@@ -1,4 +1,4 @@
-"""A fuzz of mutated inputs over audit, graph, skills, search and backup (issue 15, torture tests).
+"""A fuzz of mutated inputs over audit, graph, skills, search and backup (torture tests).
 
 Real files of the sample workspace (articles, node indexes, SKILL.md, graph.jsonl, session
 histories, memtui.toml, member notes, the store) are mutated the ways real files go bad —

@@ -1,4 +1,4 @@
-"""SIGKILL over every write (issue 15, torture tests): a real ``memtui`` command is killed at a
+"""SIGKILL over every write (torture tests): a real ``memtui`` command is killed at a
 random moment of its run, many times, and after each kill
 
 - every workspace file holds its old bytes or the bytes the command writes when it runs to

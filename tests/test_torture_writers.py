@@ -1,4 +1,4 @@
-"""Two memtui writers and an outside agent on the same files (issue 15, torture tests).
+"""Two memtui writers and an outside agent on the same files (torture tests).
 
 Two writer processes save through the one guarded write as fast as they can (graph
 observations, member notes), while an agent that takes no lock appends lines to

@@ -1,4 +1,4 @@
-"""The TUI, driven headless with Textual's Pilot (issue 2)."""
+"""The TUI, driven headless with Textual's Pilot."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ async def test_article_with_front_matter_and_link_following(tmp_path: Path) -> N
 
 
 async def test_links_are_followed_by_key_and_backspace_comes_back(tmp_path: Path) -> None:
-    """Issue 19 item 9: relative links could only be clicked, with no way back (frogmouth's model)."""
+    """Relative links could only be clicked, with no way back (frogmouth's model)."""
     from memtui.ui.widgets import Choose
 
     root = tmp_path / "ws"
@@ -88,7 +88,7 @@ async def test_links_are_followed_by_key_and_backspace_comes_back(tmp_path: Path
 
 
 async def test_markup_like_names_show_literally(tmp_path: Path) -> None:
-    """B17: names with [/], [bold] and control characters never crash nor get styled."""
+    """Names with [/], [bold] and control characters never crash nor get styled."""
     root = tmp_path / "ws"
     odd = "[bold red]urgent [link=x]"
     (root / "memory" / odd).mkdir(parents=True)
@@ -114,7 +114,7 @@ async def test_markup_like_names_show_literally(tmp_path: Path) -> None:
 
 
 async def test_big_note_preview_is_capped_and_keys_stay_responsive(tmp_path: Path, shared: Path) -> None:
-    """B22: a 4.6 MB note shows its first part with a notice; the file is not changed."""
+    """A 4.6 MB note shows its first part with a notice; the file is not changed."""
     work = tmp_path / "big"
     work.mkdir()
     subprocess.run([sys.executable, str(shared / "bug-inputs/B22/make_big_markdown.py")], cwd=work,

@@ -1,4 +1,4 @@
-"""Views follow the workspace: changes by any process reach the open TUI (issue 13)."""
+"""Views follow the workspace: changes by any process reach the open TUI."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_a_write_by_another_process_is_reported(sample_copy: Path) -> None:
 
 @pytest.mark.slow
 async def test_an_approval_in_the_cli_shows_in_an_open_tui_without_a_key_press(sample_copy: Path) -> None:
-    """Issue 13: after an approval the Tree and the header still showed 41 articles until ctrl+r."""
+    """After an approval the Tree and the header still showed 41 articles until ctrl+r."""
     from memtui.ui.app import MemtuiApp
     from memtui.ui.screens.proposals import ProposalsScreen
 

@@ -1,4 +1,4 @@
-"""Workers die with their parent (issue 15 item 9): SIGKILL of ``memtui index --rebuild`` while
+"""Workers die with their parent: SIGKILL of ``memtui index --rebuild`` while
 its worker processes build the index leaves no process behind, and the index lock they held
 is free at once, so the next search is not refused."""
 

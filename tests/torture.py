@@ -1,8 +1,8 @@
-"""Shared parts of the torture tests (issue 15, "your own torture tests"): scale, figures,
+"""Shared parts of the torture tests ("your own torture tests"): scale, figures,
 outside processes, big inputs.
 
 The torture tests run short in the default suite. ``MEMTUI_TORTURE_SCALE`` multiplies their
-run length (``10`` is the long run the issue asks for), and ``MEMTUI_TORTURE_REPORT=FILE``
+run length (``10`` is the long run that finds rare races), and ``MEMTUI_TORTURE_REPORT=FILE``
 appends each test's figures to FILE as one JSON object a line::
 
     MEMTUI_TORTURE_SCALE=10 MEMTUI_TORTURE_REPORT=/tmp/torture.jsonl \\

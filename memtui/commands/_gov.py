@@ -1,4 +1,4 @@
-"""What the governance commands share (issue 5): ``--as``, the session, confirmation, the
+"""What the governance commands share: ``--as``, the session, confirmation, the
 version lines.
 
 Their errors reach the user through the CLI's one exit-code table (``memtui.cli.EXIT_CODES``):

@@ -1,7 +1,7 @@
 """``memtui adopt [PATH]``: record untracked articles as version 1 (provenance "baseline"),
 and unrecorded edits as new versions (provenance "external edit", owner only); with
 ``--revert ARTICLE``, put the active version back over an unrecorded edit instead (owner only).
-Opening a workspace never does this silently (issue 5)."""
+Opening a workspace never does this silently."""
 
 from __future__ import annotations
 

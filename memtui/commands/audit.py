@@ -1,9 +1,9 @@
-"""``memtui audit``: every finding in a workspace (issue 2).
+"""``memtui audit``: every finding in a workspace.
 
 ``memtui audit allow CODE PLACE --reason R`` marks the secret or personal-data finding(s) at
 ``PLACE`` (``PATH:LINE`` as the audit prints it, or ``PATH``) as false positives: a governed
 write (audit log entry ``audit.allow``, kept in the store); the next audit and backup leave
-them out (issue 17). ``memtui audit --allowed`` lists the allowances.
+them out. ``memtui audit --allowed`` lists the allowances.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``memtui backup``: back the workspace up to git; ``--status`` and ``--history`` show the repo (issue 6).
+"""``memtui backup``: back the workspace up to git; ``--status`` and ``--history`` show the repo.
 
 - ``backup [--repo PATH] [--path SUBDIR] [--message M] [--push] [--remote NAME]``: render the
   workspace into the backup path, commit only that path (nothing when nothing changed), push
@@ -11,7 +11,7 @@
 
 A file with an open secret finding, or a session history rewritten since memtui last saw it,
 stops the backup before anything is written (exit 1, each place named): remove the secret or
-allow it (``memtui audit allow``), accept the rewrite with ``--accept-rewrite KEY`` (issue 17).
+allow it (``memtui audit allow``), accept the rewrite with ``--accept-rewrite KEY``.
 What memtui sees of the session histories is recorded at each backup (an audit entry
 ``sessions.seen`` when they grew).
 
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         result = core.backup(ws, conf.repo, conf.path, message=args.message, push=conf.push,
                              remote=conf.remote, git_table=conf.git, session=session,
                              accept_rewrite=args.accept_rewrite)
-    except core.BackupBlocked as exc:  # a secret or a rewritten history: each place, masked (issue 17)
+    except core.BackupBlocked as exc:  # a secret or a rewritten history: each place, masked
         if args.json:
             _common.emit_json(_common.all_json("findings", [f.to_json() for f in exc.findings], ok=False,
                                                error=str(exc), exit=int(ExitCode.PROBLEM)))
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pending(ws, repo: str, subdir: str) -> dict:  # noqa: ANN001 - a Workspace
-    """What a backup now would change (issue 19 item 6), as JSON: ``{"count", "sentence",
+    """What a backup now would change, as JSON: ``{"count", "sentence",
     "files", "tables", "compared"}`` or ``{"error"}`` when it cannot be told."""
     from memtui.core.backup.render import BackupFormatError
     from memtui.core.errors import MemtuiError

@@ -1,4 +1,4 @@
-"""``memtui eval triage``: the retrieval acceptance test of seed 000 §7.2 (issue 8).
+"""``memtui eval triage``: the retrieval acceptance test of seed 000 §7.2.
 
 Runs every case's ticket through memtui's search and, on the same cases, through the
 seed's grep baseline; prints the metrics of ``../shared/triage/README.md`` side by side and

@@ -1,4 +1,4 @@
-"""``memtui index``: update, rebuild or inspect the search index (issue 8)."""
+"""``memtui index``: update, rebuild or inspect the search index."""
 
 from __future__ import annotations
 

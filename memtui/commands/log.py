@@ -1,4 +1,4 @@
-"""``memtui log``: the audit log, newest first (DESIGN.md §4 invariant 7; issue 3)."""
+"""``memtui log``: the audit log, newest first (DESIGN.md §4 invariant 7)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""``memtui notes``: show, set, diff and edit the member notes without losing an update (issue 3).
+"""``memtui notes``: show, set, diff and edit the member notes without losing an update.
 
 - ``notes show [--file custom|notebook|NAME] [--hash] [--json]``: print a notes file.
 - ``notes set --from FILE|- [--base-hash H|absent] [--client-id ID]``: replace the member
   notes. When the file changed since ``H`` (or, without ``--base-hash``, since memtui last
   saved it), the change is three-way merged with yours when they do not overlap; when they
   do, nothing is written and the conflict is printed with markers (exit 1; DESIGN.md §4
-  invariant 3, issue 19).
+  invariant 3).
 - ``notes diff --from FILE|-``: the difference between the member notes and FILE (exit 1
   when they differ, like ``diff``).
 - ``notes edit``: open ``$VISUAL``/``$EDITOR`` on the member notes, then save with the same
@@ -155,7 +155,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _expected(value: str | None, note: notes.Note, option: str = "--base-hash") -> object:
-    if value is None:  # based on what memtui last saw, never a blind replace (issue 19)
+    if value is None:  # based on what memtui last saw, never a blind replace
         return notes.LAST_SEEN
     value = value.strip().lower()
     if value == "absent":

@@ -1,4 +1,4 @@
-"""``memtui proposals``: the queue of proposals and the owner's decisions (issue 5).
+"""``memtui proposals``: the queue of proposals and the owner's decisions.
 
 - ``list [--state S|all] [--limit N] [--cursor C]``: proposals, oldest first, with node,
   author, age, eligibility, untrusted mark (a page; ``--json``: ``{"state", "proposals",

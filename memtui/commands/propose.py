@@ -1,5 +1,5 @@
 """``memtui propose``: file a proposal (a candidate version of an article), as an agent or a
-script does (issue 5; seed 000 §2 rule 7). Anyone may propose into any node; nothing under
+script does (seed 000 §2 rule 7). Anyone may propose into any node; nothing under
 memory/ changes until the node's owner approves it."""
 
 from __future__ import annotations

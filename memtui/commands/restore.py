@@ -1,4 +1,4 @@
-"""``memtui restore --repo PATH[@REV] --to DIR``: restore a backup offline into a folder (issue 6).
+"""``memtui restore --repo PATH[@REV] --to DIR``: restore a backup offline into a folder.
 
 The target must be empty or new (``--force`` writes into a non-empty one). The store is
 rebuilt from the backup's store files; the search index is rebuilt on first use. Entries

@@ -1,10 +1,10 @@
-"""``memtui search QUERY``: full-text search over the workspace (issue 8).
+"""``memtui search QUERY``: full-text search over the workspace.
 
 The index is brought up to date first (quick when nothing changed; progress on standard
 error when it is a terminal), then the query runs. ``memtui index`` is in
 :mod:`memtui.commands.index`.
 
-The results are a page (``--limit``, ``--cursor``; issue 13). The search core takes no offset
+The results are a page (``--limit``, ``--cursor``). The search core takes no offset
 yet, so a later page asks it for ``cursor + limit`` hits and shows the last ``limit``: the
 ranking, ``total`` and the verdicts are those of the whole list from the first hit.
 """
@@ -139,7 +139,7 @@ def _marks(ws, hits) -> list[tuple[str, ...]]:  # noqa: ANN001
 
 
 def _answer_line(likelihood: float, first: str) -> str:
-    """What the answer as a whole is: likely or only possible precedents (issue 14)."""
+    """What the answer as a whole is: likely or only possible precedents."""
     if first == "likely":
         return f"likely precedent: {likelihood:.0%} sure that a result marked likely is the right one:"
     return (f"no confident precedent (only {likelihood:.0%} sure of the best); the best candidates are "

@@ -1,4 +1,4 @@
-"""``memtui secret set|get|delete git-token|graph-token``: tokens in the OS keyring (issue 6; B09; issue 16).
+"""``memtui secret set|get|delete git-token|graph-token``: tokens in the OS keyring.
 
 ``get`` prints only whether the token is set and where (keyring or environment), never the
 value. ``set`` reads the token from standard input (or a hidden prompt on a terminal), never

@@ -1,4 +1,4 @@
-"""``memtui sessions``: the agents' session histories (seed 002; issue 17).
+"""``memtui sessions``: the agents' session histories (seed 002).
 
 - ``sessions list``: every history with its key, turns, size, first and last time.
 - ``sessions show KEY [--line N] [--raw]``: a history as turns (role, time, text; tool calls

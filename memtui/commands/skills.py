@@ -3,13 +3,13 @@
 Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for the rules):
 
 - ``list [--limit N] [--cursor C] [--json]``: a table (name, root/scope, valid, shadowed,
-  description) and the count line ``N skills: V valid, P with problems`` (B19); a page
+  description) and the count line ``N skills: V valid, P with problems``; a page
   (``--json``: ``{"skills", "count", "total", "cursor", "valid", "with_problems", ...}``).
 - ``check [--json]``: every finding with its place; exit 1 when any is an error.
 - ``index [--budget BYTES] [--json]``: the index an agent's turn gets, its size against the
   budget (8 KiB by default, seed 002) and the skills cut or left out, named (seed 004).
 - ``show NAME [--json]``: one skill: fields, findings, files beside it, its body.
-- ``set NAME KEY VALUE``: change one front matter field, keeping BOM and line ends (B18).
+- ``set NAME KEY VALUE``: change one front matter field, keeping BOM and line ends.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``memtui store``: check memtui's own store, and set a damaged one aside (bug input B01)."""
+"""``memtui store``: check memtui's own store, and set a damaged one aside."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``memtui themes``: the colour themes available to ``memtui --theme NAME``: memtui's theme
-files and Textual's built-in themes (issue 19 item 9: the built-in ones were left out)."""
+files and Textual's built-in themes (the built-in ones were left out)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``memtui verify [--repo PATH[@REV]]``: prove a backup round-trips with zero differences (issue 6).
+"""``memtui verify [--repo PATH[@REV]]``: prove a backup round-trips with zero differences.
 
 Restores the backup into a temporary folder, renders it again and compares with the backup
 tree byte for byte, and the rebuilt store with the store files record for record.

@@ -1,6 +1,6 @@
 """``memtui versions ARTICLE``: the version history of an article, oldest first (a page:
 ``--limit``, ``--cursor``; ``--json``: ``{"article", "versions", "count", "total", "cursor"}``),
-and the diff between any two versions (``--diff A B``). Read-only (issue 5; seed 000 §7.4b)."""
+and the diff between any two versions (``--diff A B``). Read-only (seed 000 §7.4b)."""
 
 from __future__ import annotations
 

@@ -193,8 +193,8 @@ def write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-
 # memtui's writer lock excludes memtui processes only. An agent appending a line to
 # graph.jsonl, or an MCP memory server rewriting it (temporary file and rename), takes no
 # lock, so a plain "read, compute, rename over" loses what they write between memtui's read
-# and its rename: an append lands in the old inode, which the rename unlinks (issue 15 item
-# 1), and a rename of theirs is renamed over. :func:`replace_exact` closes both, exactly:
+# and its rename: an append lands in the old inode, which the rename unlinks,
+# and a rename of theirs is renamed over. :func:`replace_exact` closes both, exactly:
 #
 # * the bytes a change is based on are read from a descriptor kept open (:class:`Snapshot`),
 #   so "what the old inode gained since" is known to the byte, before and after the rename;

@@ -228,7 +228,7 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
     report.findings.extend(_audit_workspace_files(ws))
     report.findings.extend(_contributed(ws, offline))
     # one finding once: a link met by two checks (the root node's folder and the member notes
-    # beside it) was reported twice (issue 15 item 15)
+    # beside it) was reported twice
     report.findings, report.allowed = _allowances(ws, list(dict.fromkeys(report.findings)))
     report.findings.sort(key=sort_key)
     report.seconds = time.perf_counter() - started

@@ -1,6 +1,6 @@
 """Making many objects at once: Python's cyclic garbage collector paused meanwhile.
 
-A whole remote graph (issue 16) is decoded and made into records in one go: half a million new
+A whole remote graph is decoded and made into records in one go: half a million new
 containers, none in a cycle. Each collector pass walks every container that survived the last
 one, so the passes grow with the graph, and on a 50,000-entity graph they took about two thirds
 of the time of making it (bench/remote_graph.py).

@@ -77,7 +77,7 @@ class BackupSettings:
 
 @dataclass(frozen=True, slots=True)
 class GraphSettings:
-    """``[graph]``: where the knowledge graph lives (issue 16)."""
+    """``[graph]``: where the knowledge graph lives."""
 
     #: the remote graph's MCP endpoint (``https://…/v1/mcp``), or ``None``: the workspace's
     #: ``config.json`` memory block, else ``memory/graph.jsonl``
@@ -102,7 +102,7 @@ class ConsolidateSettings:
 
 @dataclass(frozen=True, slots=True)
 class GitSettings:
-    """``[git]``: the author of backup commits when git itself has none (B12)."""
+    """``[git]``: the author of backup commits when git itself has none."""
 
     name: str | None = None
     email: str | None = None
@@ -305,7 +305,7 @@ SET_ACTION = "config.set"
 def set_setting(session, table: str, key: str, value: Any, *, client_id: str | None = None):  # noqa: ANN001, ANN201
     """Set ``[table] key = value`` in the workspace's ``memtui.toml`` through the one guarded
     write (:meth:`memtui.core.session.Session.write`), keeping the file's comments and layout
-    (tomlkit); the TUI remembers a choice this way (issue 19 item 6: the backup repository).
+    (tomlkit); the TUI remembers a choice this way (the backup repository).
 
     The file is read and changed under the write's lock, so a concurrent edit is never lost;
     the new text is checked with :func:`load` before it is written.

@@ -1,4 +1,4 @@
-"""Drafts of unsaved notes: what the member typed survives a closed terminal (issue 15 item 2).
+"""Drafts of unsaved notes: what the member typed survives a closed terminal.
 
 An editor keeps a swap file; memtui keeps a draft of an editor's unsaved text in the user
 data folder (never in the workspace: opening a workspace writes nothing there, DESIGN.md §2),

@@ -1,11 +1,11 @@
 """YAML front matter, tolerant of what real files contain.
 
 Why not ``python-frontmatter``: it misses front matter behind a UTF-8 byte order mark
-(bug input B18, checked with 1.3.0), loses line numbers (findings need them) and keeps the
-last of two duplicate keys without a word (B19). This module does only the splitting and
+(checked with 1.3.0), loses line numbers (findings need them) and keeps the
+last of two duplicate keys without a word. This module does only the splitting and
 leaves YAML to PyYAML (its C loader when present).
 
-Rules (DESIGN.md §2, issue 2):
+Rules (DESIGN.md §2):
 - a file has front matter when its first line, after an optional BOM, is ``---``;
 - the block ends at the next line that is exactly ``---`` (or ``...``); later ``---`` lines
   belong to the body;
@@ -29,7 +29,7 @@ from memtui.core.findings import Finding
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Most values a front matter block may expand to, each use of an alias counted again
-#: (issue 15 item 7: nine aliases of nine aliases in a 1.4 kB SKILL.md expand to 387 million
+#: (nine aliases of nine aliases in a 1.4 kB SKILL.md expand to 387 million
 #: values, and every consumer that walks them printed 1.68 GB). Real front matter holds tens.
 MAX_VALUES = 10_000
 
@@ -37,7 +37,7 @@ MAX_VALUES = 10_000
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     """The safe loader, with every value that cannot be built (an impossible date such as
     ``2024-13-45``, ``!!int abc``, a 5,000-digit number) a YAML error at the value's place
-    instead of a ``ValueError`` from deep inside PyYAML (issue 15 item 5)."""
+    instead of a ``ValueError`` from deep inside PyYAML."""
 
     def construct_object(self, node, deep=False):  # noqa: ANN001, ANN201 - PyYAML's signature
         try:
@@ -128,7 +128,7 @@ _TOP_KEY = re.compile(r"^([^\s#:'\"\-\[{][^:]*?|'[^']*'|\"[^\"]*\"):(?:[ \t]|$)"
 
 def _duplicate_top_keys(block: str) -> list[tuple[str, int]]:
     """``(key, block line)`` for each top-level key written a second time (lexical check:
-    PyYAML silently keeps the last value, B19)."""
+    PyYAML silently keeps the last value)."""
     seen: set[str] = set()
     out: list[tuple[str, int]] = []
     for number, line in enumerate(block.split("\n"), 1):
@@ -163,7 +163,7 @@ class FrontMatter:
         node: the block as composed YAML (a ``yaml.MappingNode``; ``None`` when absent or
             broken), for readers that need how a value was written (skills).
         second_block_line: 1-based file line of a second front matter block right after the
-            first (``---``, keys and values, ``---``: issue 15 item 11), read as body text;
+            first (``---``, keys and values, ``---``), read as body text;
             ``None`` when there is none.
         second_block_keys: the top-level keys of that second block.
     """
@@ -320,7 +320,7 @@ def json_safe(value: Any) -> Any:
 
     Dates and datetimes become ISO 8601 strings; sets and tuples become lists; mapping keys
     become strings; anything else unknown becomes ``str(value)``. Used wherever front
-    matter reaches JSON (``--json`` output, the store): bug input B03.
+    matter reaches JSON (``--json`` output, the store).
     """
     if value is None or isinstance(value, (bool, int, float, str)):
         return value

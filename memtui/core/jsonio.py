@@ -1,4 +1,4 @@
-"""Reading JSON that memtui did not write (DESIGN.md invariant 10; issue 15 item 4).
+"""Reading JSON that memtui did not write (DESIGN.md invariant 10).
 
 Every reader of JSON in ``memtui.core`` (graph lines, session histories, the store, the search
 and audit caches, backups) goes through :func:`loads` or :func:`decode`, so one rule decides

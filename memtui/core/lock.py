@@ -1,4 +1,4 @@
-"""One writer at a time, for one write at a time (DESIGN.md §4 invariant 2; bug input B04).
+"""One writer at a time, for one write at a time (DESIGN.md §4 invariant 2).
 
 The writer lock is ``.memtui/lock``, held with an exclusive ``flock`` for the duration of one
 guarded write (:meth:`memtui.core.session.Session.write`) and never while memtui waits for a
@@ -207,7 +207,7 @@ def _paths(root: Path) -> tuple[Path, Path, Path]:
 
 
 #: ``.memtui/.gitignore``: memtui's state (store, index, lock) is never part of a git checkout
-#: the workspace lives in (issue 19 item 9: opening a repository dirtied its ``git status``).
+#: the workspace lives in (opening a repository dirtied its ``git status``).
 GITIGNORE = b"# memtui's own state (store, search index, writer lock): not for this repository.\n*\n"
 
 

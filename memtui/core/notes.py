@@ -20,7 +20,7 @@ Confinement (invariant 4): a member-notes file that is a symlink pointing outsid
 workspace is neither read nor written: it loads empty with a ``symlink-outside`` finding and
 a read-only reason.
 
-Merging (issue 19): when the file changed since the text was based on it, :func:`save`
+Merging: when the file changed since the text was based on it, :func:`save`
 three-way merges (:func:`merge`, the ``merge3`` library) the bytes both sides started from
 (``base_text``: what the editor loaded, or the copy the store keeps of memtui's last save,
 :data:`SEEN_TABLE`), the new text and the file now. Changes that do not overlap are applied
@@ -37,7 +37,7 @@ those lines, and only an explicit "keep mine" removes them.
 
 Every save ends the file with a line end, so an agent's next ``echo >>`` starts a new line.
 
-Size (bug input B22): a note is read whole up to :data:`NOTES_MAX_BYTES`; a larger one loads
+Size: a note is read whole up to :data:`NOTES_MAX_BYTES`; a larger one loads
 read-only (only its first part is shown), so it can never be saved cut short.
 """
 
@@ -61,7 +61,7 @@ from memtui.core.session import UNCHECKED
 from memtui.core.text import BOM as _BOM, final_newline, removed_lines, unified_diff
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK, OPERATOR_FILES, Workspace
 
-#: A note is read whole up to this size (bytes); a larger one is shown read-only (B22).
+#: A note is read whole up to this size (bytes); a larger one is shown read-only.
 NOTES_MAX_BYTES = 64 * 1024 * 1024
 #: ``base_hash`` of :func:`save` meaning "whatever the file holds when the write happens"
 #: (a knowing replace; ``memtui notes set`` without a base hash uses :data:`LAST_SEEN`).
@@ -76,8 +76,8 @@ SEEN_TABLE = "notes_seen"
 SEEN_MAX_BYTES = 1024 * 1024
 #: ``base_hash`` of :func:`save` meaning "the file as memtui last saw it" (:func:`last_seen`,
 #: read under the write's lock): ``memtui notes set`` without ``--base-hash``. An edit made
-#: since by an agent is merged in, or refused when it overlaps, never replaced in silence
-#: (issue 19). When memtui never saved the file there is no edit "since": the file as it is.
+#: since by an agent is merged in, or refused when it overlaps, never replaced in silence.
+#: When memtui never saved the file there is no edit "since": the file as it is.
 LAST_SEEN = object()
 #: ``--file`` words for :func:`resolve`.
 CHOICES = ("custom", "notebook", *OPERATOR_FILES)
@@ -343,7 +343,7 @@ class SaveResult:
         written: the file was written now (``False``: nothing changed, or a retry).
         entry: the audit entry of this write (or of the earlier write a retry repeats).
         retried: the client id had already recorded this very write (seed 004).
-        merged: the file had changed since the base and the change was merged in (issue 19).
+        merged: the file had changed since the base and the change was merged in.
     """
 
     note: Note

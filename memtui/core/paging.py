@@ -1,4 +1,4 @@
-"""One page of a longer list: what a list command's ``--json`` gives (issue 13, seed 004).
+"""One page of a longer list: what a list command's ``--json`` gives (seed 004).
 
 Every list memtui prints as data is a page: the items of this page, how many the filter
 matched in all (``total``), and where the next page starts (``next``, ``None`` on the last

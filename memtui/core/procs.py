@@ -53,8 +53,8 @@ def _die_with_parent(parent: int | None) -> None:
     ``prctl(PR_SET_PDEATHSIG, SIGKILL)``), and end at once if that process is already gone.
 
     A worker that outlived a killed ``memtui index --rebuild`` kept the search index's write
-    lock (an ``flock`` on a descriptor it inherited) and search was refused for minutes
-    (issue 15 item 9). The signal comes when the starting *thread* ends; memtui starts its
+    lock (an ``flock`` on a descriptor it inherited) and search was refused for minutes.
+    The signal comes when the starting *thread* ends; memtui starts its
     workers from the thread that waits for them, so that is the same moment.
     """
     if sys.platform.startswith("linux"):

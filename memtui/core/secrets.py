@@ -1,7 +1,7 @@
-"""Secrets (the git token, the remote graph's token) in the OS keyring, never in a file memtui writes (invariant 8; B09).
+"""Secrets (the git token, the remote graph's token) in the OS keyring, never in a file memtui writes (invariant 8).
 
 Secrets live in the OS keyring through the ``keyring`` library under the service name
-``memtui``. Two ordinary situations are handled (LIBRARY-NOTES, keyring 25.7.0; bug input B09):
+``memtui``. Two ordinary situations are handled (LIBRARY-NOTES, keyring 25.7.0):
 
 - **no keyring backend** (a headless Linux box with no Secret Service): every call raises
   ``NoKeyringError``; memtui says so in one sentence and names the fallback, the environment
@@ -34,7 +34,7 @@ from memtui.core.errors import ExternalError
 SERVICE = "memtui"
 #: Secret names memtui knows, each with its environment fallback.
 NAMES = {"git-token": "MEMTUI_GIT_TOKEN",
-         # the bearer token of the remote graph (issue 16; seed 002's /v1/mcp)
+         # the bearer token of the remote graph (seed 002's /v1/mcp)
          "graph-token": "MEMTUI_GRAPH_TOKEN"}
 #: What a copy memtui makes holds in place of a secret it leaves out (the backup's ``config.json``:
 #: :mod:`memtui.core.backup.redact`); a reader meeting it knows the secret is missing, not wrong.

@@ -176,8 +176,8 @@ class Tx:
         memory server): the file is replaced exactly as read (:meth:`read`), and a change
         another process makes to it until the new file is in place is refused as a
         :class:`ConflictError` (nothing of this write stays), or, with ``carry_appends``,
-        carried into the new file when it is an append (issue 15 item 1;
-        :func:`memtui.core.atomic.replace_exact`).
+        carried into the new file when it is an append
+        (:func:`memtui.core.atomic.replace_exact`).
 
         Args:
             shown: workspace-relative path.
@@ -247,7 +247,7 @@ class Written(Generic[T]):
         retried: the client id had already recorded this very request: nothing was done again.
         files: workspace-relative paths of the files written.
         carried: ``{path: bytes}`` of other processes' appends kept in a file written with
-            ``carry_appends`` (issue 15 item 1).
+            ``carry_appends``.
         installed: ``{path: bytes}`` each file's content as the write left it (its new bytes
             followed by any carried appends).
     """
@@ -573,7 +573,7 @@ class Session:
                     self.store.commit()
 
     def set_aside_store(self) -> tuple[Path, AuditEntry | None]:
-        """Rename a damaged store aside and start a fresh one that records the act (B01).
+        """Rename a damaged store aside and start a fresh one that records the act.
 
         Returns:
             ``(new path of the old file, audit entry in the fresh store or None)``.

@@ -1,4 +1,4 @@
-"""Session histories: ``sessions/durable/<session-key>.jsonl`` (seed 002; issue 17).
+"""Session histories: ``sessions/durable/<session-key>.jsonl`` (seed 002).
 
 Seed 002: "the complete history is preserved ... in workspace/sessions/durable/<session-key>.jsonl,
 an append-only file that only ever grows". memtui reads a history leniently (a line that is not

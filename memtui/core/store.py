@@ -6,19 +6,19 @@ Tables (each issue adds its own; names are the field's terms):
 - ``versions``, ``uses``, ``pins``, ``provenance``: governance and graph provenance, added by
   later issues through :meth:`Store.table`.
 
-Why a storage of our own (LIBRARY-NOTES, TinyDB 4.9.0; bug input B01): TinyDB's default
+Why a storage of our own (LIBRARY-NOTES, TinyDB 4.9.0): TinyDB's default
 ``JSONStorage`` truncates and rewrites the file in place, so a crash mid-write leaves a
 truncated or empty store, and ``CachingMiddleware`` keeps writes in memory where a kill loses
 them. :class:`AtomicJSONStorage` writes every change at once through
 :func:`memtui.core.atomic.write_bytes` (temporary file, fsync, rename, folder fsync), so the
 file is always a complete old or new store. Values JSON cannot hold (dates from front
-matter, bug input B03) are made safe by :func:`memtui.core.frontmatter.json_safe` on the way
+matter) are made safe by :func:`memtui.core.frontmatter.json_safe` on the way
 out instead of failing the save.
 
 A store that is nevertheless unreadable (bad JSON, NUL bytes, leftover bytes after the
 document, or not TinyDB's shape) opens read-only with a ``store-damaged`` finding that names
 the file and where the JSON breaks; the file is left byte for byte as it was and never
-written over (B01). :func:`set_aside` is the explicit way back: it renames the damaged file
+written over. :func:`set_aside` is the explicit way back: it renames the damaged file
 beside itself and says where.
 
 Only the one guarded write changes the store (:meth:`memtui.core.session.Session.write`,
@@ -391,7 +391,7 @@ class Store:
         path: ``<workspace>/.memtui/store.json``.
         read_only: writes raise :class:`ReadOnlyError` (with :attr:`reason`).
         reason: why the store is read-only, or ``None``.
-        damaged: the file could not be read (B01); reads then see an empty store.
+        damaged: the file could not be read; reads then see an empty store.
         findings: ``store-damaged`` when damaged.
         db: the underlying :class:`tinydb.TinyDB` (prefer :meth:`table`).
     """
@@ -594,7 +594,7 @@ def set_aside(root: str | os.PathLike[str] | Any) -> Path:
 def audit_findings(ws: Any) -> list[Finding]:
     """The store's own findings for the audit (:data:`memtui.core.audit.CHECKS`): a damaged or
     unreadable ``store.json`` (``store-damaged``: the workspace is then read-only, so the
-    audit must not say "0 errors", issue 15 item 13) and a ``.memtui`` or store leading
+    audit must not say "0 errors") and a ``.memtui`` or store leading
     outside the workspace (``symlink-outside``). Reads nothing through a link; never raises."""
     store = Store.open(ws, read_only=True)
     try:

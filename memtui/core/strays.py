@@ -1,5 +1,4 @@
-"""Files as files: names that are not UTF-8, and temporary files a killed write left (issue 15
-items 3 and 6).
+"""Files as files: names that are not UTF-8, and temporary files a killed write left.
 
 One walk of the whole workspace (symbolic links not followed; ``.git`` folders and the search
 index skipped) contributes to the audit (:data:`memtui.core.audit.CHECKS`):

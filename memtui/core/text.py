@@ -3,7 +3,7 @@
 One place for each rule (DESIGN.md §3):
 
 - :func:`visible` makes control, zero-width, direction and surrogate characters visible, so a
-  name never breaks a one-line output and two different names never look the same (B17), and
+  name never breaks a one-line output and two different names never look the same, and
   cuts a value longer than :data:`SHOWN_CHARS` (:func:`cut`);
 - :func:`unified_diff` is the one unified diff (notes, graph, articles, backup verify) and
   :func:`side_by_side` the one two-column diff;
@@ -11,7 +11,7 @@ One place for each rule (DESIGN.md §3):
 - :func:`final_newline` ends a text file memtui writes with a line end, so another writer's
   ``echo >>`` starts a line of its own;
 - :func:`mask_url` hides the credentials of URLs in any text memtui shows, and
-  :func:`shown_url` is how an endpoint is shown (issue 15 item 14).
+  :func:`shown_url` is how an endpoint is shown.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _SYMBOLS = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
 
 
 #: Characters of one user value a command prints or a screen shows before the rest is cut
-#: (issue 15 items 7, 8: a 16 MiB observation took 22 s and 1 GB to show); where a whole
+#: (8: a 16 MiB observation took 22 s and 1 GB to show); where a whole
 #: value matters there is a way to ask for it ("show all", ``graph export``).
 SHOWN_CHARS = 4096
 
@@ -195,7 +195,7 @@ def visible(value: object, *, symbols: bool = False, limit: int | None = SHOWN_C
         format such as zero-width and direction marks, line/paragraph separators, and the lone
         surrogates of a non-UTF-8 file name) replaced; printable text is returned unchanged.
         A byte of a file name that is not UTF-8 (``U+DC80``–``U+DCFF``, PEP 383) is shown as
-        that byte, ``\xe5`` (``⟨0xE5⟩``), as B13 asks.
+        that byte, ``\xe5`` (``⟨0xE5⟩``).
     """
     text = "" if value is None else str(value)
     if limit is not None and len(text) > limit:  # cut first: showing 16 MiB to keep 4 KiB costs seconds
@@ -305,7 +305,7 @@ _URL_SECRET_PARAM = re.compile(
 
 
 def mask_url(text: str) -> str:
-    """``text`` with the credentials of every URL in it masked (issue 15 item 14): the password
+    """``text`` with the credentials of every URL in it masked: the password
     of ``user:password@`` (``user:***@``), a bare user part of an ``http``/``https`` URL
     (``https://***@host``: what a token pasted into a remote looks like), and the values of
     query parameters named like secrets (``?access_token=***``). Usernames of other schemes

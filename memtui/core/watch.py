@@ -127,7 +127,7 @@ def classify(ws: Workspace, absolute: list[str]) -> Changes:
 def folders(ws: Workspace) -> list[str]:
     """Every real folder of the workspace, absolute: symbolic links are not followed (the
     watcher of a recursive watch follows them, and listed a folder a link led to outside the
-    workspace: issue 15, found by the strace torture test), nor ignored folders and
+    workspace, found by the strace torture test), nor ignored folders and
     ``.memtui/index``."""
     root = os.fspath(ws.root)
     index = os.path.join(root, ".memtui", "index")

@@ -56,7 +56,7 @@ class MemtuiApp(WorkspaceApp):
 
     CSS_PATH = str(Path(__file__).with_name("memtui.tcss"))  # absolute: subclasses may live anywhere
     TITLE = "memtui"
-    COMMANDS = App.COMMANDS | {SearchCommands}  # type a query in the palette (issue 8)
+    COMMANDS = App.COMMANDS | {SearchCommands}  # type a query in the palette
     BINDINGS = [
         # shown in the AreaBar under the header instead of in every footer
         *(Binding(a.key, f"switch_mode('{a.mode}')", a.title, show=False, id=f"area.{a.mode}") for a in AREAS),
@@ -65,7 +65,7 @@ class MemtuiApp(WorkspaceApp):
         Binding("ctrl+r", "reaudit", "Re-audit", tooltip="read the whole workspace again and list the findings",
                 id="app.reaudit"),
         Binding("q", "quit", "Quit", id="app.quit"),
-        # j/k move in lists and tables (issue 19); the widgets' own bindings keep the arrows
+        # j/k move in lists and tables; the widgets' own bindings keep the arrows
         Binding("j", "cursor(1)", "Down", show=False, id="app.down"),
         Binding("k", "cursor(-1)", "Up", show=False, id="app.up"),
     ]
@@ -193,7 +193,7 @@ class MemtuiApp(WorkspaceApp):
         # with the UI: start them once the first frame is on screen, so it is not delayed
         self.call_after_refresh(self._start_background_work)
 
-    #: Signals that stop the TUI with its unsaved text kept as drafts (issue 15 item 2):
+    #: Signals that stop the TUI with its unsaved text kept as drafts:
     #: ``kill``, ``kill -INT``, and SIGHUP when the terminal is closed.
     STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 

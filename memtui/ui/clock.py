@@ -1,5 +1,5 @@
 """The one clock of the TUI: ages ("3d"), the consolidation pass's today. Snapshot tests fix it
-(issue 19: deterministic snapshots), so no screen reads the system clock for what it shows."""
+(deterministic snapshots), so no screen reads the system clock for what it shows."""
 
 from __future__ import annotations
 

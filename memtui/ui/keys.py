@@ -1,4 +1,4 @@
-"""Keys you can find (issue 19 item 1): binding ids, the ``[keys]`` keymap, the help screen, the
+"""Keys you can find: binding ids, the ``[keys]`` keymap, the help screen, the
 palette's ``Area: Action`` commands and a footer that never cuts a label.
 
 - Every :class:`~textual.binding.Binding` of memtui has an ``id`` (``<area>.<action>``, e.g.

@@ -1,4 +1,4 @@
-"""Showing user text safely: never as Rich markup, invisible characters made visible (B17).
+"""Showing user text safely: never as Rich markup, invisible characters made visible.
 
 Every label, cell and message that holds user text (names, titles, paths, messages) is built
 with :func:`safe`, which returns a :class:`rich.text.Text` (never parsed as markup) in which
@@ -22,8 +22,8 @@ def visible(value: object, limit: int | None = SHOWN_CHARS) -> str:
 
 
 def safe(value: object, style: str = "", limit: int | None = SHOWN_CHARS) -> Text:
-    """A :class:`Text` of ``value`` (made :func:`visible`, cut after ``limit`` characters:
-    issue 15 item 8), with an optional style. Never markup."""
+    """A :class:`Text` of ``value`` (made :func:`visible`, cut after ``limit`` characters,
+    so one long name cannot fill the screen), with an optional style. Never markup."""
     return Text(visible(value, limit), style=style, no_wrap=False, end="")
 
 

@@ -26,7 +26,7 @@ class AreaBar(Static):
     """One line under the header naming every area and its key, the current one marked.
 
     The area keys are not repeated in each footer (it had no room left for the screen's own
-    keys at 120 columns); this bar shows them instead. It fits its width (issue 19 item 5: at
+    keys at 120 columns); this bar shows them instead. It fits its width (at
     80 columns "Backup" fell off): full titles when they fit, else short ones (the current area
     always in full), else the keys alone; never a title cut in half. A click on an area opens
     it, as its key does.
@@ -86,11 +86,11 @@ class AreaBar(Static):
 
 
 def escape_box(screen, box: Input, results, what: str = "filter") -> None:  # noqa: ANN001 - Screen, a widget
-    """The one Escape rule of every filter and query box (Audit, Graph, Search; issue 19 item 2):
+    """The one Escape rule of every filter and query box (Audit, Graph, Search):
     in the box, Escape leaves it and keeps what was typed (focus goes to ``results``, so the
     area keys work again); Escape twice in a row clears it. A single Escape outside the box
     only says so: coming back to an area, the first Escape cleared the old query without a
-    word (issue 19, a new user's second try)."""
+    word (a new user's second try)."""
     if screen.focused is box:
         if getattr(results, "row_count", 1):
             results.focus()
@@ -112,7 +112,7 @@ _MODAL_CSS = """
 def message(value: "str | Text") -> Text:
     """A sentence for a widget: a ``str`` is app text, shown literally (never markup, never the
     user-text sanitiser, so its newlines stay newlines); a :class:`Text` was composed with
-    :func:`memtui.ui.text.safe` for each user value in it, and is shown as it is (issue 19)."""
+    :func:`memtui.ui.text.safe` for each user value in it, and is shown as it is."""
     return value if isinstance(value, Text) else Text(value)
 
 
@@ -304,7 +304,7 @@ class Confirm(ButtonDialog[bool]):
 
 
 class ValueViewer(ModalScreen[None]):
-    """All of one long user value, read-only ("show all", issue 15 item 8), a page at a time.
+    """All of one long user value, read-only ("show all"), a page at a time.
 
     A value of many megabytes in one ``TextArea`` with soft wrap takes half a minute to lay
     out; a page of :data:`PAGE_CHARS` takes a fraction of a second, so the value is shown in

@@ -1,6 +1,6 @@
 """A knowledge-graph MCP server on the official MCP Python SDK, behind a bearer-token check.
 
-Test-only (issue 16): it serves the tools of ``@modelcontextprotocol/server-memory`` over
+Test-only: it serves the tools of ``@modelcontextprotocol/server-memory`` over
 streamable HTTP with the SDK's own server (so memtui's client meets a second, independent
 implementation of the protocol), keeps the graph in a JSONL file as that server does, and
 refuses any request whose ``Authorization`` is not ``Bearer $MEMTUI_TEST_TOKEN`` with 401.

@@ -1,4 +1,4 @@
-"""Backup to git, restore offline, and verify the round trip (issue 6; seed 004).
+"""Backup to git, restore offline, and verify the round trip (seed 004).
 
 - :mod:`.render`: the deterministic backup tree of a workspace (files byte for byte, the
   store as markdown, ``MANIFEST``), parsing it back, writing it into a folder;

@@ -1,4 +1,4 @@
-"""Back a workspace up to git: render, write, commit only the backup path, push (issue 6).
+"""Back a workspace up to git: render, write, commit only the backup path, push.
 
 :func:`backup` is the one core call behind ``memtui backup`` and the TUI's "Backup now".
 
@@ -35,7 +35,7 @@ DEFAULT_PATH = "memtui-backup"
 
 class BackupBlocked(MemtuiError):
     """The workspace holds what a backup may not commit (exit 1): an open secret finding or a
-    rewritten session history (issue 17). Nothing was written to the repository.
+    rewritten session history. Nothing was written to the repository.
 
     Attributes:
         findings: each place (``secret`` findings show masked values only).
@@ -141,7 +141,7 @@ def prepare(repo_path: str | os.PathLike[str], subdir: str, git_table: dict[str,
     Raises:
         GitError: the repository cannot be opened or created.
         BackupRefused: a bare repository, a detached HEAD, an unborn branch beside branches
-            that have commits (B10), no identity (B12), or a backup path that is a symbolic link.
+            that have commits, no identity, or a backup path that is a symbolic link.
     """
     subdir = check_subdir(subdir)
     folder = Path(repo_path).expanduser()
@@ -324,7 +324,7 @@ def compared(state: dict[str, Any]) -> str:
     """``"2 ahead, 0 behind the remote as of its last fetch on 2026-12-01 10:04"`` for a
     :func:`status` (``""`` without counts): the counts compare with the remote-tracking branch,
     which only a fetch (or a push) updates, so the sentence says which and when rather than
-    reading as current (issue 15 item 15)."""
+    reading as current."""
     counts = state.get("ahead_behind")
     if not counts:
         return ""
@@ -374,7 +374,7 @@ def push(repo_path: str | os.PathLike[str], subdir: str = DEFAULT_PATH, remote: 
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """What changed in the workspace since the last backup (issue 19 item 6).
+    """What changed in the workspace since the last backup.
 
     Attributes:
         commit: the last backup's commit.
@@ -463,7 +463,7 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
            remote: str | None = None, history_limit: int = 50, history_offset: int = 0) -> dict[str, Any]:
     """The state of the backup repository, for ``memtui backup --status`` and the TUI.
 
-    Never raises for an ordinary state (B10): no repository yet, no commits, a detached HEAD,
+    Never raises for an ordinary state: no repository yet, no commits, a detached HEAD,
     an unborn branch, no remote; each is described in ``state`` (a sentence).
 
     Args:
@@ -497,7 +497,7 @@ def status(repo_path: str | os.PathLike[str] | None, subdir: str = DEFAULT_PATH,
         out["problem"] = mask_url(str(exc))
         return out
     out["exists"] = True
-    if repo.bare:  # looked fine until a backup was tried (issue 19 item 6): said at once
+    if repo.bare:  # looked fine until a backup was tried: said at once
         out["problem"] = (f"{repo.root} is a bare repository (no working folder), so no backup can be made "
                           "in it; make backups in a clone of it and push to it")
     head = repo.head()

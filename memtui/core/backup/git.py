@@ -1,4 +1,4 @@
-"""The backup repository (DESIGN.md §4 invariants 8 and 12; B10, B12, B13).
+"""The backup repository (DESIGN.md §4 invariants 8 and 12).
 
 Every git command, finding the repository included, runs through :meth:`BackupRepo.git` (or
 :func:`memtui.core.backup.safegit.run` before there is one): nothing the repository names runs
@@ -6,10 +6,10 @@ Every git command, finding the repository included, runs through :meth:`BackupRe
 Its settings:
 
 - ``core.quotepath=false`` and ``-z`` output: names come back as bytes, never as octal
-  escapes, and a name that is not UTF-8 is never decoded (B13: GitPython's
+  escapes, and a name that is not UTF-8 is never decoded (GitPython's
   ``untracked_files`` raises ``UnicodeDecodeError`` on one);
 - ``--literal-pathspecs`` and ``--`` before paths: a name starting with ``-`` or holding
-  ``*`` is a name, not an option or a pattern (B13);
+  ``*`` is a name, not an option or a pattern;
 - ``core.autocrlf=false``: line ends are never converted (the backup tree also carries
   ``* -text`` in its ``.gitattributes``);
 - ``gc.auto=0`` and ``maintenance.auto=false``: git never starts a background gc in the
@@ -20,9 +20,9 @@ Its settings:
 Commits name only the backup path (``git commit -- <path>``), so changes elsewhere in the
 repository, staged or not, stay exactly as they were. The author is never made up: it comes
 from ``memtui.toml [git] name/email``, the ``GIT_AUTHOR_*`` variables or git's own
-``user.name``/``user.email`` (B12: GitPython's ``index.commit`` invents ``root@host``).
+``user.name``/``user.email`` (GitPython's ``index.commit`` invents ``root@host``).
 A detached HEAD, or an unborn branch beside branches that have commits, is refused with
-advice (B10). Pushes are never forced; a rejection is an error with the remote's reason.
+advice. Pushes are never forced; a rejection is an error with the remote's reason.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Identity:
-    """The author and committer of backup commits and where it came from (B12)."""
+    """The author and committer of backup commits and where it came from."""
 
     name: str
     email: str
@@ -95,7 +95,7 @@ class Identity:
 
 @dataclass(frozen=True, slots=True)
 class HeadState:
-    """Where HEAD is (B10).
+    """Where HEAD is.
 
     Attributes:
         branch: the branch HEAD names (``None`` when detached).
@@ -343,7 +343,7 @@ class BackupRepo:
 
     # -- state ---------------------------------------------------------------------------------
     def head(self) -> HeadState:
-        """Where HEAD is, without the exceptions GitPython raises for ordinary states (B10)."""
+        """Where HEAD is, without the exceptions GitPython raises for ordinary states."""
         status, out, _ = self.git("symbolic-ref", "-q", "HEAD", check=False)
         branch = out.decode("utf-8", "replace").strip().removeprefix("refs/heads/") if status == 0 else None
         status, out, _ = self.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
@@ -353,7 +353,7 @@ class BackupRepo:
         return HeadState(branch, commit, branch is None, branch is not None and commit is None, branches)
 
     def identity(self, configured: dict[str, Any] | None = None) -> Identity:
-        """The author of backup commits; never made up (B12).
+        """The author of backup commits; never made up.
 
         Args:
             configured: the ``[git]`` table of ``memtui.toml`` (``name``, ``email``), if any.
@@ -512,7 +512,7 @@ class BackupRepo:
     def tracking_updated(self, remote: str, branch: str) -> tuple[str, str] | None:
         """How and when ``remote/branch`` (the remote-tracking ref the ahead/behind counts
         compare with) was last updated: ``("fetch" | "push" | "other", ISO date)``, or
-        ``None`` when git has no record of it (issue 15 item 15: "0 behind" is only as fresh
+        ``None`` when git has no record of it ("0 behind" is only as fresh
         as that update)."""
         import datetime as _dt
 
@@ -574,7 +574,7 @@ class BackupRepo:
         """Commits that touched ``subdir``, newest first, with their changed-file counts: at
         most ``limit`` (all when ``None``) after the newest ``skip``.
 
-        Returns ``[]`` for a repository with no commits (B10: an ordinary state, not an error).
+        Returns ``[]`` for a repository with no commits (an ordinary state, not an error).
         """
         if self.head().commit is None and not self.head().branches:
             return []
@@ -713,7 +713,7 @@ def _later_or_same(a: str, b: str) -> bool:
 def push_advice(reason: str, said: list[str], root: Path, remote: str, branch: str) -> str:
     """What to do about a push the remote rejected, from git's reason (``[rejected]
     (fetch first)``, ``[remote rejected] (pre-receive hook declined)`` …) and the remote's own
-    ``remote:`` lines (issue 15 item 12: a hook's refusal is not answered with "fetch and
+    ``remote:`` lines (a hook's refusal is not answered with "fetch and
     merge")."""
     words = (reason + " " + " ".join(said)).lower()
     if "fetch first" in words or "non-fast-forward" in words or "stale info" in words:
@@ -738,7 +738,7 @@ def scrub(text: str, secret: str | None) -> str:
 
 def find_identity(configured: dict[str, Any] | None = None, run_git: Any = None,
                   root: Path | None = None) -> Identity:
-    """The author of backup commits, looked up without needing a repository (B12).
+    """The author of backup commits, looked up without needing a repository.
 
     Args:
         configured: ``memtui.toml [git]`` (``name``, ``email``).

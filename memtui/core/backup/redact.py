@@ -1,9 +1,9 @@
-"""Secrets left out of the backup tree (DESIGN.md §4 invariant 8; issue 16).
+"""Secrets left out of the backup tree (DESIGN.md §4 invariant 8).
 
 The proxy of seed 002 writes the member's graph token into the workspace's ``config.json``, as the
 ``Authorization`` header of the ``memory`` MCP server block. The backup copies every workspace
 file byte for byte, so that header would land in the backup repository, where no secret may be;
-a detector (issue 17's backup refusal) only catches tokens it recognises, and a signed token of
+a detector (the backup refusal) only catches tokens it recognises, and a signed token of
 the proxy's kind is not one of them. So the render leaves the value of every ``Authorization`` and
 ``Proxy-Authorization`` key of ``config.json`` out, whatever the token looks like, and writes
 :data:`memtui.core.secrets.LEFT_OUT` in its place (a sentence saying so and how to put the token

@@ -9,7 +9,7 @@ deterministic for a given workspace (the same workspace always renders to the sa
     secrets of ``config.json`` (the graph's bearer token in its ``Authorization`` header), whose
     values are left out and marked (:mod:`memtui.core.backup.redact`; invariant 8): CRLF,
     non-UTF-8 bytes, a missing final newline, empty files and odd names (spaces, Cyrillic,
-    NFD, a leading ``-``, non-UTF-8 bytes: bug input B13) are kept as they are. Never
+    NFD, a leading ``-``, non-UTF-8 bytes) are kept as they are. Never
     ``.memtui/`` (the store is rendered below; the index is rebuilt; the lock is not data),
     never a ``.git`` folder, never the backup folder itself when it lies inside the
     workspace. Symbolic links and special files are skipped with a finding (a restore
@@ -19,7 +19,7 @@ deterministic for a given workspace (the same workspace always renders to the sa
     record with its doc id and every field with its JSON type, so a restore rebuilds the store
     record for record (:func:`parse_table`). New tables need no new code.
 ``remote/graph.jsonl``
-    the member's remote graph (issue 16; seed 002's graph over MCP), read at backup time and
+    the member's remote graph (seed 002's graph over MCP), read at backup time and
     written in the reference server's own file form (entities, then relations, in the server's
     order), so a maintainer restoring offline gets the graph back. A restore puts it in
     ``.memtui/remote-graph.jsonl`` (:data:`REMOTE_STATE`), from where a render of the restored
@@ -125,7 +125,7 @@ class BackupTree:
 
 
 def shown(path: bytes) -> str:
-    """A path for people: UTF-8 as written (``заметка.md``), other bytes as ``\\xe5`` (B13)."""
+    """A path for people: UTF-8 as written (``заметка.md``), other bytes as ``\\xe5``."""
     return path.decode("utf-8", "backslashreplace")
 
 
@@ -514,7 +514,7 @@ def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str
 
     Raises:
         StoreDamagedError: ``.memtui/store.json`` cannot be read; a backup without the store
-            would claim a completeness it does not have, so the caller refuses (B01).
+            would claim a completeness it does not have, so the caller refuses.
     """
     root_b = os.fsencode(os.path.realpath(root))
     tree = BackupTree()
@@ -572,7 +572,7 @@ def write_tree(tree: BackupTree, dest: str | os.PathLike[str]) -> WriteStats:
     """Make the folder ``dest`` hold exactly ``tree``, rewriting only files that changed.
 
     A file whose bytes and executable bit already match is not touched (so git sees no
-    change and the repository grows by diffs: issue 6); files no longer in the tree are
+    change and the repository grows by diffs); files no longer in the tree are
     removed, then empty folders. Symbolic links in ``dest`` are replaced, never followed.
 
     Returns:

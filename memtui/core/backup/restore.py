@@ -1,4 +1,4 @@
-"""Restore a backup tree into a folder, offline (issue 6; DESIGN.md §4 invariants 4 and 9).
+"""Restore a backup tree into a folder, offline (DESIGN.md §4 invariants 4 and 9).
 
 :func:`restore_tree` turns a backup tree (``{path: Entry}``, as read from git by
 :meth:`~memtui.core.backup.git.BackupRepo.read_tree`) into a workspace:
@@ -319,7 +319,7 @@ def restore(repo: str | os.PathLike[str], rev: str | None, subdir: str, target: 
     """Restore the backup at ``rev`` (default ``HEAD``) of ``repo``'s ``subdir`` into ``target``.
 
     Reads git objects directly (no checkout, no network), so it works on a detached HEAD,
-    an old commit (that day's workspace, its store included) or a bare clone (B10). A remote
+    an old commit (that day's workspace, its store included) or a bare clone. A remote
     graph's snapshot lands in ``.memtui/remote-graph.jsonl`` with the backup's commit and date
     beside it (:data:`~memtui.core.backup.render.REMOTE_ABOUT`), where the graph's read commands
     find it offline (:func:`memtui.core.graph.snapshot.find`).

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-#: Given on every git command line before the command (DESIGN.md invariant 12; B13).
+#: Given on every git command line before the command (DESIGN.md invariant 12).
 OPTIONS = ("--no-pager", "-c", "core.quotepath=false", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
            "-c", "core.precomposeunicode=false", "-c", "advice.detachedHead=false", "--literal-pathspecs")
 

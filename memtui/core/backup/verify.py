@@ -1,4 +1,4 @@
-"""Verify a backup: restore it into a temporary folder, render again, compare (issue 6).
+"""Verify a backup: restore it into a temporary folder, render again, compare.
 
 The round trip of DESIGN.md §4 invariant 9 and seed 004 ("restore the shipped backup,
 render again, and diff -r the two trees — zero differences"): the backup tree read from git

@@ -1,4 +1,4 @@
-"""An MCP client over streamable HTTP (DESIGN.md §5; issue 16): what memtui needs to reach the
+"""An MCP client over streamable HTTP (DESIGN.md §5): what memtui needs to reach the
 member's remote graph, and nothing it does not.
 
 :mod:`memtui.core.mcp.client` speaks the protocol (both eras of the current specification,

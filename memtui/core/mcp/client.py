@@ -1,7 +1,7 @@
-"""A small, synchronous MCP client over streamable HTTP, on httpx (DESIGN.md §5; issue 16).
+"""A small, synchronous MCP client over streamable HTTP, on httpx (DESIGN.md §5).
 
 What it speaks, from the MCP specification 2026-07-28 ("Streamable HTTP", "Backward
-Compatibility"), and why it is memtui's own rather than the official SDK's (issue 16's closing
+Compatibility"), and why it is memtui's own rather than the official SDK's (the closing
 note has the measurements): memtui calls eight tools of one server, synchronously, from a CLI
 and from worker threads; the SDK is asynchronous (anyio), brings its own HTTP client (httpx2)
 with pydantic, starlette, uvicorn and cryptography, and adds half a second to every

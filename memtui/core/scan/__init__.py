@@ -1,4 +1,4 @@
-"""Secrets and personal data in the texts memtui reads (issue 17).
+"""Secrets and personal data in the texts memtui reads.
 
 - :mod:`memtui.core.scan.secrets`: detect-secrets behind one door; values are masked.
 - :mod:`memtui.core.scan.personal`: e-mail, phone, ЕГН, IBAN and card numbers (checksums).

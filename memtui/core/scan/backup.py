@@ -1,4 +1,4 @@
-"""What a backup may not commit (issue 17; DESIGN.md §4 invariant 8: "never writes a secret
+"""What a backup may not commit (DESIGN.md §4 invariant 8: "never writes a secret
 into the repository or the backup tree").
 
 :func:`open_secrets` scans a rendered :class:`~memtui.core.backup.render.BackupTree` — the
@@ -49,7 +49,7 @@ def open_secrets(ws: Workspace, tree: Any, store: Any = None) -> list[Finding]:
 
     cache = BackupScanCache.load(ws)
     found: list[Finding] = []
-    remote = getattr(rd, "REMOTE_GRAPH", None)  # the remote graph's snapshot (issue 16)
+    remote = getattr(rd, "REMOTE_GRAPH", None)  # the remote graph's snapshot
     for name, entry in sorted(tree.files.items()):
         if name.startswith(rd.FILES):
             shown = rd.shown(name[len(rd.FILES):])

@@ -1,5 +1,5 @@
 """Personal data in text: e-mail addresses, phone numbers, the Bulgarian ЕГН, IBANs and card
-numbers (issue 17; seed 000 §2.2 and §5: "no customer PII").
+numbers (seed 000 §2.2 and §5: "no customer PII").
 
 Numbers are told apart by their own rules, through libraries: ``phonenumbers`` (Google's
 libphonenumber; a number without a country code is read as Bulgarian, :data:`REGION`, and

@@ -1,4 +1,4 @@
-"""Secrets in text, found by Yelp's detect-secrets (issue 17; seed 000 §2 rule 5: "the memory
+"""Secrets in text, found by Yelp's detect-secrets (seed 000 §2 rule 5: "the memory
 tree holds no secrets ... by construction").
 
 This module is the only door to detect-secrets: the rest of memtui gets :class:`Hit` values

@@ -1,4 +1,4 @@
-"""Secrets in the texts outside the memory tree's articles and indexes (issue 17): the member
+"""Secrets in the texts outside the memory tree's articles and indexes: the member
 notes, the notebook, the operator files, the graph's observations, the session histories, the
 skills (every text file of a skill folder) and memtui's store (its versions and proposals hold
 article text). An entry of :data:`memtui.core.audit.CHECKS`.

@@ -1,8 +1,8 @@
-"""Text analysis for search: English and Bulgarian, in Cyrillic or Latin letters (issue 8).
+"""Text analysis for search: English and Bulgarian, in Cyrillic or Latin letters.
 
 One analyzer serves indexing and querying, so a word is reduced the same way on both sides.
 For a text it yields *terms* with their position and character span in the text as given
-(code points, so highlighting lands on whole words after emoji, CJK or Cyrillic — ``B08``).
+(code points, so highlighting lands on whole words after emoji, CJK or Cyrillic).
 
 Steps, per word:
 
@@ -48,7 +48,7 @@ KEY_MARK = "\u00a7"
 
 #: English stop words: Whoosh's list for ``en`` (``whoosh.lang.stopwords.stoplists["en"]``,
 #: the English list of the Snowball project), written out so that only the engine imports
-#: Whoosh (issue 14; a test checks the two agree).
+#: Whoosh (a test checks the two agree).
 EN_STOP: frozenset[str] = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "did", "do", "does", "doing", "don", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "s", "same", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "you", "your", "yours", "yourself", "yourselves"])
 
 #: Bulgarian function words: pronouns, prepositions, conjunctions, particles, auxiliaries.
@@ -59,7 +59,7 @@ _LATIN_LETTER = re.compile(r"[a-z]")
 def _mark_ranges() -> str:
     """Every combining mark (Unicode categories Mn, Mc, Me) as regex class ranges. Python's
     ``\\w`` leaves them out, so the vowel signs of Devanagari, Tamil and other Indic scripts
-    cut their words apart (issue 15 item 15); they belong inside words like Latin accents."""
+    cut their words apart; they belong inside words like Latin accents."""
     ranges: list[str] = []
     start = None
     for cp in range(0x300, 0x1F000 + 1):
@@ -327,7 +327,7 @@ _SCRIPT_RUN = re.compile(r"[\u0400-\u04ff]+|[^\u0400-\u04ff]+")
 
 def _one_script(piece: str) -> list[tuple[str, int, int]]:
     """A word mixing Latin and Cyrillic letters as one or more one-script words, offsets
-    relative to ``piece`` (issue 14, mixed-script tickets):
+    relative to ``piece`` (mixed-script tickets):
 
     - when every letter of the smaller script has a look-alike in the larger one
       (``PаyGate`` with a Cyrillic ``а``, ``пoлица`` with a Latin ``o``: a keyboard layout
@@ -390,7 +390,7 @@ def _split_chunk(chunk: str) -> tuple[tuple[str, int, int, bool], ...]:
 
 #: :func:`_split_chunk` without its cache, for the analyses that cache their own result per
 #: chunk (:func:`_chunk_terms`, :func:`_chunk_spans`): through the cached one, a build
-#: worker kept every chunk twice, its split and its terms (issue 14: a 100k build worker's
+#: worker kept every chunk twice, its split and its terms (a 100k build worker's
 #: resident memory was a third analysis caches).
 _split_chunk_uncached = _split_chunk.__wrapped__
 
@@ -441,7 +441,7 @@ _READINGS = ((re.compile(r"j"), "ж"), (re.compile(r"(?<![yji])u"), "ъ"), (re.c
 
 
 def reading_keys(text: str) -> list[str]:
-    """The other sound keys of a Latin-typed Bulgarian query word (issue 14, round 3): its
+    """The other sound keys of a Latin-typed Bulgarian query word: its
     ``-ът`` article (:func:`article_key`) and each of :data:`_READINGS` applied throughout
     the word, for the words where the default reading back to Cyrillic guesses one of two
     common spellings. For query words only (the index holds Cyrillic as written); ``[]``
@@ -506,7 +506,7 @@ def term_spans(text: str, keys: bool = True, plain: bool = True) -> Iterator[tup
 def _chunk_spans(chunk: str, keys: bool = True) -> tuple[tuple[str, int, int], ...]:
     """``(term, start, end)`` of one compound chunk, offsets relative to it (cached: words
     recur, and a snippet analyses every word of a field, a large share of a pasted
-    ticket's time, issue 8). Sound keys only with ``keys`` (the costly part)."""
+    ticket's time). Sound keys only with ``keys`` (the costly part)."""
     out: list[tuple[str, int, int]] = []
     for piece, s, e, whole in _split_chunk_uncached(chunk):
         plain_term, key = _word_terms(piece, whole) if keys else (_plain_term(piece, whole), None)
@@ -570,7 +570,7 @@ def term_positions(text: str, keys: bool = True, plain: bool = True) -> tuple[di
 def term_positions_and_keys(text: str) -> tuple[dict[str, list[int]], int, dict[str, int]]:
     """:func:`term_positions` of the plain terms and, in the same pass, how often each sound
     key occurs: ``({term: [positions]}, words, {key: count})`` (an index build analysed a
-    body twice, once for each, issue 14)."""
+    body twice, once for each)."""
     out: dict[str, list[int]] = {}
     keys: dict[str, int] = {}
     pos = 0

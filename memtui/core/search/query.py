@@ -1,4 +1,4 @@
-"""Searching the index: the query language, BM25F ranking, filters and snippets (issue 8).
+"""Searching the index: the query language, BM25F ranking, filters and snippets.
 
 Query language (what a user types, and what a pasted ticket is read as):
 
@@ -55,13 +55,13 @@ FILTERS = ("kind", "node", "owner", "state", "tag")
 SNIPPET_CHARS = 160
 #: After a field's first match, its words are analysed for this many snippet widths more
 #: (the excerpt shows the densest cluster there); analysing every word of every result's
-#: body was a large share of a common-word query's time in a new process (issue 8).
+#: body was a large share of a common-word query's time in a new process.
 SNIPPET_LOOKAHEAD = 3
 #: Snippets are looked for in this many leading characters of a field.
 SNIPPET_SCAN = 50_000
 #: Score factor of an article (the memory's checklists, procedures and references) in the
 #: answer to a query that asks a question (holds ``?``): a question asks for knowledge, a
-#: report of a failure for a precedent (issue 14, round 3: how-to tickets were answered with
+#: report of a failure for a precedent (without it how-to tickets were answered with
 #: a look-alike past case above the article that answers them). Chosen by nested 5-fold
 #: cross-validation over the 226 triage cases, from 1, 1.25, 1.5 and 2 by hit@1 on the
 #: other folds (1.5 in every fold); see the changelog for the figures.
@@ -79,7 +79,7 @@ class Snippet:
     Attributes:
         text: the excerpt, exactly as in the item (never altered or marked up).
         spans: ``(start, end)`` code-point offsets into ``text`` of each highlighted word,
-            sorted, non-overlapping (``B08``: whole words, whatever precedes them).
+            sorted, non-overlapping (whole words, whatever precedes them).
         field: the field the excerpt comes from (``symptom``, ``body`` …).
     """
 
@@ -413,7 +413,7 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
     Returns:
         :class:`Results`. An index found damaged (on opening or while searching) or of an
         older schema is rebuilt from the files first and the search repeated once; the
-        repair's finding (``search-index-damaged``) is in ``Results.findings`` (``B06``).
+        repair's finding (``search-index-damaged``) is in ``Results.findings``.
 
     Raises:
         QueryError: the query cannot be used (what is wrong is in the message).

@@ -4,8 +4,7 @@ Kept apart from the index so Whoosh code never walks files. :func:`scan` walks t
 workspace once (with ``os.walk``: one pass, no per-node caches, which a 100k-article build
 needs) for nodes (folders with ``AGENTS.md``), articles, member notes, the notebook, skills
 and the graph; node index lines are parsed by :func:`memtui.core.tree.parse_index` and owners
-resolved by :meth:`memtui.core.tree.MemoryTree.owner`, so search agrees with the tree view
-(issue 8).
+resolved by :meth:`memtui.core.tree.MemoryTree.owner`, so search agrees with the tree view.
 
 Every document is a ``dict`` of index fields (see :data:`TEXT_FIELDS` and the id fields
 in :mod:`memtui.core.search.index`); every problem is a :class:`Finding`, never an
@@ -32,7 +31,7 @@ from memtui.core.workspace import (GRAPH_FILE, MEMBER_NOTES, NODE_INDEX, NOTEBOO
                                    Workspace)
 
 #: Text fields of a document, with their BM25F weights (a symptom or alias match counts more
-#: than a title/summary match, which counts more than a body match: issue 8).
+#: than a title/summary match, which counts more than a body match).
 TEXT_FIELDS: dict[str, float] = {
     "symptom": 3.0,
     "aliases": 3.0,
@@ -60,7 +59,7 @@ CONTENT_FIELD = "text"
 #: fed from :data:`TRANSLIT_SOURCES` and the whole body, each weighted as in
 #: :data:`TEXT_FIELDS`, so a query word costs one key lookup instead of one per field. The
 #: whole body, not its head: a Latin-typed ticket word that names an English body word by
-#: its sound (``sistemata`` – "system") is found wherever the body says it (issue 14; the
+#: its sound (``sistemata`` – "system") is found wherever the body says it (the
 #: body's first 1,000 characters were keyed before).
 TRANSLIT_FIELD = "translit"
 TRANSLIT_WEIGHT = 1.0
@@ -71,7 +70,7 @@ KINDS = ("article", "experience", "index-line", "node", "notes", "notebook", "sk
          "proposal", "session")
 
 #: Index reads a file up to this size (bytes), far above the preview limit, so a 5 MB note
-#: is searchable to its end (``B22``).
+#: is searchable to its end.
 INDEX_MAX_FILE_BYTES = 32 * 1024 * 1024
 #: Stored body text kept for snippets (characters).
 STORED_BODY_CHARS = 200_000
@@ -94,7 +93,7 @@ class Source:
     @property
     def path(self) -> Path:
         """The absolute path (made when asked: making one for every file of a scan was
-        most of the catch-up's time, issue 14)."""
+        most of the catch-up's time)."""
         loc = self.location
         return loc if isinstance(loc, Path) else Path(loc)
 
@@ -143,7 +142,7 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
     Returns:
         A :class:`Scan`: sources sorted by path; findings for directories named like notes
         (``search-file-skipped``), broken links (``symlink-broken``) and links leaving the
-        workspace (``symlink-outside``) — ``B05``.
+        workspace (``symlink-outside``).
     """
     out = Scan()
     root = ws.root
@@ -169,7 +168,7 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
         subdirs: list[os.DirEntry] = []
         for entry in entries:
             name = entry.name
-            if name[0] == "." or not text_name(name):  # not UTF-8: the audit reports it (issue 15 item 6)
+            if name[0] == "." or not text_name(name):  # not UTF-8: the audit reports it
                 continue
             try:
                 is_dir = entry.is_dir()
@@ -249,7 +248,7 @@ def _other_sources(ws: Workspace) -> list[Source]:
         others.append(Source(rel(root, store), store, "governance"))
     from memtui.core import sessions
 
-    for key in sessions.keys(ws):  # seed 002's histories, one document a turn (issue 17)
+    for key in sessions.keys(ws):  # seed 002's histories, one document a turn
         history = sessions.path_of(ws, key)
         if is_inside(root, history):
             others.append(Source(rel(root, history), history, "session"))
@@ -269,7 +268,7 @@ def _restored_graph(ws: Workspace) -> Path | None:
 
 def _link_problem(root: Path, link: Path, shown: str) -> Finding | None:
     """Why a symbolic link to a note is not indexed (broken, or leading out of the
-    workspace), or ``None`` when it is (``B05``)."""
+    workspace), or ``None`` when it is."""
     if not link.exists():
         return Finding.make("symlink-broken", shown, "is a broken link (points at nothing); not indexed",
                             "remove the link or restore its target")
@@ -478,13 +477,13 @@ _STORE_STATES = {"proposed": "proposal", "retired": "article"}
 
 
 def _parse_governance(ws: Workspace, src: Source, text: str, out: Parsed) -> None:
-    """Proposals and retired versions from ``.memtui/store.json`` (issue 5, seed 000 §2 rule 7):
+    """Proposals and retired versions from ``.memtui/store.json`` (seed 000 §2 rule 7):
     indexed with their state, so normal search excludes them and ``--include-proposed`` (the
     Search area's "proposals & retired") shows them, labelled by state, path ``article@N``."""
     try:
         data = jsonio.loads(text, allow_nan=True)
     except json.JSONDecodeError:
-        return  # a damaged store is reported by the store itself (B01)
+        return  # a damaged store is reported by the store itself
     versions = data.get("versions") if isinstance(data, dict) else None
     if not isinstance(versions, dict):
         return

@@ -124,7 +124,7 @@ def load_catalogue(ws: Workspace) -> Catalogue:
        the scope it came from and a mismatch is a ``skill-cascade-mismatch`` finding; if
        it does not, the flattened cascade *is* the shared root.
 
-    A folder with neither root but with skill folders inside (``B18/skills``, a corpus
+    A folder with neither root but with skill folders inside (a corpus
     collection) is read as one root labelled ``"folder"``; a folder of such collections
     (``corpus/skills``) as one root per collection, labelled with its name, where the same
     key in two collections is a ``skill-name-duplicate`` finding on each.
@@ -275,8 +275,8 @@ def audit_findings(ws: Workspace) -> list[Finding]:
     """Every skill finding of ``ws`` (catalogue and skills), for :mod:`memtui.core.audit`.
 
     The workspace's own roots count (``skills/``, ``shared-skills/``, ``shared-skills.d/``),
-    and a folder that is itself a folder of skill folders (no ``memory/``; ``B19/skills``):
-    ``memtui audit -w B19/skills`` reports what ``memtui skills check`` reports. A plain memory
+    and a folder that is itself a folder of skill folders (no ``memory/``):
+    ``memtui audit -w FOLDER`` reports what ``memtui skills check`` reports. A plain memory
     tree contributes nothing, so its sub-folders are never reported as skills.
     """
     has_roots = any(p.is_dir() for p in ws.skill_roots.values()) or (ws.root / CASCADE_DIR).is_dir()

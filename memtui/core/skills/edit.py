@@ -1,4 +1,4 @@
-"""Editing a ``SKILL.md``: minimal edits that keep BOM and line ends (B18, B19), through the guarded write.
+"""Editing a ``SKILL.md``: minimal edits that keep BOM and line ends, through the guarded write.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def yaml_scalar(value: str) -> str:
 
     A value that YAML would read as a number, boolean, date or null, or that holds ``: ``,
     `` #`` or starts with a symbol, is written in double quotes (JSON escaping, which YAML
-    reads) — so ``yes`` stays the text ``yes`` (B03) and ``a: b`` stays valid (B19).
+    reads) — so ``yes`` stays the text ``yes`` and ``a: b`` stays valid.
     """
     import json
 
@@ -48,7 +48,7 @@ def set_front_matter_field(text: str, key: str, value: str) -> str:
     Only the line(s) of that key change: a one-line value, or a block/indented value with
     its continuation lines, is replaced by one ``key: value`` line; a missing key is added
     before the closing fence. The BOM (if any) and the file's line end (CRLF or LF) are
-    kept, and the new line uses that same line end (B18: no mixed line ends).
+    kept, and the new line uses that same line end (no mixed line ends).
 
     Args:
         text: the whole file as decoded text, BOM included if it had one.
@@ -61,7 +61,7 @@ def set_front_matter_field(text: str, key: str, value: str) -> str:
             follows the first (the edit would land in the block agents do not read).
     """
     fm = frontmatter.split(text)
-    if fm.second_block_line is not None:  # the key would land in the block nobody reads (issue 15 item 11)
+    if fm.second_block_line is not None:  # the key would land in the block nobody reads
         raise ValueError(f"{fm.second_block_message()}; {frontmatter.SECOND_BLOCK_FIX}")
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body_text = text[len(bom):]
@@ -128,7 +128,7 @@ def save_skill_text(session, skill: Skill, text: str, *,  # noqa: ANN001 - Sessi
     """Save an edited whole ``SKILL.md`` (the editor's text) through the guarded write.
 
     The file's BOM is kept (or not added), and every line end is written as the file's own
-    (CRLF stays CRLF, LF stays LF), whatever line ends ``text`` uses (B18), and a changed file
+    (CRLF stays CRLF, LF stays LF), whatever line ends ``text`` uses, and a changed file
     ends with one (:func:`memtui.core.text.final_newline`). The text is otherwise written as given.
 
     Raises:

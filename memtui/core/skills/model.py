@@ -88,8 +88,8 @@ class Skill:
             when missing or not text-like (a list, a mapping).
         description: the ``description`` as written (block scalars folded by YAML), or ``None``.
         front_matter: every key with its value *as written*: scalars are the author's text,
-            lists and mappings are nested the same way (JSON-safe by construction; B03).
-        body: the Markdown after the front matter (never starts with the front matter; B18).
+            lists and mappings are nested the same way (JSON-safe by construction).
+        body: the Markdown after the front matter (never starts with the front matter).
         body_line: 1-based file line of the body's first line.
         bom: the file starts with a UTF-8 byte order mark.
         crlf: the file uses CRLF line ends.
@@ -243,7 +243,7 @@ class Catalogue:
         return sum(1 for s in self.skills if s.has_problems)
 
     def count_line(self) -> str:
-        """``"N skills: V valid, P with problems"`` (bug input B19: the count says both)."""
+        """``"N skills: V valid, P with problems"`` (the count says both)."""
         n = len(self.skills)
         return f"{n} skill{'s' if n != 1 else ''}: {self.valid_count} valid, {self.problem_count} with problems"
 

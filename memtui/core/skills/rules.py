@@ -7,8 +7,8 @@
   allowed-tools``; ``name`` 1–64 characters of lowercase letters, digits and hyphens, no
   leading, trailing or double hyphen, equal to its folder; ``description`` 1–1024
   characters; ``compatibility`` at most 500 characters.
-- **bug inputs** B03 (typed YAML values), B17 (brackets and slashes in names), B18 (BOM and
-  CRLF), B19 (invalid or unusual front matter).
+- **real files' surprises**: typed YAML values, brackets and slashes in names, a BOM and
+  CRLF line ends, invalid or unusual front matter.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def parse_skill(folder: Path, shown: str, root: str, *, key: str | None = None,
         limit: the size limit of a read (default: :data:`memtui.core.files.DEFAULT_MAX_FILE_BYTES`).
 
     Returns:
-        A :class:`Skill` whose ``findings`` hold every problem found (B18, B19, B03).
+        A :class:`Skill` whose ``findings`` hold every problem found.
     """
     skill = Skill(key=key or folder.name, folder=folder, path=shown, root=root)
     skill.read_only = root == SHARED_ROOT or root.startswith(CASCADE_DIR)
@@ -305,7 +305,7 @@ def _validate(skill: Skill, fm: FrontMatter) -> None:
                 f"write {key} as text ({_AGENT_SPEC})", line=line_of(key)))
     if "allowed-tools" in fields and not isinstance(fields["allowed-tools"][1], yaml.ScalarNode):
         # The spec asks for space-separated text; the reference validator (skills-ref) and
-        # harnesses accept a YAML list: memtui is stricter here, so this is a note (issue 17).
+        # harnesses accept a YAML list: memtui is stricter here, so this is a note.
         add(Finding.make(
             "skill-stricter", p,
             f"allowed-tools is {_type_word(fields['allowed-tools'][1])}; the spec asks for space-separated "

@@ -109,7 +109,7 @@ class Boot:
             "domains": [{"path": p, "line": ln.rstrip("\n")} for p, ln in self.domains],
             "omitted": [{"path": p, "line": ln.rstrip("\n")} for p, ln in self.omitted],
             "with_skills": self.skills is not None,
-            # not asked for: the same object with empty lists, never null (issue 13)
+            # not asked for: the same object with empty lists, never null
             "skills": self.skills.to_json() if self.skills else {
                 "budget": 0, "size": 0, "full_size": 0, "text": "", "entries": [], "cut": [], "left_out": []},
             "marks": {a: list(m) for a, m in self.marks.items()},

@@ -1,4 +1,4 @@
-"""The memory tree's structure (issue 17; seed 000 §1, §2 rule 4; seed 002's operator files).
+"""The memory tree's structure (seed 000 §1, §2 rule 4; seed 002's operator files).
 
 An entry of :data:`memtui.core.audit.CHECKS`:
 

@@ -1,4 +1,4 @@
-"""What an article of the memory tree must look like beyond its syntax (issue 17).
+"""What an article of the memory tree must look like beyond its syntax.
 
 - **Experience entries** (seed 000 §5): an article in an ``experience`` node carries the
   past-case entry shape in its front matter — ``symptom`` (verbatim), ``systems``,

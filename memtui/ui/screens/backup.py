@@ -1,7 +1,7 @@
-"""The Backup area: status, Backup now, history, Restore of a chosen commit, Verify (issue 6).
+"""The Backup area: status, Backup now, history, Restore of a chosen commit, Verify.
 
 - The status panel shows the repository, backup path, branch (or the detached HEAD / unborn
-  branch in words: B10), remote and ahead/behind, the last backup and its counts, and the
+  branch in words), remote and ahead/behind, the last backup and its counts, and the
   uncommitted changes under the backup path.
 - ``b`` Backup now: render, commit only the backup path, and push when ``[backup] push =
   true``; progress in a bar. ``v`` Verify the highlighted backup (or the newest): the diff
@@ -281,7 +281,7 @@ class BackupScreen(AreaScreen):
         try:
             result = core.backup(ws, conf.repo or self._repo(), conf.path, push=conf.push, remote=conf.remote, git_table=conf.git,
                                  progress=progress, session=self.app.session)
-        except core.BackupBlocked as exc:  # a secret or a rewritten history (issue 17): see the Audit area
+        except core.BackupBlocked as exc:  # a secret or a rewritten history: see the Audit area
             self.app.call_from_thread(self._failed, f"backup not made: {exc}")
             return
         except _FAILURES as exc:
@@ -409,7 +409,7 @@ class BackupScreen(AreaScreen):
     # -- repository ----------------------------------------------------------------------------
     def action_edit_repo(self) -> None:
         """Type the backup repository folder; it is remembered as ``[backup] repo`` in
-        ``memtui.toml`` (issue 19 item 6: the choice was lost on restart)."""
+        ``memtui.toml`` (the choice was lost on restart)."""
         def chosen(value: str | None) -> None:
             if value and value.strip():
                 self.repo = str(Path(value.strip()).expanduser().absolute())

@@ -1,4 +1,4 @@
-"""Resolving a notes merge conflict hunk by hunk (issue 19 item 3).
+"""Resolving a notes merge conflict hunk by hunk.
 
 :class:`MergeScreen` shows each conflict of a :class:`memtui.core.notes.Merged`: the lines both
 sides started from, yours and the file's, side by side when the terminal is wide enough and

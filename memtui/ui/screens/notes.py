@@ -17,10 +17,9 @@
 - Leaving the area (area keys, ``q``) with unsaved changes asks first.
 - Unsaved text is kept as a draft in the user data folder (:mod:`memtui.core.drafts`) a moment
   after each change and at once when the TUI is stopped by SIGINT, SIGTERM or SIGHUP (a closed
-  terminal); the next time the file opens, a bar offers to restore or discard it (issue 15
-  item 2). A draft over a file that changed since restores as a conflict, never a silent
+  terminal); the next time the file opens, a bar offers to restore or discard it. A draft over a file that changed since restores as a conflict, never a silent
   overwrite.
-- Big notes (bug input B22): highlighting and soft wrap are turned off over
+- Big notes: highlighting and soft wrap are turned off over
   :data:`PLAIN_OVER` bytes, the preview shows at most :data:`PREVIEW_CAP` characters with a
   notice, and saving and reading run in worker threads; the file itself is never cut.
 
@@ -51,11 +50,11 @@ from memtui.ui.areas import AREAS
 from memtui.ui.text import join, safe, to_editor
 from memtui.ui.screens.base import AreaScreen
 
-#: Characters of the note shown in the live preview. B22: Textual's Markdown builds its widgets
-#: on the UI thread, measured at about 1.2 s for 10,000 characters of B22's big note (tables and
+#: Characters of the note shown in the live preview. Textual's Markdown builds its widgets
+#: on the UI thread, measured at about 1.2 s for 10,000 characters of a big note (tables and
 #: code blocks) and 15 s for 100,000, so the preview stops here with a notice.
 PREVIEW_CAP = 8_000
-#: Over this many bytes the editor shows plain text without soft wrap (B22).
+#: Over this many bytes the editor shows plain text without soft wrap.
 PLAIN_OVER = 1_000_000
 #: Seconds between two looks at the file's signature.
 POLL_SECONDS = 1.0
@@ -78,7 +77,7 @@ class _CountedOnceWrappedDocument(WrappedDocument):
     """A :class:`WrappedDocument` whose height is counted once per change.
 
     Textual 8.2.8 recounts the wrapped height (a sum over every line) for each line it draws,
-    so a frame of a 4.6 MB note (B22) cost about a second; cached, a key press is quick again.
+    so a frame of a 4.6 MB note cost about a second; cached, a key press is quick again.
     The cache is dropped by every method that changes the wrap offsets.
     """
 
@@ -104,7 +103,7 @@ class _CountedOnceWrappedDocument(WrappedDocument):
 
 
 class NotesEditor(DataTextArea):
-    """The notes :class:`TextArea`, with the wrapped height counted once per change (B22).
+    """The notes :class:`TextArea`, with the wrapped height counted once per change.
 
     Escape is left to the screen's "Stop editing" key: Textual's TextArea (Tab indents) moves
     focus to the next widget on Escape, which put a new user on the file selector or a
@@ -318,7 +317,7 @@ class NotesScreen(AreaScreen):
     # -- loading ---------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="notes-load")
     def load_note(self, which: str, notice: str | None = None) -> None:
-        """Read ``which`` in a thread (B22: big files) and show it."""
+        """Read ``which`` in a thread (big files) and show it."""
         session = self.session
         ws = session.ws if session else self.app.ws
         note = notes.load(ws, which)
@@ -384,7 +383,7 @@ class NotesScreen(AreaScreen):
             parts.append(Text("  READ-ONLY ", style="bold reverse"))
             parts.append(Text(" "))
             parts.append(safe(reason, "italic"))
-        elif self.focused is self.editor:  # Tab inserted spaces without a word (issue 19 item 9)
+        elif self.focused is self.editor:  # Tab inserted spaces without a word
             parts.append(Text(f"  editing · Tab indents ({self.editor.indent_width} spaces) · Esc stops",
                               style="dim"))
         else:
@@ -477,7 +476,7 @@ class NotesScreen(AreaScreen):
 
     @work(thread=True, exclusive=True, group="notes-draft")
     def write_draft(self, root: str, shown: str, base: str | None, text: str | None) -> None:
-        """Keep (``text``) or drop (``None``) the draft, in a thread (B22: big notes)."""
+        """Keep (``text``) or drop (``None``) the draft, in a thread (big notes)."""
         try:
             if text is None:
                 drafts.discard(root, shown)
@@ -646,7 +645,7 @@ class NotesScreen(AreaScreen):
         else:
             message = f"saved {result.note.shown}" if result.written else "nothing changed"
         self.notify(message, markup=False, timeout=4)
-        index_saved = getattr(self.app, "index_saved", None)  # searchable at once (issue 8)
+        index_saved = getattr(self.app, "index_saved", None)  # searchable at once
         if result.written and index_saved is not None:
             index_saved([result.note.shown])
         if then is not None:

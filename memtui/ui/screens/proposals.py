@@ -1,4 +1,4 @@
-"""The Proposals area: the queue of proposals and an article's version history (issue 5).
+"""The Proposals area: the queue of proposals and an article's version history.
 
 Left: the queue (node, article, proposer, age, eligibility, untrusted mark); ``s`` shows
 every state instead of only ``proposed``. The queue shows one page of :data:`PAGE` rows
@@ -77,7 +77,7 @@ PAGE = 200
 HISTORY_ROWS = 200
 
 #: Each half of the side-by-side diff needs at least this many cells; below, the tab shows the
-#: unified diff instead (issue 19 item 5: a fixed 60-cell half wrapped into duplicated lines).
+#: unified diff instead (a fixed 60-cell half wrapped into duplicated lines).
 SIDE_MIN = 30
 
 
@@ -163,7 +163,7 @@ class ProposalsScreen(AreaScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#prop-queue", DataTable).add_columns(  # what decides first (issue 19 item 5)
+        self.query_one("#prop-queue", DataTable).add_columns(  # what decides first
             "article", "state / eligibility", "age", "node", "proposer")
         self.query_one("#prop-history", DataTable).add_columns("version", "state", "provenance", "by", "created", "")
         if hasattr(self.app, "workspace_changed"):
@@ -219,7 +219,7 @@ class ProposalsScreen(AreaScreen):
         table = self.query_one("#prop-queue", DataTable)
         table.clear()
         width = self.query_one("#prop-left").size.width or max(40, int(self.app.size.width * 0.45))
-        # the article's name gives way so its state and eligibility stay in view (issue 19 item 5)
+        # the article's name gives way so its state and eligibility stay in view
         name_width = max(12, width - 2 - 2 * 2 - len("review only · untrusted"))
         for v in rows:
             e = verdicts.get(v.id)

@@ -1,4 +1,4 @@
-"""The Search area (issue 8): results as you type, filters, highlighted snippets, Enter opens.
+"""The Search area: results as you type, filters, highlighted snippets, Enter opens.
 
 - The query box is searched :data:`DEBOUNCE_SECONDS` after the last key, in a worker thread
   (:func:`memtui.core.search.query.search`); a newer query makes older answers be dropped.
@@ -9,7 +9,7 @@
   default, DESIGN.md invariant 6).
 - The app indexes the workspace in the background (:meth:`MemtuiApp.run_index`); its progress
   shows here, and the current query runs again when an update finishes.
-- Snippets are :class:`rich.text.Text` built from the core's spans (B08: whole Cyrillic
+- Snippets are :class:`rich.text.Text` built from the core's spans (whole Cyrillic
   words), never markup (DESIGN.md invariant 11).
 - Enter opens the highlighted result in its own area: the Tree for articles, experience
   entries, nodes and index lines; Notes; Skills; Graph (:func:`open_hit`).
@@ -68,8 +68,8 @@ def snippet_text(snippet: Snippet | None, style: str = MATCH_STYLE) -> Text:
         style: the Rich style of matched words.
 
     Returns:
-        The excerpt with control characters made visible (:func:`memtui.ui.text.visible`,
-        B17); the pieces between spans are appended separately, so a stand-in such as
+        The excerpt with control characters made visible (:func:`memtui.ui.text.visible`);
+        the pieces between spans are appended separately, so a stand-in such as
         ``⟨U+200B⟩`` never shifts a highlight.
     """
     out = Text()
@@ -182,7 +182,7 @@ def query_text(value: str) -> str:
     return value.replace(PASTE_BREAK, "\n")
 
 
-#: How a hit's verdict looks (issue 14): a likely answer in green, a possible one dimmed.
+#: How a hit's verdict looks: a likely answer in green, a possible one dimmed.
 _VERDICT_STYLE = {"likely": "green", "possible": "yellow"}
 
 
@@ -430,7 +430,7 @@ class SearchScreen(AreaScreen):
 
 
 class SearchCommands(Provider):
-    """Command-palette provider: what is typed is searched in the workspace (issue 8).
+    """Command-palette provider: what is typed is searched in the workspace.
 
     Each of the best :data:`PALETTE_LIMIT` results is offered as "open <title>"; choosing one
     opens it like Enter in the Search area (:func:`open_hit`). A query that cannot be used

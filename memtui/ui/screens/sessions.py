@@ -1,4 +1,4 @@
-"""The Sessions area (key 9): the agents' session histories, read as turns (seed 002; issue 17).
+"""The Sessions area (key 9): the agents' session histories, read as turns (seed 002).
 
 The left table lists every history (``sessions/durable/<key>.jsonl``) with its turns, size,
 first and last time and problems; the middle list shows the chosen history as turns — role,

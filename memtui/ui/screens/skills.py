@@ -1,9 +1,9 @@
 """The Skills area: the catalogue as a table, the selected SKILL.md rendered, its findings,
-the files beside it, and the budget view of the index an agent gets (issue 7, seed 002).
+the files beside it, and the budget view of the index an agent gets (seed 002).
 
 The catalogue is read in a worker thread (:func:`memtui.core.skills.load_catalogue`); every
 name, description and message reaches widgets as :class:`rich.text.Text` via
-:func:`memtui.ui.text.safe`, never as markup (B17).
+:func:`memtui.ui.text.safe`, never as markup.
 """
 
 from __future__ import annotations

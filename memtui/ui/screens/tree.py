@@ -35,7 +35,7 @@ from memtui.ui.screens.base import AreaScreen
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
 #: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised
-#: TextArea instead, with a notice (B22); files over ``max_file_bytes`` are read in part.
+#: TextArea instead, with a notice; files over ``max_file_bytes`` are read in part.
 PREVIEW_LIMIT = 32 * 1024
 #: Seconds after a jump or a followed link during which a highlight of another node, queued
 #: before it, does not replace the node being revealed (a bound, so a lost fill never pins it).
@@ -288,7 +288,7 @@ class TreeScreen(AreaScreen):
             self.app.call_from_thread(self._fill_node, path, index, owner, source, rows, keep_cursor)
 
     def _column_widths(self, rows: list[EntryRow]) -> tuple[int, int]:
-        """Title and one-liner widths that fit the entries table now (issue 19 item 5: titles
+        """Title and one-liner widths that fit the entries table now (titles
         were cut at 28 characters even at 200 columns)."""
         table = self.query_one("#entries", DataTable)
         width = table.size.width or int(self.app.size.width * 0.7)
@@ -578,7 +578,7 @@ class TreeScreen(AreaScreen):
 
     def action_links(self) -> None:
         """Choose one of the article's links and follow it (a relative link opens here; Backspace
-        comes back), the keyboard's way to what a click does (issue 19 item 9, frogmouth's model)."""
+        comes back), the keyboard's way to what a click does (frogmouth's model)."""
         from memtui.ui.widgets import Choose
 
         found = self.links()

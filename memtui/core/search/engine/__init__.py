@@ -1,4 +1,4 @@
-"""The search engine: the only package of memtui that imports Whoosh (issue 14; an
+"""The search engine: the only package of memtui that imports Whoosh (an
 import-linter contract in ``pyproject.toml`` holds it). It stores documents
 (:mod:`~memtui.core.search.engine.index`), matches query plans
 (:mod:`~memtui.core.search.engine.matching`) and carries the fixes to Whoosh's own defects

@@ -1,4 +1,4 @@
-"""memtui's posting storage inside Whoosh's W3 codec (issue 14): compact blocks, a compact pool.
+"""memtui's posting storage inside Whoosh's W3 codec: compact blocks, a compact pool.
 
 Whoosh 2.7 writes each block of a posting list (up to 128 postings) as a pickled tuple of a
 pickled tuple: every document number a pickled integer, every weight a pickled 8-byte float,

@@ -13,11 +13,11 @@ it is repaired rather than shown as a traceback.
 - **Writes** use ``writer(compound=False)`` and, for small updates, ``commit(merge=False)``
   (LIBRARY-NOTES, Whoosh: compound segments copy the index into the heap; merges make
   interactive commits slow).
-- **Locks** (``B05``): Whoosh's write lock is an ``flock``, so a crashed process frees it;
+- **Locks**: Whoosh's write lock is an ``flock``, so a crashed process frees it;
   the lock *file* staying behind means nothing. A writer held by another live process is
   waited for a bounded time (:data:`LOCK_WAIT_SECONDS`), then :class:`IndexBusyError` says
   which process holds it (from ``writer.pid``).
-- **Damage** (``B06``): an unreadable table of contents, a missing or cut segment
+- **Damage**: an unreadable table of contents, a missing or cut segment
   (``FileNotFoundError``, ``EOFError``, ``TypeError: ord()`` …) is caught on open or on
   search; the index folder is emptied and rebuilt with a ``search-index-damaged`` finding.
 """
@@ -68,7 +68,7 @@ LOCK_WAIT_SECONDS = 5.0
 #: Updates touching at most this many sources commit without merging segments.
 SMALL_UPDATE = 50
 #: A build from empty of at least this many source files runs in worker processes, one
-#: segment each (issue 8: the index build is pure Python and CPU-bound).
+#: segment each (the index build is pure Python and CPU-bound).
 PARALLEL_SOURCES = 1000
 #: Most postings (MB, as :class:`~memtui.core.search.engine.codec.CompactPool` counts them) a
 #: build worker holds before closing its segment and starting another (see
@@ -84,7 +84,7 @@ MANIFEST = "manifest.sqlite"
 LOCK_NAME = "MAIN_WRITELOCK"
 PIDFILE = "writer.pid"
 
-#: Exceptions Whoosh raises on a damaged index (B06: it never says "damaged").
+#: Exceptions Whoosh raises on a damaged index (it never says "damaged").
 DAMAGE_ERRORS = (OSError, EOFError, TypeError, ValueError, KeyError, IndexError, AttributeError,
                  ImportError, windex.EmptyIndexError, windex.IndexVersionError, MemoryError,
                  __import__("struct").error, __import__("pickle").UnpicklingError)
@@ -95,13 +95,13 @@ ProgressFn = Callable[[int, int], None]
 def is_damage(exc: BaseException) -> bool:
     """True when ``exc``, raised while reading the index, means the index is damaged:
     one of :data:`DAMAGE_ERRORS`, or the bare ``Exception("Block tag error ...")`` that
-    Whoosh raises on a cut posting file (B06 ``half-segment``: it crashed the TUI)."""
+    Whoosh raises on a cut posting file (it crashed the TUI)."""
     return isinstance(exc, DAMAGE_ERRORS) or (
         type(exc) is Exception and str(exc).startswith("Block tag error"))
 
 
 class IndexBusyError(MemtuiError):
-    """Another process is writing the search index (B05); try again shortly."""
+    """Another process is writing the search index; try again shortly."""
 
 
 class IndexWriteError(MemtuiError):
@@ -114,7 +114,7 @@ class WeightedPositions(wformats.Positions):
     computes it (Robertson, Zaragoza & Taylor, "Simple BM25 extension to multiple weighted
     fields", CIKM 2004): a document's term frequency is ``sum(w_f * tf_f)`` and its length
     ``sum(w_f * len_f)`` over the fields of :data:`TEXT_FIELDS`, so one posting list per
-    term carries every field (issue 8: a query word cost one posting list per field, and
+    term carries every field (a query word cost one posting list per field, and
     Whoosh's block-max pruning could not work across them).
 
     ``value`` is a list of ``(weight, text)`` pairs, one per field (``str`` is weight 1).
@@ -175,12 +175,12 @@ class FastFrequency(wformats.Frequency):
     weight 1), a document's term frequency is ``sum(w_f * tf_f)`` and its length
     ``sum(w_f * len_f)`` (BM25F). The terms come from
     :func:`~memtui.core.search.analysis.term_positions` in one pass instead of Whoosh's token
-    stream (a token object a word was a large share of an index build, issue 8).
+    stream (a token object a word was a large share of an index build).
 
     Why weighted: a Latin-typed Bulgarian word matches through its sound key only; with the
     keys unweighted, its match in a symptom or an alias counted as a body match, far less
     than the same word typed in Cyrillic scores, so Latin-typed tickets fell under the
-    confidence cut (issue 14).
+    confidence cut.
     """
 
     def word_values(self, value, analyzer, **kwargs):  # noqa: ANN001, ANN201 - Whoosh's API
@@ -352,7 +352,7 @@ class SearchIndex:
         self.ws = ws
         self.dir = ws.state_dir / "index"
         #: why the index may not be read or written (``.memtui`` leads outside the workspace:
-        #: issue 15 item 13), else ``None``
+        #), else ``None``
         self.refused = None if is_inside(ws.root, self.dir) else (
             f"the search index {ws.shown(self.dir)} leads outside the workspace (to {os.path.realpath(self.dir)}); "
             "memtui neither reads nor writes it there: make .memtui a real folder")
@@ -448,7 +448,7 @@ class SearchIndex:
     def _locked(self):
         """Hold Whoosh's write lock (``MAIN_WRITELOCK``, an ``flock``: a crashed holder frees
         it) for a change of the index *and* its manifest, which readers take together
-        (B05: a search that saw another process's new index before its manifest took it
+        (a search that saw another process's new index before its manifest took it
         for a foreign one and wiped it mid-build).
 
         Raises:
@@ -470,7 +470,7 @@ class SearchIndex:
 
     def _wipe(self) -> None:
         """Remove the index folder's contents (only inside it) and start an empty index,
-        holding Whoosh's write lock (B05: a search that found no manifest while another
+        holding Whoosh's write lock (a search that found no manifest while another
         process rebuilt the index wiped that build's files from under it).
 
         Raises:
@@ -604,7 +604,7 @@ class SearchIndex:
 
         Returns:
             An :class:`IndexReport`. Unreadable files are findings, never exceptions, and never
-            leave the writer open (``B05``).
+            leave the writer open.
 
         Raises:
             IndexBusyError: another process holds the write lock past the wait.
@@ -712,7 +712,7 @@ class SearchIndex:
         """Delete the documents of one source file in ``writer``.
 
         Whoosh's ``delete_by_term`` opens a reader over every segment for it (a large share
-        of a save in a big index, issue 14); the kept searcher, brought to
+        of a save in a big index); the kept searcher, brought to
         the version the writer started from (:meth:`searcher` keeps the readers of unchanged
         segments), finds the documents instead."""
         with self.search_lock:
@@ -845,7 +845,7 @@ def _reader_reusing(ix, old):  # noqa: ANN001, ANN202 - Whoosh index and readers
     whose documents and deletions are the same (Whoosh's own ``reader(reuse=)`` compares
     segment ids only, so a file deleted since would still be found); the readers of
     ``old`` not reused are closed. Opening a reader of every segment, twice per save, grew
-    with the index (issue 14)."""
+    with the index."""
     from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 
     toc = ix._read_toc()
@@ -880,8 +880,8 @@ def _reader_reusing(ix, old):  # noqa: ANN001, ANN202 - Whoosh index and readers
 def _load_lengths(reader) -> None:  # noqa: ANN001 - a Whoosh reader
     """Read each text field's per-document length column into a ``bytearray`` (one byte per
     document, as stored) and put it where Whoosh's per-document reader caches its column
-    readers, so ``doc_field_length`` indexes memory instead of reading the file (issue 8:
-    reading it was a large share of an OR query's time). Best effort: relies on
+    readers, so ``doc_field_length`` indexes memory instead of reading the file
+    (reading it was a large share of an OR query's time). Best effort: relies on
     whoosh 2.7's ``W3PerDocReader`` internals and leaves a reader it does not recognise alone.
     """
     try:
@@ -979,9 +979,8 @@ def _segment_budget(workers: int) -> int:
 def _worker_context():  # noqa: ANN202 - a multiprocessing context
     """How build workers start: spawned (a clean interpreter, a child of this process), never
     forked from this process, whose scan of the workspace each forked worker would carry
-    (issue 14: a build worker's resident memory held the parent's too). The resource tracker
-    runs, and each worker dies with this process (:func:`memtui.core.procs.spawn_context`:
-    issue 15 item 9)."""
+    (a build worker's resident memory held the parent's too). The resource tracker
+    runs, and each worker dies with this process (:func:`memtui.core.procs.spawn_context`)."""
     return spawn_context()
 
 
@@ -1008,7 +1007,7 @@ def _index_part(root: str, index_dir: str, part: int, sources: list[tuple[str, s
 
     A segment is closed when its postings reach ``budget`` bytes and the next one started:
     Whoosh would otherwise spill sorted runs to disk and merge them back, pickling every
-    posting twice (issue 8).
+    posting twice.
 
     Returns:
         ``(segments, manifest entries, findings, files added)``.

@@ -1,4 +1,4 @@
-"""The index manifest: which version of each source file the search index holds (issue 14).
+"""The index manifest: which version of each source file the search index holds.
 
 One SQLite table (stdlib ``sqlite3``) in ``.memtui/index/manifest.sqlite``: per source file
 (workspace-relative path) its mtime (ns), size (bytes) and SHA-1, plus the schema version
@@ -36,7 +36,7 @@ class Manifest:
 
     def __init__(self, path: Path, readable: bool = True) -> None:
         """``readable`` False: every read answers as for a missing manifest (the index folder
-        leads outside the workspace, issue 15 item 13)."""
+        leads outside the workspace)."""
         self.path = path
         self.readable = readable
 

@@ -1,4 +1,4 @@
-"""The Whoosh side of a search (issue 14: the engine's one door): a parsed query plan turned
+"""The Whoosh side of a search (the engine's one door): a parsed query plan turned
 into Whoosh queries and matched, BM25F over the one weighted text field, with memtui's
 array-based paths where Whoosh's per-posting Python loop was the cost (a lone word,
 phrases, prefixes and fuzzy words; each tested to give Whoosh's documents, scores and tie
@@ -26,14 +26,14 @@ from memtui.core.search.sources import CONTENT_FIELD, TEXT_FIELDS, TRANSLIT_FIEL
 
 #: A query of more plain words than this (a pasted ticket) searches only this many of them:
 #: those occurring in the fewest documents (highest IDF). Common words add little to BM25F
-#: but each costs a pass over a long posting list (issue 8: tickets were the slowest queries).
+#: but each costs a pass over a long posting list (tickets were the slowest queries).
 MAX_QUERY_WORDS = 16
 #: Letters of a ``word~`` taken as typed (the edit distance applies to the rest). With 1,
 #: ``adress~`` walked every body term starting with ``a`` (a large share of the lexicon).
 #: The lexicon is read from the third letter on (see :func:`_fuzzy`).
 FUZZY_PREFIX = 2
 #: A pasted ticket is scored in full only on the first TICKET_CANDIDATES documents that its
-#: TICKET_RARE rarest words find (issue 8: scoring every match of 16 words grew with the index).
+#: TICKET_RARE rarest words find (scoring every match of 16 words grew with the index).
 TICKET_RARE = 6
 TICKET_CANDIDATES = 300
 #: The sound key of an ASCII word is searched only when it finds more than this many times
@@ -102,7 +102,7 @@ def _df(reader, fieldname: str, term: str) -> int:  # noqa: ANN001 - a Whoosh re
     """``reader.doc_frequency(fieldname, term)``, remembered on the reader (immutable; the
     index's searcher and its reader are kept between searches): each lookup reads every
     segment's term table, and a pasted ticket asks for its words' frequencies several
-    times (issue 8)."""
+    times."""
     cache = getattr(reader, "_memtui_df", None)
     if cache is None:
         cache = {}
@@ -142,7 +142,7 @@ def _searched(term_variants: list[str], reader=None) -> list[str]:  # noqa: ANN0
     """The variants of one query word that :func:`_word_query` searches: all but the sound
     keys it leaves out (see there). What is highlighted too: a left-out key found nothing
     the plain term did not, and highlighting by a key analyses every word of a snippet's
-    text for its sound (issue 14: most of a rare word's snippet time)."""
+    text for its sound (most of a rare word's snippet time)."""
     plain_df = 0
     ascii_word = all(t.isascii() for t in term_variants if not t.startswith(KEY_MARK))
     if reader is not None and ascii_word:
@@ -225,7 +225,7 @@ def _fuzzy(reader, fieldname: str, word: str) -> list[tuple[str, float]]:
     swap of two neighbours is one edit, as Whoosh's ``terms_within``); a typo in the third
     letter is found by looking up its :func:`_third_letter_edits` (so two edits there count
     only after the third letter). Reading every term with the first two letters, and
-    Whoosh's own pure-Python distance over them, were the cost of a fuzzy word (issue 8).
+    Whoosh's own pure-Python distance over them, were the cost of a fuzzy word.
     """
     maxdist = 2 if len(word) >= 6 else 1
     found: dict[str, tuple[float, int]] = {}
@@ -273,7 +273,7 @@ def _most_informative(reader, pool: list[tuple[str, ...]], keep: int,
 def _candidate_words(reader, words: list[tuple[str, ...]]) -> list[tuple[str, ...]]:  # noqa: ANN001
     """The words of a pasted ticket whose documents are its candidates: the
     :data:`TICKET_RARE` rarest, and more of the next rarest while their document frequencies
-    add up to under :data:`TICKET_CANDIDATES` (issue 14, round 3: in a small memory the six
+    add up to under :data:`TICKET_CANDIDATES` (in a small memory the six
     rarest words can occur in a handful of documents, and a precedent that shared only the
     ticket's less rare words was never scored). A word added so is found in fewer than
     :data:`TICKET_CANDIDATES` documents, so the candidate step stays bounded."""
@@ -439,7 +439,7 @@ class _Phrase(wq.Query):
     words' BM25F scores (as Whoosh scores a phrase).
 
     Whoosh's phrase matcher checks each document holding every word through span objects
-    (issue 8: two common words with a rare phrase were among the slowest queries). Here the
+    (two common words with a rare phrase were among the slowest queries). Here the
     posting lists are read as arrays, the rarest first: a rare word's
     few documents are looked up in a common word's list by skipping blocks, and a
     document's positions are compared as sets.
@@ -526,7 +526,7 @@ def _adjacent(reader, first: str, second: str) -> dict[int, tuple[float, float]]
     """``{document: (weight of first, weight of second)}`` for the documents of a segment
     where ``second`` directly follows ``first``, when both posting lists are long: the
     rarer list is read into a dictionary, and the other streamed against it block by block
-    (issue 8: two common words, most documents holding both)."""
+    (two common words, most documents holding both)."""
     rare, common = sorted((first, second), key=lambda w: _df(reader, CONTENT_FIELD, w))
     values: dict[int, bytes] = {}
     weights: dict[int, float] = {}
@@ -677,7 +677,7 @@ class _Expansions(wq.Query):
 
     ``terms`` are ``(term, boost)`` pairs (:func:`_expand`: the most frequent
     :data:`PREFIX_LIMIT`; :func:`_fuzzy`). BM25 over every expansion scored each posting in
-    Python through a matcher per expansion (issue 8: short prefixes were the slowest
+    Python through a matcher per expansion (short prefixes were the slowest
     queries); this reads the postings' arrays only.
     """
 
@@ -756,7 +756,7 @@ def _expansions_alone(searcher, expansions: Callable[[Any], Iterator[tuple[bytes
     never rising. An expansion or a posting block (128 postings, with its highest weight
     in its header) that cannot beat the page's worst score is skipped unread, and a
     segment's walk stops once the page is full at the highest score the remaining
-    expansions can give (issue 8: a short prefix matches most documents; a page fills from
+    expansions can give (a short prefix matches most documents; a page fills from
     a few blocks). Of equal scores, the documents read first stay on the page,
     and the page shows the shorter (weighted length) first.
 
@@ -827,7 +827,7 @@ def _term_alone(searcher, term: str, boost: float, limit: int,
 
     Whoosh scores a common word posting by posting through its collector, and cannot skip
     its blocks: every block holds some short document (an index line) whose bound reaches
-    the page (issue 8: a word in most documents). Here each block's scores are computed in
+    the page (a word in most documents). Here each block's scores are computed in
     one comprehension from the weights
     and the segment's length bytes, and a block whose bound (its highest weight at its
     shortest length) cannot beat the page's worst score is skipped unread.
@@ -912,7 +912,7 @@ def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], fl
     :func:`query_terms`) whose word occurs in it (any variant, in any field): how much of
     what is specific in a ticket the document shares (1 for every document of a query with
     no plain word). A precedent holds a ticket's rare
-    words; an entry that only shares its common domain words does not (issue 14: tickets
+    words; an entry that only shares its common domain words does not (tickets
     with no precedent got confident answers from such entries). One posting list a term
     and segment, skipped along the documents in order. ``holds``, when given, receives for
     each document the indexes (into ``terms``) of the words it holds."""
@@ -954,8 +954,7 @@ def _hidden(searcher) -> set[int] | None:  # noqa: ANN001 - a Whoosh searcher
     set (a query as mask is re-checked per document: slow). Each segment's are remembered
     on its reader, which the index keeps while the segment and its deletions stay the same
     (:func:`memtui.core.search.engine.index._reader_reusing`): asking every segment for
-    three terms was a fixed cost of every search in a big index, again after every save
-    (issue 14)."""
+    three terms was a fixed cost of every search in a big index, again after every save."""
     cached = getattr(searcher, "_memtui_hidden", None)
     if cached is not None:
         return cached[0]

@@ -1,4 +1,4 @@
-"""Fixes to defects of whoosh-reloaded 2.7.5 that the ranking relies on (issues 8 and 14).
+"""Fixes to defects of whoosh-reloaded 2.7.5 that the ranking relies on.
 
 Applied once, on import of :mod:`memtui.core.search.engine.index`; each is idempotent, and
 each has a test in ``tests/test_search_whoosh_fixes.py`` that fails without it (re-check

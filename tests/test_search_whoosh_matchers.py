@@ -1,4 +1,4 @@
-"""The Whoosh matcher fixes ranking relies on (memtui/core/search/engine/whoosh_fixes.py, issue 8)."""
+"""The Whoosh matcher fixes ranking relies on (memtui/core/search/engine/whoosh_fixes.py)."""
 
 from __future__ import annotations
 

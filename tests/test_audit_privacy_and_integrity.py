@@ -1,4 +1,4 @@
-"""Issue 17: what the audit still missed — secrets, personal data, session histories, the
+"""What the audit still missed — secrets, personal data, session histories, the
 experience-entry shape, broken links, tree integrity. The workspace with every case is built
 here (no text copied from ../shared); the corpus and the sample workspace must stay clean."""
 
@@ -56,7 +56,7 @@ def session_line(role: str, content: str, ts: str) -> str:
 
 @pytest.fixture
 def cases(tmp_path: Path) -> Path:
-    """A workspace seeded with every case of issue 17."""
+    """A workspace seeded with every case this file tests."""
     root = tmp_path / "ws"
     write(root, "memtui.toml", '[user]\nprofile = "support.curator"\n')
     write(root, "memory/AGENTS.md", "---\nowner: root.owner\n---\n# Root\n\n- [Support](support/AGENTS.md) — support\n"
@@ -104,7 +104,7 @@ def by_code(report: audit.AuditReport) -> dict[str, list]:
     return out
 
 
-def test_every_case_of_the_issue_is_a_finding(cases: Path) -> None:
+def test_every_planted_case_is_a_finding(cases: Path) -> None:
     report = audit.run(Workspace.open(cases))
     found = by_code(report)
     secret_places = {(f.path, f.line) for f in found["secret"]}

@@ -20,7 +20,7 @@ from memtui.core.scan import personal, secrets
 from memtui.core.scan.chunk import Chunk
 from memtui.core.tree import shape
 from memtui.core.workspace import Workspace
-from tests.test_audit_issue17 import AWS, CARD, EGN, EMAIL, GITHUB, IBAN, PASSWORD, PHONE, SLACK, write
+from tests.test_audit_privacy_and_integrity import AWS, CARD, EGN, EMAIL, GITHUB, IBAN, PASSWORD, PHONE, SLACK, write
 
 SAMPLE = Path(__file__).parent.parent / "sample_workspace"
 TEXT_SUFFIXES = (".md", ".jsonl", ".json", ".txt", ".yaml", ".yml", ".toml")

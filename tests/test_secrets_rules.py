@@ -23,7 +23,7 @@ from memtui.core.scan import factors, gitleaks_rules, rules, secrets
 from memtui.core.session import Session
 from memtui.core.workspace import Workspace
 from tests.backup_helpers import isolate_git
-from tests.test_audit_issue17 import session_line, write
+from tests.test_audit_privacy_and_integrity import session_line, write
 
 ALNUM = string.ascii_letters + string.digits
 _PRINTABLE = [chr(c) for c in range(33, 127)]

@@ -1,7 +1,7 @@
 """Fixes to defects of whoosh-reloaded 2.7.5 that the ranking relies on.
 
 Applied once, on import of :mod:`memtui.core.search.engine.index`; each is idempotent, and
-each has a test in ``tests/test_search_whoosh_fixes.py`` that fails without it (re-check
+each has a test in ``tests/test_search_whoosh_matchers.py`` that fails without it (re-check
 them when Whoosh is upgraded). The defect, in Whoosh's own terms, then the fix:
 
 1. ``FilterMatcher.next()`` (``whoosh.matching.wrappers``; the wrapper of every posting

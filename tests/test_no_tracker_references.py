@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: A ticket's number ("issue" and digits) or a bug input's id (B and two digits) outside its path.
-TRACKER = re.compile(r"\b[Ii]ssues? \d+|(?<!bug-inputs/)(?<![\w/])B\d{2}\b(?!/)")
+TRACKER = re.compile(r"\b[Ii]ssues?\s+\d+|(?<!bug-inputs/)(?<![\w/])B\d{2}\b(?!/)")
 #: A name that records history: a bug input's or a ticket's id, or "fixes".
 HISTORY_NAME = re.compile(r"(?:^|_)(?:b\d{2}|issue_?\d+)(?:_|$)|_fixes$", re.IGNORECASE)
 

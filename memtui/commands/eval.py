@@ -112,6 +112,66 @@ def _print_left_out(by: str, left: dict, key: str) -> None:
         _print_reliability(f"{by} {name} left out", g["reliability"])
 
 
+def _print_triage(report: triage.TriageReport, k: int) -> None:
+    """The triage report as text: the calibration, the metrics of memtui (and its k-fold,
+    no-cut variants) beside the grep baseline, then per language, style, fold and domain."""
+    ours, base = report.memtui, report.baseline
+    key = f"hit@{k}"
+    cal = report.calibration
+    how = (f"calibration fitted on these {cal.cases} cases (in-sample)" if report.fitted
+           else f"shipped calibration (fitted on {cal.cases} cases)")
+    print(f"triage test: {ours['cases']} cases ({ours['with_relevant']} with a precedent), "
+          f"k={k}; an answer is shown when its probability is at least {report.likely} ({how})")
+    if report.fitted:
+        coef = ", ".join(f"{c:.4f}" for c in cal.coef)
+        print(f"  coefficients ({', '.join(confidence.FEATURES)}): ({coef}), intercept {cal.intercept:.4f}")
+        print(f"  lower ({', '.join(f'{v:.4f}' for v in cal.lower)}), upper ({', '.join(f'{v:.4f}' for v in cal.upper)})")
+    columns = [("memtui", ours)]
+    if report.kfold is not None:
+        columns.append((f"{report.folds}-fold", report.kfold))
+    columns += [("no cut", report.no_cut or {}), ("grep baseline", base)]
+    print(f"{'metric':<30}" + "".join(f"{name:>15}" for name, _ in columns))
+    for label, name, how_ in _ROWS:
+        if name == "hit@{k}" and k == 1:
+            continue  # hit@1 has its own row
+        name = name.format(k=k)
+        label = label.replace("hit@k", key)
+        print(f"{label:<30}" + "".join(f"{_fmt(m.get(name), how_):>15}" for _, m in columns))
+    cf = report.counterfactual
+    cf_cols = {"memtui": cf.get("memtui"), f"{report.folds}-fold": cf.get("kfold"), "no cut": cf.get("no_cut")}
+    print(f"{'precedent taken out: answered':<30}"
+          + "".join(f"{_fmt(cf_cols.get(name), 'pct'):>15}" for name, _ in columns))
+    for axis in ("language", "style"):
+        for name in sorted(set().union(*(m.get(f"{key}_by_{axis}", {}) for _, m in columns))):
+            print(f"{visible(key + ' ' + (name or '?'), limit=29):<30}"
+                  + "".join(f"{_fmt(m.get(f'{key}_by_{axis}', {}).get(name), 'pct'):>15}" for _, m in columns))
+        for name in sorted(set().union(*(m.get(f"false_precedent_rate_by_{axis}", {}) for _, m in columns))):
+            print(f"{visible('false prec. ' + (name or '?'), limit=29):<30}"
+                  + "".join(f"{_fmt(m.get(f'false_precedent_rate_by_{axis}', {}).get(name), 'pct'):>15}"
+                            for _, m in columns))
+    for i, m in enumerate(report.fold_metrics, start=1):
+        lang = ", ".join(f"{name or '?'} {_fmt(v, 'pct')}" for name, v in m.get(f"{key}_by_language", {}).items())
+        print(f"fold {i} of {report.folds} ({m['cases']} cases): hit@1 {_fmt(m['hit@1'], 'pct')}, "
+              f"{key} {_fmt(m.get(key), 'pct')}, false-precedent rate {_fmt(m['false_precedent_rate'], 'pct')}"
+              f" ({lang})")
+    if report.kfold_reliability is not None:
+        _print_reliability(f"{report.folds}-fold, pooled", report.kfold_reliability)
+    for by, left in report.left_out.items():
+        _print_left_out(by, left, key)
+    for axis, rows in report.domains.items():
+        # seed 000 §7.2: the figures are recorded per domain
+        print(f"\nper {axis} (a false precedent is charged to the domain answered)")
+        print(f"{axis:<30}{'cases':>7}{'hit@1':>9}{key:>9}{'baseline':>10}{'beats':>7}"
+              f"{'answers':>9}{'false':>7}{'false rate':>12}")
+        for name, m in rows.items():
+            beats = {True: "yes", False: "NO", None: "—"}[m["beats_baseline"]]
+            print(f"{visible(name, limit=29):<30}{m['cases']:>7}{_fmt(m['hit@1'], 'pct'):>9}{_fmt(m[key], 'pct'):>9}"
+                  f"{_fmt(m[f'baseline_{key}'], 'pct'):>10}{beats:>7}{m['answers']:>9}"
+                  f"{m['false_precedents']:>7}{_fmt(m['false_precedent_rate'], 'pct'):>12}")
+    for f in report.index.get("findings", []):
+        print(f"memtui: {f['path']}: {f['message']}", file=sys.stderr)
+
+
 def run_triage(args: argparse.Namespace) -> int:
     """``memtui eval triage``: 0 when memtui's hit@k beats the baseline's, else 1."""
     ws = _common.open_workspace(args)
@@ -135,58 +195,6 @@ def run_triage(args: argparse.Namespace) -> int:
     if args.json:
         _common.emit_json(report.to_json())
     else:
-        cal = report.calibration
-        how = (f"calibration fitted on these {cal.cases} cases (in-sample)" if report.fitted
-               else f"shipped calibration (fitted on {cal.cases} cases)")
-        print(f"triage test: {ours['cases']} cases ({ours['with_relevant']} with a precedent), "
-              f"k={args.k}; an answer is shown when its probability is at least {report.likely} ({how})")
-        if report.fitted:
-            coef = ", ".join(f"{c:.4f}" for c in cal.coef)
-            print(f"  coefficients ({', '.join(confidence.FEATURES)}): ({coef}), intercept {cal.intercept:.4f}")
-            print(f"  lower ({', '.join(f'{v:.4f}' for v in cal.lower)}), upper ({', '.join(f'{v:.4f}' for v in cal.upper)})")
-        columns = [("memtui", ours)]
-        if report.kfold is not None:
-            columns.append((f"{report.folds}-fold", report.kfold))
-        columns += [("no cut", report.no_cut or {}), ("grep baseline", base)]
-        print(f"{'metric':<30}" + "".join(f"{name:>15}" for name, _ in columns))
-        for label, name, how_ in _ROWS:
-            if name == "hit@{k}" and args.k == 1:
-                continue  # hit@1 has its own row
-            name = name.format(k=args.k)
-            label = label.replace("hit@k", key)
-            print(f"{label:<30}" + "".join(f"{_fmt(m.get(name), how_):>15}" for _, m in columns))
-        cf = report.counterfactual
-        cf_cols = {"memtui": cf.get("memtui"), f"{report.folds}-fold": cf.get("kfold"), "no cut": cf.get("no_cut")}
-        print(f"{'precedent taken out: answered':<30}"
-              + "".join(f"{_fmt(cf_cols.get(name), 'pct'):>15}" for name, _ in columns))
-        for axis in ("language", "style"):
-            for name in sorted(set().union(*(m.get(f"{key}_by_{axis}", {}) for _, m in columns))):
-                print(f"{visible(key + ' ' + (name or '?'), limit=29):<30}"
-                      + "".join(f"{_fmt(m.get(f'{key}_by_{axis}', {}).get(name), 'pct'):>15}" for _, m in columns))
-            for name in sorted(set().union(*(m.get(f"false_precedent_rate_by_{axis}", {}) for _, m in columns))):
-                print(f"{visible('false prec. ' + (name or '?'), limit=29):<30}"
-                      + "".join(f"{_fmt(m.get(f'false_precedent_rate_by_{axis}', {}).get(name), 'pct'):>15}"
-                                for _, m in columns))
-        for i, m in enumerate(report.fold_metrics, start=1):
-            lang = ", ".join(f"{name or '?'} {_fmt(v, 'pct')}" for name, v in m.get(f"{key}_by_language", {}).items())
-            print(f"fold {i} of {report.folds} ({m['cases']} cases): hit@1 {_fmt(m['hit@1'], 'pct')}, "
-                  f"{key} {_fmt(m.get(key), 'pct')}, false-precedent rate {_fmt(m['false_precedent_rate'], 'pct')}"
-                  f" ({lang})")
-        if report.kfold_reliability is not None:
-            _print_reliability(f"{report.folds}-fold, pooled", report.kfold_reliability)
-        for by, left in report.left_out.items():
-            _print_left_out(by, left, key)
-        for axis, rows in report.domains.items():
-            # seed 000 §7.2: the figures are recorded per domain
-            print(f"\nper {axis} (a false precedent is charged to the domain answered)")
-            print(f"{axis:<30}{'cases':>7}{'hit@1':>9}{key:>9}{'baseline':>10}{'beats':>7}"
-                  f"{'answers':>9}{'false':>7}{'false rate':>12}")
-            for name, m in rows.items():
-                beats = {True: "yes", False: "NO", None: "—"}[m["beats_baseline"]]
-                print(f"{visible(name, limit=29):<30}{m['cases']:>7}{_fmt(m['hit@1'], 'pct'):>9}{_fmt(m[key], 'pct'):>9}"
-                      f"{_fmt(m[f'baseline_{key}'], 'pct'):>10}{beats:>7}{m['answers']:>9}"
-                      f"{m['false_precedents']:>7}{_fmt(m['false_precedent_rate'], 'pct'):>12}")
-        for f in report.index.get("findings", []):
-            print(f"memtui: {f['path']}: {f['message']}", file=sys.stderr)
+        _print_triage(report, args.k)
     beat = (ours.get(key) or 0) > (base.get(key) or 0)
     return int(ExitCode.OK if beat else ExitCode.PROBLEM)

@@ -25,6 +25,7 @@ import re
 import tomllib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,71 @@ def _fits(value: Any, kind: Any) -> bool:
     return isinstance(value, kind)
 
 
+#: How a table reader reports a problem: ``problem(table, key, message, fix)``, placed at the
+#: line of ``[table] key``.
+Problem = Callable[[str | None, str | None, str, str], None]
+
+
+def _read_environments(value: Any, problem: Problem) -> dict[str, str]:
+    """``[environments]``: name (case-folded) → version text; a bad line is a problem."""
+    if not isinstance(value, dict):
+        problem(None, "environments", "environments must be a table of name = \"version\" lines",
+                'write [environments] then production = "2.4"')
+        return {}
+    out = {}
+    for name, version in value.items():
+        if isinstance(version, (str, int, float)) and not isinstance(version, bool) and str(version).strip():
+            out[str(name).strip().casefold()] = str(version).strip()
+        else:
+            problem("environments", name, f"[environments] {name!r} must be a version (text)",
+                    'write it as production = "2.4"')
+    return out
+
+
+def _read_owners(value: Any, problem: Problem) -> dict[str, str]:
+    """``[owners]``: node path → owning profile; a bad line is a problem."""
+    if not isinstance(value, dict):
+        problem(None, "owners", "owners must be a table of node = \"profile\" lines", 'write [owners] then "node/path" = "profile.name"')
+        return {}
+    out = {}
+    for node, owner in value.items():
+        if isinstance(owner, str) and owner.strip():
+            out[str(node).strip("/")] = owner.strip()
+        else:
+            problem("owners", node, f"[owners] {node!r} must be a profile name (text)",
+                    'write it as "node/path" = "profile.name"')
+    return out
+
+
+def _read_section(table: str, kind: type, value: dict[str, Any], problem: Problem) -> dict[str, Any]:
+    """The settings of one table that can be used, by key: a retired, unknown, mistyped or
+    out-of-range key is a problem and keeps its default."""
+    hints = typing.get_type_hints(kind)
+    known = {f.name for f in dataclasses.fields(kind)}
+    accepted: dict[str, Any] = {}
+    for key, item in value.items():
+        if (table, key) in RETIRED:
+            problem(table, key, f"[{table}] {key} is no longer used", RETIRED[(table, key)])
+            continue
+        if key not in known:
+            problem(table, key, f"[{table}] {key} is not a memtui setting",
+                    f"the settings of [{table}] are: {', '.join(sorted(known)) or 'none'}")
+            continue
+        if not _fits(item, hints[key]):
+            problem(table, key, f"[{table}] {key} must be {_type_name(hints[key])}, not {item!r}",
+                    f"write {key} = <{_type_name(hints[key])}>, or delete the line for the default")
+            continue
+        check = _EXTRA_CHECKS.get((table, key))
+        if check is not None and not check[0](item):
+            problem(table, key, f"[{table}] {key} {check[1]}, not {item!r}",
+                    "give a value above 0" if isinstance(item, (int, float)) else "correct the value")
+            continue
+        accepted[key] = float(item) if hints[key] is float else item
+    if "profile" in accepted and isinstance(accepted["profile"], str):
+        accepted["profile"] = accepted["profile"].strip() or None
+    return accepted
+
+
 def load(path: Path) -> tuple[Config, list[Finding]]:
     """Read the settings file at ``path`` (``memtui.toml``); a missing file gives the defaults.
 
@@ -241,27 +307,10 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
     environments: dict[str, str] = {}
     for table, value in data.items():
         if table == "environments":
-            if not isinstance(value, dict):
-                problem(None, table, "environments must be a table of name = \"version\" lines",
-                        'write [environments] then production = "2.4"')
-                continue
-            for name, version in value.items():
-                if isinstance(version, (str, int, float)) and not isinstance(version, bool) and str(version).strip():
-                    environments[str(name).strip().casefold()] = str(version).strip()
-                else:
-                    problem("environments", name, f"[environments] {name!r} must be a version (text)",
-                            'write it as production = "2.4"')
+            environments.update(_read_environments(value, problem))
             continue
         if table == "owners":
-            if not isinstance(value, dict):
-                problem(None, table, "owners must be a table of node = \"profile\" lines", 'write [owners] then "node/path" = "profile.name"')
-                continue
-            for node, owner in value.items():
-                if isinstance(owner, str) and owner.strip():
-                    owners[str(node).strip("/")] = owner.strip()
-                else:
-                    problem("owners", node, f"[owners] {node!r} must be a profile name (text)",
-                            'write it as "node/path" = "profile.name"')
+            owners.update(_read_owners(value, problem))
             continue
         kind = _SECTIONS.get(table)
         if kind is None:
@@ -271,30 +320,7 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
         if not isinstance(value, dict):
             problem(None, table, f"{table} must be a table ([{table}])", f"write [{table}] on its own line")
             continue
-        hints = typing.get_type_hints(kind)
-        known = {f.name for f in dataclasses.fields(kind)}
-        accepted: dict[str, Any] = {}
-        for key, item in value.items():
-            if (table, key) in RETIRED:
-                problem(table, key, f"[{table}] {key} is no longer used", RETIRED[(table, key)])
-                continue
-            if key not in known:
-                problem(table, key, f"[{table}] {key} is not a memtui setting",
-                        f"the settings of [{table}] are: {', '.join(sorted(known)) or 'none'}")
-                continue
-            if not _fits(item, hints[key]):
-                problem(table, key, f"[{table}] {key} must be {_type_name(hints[key])}, not {item!r}",
-                        f"write {key} = <{_type_name(hints[key])}>, or delete the line for the default")
-                continue
-            check = _EXTRA_CHECKS.get((table, key))
-            if check is not None and not check[0](item):
-                problem(table, key, f"[{table}] {key} {check[1]}, not {item!r}",
-                        "give a value above 0" if isinstance(item, (int, float)) else "correct the value")
-                continue
-            accepted[key] = float(item) if hints[key] is float else item
-        if "profile" in accepted and isinstance(accepted["profile"], str):
-            accepted["profile"] = accepted["profile"].strip() or None
-        sections[table] = kind(**accepted)
+        sections[table] = kind(**_read_section(table, kind, value, problem))
     return Config(owners=owners, environments=environments, path=path, **sections), findings
 
 

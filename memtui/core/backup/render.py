@@ -46,6 +46,7 @@ import stat
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Sequence
 
 from memtui.core import atomic, jsonio
@@ -255,41 +256,15 @@ def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
             i += 1
             continue
         if line.startswith("## Record "):
-            ref = line[len("## Record "):]
-            try:
-                doc_id = ref if ref.isdigit() else jsonio.loads(ref)
-            except json.JSONDecodeError as exc:
-                raise bad(i, f"record id {ref!r} is neither a number nor a JSON string") from exc
-            if not isinstance(doc_id, str) or doc_id in table:
-                raise bad(i, f"record id {ref!r} is not valid or repeats")
+            doc_id = _record_id(line[len("## Record "):], i, bad)
+            if doc_id in table:
+                raise bad(i, f"record id {line[len('## Record '):]!r} is not valid or repeats")
             record = table[doc_id] = {}
         elif line.startswith("- ") and record is not None:
-            # a JSON string literal is prefix-free, so a known key's literal followed by ": "
-            # is that key; unknown ones are decoded (and remembered) once
-            cut = line.find('": ', 2)
-            key = known.get(line[2:cut + 1]) if cut > 0 else None
-            if key is not None:
-                end = cut + 1
-            else:
-                try:
-                    key, end = jsonio.decode(line, 2)
-                except json.JSONDecodeError as exc:
-                    raise bad(i, "a field line does not start with a JSON key") from exc
-                if not isinstance(key, str) or line[end:end + 2] != ": ":
-                    raise bad(i, "a field line is not `- \"key\": value`")
-                known[line[2:end]] = key
+            key, end = _field_key(line, known, i, bad)
             rest = line[end + 2:]
             if rest in _BLOCK_FLAG:
-                fence_line = lines[i + 1] if i + 1 < len(lines) else ""
-                fence = fence_line[:-len("text")] if fence_line.endswith("text") else ""
-                if len(fence) < 3 or set(fence) != {"`"}:
-                    raise bad(i + 1, "a text block does not open with its fence")
-                try:
-                    close = lines.index(fence, i + 2)
-                except ValueError:
-                    raise bad(i + 1, "a text block is never closed") from None
-                record[key] = "\n".join(lines[i + 2:close]) + ("\n" if _BLOCK_FLAG[rest] else "")
-                i = close + 1
+                record[key], i = _text_block(lines, i, _BLOCK_FLAG[rest], bad)
                 continue
             try:
                 value, stop = jsonio.decode(rest, allow_nan=True)
@@ -310,6 +285,50 @@ def parse_table(data: bytes, shown_path: str = "store") -> dict[str, Any]:
         raise BackupFormatError(f"{shown_path}: says {expected} records but holds {len(table)}; "
                                 "the file was cut or edited")
     return table
+
+
+def _record_id(ref: str, i: int, bad: Callable[[int, str], BackupFormatError]) -> str:
+    """The doc id of a ``## Record`` heading: digits as written, else a JSON string."""
+    try:
+        doc_id = ref if ref.isdigit() else jsonio.loads(ref)
+    except json.JSONDecodeError as exc:
+        raise bad(i, f"record id {ref!r} is neither a number nor a JSON string") from exc
+    if not isinstance(doc_id, str):
+        raise bad(i, f"record id {ref!r} is not valid or repeats")
+    return doc_id
+
+
+def _field_key(line: str, known: dict[str, str], i: int,
+               bad: Callable[[int, str], BackupFormatError]) -> tuple[str, int]:
+    """The key of a field line ``- "key": value`` and where its literal ends. A JSON string
+    literal is prefix-free, so a known key's literal followed by ``": "`` is that key; an
+    unknown one is decoded once and remembered in ``known``."""
+    cut = line.find('": ', 2)
+    key = known.get(line[2:cut + 1]) if cut > 0 else None
+    if key is not None:
+        return key, cut + 1
+    try:
+        key, end = jsonio.decode(line, 2)
+    except json.JSONDecodeError as exc:
+        raise bad(i, "a field line does not start with a JSON key") from exc
+    if not isinstance(key, str) or line[end:end + 2] != ": ":
+        raise bad(i, "a field line is not `- \"key\": value`")
+    known[line[2:end]] = key
+    return key, end
+
+
+def _text_block(lines: list[str], i: int, trailing_newline: bool,
+                bad: Callable[[int, str], BackupFormatError]) -> tuple[str, int]:
+    """The text of the fenced block after the field line ``i``, and the line after it."""
+    fence_line = lines[i + 1] if i + 1 < len(lines) else ""
+    fence = fence_line[:-len("text")] if fence_line.endswith("text") else ""
+    if len(fence) < 3 or set(fence) != {"`"}:
+        raise bad(i + 1, "a text block does not open with its fence")
+    try:
+        close = lines.index(fence, i + 2)
+    except ValueError:
+        raise bad(i + 1, "a text block is never closed") from None
+    return "\n".join(lines[i + 2:close]) + ("\n" if trailing_newline else ""), close + 1
 
 
 def render_store(tables: dict[str, dict[str, Any]] | None) -> dict[bytes, bytes]:

@@ -236,52 +236,70 @@ def _restore_into(files: dict[bytes, rd.Entry], manifest: rd.Manifest, root: Pat
     jobs: list[tuple[bytes, bytes, rd.Entry]] = []
     total = len(files)
     for done, path in enumerate(sorted(files), start=1):
-        entry = files[path]
         if progress and done % 500 == 0:
             progress(done, total)
-        if path == rd.MANIFEST:
-            continue
-        if path == rd.GITATTRIBUTES:
-            _check_sum(result, manifest, path, entry)
-            continue
-        if path.startswith(rd.STORE) and path.endswith(b".md") and path.count(b"/") == 1:
-            _check_sum(result, manifest, path, entry)  # a store file is checked like any file
-            tables[rd.table_name(path)] = rd.parse_table(entry.data, rd.shown(path))
-            continue
-        if path == rd.REMOTE_GRAPH:  # the remote graph's snapshot: kept as memtui's own state
-            state = _folder(root_b, b".memtui")
-            if state is None:
-                _refuse(result, path, ".memtui is a symbolic link or a file in the target")
-                continue
-            jobs.append((path, os.path.join(root_b, os.fsencode(rd.REMOTE_STATE)), entry))
-            _check_sum(result, manifest, path, entry)
-            continue
-        if not path.startswith(rd.FILES):
-            _refuse(result, path, "is not part of a memtui backup tree (neither files/ nor store/)")
-            continue
-        rel = path[len(rd.FILES):]
-        why = unsafe_reason(rel)
-        if why:
-            _refuse(result, path, why)
-            continue
-        parent = _folder(root_b, os.path.dirname(rel))
-        if parent is None:
-            _refuse(result, path, "has a folder on its way that is a symbolic link or a file")
-            continue
-        full = os.path.join(root_b, rel)
-        if os.path.islink(full) or os.path.isdir(full):
-            _refuse(result, path, "would replace a symbolic link or a folder in the target")
-            continue
-        jobs.append((path, full, entry))
-        _check_sum(result, manifest, path, entry)
-        if b"/" not in rel and redact.left_out(rel, entry.data):
-            result.left_out.append(rd.shown(rel))
+        job = _plan_entry(result, manifest, root_b, path, files[path], tables)
+        if job is not None:
+            jobs.append(job)
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # creating files waits on the disk, not the CPU
         for path, error in zip([j[0] for j in jobs], pool.map(_write, jobs), strict=False):
             if error is None:
                 result.files += 1
             else:
                 _refuse(result, path, f"could not be written ({error})")
+    _check_complete(result, manifest, files, tables, root_b)
+    if manifest.store_present or tables:
+        _write_store(result, manifest, tables, root_b)
+    if progress:
+        progress(total, total)
+    return result
+
+
+def _plan_entry(result: RestoreResult, manifest: rd.Manifest, root_b: bytes, path: bytes, entry: rd.Entry,
+                tables: dict[str, dict[str, Any]]) -> tuple[bytes, bytes, rd.Entry] | None:
+    """What to do with one entry of the backup tree: the ``(path, target, entry)`` to write,
+    or ``None`` (a store table, parsed into ``tables``; the MANIFEST; a refused entry, reported
+    in ``result``). Every written or parsed entry is checked against its MANIFEST sum."""
+    if path == rd.MANIFEST:
+        return None
+    if path == rd.GITATTRIBUTES:
+        _check_sum(result, manifest, path, entry)
+        return None
+    if path.startswith(rd.STORE) and path.endswith(b".md") and path.count(b"/") == 1:
+        _check_sum(result, manifest, path, entry)  # a store file is checked like any file
+        tables[rd.table_name(path)] = rd.parse_table(entry.data, rd.shown(path))
+        return None
+    if path == rd.REMOTE_GRAPH:  # the remote graph's snapshot: kept as memtui's own state
+        if _folder(root_b, b".memtui") is None:
+            _refuse(result, path, ".memtui is a symbolic link or a file in the target")
+            return None
+        _check_sum(result, manifest, path, entry)
+        return path, os.path.join(root_b, os.fsencode(rd.REMOTE_STATE)), entry
+    if not path.startswith(rd.FILES):
+        _refuse(result, path, "is not part of a memtui backup tree (neither files/ nor store/)")
+        return None
+    rel = path[len(rd.FILES):]
+    why = unsafe_reason(rel)
+    if why:
+        _refuse(result, path, why)
+        return None
+    if _folder(root_b, os.path.dirname(rel)) is None:
+        _refuse(result, path, "has a folder on its way that is a symbolic link or a file")
+        return None
+    full = os.path.join(root_b, rel)
+    if os.path.islink(full) or os.path.isdir(full):
+        _refuse(result, path, "would replace a symbolic link or a folder in the target")
+        return None
+    _check_sum(result, manifest, path, entry)
+    if b"/" not in rel and redact.left_out(rel, entry.data):
+        result.left_out.append(rd.shown(rel))
+    return path, full, entry
+
+
+def _check_complete(result: RestoreResult, manifest: rd.Manifest, files: dict[bytes, rd.Entry],
+                    tables: dict[str, dict[str, Any]], root_b: bytes) -> None:
+    """Report what the MANIFEST lists but the backup lacks (files, tables, record counts), and
+    make its empty folders (refused when unsafe or in the way of a link)."""
     for path in sorted(set(manifest.files) - set(files)):
         result.findings.append(Finding.make("restore-mismatch", rd.shown(path),
                                             "is listed in MANIFEST but missing from the backup",
@@ -301,17 +319,19 @@ def _restore_into(files: dict[bytes, rd.Entry], manifest: rd.Manifest, root: Pat
             result.findings.append(Finding.make("restore-mismatch", rd.shown(rd.table_file(name)),
                                                 f"holds {len(tables[name])} records, MANIFEST says {count}",
                                                 "the backup was edited by hand; check it"))
-    if manifest.store_present or tables:
-        state = _folder(root_b, b".memtui")
-        if state is None:
-            _refuse(result, b".memtui/" + STORE_NAME.encode(), ".memtui is a symbolic link or a file in the target")
-        else:
-            atomic.write_bytes(os.fsdecode(os.path.join(state, STORE_NAME.encode())), rd.store_json(tables, list(manifest.tables)))
-            result.tables = {name: len(t) for name, t in sorted(tables.items())}
-            result.records = sum(result.tables.values())
-    if progress:
-        progress(total, total)
-    return result
+
+
+def _write_store(result: RestoreResult, manifest: rd.Manifest, tables: dict[str, dict[str, Any]],
+                 root_b: bytes) -> None:
+    """Write the store the tables make into the target's ``.memtui`` (refused when that is a
+    link or a file), and count its records in ``result``."""
+    state = _folder(root_b, b".memtui")
+    if state is None:
+        _refuse(result, b".memtui/" + STORE_NAME.encode(), ".memtui is a symbolic link or a file in the target")
+        return
+    atomic.write_bytes(os.fsdecode(os.path.join(state, STORE_NAME.encode())), rd.store_json(tables, list(manifest.tables)))
+    result.tables = {name: len(t) for name, t in sorted(tables.items())}
+    result.records = sum(result.tables.values())
 
 
 def restore(repo: str | os.PathLike[str], rev: str | None, subdir: str, target: str | os.PathLike[str],

@@ -215,9 +215,20 @@ def _scan(ws: Workspace, store: Store, progress: Progress | None, today: _dt.dat
                    if path in active else f"memtui adopt {_q(path)}, then memtui reverify {_q(path)} …")
             found.append(Candidate("stale", n, owner(n), [path], "; ".join(stale.reasons),
                                    "re-verify or retire", how, [owner(n)], stale.to_json()))
+    found.extend(_one_liners(tree, nodes, read, owner))
+    found.extend(_contested(ledger, active, read, owner))
+    found.extend(_conflicts(read, active, owner))
+    found.extend(_duplicates(docs, read, active, ledger, owner, progress))
+    found.sort(key=lambda c: (c.node, c.owner or "", KINDS.index(c.kind), c.articles))
+    report.candidates = found
+    return report
+
+
+def _one_liners(tree: MemoryTree, nodes: list[str], read: dict[str, _Read], owner) -> list[Candidate]:  # noqa: ANN001
+    """Index lines whose one-liner no longer matches the article's ``summary``."""
+    found = []
     for n in nodes:
-        index = tree.index(n)
-        for entry in index.entries:
+        for entry in tree.index(n).entries:
             item = read.get(entry.path or "")
             summary = item.meta.get("summary") if item else None
             if item is None or entry.one_liner is None or not isinstance(summary, str) or not summary.strip():
@@ -228,10 +239,16 @@ def _scan(ws: Workspace, store: Store, progress: Progress | None, today: _dt.dat
                     f"the index line says {entry.one_liner!r} but the article's summary is {summary.strip()!r}",
                     "refresh the one-liner", f"memtui refresh {_q(item.path)}", [owner(n)],
                     {"line": entry.line, "one_liner": entry.one_liner, "summary": " ".join(summary.split())}))
+    return found
+
+
+def _contested(ledger: Ledger, active: dict[str, Version], read: dict[str, _Read], owner) -> list[Candidate]:  # noqa: ANN001
+    """Active versions with an open contest, each with the first contest's reason."""
     open_by_version: dict[str, list[Any]] = {}
     for contest in ledger.contests():
         if contest.open:
             open_by_version.setdefault(contest.version, []).append(contest)
+    found = []
     for path, version in sorted(active.items()):
         contests = open_by_version.get(version.id, [])
         if not contests or path not in read:
@@ -244,11 +261,7 @@ def _scan(ws: Workspace, store: Store, progress: Progress | None, today: _dt.dat
         found.append(Candidate("contested", n, owner(n), [path], why, "resolve (or publish a new version)",
                                f"memtui resolve {_q(path)} --why TEXT", [owner(n)],
                                {"version": version.id, "contests": [c.to_json() for c in contests]}))
-    found.extend(_conflicts(read, active, owner))
-    found.extend(_duplicates(docs, read, active, ledger, owner, progress))
-    found.sort(key=lambda c: (c.node, c.owner or "", KINDS.index(c.kind), c.articles))
-    report.candidates = found
-    return report
+    return found
 
 
 def _conflicts(read: dict[str, _Read], active: dict[str, Version], owner) -> list[Candidate]:  # noqa: ANN001

@@ -382,10 +382,34 @@ def _plans(chunk: Chunk) -> dict[int, _Plan]:
     (``None``: every line), in the plugins' order."""
     every = _plugins()
     prefilter = _prefilter()
-    meaning = prefilter.meaning
-    rows: dict[int, dict[int, set[int]]] = {}  # text -> plugin -> lines holding a first strong string
-    long_lines: dict[int, set[int]] = {}  # text -> lines holding a token run (prefilter.run)
-    quoted: dict[int, set[int]] = {}  # text -> lines holding an entropy candidate
+    rows, long_lines, quoted = _hinted_lines(chunk, prefilter.meaning)
+    run = prefilter.run
+    plans: dict[int, _Plan] = {}
+    for index, of_text in rows.items():
+        # a gated plugin whose matches hold a token run as long is run on those lines only
+        plan: _Plan = []
+        for p, lines in sorted(of_text.items()):
+            if run and every[p].word_run >= run:
+                lines = lines & long_lines.get(index, set())
+            if lines:
+                plan.append((every[p], lines))
+        if plan:
+            plans[index] = plan
+    _plan_ungated(plans, every, len(chunk), long_lines, quoted)
+    for entries in plans.values():  # the plugins' own order: the first to flag a value names its kind
+        entries.sort(key=lambda entry: every.index(entry[0]))
+    return plans
+
+
+def _hinted_lines(chunk: Chunk, meaning: Any) -> tuple[dict[int, dict[int, set[int]]], dict[int, set[int]],
+                                                        dict[int, set[int]]]:
+    """What the prefilter's hints say of each text: ``(rows, long_lines, quoted)``, by text
+    index: the lines holding a plugin's first strong string (by plugin), the lines holding a
+    token run, the lines holding an entropy candidate. Case-insensitive strings are looked
+    for in the ``casefold()`` of the non-ASCII texts too (``ſ`` is ``s``)."""
+    rows: dict[int, dict[int, set[int]]] = {}
+    long_lines: dict[int, set[int]] = {}
+    quoted: dict[int, set[int]] = {}
     for id_, end in chunk.hints(HINTS_NAME):
         kind, owners = meaning[id_]
         index, line = chunk.line(end - 1)
@@ -399,7 +423,7 @@ def _plans(chunk: Chunk) -> dict[int, _Plan]:
         index, line = chunk.line(end - 1)
         long_lines.setdefault(index, set()).add(line)
     others = [i for i, plain in enumerate(chunk.ascii) if not plain]
-    if others:  # case-insensitive strings in the casefold() of the non-ASCII texts (ſ is s)
+    if others:
         folded = Chunk([chunk.texts[i].casefold() for i in others])
         for id_, end in folded.hints(HINTS_NAME):
             kind, owners = meaning[id_]
@@ -408,18 +432,13 @@ def _plans(chunk: Chunk) -> dict[int, _Plan]:
                 of_text = rows.setdefault(others[sub], {})
                 for p_index in owners:
                     of_text.setdefault(p_index, set()).add(line)
-    run = prefilter.run
-    plans: dict[int, _Plan] = {}
-    for index, of_text in rows.items():
-        # a gated plugin whose matches hold a token run as long is run on those lines only
-        plan: _Plan = []
-        for p, lines in sorted(of_text.items()):
-            if run and every[p].word_run >= run:
-                lines = lines & long_lines.get(index, set())
-            if lines:
-                plan.append((every[p], lines))
-        if plan:
-            plans[index] = plan
+    return rows, long_lines, quoted
+
+
+def _plan_ungated(plans: dict[int, _Plan], every: list[_Plugin], texts: int, long_lines: dict[int, set[int]],
+                  quoted: dict[int, set[int]]) -> None:
+    """Add the plugins no string gates to ``plans``: an entropy plugin on the lines with a
+    candidate, one with a known token run on the lines holding one, the others everywhere."""
     ungated = [p for p in every if p.gates is None]
     entropy = [p for p in ungated if p.entropy]
     for index, lines in quoted.items():
@@ -428,14 +447,11 @@ def _plans(chunk: Chunk) -> dict[int, _Plan]:
         if plugin.entropy:
             continue
         if plugin.word_run <= 0:  # nothing known: every line of every text
-            for index in range(len(chunk)):
+            for index in range(texts):
                 plans.setdefault(index, []).append((plugin, None))
             continue
         for index, lines in long_lines.items():
             plans.setdefault(index, []).append((plugin, lines))
-    for entries in plans.values():  # the plugins' own order: the first to flag a value names its kind
-        entries.sort(key=lambda entry: every.index(entry[0]))
-    return plans
 
 
 def every_line(text: str, first_line: int = 1) -> list[Hit]:

@@ -136,8 +136,8 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
     One ``os.scandir`` pass: a file's type comes from its directory entry and its status
     from one ``stat`` (kept in :attr:`Source.stat`); with ``known`` (path → ``(mtime ns,
     size)``, the index manifest's stamps) a file whose stamp is unchanged is only counted,
-    so the no-change catch-up at start does one system call and no object a file (issue
-    14: three calls and five path objects a file made it grow to seconds).
+    so the no-change catch-up at start does one system call and no object a file (three
+    calls and five path objects a file made it grow to seconds).
 
     Returns:
         A :class:`Scan`: sources sorted by path; findings for directories named like notes
@@ -208,20 +208,27 @@ def scan(ws: Workspace, known: dict[str, tuple[int, int]] | None = None) -> Scan
             walk(entry.path, prefix + entry.name + "/", False)
 
     walk(os.fspath(ws.memory), top_prefix, True)
+    out.unchanged = unchanged + _stamp_others(ws, stamps, out)
+    out.sources.sort(key=lambda s: s.rel)
+    return out
+
+
+def _stamp_others(ws: Workspace, stamps: dict[str, tuple[int, int]], out: Scan) -> int:
+    """Add the sources outside the memory tree to ``out`` (seen, and a source when its stamp
+    differs from ``stamps``); returns how many were unchanged."""
+    unchanged = 0
     for src in _other_sources(ws):
         try:
             st = src.path.stat()
         except OSError:
             continue
         src.stat = st
-        seen.append(src.rel)
+        out.seen.append(src.rel)
         if stamps.get(src.rel) == (st.st_mtime_ns, st.st_size):
             unchanged += 1
         else:
-            sources.append(src)
-    out.unchanged = unchanged
-    out.sources.sort(key=lambda s: s.rel)
-    return out
+            out.sources.append(src)
+    return unchanged
 
 
 def _other_sources(ws: Workspace) -> list[Source]:

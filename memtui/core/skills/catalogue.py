@@ -148,17 +148,7 @@ def load_catalogue(ws: Workspace) -> Catalogue:
     scopes_present = [] if CASCADE_DIR in linked_out else [s for s in SCOPES if (cascade_dir / s).is_dir()]
     has_roots = any(p.is_dir() for p in roots.values()) or bool(scopes_present)
     if not has_roots:
-        if _looks_like_root(ws.root):
-            cat.roots["folder"] = ws.root
-            cat.skills = scan_root(ws.root, "folder", base=ws.root, limit=limit)
-        else:
-            collections = [c for c in sorted(ws.root.iterdir())
-                           if c.is_dir() and c.name not in _SKIP_DIRS and _looks_like_root(c)]
-            for coll in collections:
-                cat.roots[coll.name] = coll
-                cat.skills.extend(scan_root(coll, coll.name, base=ws.root, confine_to=ws.root,
-                                            limit=limit))
-        _mark_duplicates(cat.skills)
+        _load_plain_folder(ws, cat)
         return cat
 
     agent, shared = ([] if label in linked_out else
@@ -168,9 +158,47 @@ def load_catalogue(ws: Workspace) -> Catalogue:
         if roots[label].is_dir() and label not in linked_out:
             cat.roots[label] = roots[label]
 
+    scoped, winner_scope = _scan_scopes(ws, cat, scopes_present, limit)
+
+    if scopes_present and roots[SHARED_ROOT].is_dir() and SHARED_ROOT not in linked_out:
+        admin = _check_flattening(cat, shared, scoped, winner_scope)
+    elif scopes_present:
+        # no mounted root: the flattened cascade is the administrator's root
+        cat.roots[SHARED_ROOT] = cascade_dir
+        admin = list(winner_scope.values())
+    else:
+        admin = [s for s in shared if s.nested_in is None]
+
+    _mark_shadowed(agent, admin)
+    cat.skills = agent + shared + scoped
+    _mark_duplicates([s for s in cat.skills if s.shadowed_by is None and s.loadable])
+    return cat
+
+
+def _load_plain_folder(ws: Workspace, cat: Catalogue) -> None:
+    """Fill ``cat`` from a folder with neither skills root: itself as one root of skill
+    folders, or each of its sub-folders that is one (a corpus of collections)."""
+    limit = ws.config.max_file_bytes
+    if _looks_like_root(ws.root):
+        cat.roots["folder"] = ws.root
+        cat.skills = scan_root(ws.root, "folder", base=ws.root, limit=limit)
+    else:
+        collections = [c for c in sorted(ws.root.iterdir())
+                       if c.is_dir() and c.name not in _SKIP_DIRS and _looks_like_root(c)]
+        for coll in collections:
+            cat.roots[coll.name] = coll
+            cat.skills.extend(scan_root(coll, coll.name, base=ws.root, confine_to=ws.root, limit=limit))
+    _mark_duplicates(cat.skills)
+
+
+def _scan_scopes(ws: Workspace, cat: Catalogue, scopes: list[str],
+                 limit: int) -> tuple[list[Skill], dict[str, Skill]]:
+    """The skills of the publication ``scopes`` present, in cascade order, and the one that
+    wins each name (a later scope over an earlier one, which gets ``skill-scope-overridden``)."""
+    cascade_dir = ws.root / CASCADE_DIR
     scoped: list[Skill] = []
     winner_scope: dict[str, Skill] = {}
-    for scope in scopes_present:
+    for scope in scopes:
         label = f"{CASCADE_DIR}/{scope}"
         cat.roots[label] = cascade_dir / scope
         found = scan_root(cascade_dir / scope, label, base=ws.root, confine_to=ws.root, limit=limit)
@@ -189,36 +217,39 @@ def load_catalogue(ws: Workspace) -> Catalogue:
                 earlier.findings.sort(key=sort_key)
             winner_scope[skill.key] = skill
         scoped.extend(found)
+    return scoped, winner_scope
 
-    if scopes_present and roots[SHARED_ROOT].is_dir() and SHARED_ROOT not in linked_out:
-        # shared-skills/ is the mounted flattening: scope copies are its sources, never
-        # loaded themselves; each mounted skill learns the scope it came from.
-        top_shared = {s.key: s for s in shared if s.nested_in is None}
-        for skill in scoped:
-            skill.loadable = False
-        for key, skill in top_shared.items():
-            origin = winner_scope.get(key)
-            if origin is None:
-                cat.findings.append(Finding.make(
-                    "skill-cascade-mismatch", skill.path,
-                    f"shared skill {key!r} comes from none of the scopes in {CASCADE_DIR}/",
-                    f"publish it at a scope, or remove it from {SHARED_ROOT}/"))
-            else:
-                skill.scope = origin.scope
-        for key, origin in winner_scope.items():
-            if key not in top_shared:
-                cat.findings.append(Finding.make(
-                    "skill-cascade-mismatch", origin.path,
-                    f"scope {origin.scope!r} publishes {key!r}, but {SHARED_ROOT}/ does not hold it",
-                    f"re-publish so {SHARED_ROOT}/ is the flattening of the scopes"))
-        admin = list(top_shared.values())
-    elif scopes_present:
-        # no mounted root: the flattened cascade is the administrator's root
-        cat.roots[SHARED_ROOT] = cascade_dir
-        admin = list(winner_scope.values())
-    else:
-        admin = [s for s in shared if s.nested_in is None]
 
+def _check_flattening(cat: Catalogue, shared: list[Skill], scoped: list[Skill],
+                      winner_scope: dict[str, Skill]) -> list[Skill]:
+    """``shared-skills/`` is the mounted flattening of the scopes: the scope copies are its
+    sources, never loaded themselves; each mounted skill learns the scope it came from, and a
+    skill in one but not the other is a ``skill-cascade-mismatch``. Returns the
+    administrator's skills (the mounted ones)."""
+    top_shared = {s.key: s for s in shared if s.nested_in is None}
+    for skill in scoped:
+        skill.loadable = False
+    for key, skill in top_shared.items():
+        origin = winner_scope.get(key)
+        if origin is None:
+            cat.findings.append(Finding.make(
+                "skill-cascade-mismatch", skill.path,
+                f"shared skill {key!r} comes from none of the scopes in {CASCADE_DIR}/",
+                f"publish it at a scope, or remove it from {SHARED_ROOT}/"))
+        else:
+            skill.scope = origin.scope
+    for key, origin in winner_scope.items():
+        if key not in top_shared:
+            cat.findings.append(Finding.make(
+                "skill-cascade-mismatch", origin.path,
+                f"scope {origin.scope!r} publishes {key!r}, but {SHARED_ROOT}/ does not hold it",
+                f"re-publish so {SHARED_ROOT}/ is the flattening of the scopes"))
+    return list(top_shared.values())
+
+
+def _mark_shadowed(agent: list[Skill], admin: list[Skill]) -> None:
+    """Mark each of the agent's own skills that an administrator's skill of the same name
+    shadows (``skill-shadowed``): agents get the administrator's copy."""
     admin_by_key = {s.key: s for s in admin}
     for skill in agent:
         if skill.nested_in is not None:
@@ -231,10 +262,6 @@ def load_catalogue(ws: Workspace) -> Catalogue:
                 f"shadowed by the administrator's copy {winner.path}: agents get that one",
                 "rename your skill to keep both; the administrator's copy always wins"))
             skill.findings.sort(key=sort_key)
-
-    cat.skills = agent + shared + scoped
-    _mark_duplicates([s for s in cat.skills if s.shadowed_by is None and s.loadable])
-    return cat
 
 
 def _mark_duplicates(skills: Iterable[Skill]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -187,6 +188,31 @@ def parse_skill(folder: Path, shown: str, root: str, *, key: str | None = None,
 
 
 def _validate(skill: Skill, fm: FrontMatter) -> None:
+    """Every finding of a SKILL.md's front matter: its presence, then each field's rules."""
+    if _front_matter_unusable(skill, fm):
+        return
+    add = skill.findings.append
+    p = skill.path
+    second = fm.second_block_finding(p)
+    if second is not None:
+        add(second)
+    fields = _compose_fields(fm.node)
+    skill.front_matter = {k: _written(node) for k, (_ln, node) in fields.items()}
+
+    for key, line in fm.duplicate_keys:
+        add(Finding.make(
+            "skill-duplicate-key", p, f"{key} is given twice (second value used)",
+            "delete one of the two lines; YAML loaders disagree on which one wins", line=line))
+
+    line_of = _line_finder(fields)
+    _check_name_field(skill, fields.get("name", (0, None))[1], line_of)
+    _check_description_field(skill, fields.get("description", (0, None))[1], line_of)
+    _check_other_keys(skill, fields, line_of)
+
+
+def _front_matter_unusable(skill: Skill, fm: FrontMatter) -> bool:
+    """Report a SKILL.md with no front matter or a broken one; ``True`` when its fields
+    cannot be read at all."""
     add = skill.findings.append
     p = skill.path
     if not fm.present:
@@ -194,7 +220,7 @@ def _validate(skill: Skill, fm: FrontMatter) -> None:
             "skill-no-front-matter", p, "no front matter: name and description missing",
             f"start the file with a `---` block giving name and description ({_AGENT_SPEC}: "
             "the file starts with YAML front matter)", line=1))
-        return
+        return True
     if fm.error:
         code = "front-matter-unclosed" if not fm.closed else (
             "front-matter-not-mapping" if "expected keys and values" in fm.error else "front-matter-invalid")
@@ -207,26 +233,29 @@ def _validate(skill: Skill, fm: FrontMatter) -> None:
                          line=fm.error_line, column=fm.error_column))
         if not fm.closed:
             skill.body = fm.body  # the whole text: nothing can be trusted as front matter
-        return
-    second = fm.second_block_finding(p)
-    if second is not None:
-        add(second)
-    fields = _compose_fields(fm.node)
-    skill.front_matter = {k: _written(node) for k, (_ln, node) in fields.items()}
+        return True
+    return False
+
+
+def _blank(node: yaml.Node | None) -> bool:
+    """A required field that is absent, ``null`` (written bare) or only whitespace."""
+    return node is None or (isinstance(node, yaml.ScalarNode)
+                            and (node.tag.endswith(":null") and not node.style or not node.value.strip()))
+
+
+def _line_finder(fields: dict[str, tuple[int, Any]]) -> Callable[[str], int | None]:
+    """The 1-based line of a front matter key in the file, ``None`` when it is absent."""
 
     def line_of(key: str) -> int | None:
         return fields[key][0] + 1 if key in fields else None  # +1: the opening fence
 
-    for key, line in fm.duplicate_keys:
-        add(Finding.make(
-            "skill-duplicate-key", p, f"{key} is given twice (second value used)",
-            "delete one of the two lines; YAML loaders disagree on which one wins", line=line))
+    return line_of
 
-    # name
-    name_node = fields.get("name", (0, None))[1]
-    if name_node is None or (isinstance(name_node, yaml.ScalarNode)
-                             and (name_node.tag.endswith(":null") and not name_node.style
-                                  or not name_node.value.strip())):
+
+def _check_name_field(skill: Skill, name_node: Any, line_of: Callable[[str], int | None]) -> None:
+    add = skill.findings.append
+    p = skill.path
+    if _blank(name_node):
         add(Finding.make(
             "skill-no-name", p, "name is missing" if name_node is None else "name is empty",
             f"add `name: {skill.key}` to the front matter ({_AGENT_SPEC}: name is required, "
@@ -243,11 +272,11 @@ def _validate(skill: Skill, fm: FrontMatter) -> None:
         if skill.name is not None:
             _check_name_rules(skill, skill.name, line_of("name"))
 
-    # description
-    desc_node = fields.get("description", (0, None))[1]
-    if desc_node is None or (isinstance(desc_node, yaml.ScalarNode)
-                             and (desc_node.tag.endswith(":null") and not desc_node.style
-                                  or not desc_node.value.strip())):
+
+def _check_description_field(skill: Skill, desc_node: Any, line_of: Callable[[str], int | None]) -> None:
+    add = skill.findings.append
+    p = skill.path
+    if _blank(desc_node):
         add(Finding.make(
             "skill-no-description", p,
             "description is missing" if desc_node is None else "description is empty",
@@ -280,7 +309,10 @@ def _validate(skill: Skill, fm: FrontMatter) -> None:
                     "write it as the situation it answers, e.g. \"Use when the user asks for …\" "
                     "(the description is what decides whether the skill is used)", line=line_of("description")))
 
-    # other keys
+
+def _check_other_keys(skill: Skill, fields: dict[str, tuple[int, Any]], line_of: Callable[[str], int | None]) -> None:
+    add = skill.findings.append
+    p = skill.path
     unknown = [k for k in fields if k not in ALLOWED_KEYS]
     if unknown:
         add(Finding.make(

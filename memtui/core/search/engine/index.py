@@ -631,56 +631,15 @@ class SearchIndex:
         old = (self.manifest.stamps(wanted if only is not None else None) if listed else {})
         empty = not old and (only is None or not listed or self.manifest.count() == 0)
         report.rebuilt = rebuild or not had_index or empty and bool(report.findings)
-        if only is None:
-            found = scan(self.ws, old)
-            report.findings.extend(found.findings)
-            current = {s.rel: s for s in found.sources}
-            report.unchanged += found.unchanged
-            known_seen = found.unchanged + sum(1 for rel_path in current if rel_path in old)
-            gone = [] if known_seen == len(old) else sorted(set(old).difference(found.seen))
-        else:
-            current = {}
-            for p in sorted(wanted):
-                src = source_for(self.ws, p)
-                if src is not None:
-                    current[p] = src
-            gone = [p for p in wanted if p in old and p not in current]
+        current, gone = self._sources_now(None if only is None else wanted, old, report)
         changed: dict[str, Entry] = {}
-        todo: list[tuple[Source, bytes, Entry]] = []
         total = len(current) + report.unchanged
         if progress:
             progress(0, total)
         if empty and only is None and total >= PARALLEL_SOURCES and worker_count() > 1:
             self._build_parallel(ix, list(current.values()), report, progress)
             return self._finish_report(ix, report, progress, total, started)
-        stale: list[tuple[Source, os.stat_result]] = []
-        for rel_path, src in current.items():
-            try:
-                st = src.stat if src.stat is not None else src.path.stat()
-            except OSError:
-                gone.append(rel_path)
-                continue
-            if old.get(rel_path) == (st.st_mtime_ns, st.st_size):
-                report.unchanged += 1
-                continue
-            stale.append((src, st))
-        old_sha = self.manifest.sha(src.rel for src, _ in stale if src.rel in old) if stale else {}
-        for src, st in stale:
-            data, finding = read_source(src)
-            if data is None:
-                if finding:
-                    report.findings.append(finding)
-                if src.rel in old:
-                    gone.append(src.rel)
-                continue
-            if finding:
-                report.findings.append(finding)
-            entry = _entry(st, data)
-            if old_sha.get(src.rel) == entry[2]:
-                changed[src.rel] = entry  # touched, same content: only the stamp is new
-                report.unchanged += 1
-                continue
-            todo.append((src, data, entry))
+        todo = self._changed_sources(current, old, gone, changed, report)
         checked = total - len(todo)
         owners = iter_owner_map(self.ws) if todo else {}
         node_cache: dict[Path, str] = {}
@@ -707,6 +666,61 @@ class SearchIndex:
             with self._locked():
                 self._write_manifest(changed)
         return self._finish_report(ix, report, progress, total, started)
+
+    def _sources_now(self, wanted: set[str] | None, old: dict[str, tuple[int, int]],
+                     report: IndexReport) -> tuple[dict[str, Source], list[str]]:
+        """The source files to look at and the indexed ones gone: the whole workspace's
+        (``wanted`` ``None``; the files it leaves unchanged by their stamps in ``old`` are
+        counted in ``report``) or only the ``wanted`` paths'."""
+        if wanted is None:
+            found = scan(self.ws, old)
+            report.findings.extend(found.findings)
+            current = {s.rel: s for s in found.sources}
+            report.unchanged += found.unchanged
+            known_seen = found.unchanged + sum(1 for rel_path in current if rel_path in old)
+            gone = [] if known_seen == len(old) else sorted(set(old).difference(found.seen))
+            return current, gone
+        current = {}
+        for path in sorted(wanted):
+            src = source_for(self.ws, path)
+            if src is not None:
+                current[path] = src
+        return current, [p for p in wanted if p in old and p not in current]
+
+    def _changed_sources(self, current: dict[str, Source], old: dict[str, tuple[int, int]], gone: list[str],
+                         changed: dict[str, Entry], report: IndexReport) -> list[tuple[Source, bytes, Entry]]:
+        """The sources whose content differs from what is indexed, read: ``(source, bytes,
+        manifest entry)``. A file whose stamp is unchanged is not read; one touched with the
+        same content only gets its new stamp in ``changed``; one that vanished or cannot be
+        read is added to ``gone`` (when indexed) with its finding in ``report``."""
+        stale: list[tuple[Source, os.stat_result]] = []
+        for rel_path, src in current.items():
+            try:
+                st = src.stat if src.stat is not None else src.path.stat()
+            except OSError:
+                gone.append(rel_path)
+                continue
+            if old.get(rel_path) == (st.st_mtime_ns, st.st_size):
+                report.unchanged += 1
+                continue
+            stale.append((src, st))
+        old_sha = self.manifest.sha(src.rel for src, _ in stale if src.rel in old) if stale else {}
+        todo: list[tuple[Source, bytes, Entry]] = []
+        for src, st in stale:
+            data, finding = read_source(src)
+            if finding:
+                report.findings.append(finding)
+            if data is None:
+                if src.rel in old:
+                    gone.append(src.rel)
+                continue
+            entry = _entry(st, data)
+            if old_sha.get(src.rel) == entry[2]:
+                changed[src.rel] = entry  # touched, same content: only the stamp is new
+                report.unchanged += 1
+                continue
+            todo.append((src, data, entry))
+        return todo
 
     def _delete_source(self, writer, rel_path: str) -> None:  # noqa: ANN001 - a Whoosh writer
         """Delete the documents of one source file in ``writer``.

@@ -318,12 +318,7 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             continue
         q: wq.Query | None = None
         if item.kind == "word":
-            variants: dict[int, list[str]] = {}
-            for term, w in terms(latin_digits(item.text)):
-                group = variants.setdefault(w.pos * 2 + (0 if w.whole else 1), [])
-                group.append(term)
-                if term.startswith(KEY_MARK):  # the other readings of a Latin-typed word
-                    group.extend(k for k in reading_keys(w.text) if k not in group)
+            variants = _word_variants(item.text)
             subs = []
             for key in sorted(variants):
                 vs = tuple(variants[key])
@@ -342,15 +337,8 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             if subs:
                 q = subs[0] if len(subs) == 1 else _union(subs)
         elif item.kind == "phrase":
-            kept = [(t, w.pos) for t, w in terms(item.text) if not w.whole and not t.startswith(KEY_MARK)]
-            parts = [t for t, _ in kept]
-            # stop words leave gaps in the positions (in the query as in the text): allow them
-            slop = max([b - a for (_, a), (_, b) in zip(kept, kept[1:], strict=False)] or [1])
+            q, parts = _phrase_query(item.text)
             highlight.update(parts)  # the phrase matches plain terms only
-            if len(parts) == 1:
-                q = _word_query(parts)
-            elif parts:
-                q = _Phrase(parts, slop=max(1, slop))
             count += 1
         elif item.kind == "prefix":
             highlight.add(PREFIX_MARK + item.text)
@@ -372,20 +360,54 @@ def build(items: list[Item], filters: dict[str, list[str]], reader,
             groups[-1].append(q)
         join_next = False
     if pool:
-        informative = _most_informative(reader, pool, MAX_QUERY_WORDS, [weights[vs] for vs in pool])
-        for vs in informative:
-            highlight.update(_searched(list(vs), reader))
-            groups[-1].append(_word_query(list(vs), reader, weights[vs]))
-        count += max(1, round(sum(weights[vs] for vs in pool)))  # a set-apart word counts as its weight
-        if extra is not None:
-            rarest = _candidate_words(reader, informative)
-            if rarest:
-                extra["rare"] = wq.Or([_word_query(list(vs), reader, weights[vs]) for vs in rarest])
+        count += _add_informative(pool, weights, reader, groups[-1], highlight, extra)
     if extra is not None:
         extra["weights"] = weights
     clauses = [c for g in groups for c in g]
     query = None if not clauses else (clauses[0] if len(clauses) == 1 else _union(clauses))
     return query, highlight, _filter_query(filters), count
+
+
+def _word_variants(text: str) -> dict[int, list[str]]:
+    """The terms of one query word, grouped by the word they come from (a whole word and
+    its parts apart), each Latin-typed word's sound key with its other readings."""
+    variants: dict[int, list[str]] = {}
+    for term, w in terms(latin_digits(text)):
+        group = variants.setdefault(w.pos * 2 + (0 if w.whole else 1), [])
+        group.append(term)
+        if term.startswith(KEY_MARK):  # the other readings of a Latin-typed word
+            group.extend(k for k in reading_keys(w.text) if k not in group)
+    return variants
+
+
+def _phrase_query(text: str) -> tuple[wq.Query | None, list[str]]:
+    """The query of a quoted phrase and its plain terms (``None`` when it holds only stop
+    words); stop words leave gaps in the positions, in the query as in the text, so the
+    phrase allows them."""
+    kept = [(t, w.pos) for t, w in terms(text) if not w.whole and not t.startswith(KEY_MARK)]
+    parts = [t for t, _ in kept]
+    slop = max([b - a for (_, a), (_, b) in zip(kept, kept[1:], strict=False)] or [1])
+    if len(parts) == 1:
+        return _word_query(parts), parts
+    if parts:
+        return _Phrase(parts, slop=max(1, slop)), parts
+    return None, parts
+
+
+def _add_informative(pool: list[tuple[str, ...]], weights: dict[tuple[str, ...], float], reader,  # noqa: ANN001
+                     clauses: list[wq.Query], highlight: set[str], extra: dict[str, Any] | None) -> int:
+    """Add the most informative words of a pasted ticket's ``pool`` to ``clauses`` (and
+    their terms to ``highlight``), and its rarest words' query to ``extra["rare"]``;
+    returns the words it counts for (each set-apart word counts as its weight)."""
+    informative = _most_informative(reader, pool, MAX_QUERY_WORDS, [weights[vs] for vs in pool])
+    for vs in informative:
+        highlight.update(_searched(list(vs), reader))
+        clauses.append(_word_query(list(vs), reader, weights[vs]))
+    if extra is not None:
+        rarest = _candidate_words(reader, informative)
+        if rarest:
+            extra["rare"] = wq.Or([_word_query(list(vs), reader, weights[vs]) for vs in rarest])
+    return max(1, round(sum(weights[vs] for vs in pool)))
 
 
 def _filter_query(filters: dict[str, list[str]]) -> wq.Query | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core import atomic, governance as gov
-from memtui.core.governance.intents import _transition
+from memtui.core.governance.intents import transition
 from memtui.core.tree.index import index_with_line, index_without_line
 from memtui.core.auditlog import AuditLog
 from memtui.core.errors import ConflictError, ReadOnlyError
@@ -259,7 +259,7 @@ def test_retire_removes_file_and_index_line_and_keeps_the_record(ws):
         assert r.state == "retired" and r.retirement["why"] == "superseded by the SSO article"
         assert r.content == LOCKOUT_V1
         with pytest.raises(gov.GovernanceError, match="never edited"):
-            _transition(s.store, gov.Ledger(s.store).get(r.id), "active", "decision", {})
+            transition(s.store, gov.Ledger(s.store).get(r.id), "active", "decision", {})
     assert not (ws / "memory/support/lockout.md").exists()
     assert "lockout.md" not in (ws / "memory/support/AGENTS.md").read_text()
 

@@ -180,11 +180,11 @@ def test_the_build_analysis_keeps_each_chunk_once() -> None:
     build worker kept every chunk twice, a 100k worker's memory)."""
     from memtui.core.search import analysis
 
-    analysis._split_chunk.cache_clear()
+    analysis.split_chunk.cache_clear()
     analysis._chunk_terms.cache_clear()
     analysis._chunk_spans.cache_clear()
     text = "Policy ORA-00001 на полицата PK_POLICY NullPointerException"
     assert analysis.term_positions_and_keys(text) == analysis.term_positions_and_keys(text)
     list(analysis.term_spans(text))
     assert analysis._chunk_terms.cache_info().currsize > 0 and analysis._chunk_spans.cache_info().currsize > 0
-    assert analysis._split_chunk.cache_info().currsize == 0
+    assert analysis.split_chunk.cache_info().currsize == 0

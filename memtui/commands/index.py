@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
-from memtui.commands.search import _print_findings, _update
+from memtui.commands.search import print_findings, update_index
 from memtui.core.search.index import SearchIndex
 
 
@@ -41,11 +41,11 @@ def run_index(args: argparse.Namespace) -> int:
                 print(f"{key}: {value}")
         sound = status["state"] == "ready" or status["state"].startswith("absent")
         return int(ExitCode.OK if sound else ExitCode.PROBLEM)
-    report = _update(index, rebuild=args.rebuild)
+    report = update_index(index, rebuild=args.rebuild)
     if args.json:
         _common.emit_json(report.to_json())
     else:
-        _print_findings(report.findings)
+        print_findings(report.findings)
         verb = "rebuilt" if report.rebuilt else "updated"
         print(f"index {verb}: {report.added} added, {report.updated} changed, {report.removed} removed, "
               f"{report.unchanged} unchanged; {report.documents} documents in {report.seconds:.2f} s")

@@ -57,13 +57,14 @@ def _progress():
     return show
 
 
-def _update(index: SearchIndex, rebuild: bool = False) -> IndexReport:
+def update_index(index: SearchIndex, rebuild: bool = False) -> IndexReport:
     """Bring ``index`` up to date, with progress on a terminal. IndexBusyError (another process
     is updating it) and IndexWriteError reach the CLI's exit-code table: exit 1, try again."""
     return index.update(progress=_progress(), rebuild=rebuild)
 
 
-def _print_findings(findings) -> None:  # noqa: ANN001
+def print_findings(findings) -> None:  # noqa: ANN001
+    """Print each finding as ``memtui: place: message`` on standard error."""
     for f in findings:
         print(f"memtui: {visible(f.place)}: {visible(f.message)}", file=sys.stderr)
 
@@ -72,7 +73,7 @@ def run_search(args: argparse.Namespace) -> int:
     """``memtui search``: 0 with results, 1 with none, 2 for a query that cannot be used."""
     ws = _common.open_workspace(args)
     index = SearchIndex(ws)
-    report = _update(index)
+    report = update_index(index)
     text = " ".join(args.query)
     offset = args.cursor or 0
     try:
@@ -91,7 +92,7 @@ def run_search(args: argparse.Namespace) -> int:
             likelihood=round(res.likelihood, 4), findings=[f.to_json() for f in findings],
             reading=res.reading.to_json() if res.reading else None, known=res.known))
     else:
-        _print_findings(findings)
+        print_findings(findings)
         if res.reading and res.reading.summary:
             print(res.reading.summary)
         if res.hits and not offset:  # the verdict is about the first results; later pages show none

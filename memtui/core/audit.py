@@ -26,7 +26,7 @@ from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.procs import process_context, worker_count
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
-from memtui.core.tree.audit import ArticleCache, _check_links, _check_symlink, audit_node
+from memtui.core.tree.audit import ArticleCache, check_links, check_symlink, audit_node
 
 
 #: ``(done, total)`` node counts; called from the auditing thread.
@@ -123,7 +123,7 @@ def _audit_workspace_files(ws: Workspace) -> list[Finding]:
     findings: list[Finding] = []
     for path in [ws.member_notes, ws.notebook, *ws.operator_files]:
         if os.path.islink(path):
-            problem = _check_symlink(ws, path, rel(ws.root, path))
+            problem = check_symlink(ws, path, rel(ws.root, path))
             if problem:
                 findings.append(problem)
                 continue
@@ -131,7 +131,7 @@ def _audit_workspace_files(ws: Workspace) -> list[Finding]:
             read = read_text(path, rel(ws.root, path), ws.config.max_file_bytes)
             findings.extend(read.findings)
             if read.ok:
-                findings.extend(_check_links(ws, read.text, path, rel(ws.root, path), 1))
+                findings.extend(check_links(ws, read.text, path, rel(ws.root, path), 1))
                 if path in (ws.member_notes, ws.notebook):  # the files agents append to
                     findings.extend(glued_findings(rel(ws.root, path), read.text))
     return findings

@@ -35,9 +35,9 @@ from memtui.core import atomic, frontmatter
 from memtui.core.auditlog import AuditEntry
 from memtui.core.consolidate.duplicates import name_key
 from memtui.core.errors import ConflictError
-from memtui.core.governance.intents import _insert_version, _version_record
+from memtui.core.governance.intents import insert_version, version_record
 from memtui.core.governance.model import (
-    Check, Contest, GovernanceError, Ledger, T_CHECKS, T_CONTESTS, T_PINS, VERDICTS, Version, _shown,
+    Check, Contest, GovernanceError, Ledger, T_CHECKS, T_CONTESTS, T_PINS, VERDICTS, Version, shown_path,
     contest_record, node_of, normalise_article, now,
 )
 from memtui.core.governance.rules import require_owner
@@ -195,18 +195,18 @@ def merge(session, keep: str, drop: str, *, reason: str = "", case: str | None =
                 raise GovernanceError(f"{v.id} already proposes this merge; approve or reject it.")
         content = merge_content(kept, dropped)
         prov = {"kind": "proposal", "case": (case or "").strip() or None, "source_request": None,
-                "sources": [_shown(session.ws, drop)], "human_reviewed": False,
+                "sources": [shown_path(session.ws, drop)], "human_reviewed": False,
                 "untrusted": kept.untrusted or dropped.untrusted, "merge_of": dropped.id}
-        data = _version_record(session.ws, ledger, keep, content, author=session.profile, profile_version=None,
+        data = version_record(session.ws, ledger, keep, content, author=session.profile, profile_version=None,
                                provenance=prov, state="proposed", title=kept.title, one_liner=kept.one_liner)
         data["provenance"]["untrusted"] = kept.untrusted or dropped.untrusted
         data["merge"] = {"retire": drop, "retire_version": dropped.id, "reason": reason.strip()}
-        version = _insert_version(session.store, data)
+        version = insert_version(session.store, data)
         tx.hashes(kept.sha256, version.sha256)
         tx.detail.update({"version": version.id, "retires": dropped.id, "reason": reason.strip()})
         return version
 
-    done = session.write(A_MERGE, _shown(session.ws, keep), change, client_id=client_id, request=request)
+    done = session.write(A_MERGE, shown_path(session.ws, keep), change, client_id=client_id, request=request)
     if done.retried:
         return Ledger(session.store).get(done.entry.detail["version"])
     return done.result
@@ -244,7 +244,7 @@ def contest(session, article: str, *, reason: str, case: str | None = None,  # n
                           "against": record.against, "reason": record.reason})
         return record
 
-    done = session.write(A_CONTEST, _shown(session.ws, article), change, client_id=client_id,
+    done = session.write(A_CONTEST, shown_path(session.ws, article), change, client_id=client_id,
                          request={"reason": reason.strip(), "case": case, "against": other})
     if done.retried:
         wanted = done.entry.detail.get("contest")
@@ -282,7 +282,7 @@ def resolve(session, article: str, *, why: str, client_id: str | None = None) ->
         tx.detail.update({"version": version.id, "resolved": [c.id for c in open_], "why": why.strip()})
         return [c for c in Ledger(session.store).contests(article) if c.id in {o.id for o in open_}]
 
-    done = session.write(A_RESOLVE, _shown(session.ws, article), change, client_id=client_id,
+    done = session.write(A_RESOLVE, shown_path(session.ws, article), change, client_id=client_id,
                          request={"why": why.strip()})
     if done.retried:
         ids = set(done.entry.detail.get("resolved") or [])
@@ -333,7 +333,7 @@ def reverify(session, article: str, *, case: str, source_request: str, verdict: 
             tx.detail["contested"] = contested.id
         return record
 
-    done = session.write(A_REVERIFY, _shown(session.ws, article), change, client_id=client_id, request=request)
+    done = session.write(A_REVERIFY, shown_path(session.ws, article), change, client_id=client_id, request=request)
     if done.retried:
         found = [c for c in Ledger(session.store).checks(article) if c.case == case.strip()]
         return found[-1]
@@ -345,7 +345,7 @@ def reverify(session, article: str, *, case: str, source_request: str, verdict: 
 def _index_of(session, article: str) -> tuple[str, str]:  # noqa: ANN001
     node = node_of(article)
     rel = f"{node}/{NODE_INDEX}" if node else NODE_INDEX
-    return node, _shown(session.ws, rel)
+    return node, shown_path(session.ws, rel)
 
 
 def _decode(data: bytes | None, shown: str) -> str:
@@ -373,7 +373,7 @@ def _set_one_liner(tx, article: str, want_before: str | None, new: str | None = 
         raise ConflictError(f"the index line of {article} changed since (it says {before!r} now); "
                             "nothing was written.")
     if new is None:
-        article_shown = _shown(session.ws, article)
+        article_shown = shown_path(session.ws, article)
         meta = frontmatter.split(_decode(tx.read(article_shown), article_shown)).meta
         summary = meta.get("summary") if isinstance(meta, dict) else None
         if not isinstance(summary, str) or not summary.strip():

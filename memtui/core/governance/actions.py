@@ -11,9 +11,9 @@ from memtui.core import atomic
 from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
-from memtui.core.governance.intents import _decision, _insert_version, _transition, _version_record, activation, apply_plan, merge_target, plan_files
-from memtui.core.governance.model import GovernanceError, Ledger, NeedsReview, ORIGINS, RefusedError, T_ASSIGN, T_CONTESTS, T_PINS, T_USES, contest_record, Use, VERDICTS, Version, _mem_path, _read, _sha, _shown, node_of, normalise_article, now
-from memtui.core.governance.rules import _check_disk, _edited, eligibility, require_owner, stale_base, untracked
+from memtui.core.governance.intents import decision_record, insert_version, transition, version_record, activation, apply_plan, merge_target, plan_files
+from memtui.core.governance.model import GovernanceError, Ledger, NeedsReview, ORIGINS, RefusedError, T_ASSIGN, T_CONTESTS, T_PINS, T_USES, contest_record, Use, VERDICTS, Version, mem_path, read_or_none, sha_or_none, shown_path, node_of, normalise_article, now
+from memtui.core.governance.rules import check_disk, edited_outside, eligibility, require_owner, stale_base, untracked
 
 
 def propose(session, node: str, article: str, content: str, *, case: str, source_request: str,  # noqa: ANN001
@@ -60,7 +60,7 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
                               new_node_owner=new_node_owner, new_node_title=new_node_title,
                               new_node_line=new_node_line, intake_key=intake_key)
 
-    done = session.write("governance.propose", _shown(session.ws, path), change, client_id=client_id,
+    done = session.write("governance.propose", shown_path(session.ws, path), change, client_id=client_id,
                          request=request)
     if done.retried:  # a retry (seed 004): filed once already
         return Ledger(session.store).get(done.entry.detail["version"])
@@ -119,10 +119,10 @@ def _file_proposal(tx, path: str, content: str, *, case: str, source_request: st
     prov = {"kind": "proposal", "case": case.strip(), "source_request": source_request.strip(),
             "sources": [str(s) for s in ([sources] if isinstance(sources, str) else sources) if s],
             "human_reviewed": False, "untrusted": bool(untrusted)}
-    data = _version_record(session.ws, ledger, path, content, author=profile.strip(),
+    data = version_record(session.ws, ledger, path, content, author=profile.strip(),
                            profile_version=profile_version, provenance=prov, state="proposed",
                            title=title, one_liner=one_liner, new_node=new_node, intake_key=intake_key)
-    version = _insert_version(session.store, data)
+    version = insert_version(session.store, data)
     tx.hashes(None, version.sha256)
     tx.detail.update({"version": version.id, "case": case, "untrusted": version.untrusted})
     return version
@@ -187,7 +187,7 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
             tx.detail["contested"] = contest.id
         return record
 
-    done = session.write("governance.use", _shown(session.ws, article), change, client_id=client_id,
+    done = session.write("governance.use", shown_path(session.ws, article), change, client_id=client_id,
                          request=request)
     if done.retried:
         entry = done.entry
@@ -214,7 +214,7 @@ def assign(session, version_id: str, cases: Iterable[str]) -> list[str]:  # noqa
     def change(tx) -> list[str]:  # noqa: ANN001 - Tx
         return _assign(tx, version_id, wanted)
 
-    return session.write("governance.assign", _shown(session.ws, version.article), change,
+    return session.write("governance.assign", shown_path(session.ws, version.article), change,
                          request={"version": version_id, "cases": wanted}).result or wanted
 
 
@@ -271,7 +271,7 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
     def change(tx) -> Version:  # noqa: ANN001 - Tx
         return _approve(tx, version_id, reviewed=reviewed, why=why, replace_newer=replace_newer)
 
-    return session.write("governance.activate", _shown(session.ws, article), change,
+    return session.write("governance.activate", shown_path(session.ws, article), change,
                          request={"version": version_id, "reviewed": bool(reviewed),
                                   "replace_newer": bool(replace_newer)}).result
 
@@ -297,7 +297,7 @@ def _approval_checks(session, ledger: Ledger, version: Version, reviewed: bool, 
         raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
     if version.merge:  # it also retires another article: its owner's act too
         require_owner(session, merge_target(ledger, version).node, "retire the article this merge retires")
-    _check_disk(session, ledger, version)  # an edit on disk is the first thing to settle
+    check_disk(session, ledger, version)  # an edit on disk is the first thing to settle
     stale = stale_base(ledger, version)
     if stale and not replace_newer:
         raise RefusedError(f"{version.id} is {stale}; approving it would silently undo that change "
@@ -343,12 +343,12 @@ def reject(session, version_id: str, reason: str) -> Version:  # noqa: ANN001 - 
         require_owner(session, version.node, "reject proposals")
         if version.state != "proposed":
             raise GovernanceError(f"{version.id} is {version.state}, not a proposal; decided records are never edited.")
-        _transition(session.store, version, "rejected", "decision", _decision(session, "reject", reason.strip()))
+        transition(session.store, version, "rejected", "decision", decision_record(session, "reject", reason.strip()))
         tx.hashes(None, version.sha256)
         tx.detail.update({"version": version.id, "reason": reason.strip()})
         return ledger.get(version.id)
 
-    return session.write("governance.reject", _shown(session.ws, article), change,
+    return session.write("governance.reject", shown_path(session.ws, article), change,
                          request={"version": version_id, "reason": reason.strip()}).result
 
 
@@ -368,16 +368,16 @@ def retire(session, article: str, reason: str = "") -> Version:  # noqa: ANN001 
         if active is None:
             raise GovernanceError(f"{article} has no active version to retire.")
         require_owner(session, active.node, "retire articles")
-        if _sha(_read(_mem_path(session.ws, article))) not in (active.sha256, None):
-            raise ConflictError(f"{_shown(session.ws, article)} differs from its active version "
+        if sha_or_none(read_or_none(mem_path(session.ws, article))) not in (active.sha256, None):
+            raise ConflictError(f"{shown_path(session.ws, article)} differs from its active version "
                                 f"{active.number}; adopt or revert the unrecorded edit first.")
         apply_plan(tx, plan_files(session.ws, active, None))
-        _transition(session.store, active, "retired", "retirement", _decision(session, "retire", reason or "retired"))
+        transition(session.store, active, "retired", "retirement", decision_record(session, "retire", reason or "retired"))
         tx.hashes(active.sha256, None)
         tx.detail.update({"version": active.id, "reason": reason})
         return ledger.get(active.id)
 
-    return session.write("governance.retire", _shown(session.ws, article), change,
+    return session.write("governance.retire", shown_path(session.ws, article), change,
                          request={"reason": reason}).result
 
 
@@ -397,7 +397,7 @@ def rollback(session, article: str, to: int, reason: str = "") -> Version:  # no
     def change(tx) -> Version:  # noqa: ANN001 - Tx
         return _rollback(tx, article, to, reason)
 
-    return session.write("governance.rollback", _shown(session.ws, article), change,
+    return session.write("governance.rollback", shown_path(session.ws, article), change,
                          request={"to": to, "reason": reason}).result
 
 
@@ -436,11 +436,11 @@ def _rollback(tx, article: str, to: int, reason: str) -> Version:  # noqa: ANN00
     prov = {"kind": "rollback", "rollback_of": to, "case": None, "source_request": None,
             "sources": list(target.provenance.get("sources") or []),
             "human_reviewed": True, "untrusted": target.untrusted}
-    data = _version_record(session.ws, ledger, article, target.content, author=session.profile,
+    data = version_record(session.ws, ledger, article, target.content, author=session.profile,
                            profile_version=None, provenance=prov, state="proposed",
                            title=target.title, one_liner=target.one_liner)
     data["provenance"]["untrusted"] = target.untrusted  # the restored content's own chain
-    version = _insert_version(session.store, data)
+    version = insert_version(session.store, data)
     return activation(tx, ledger, version, reason or f"rollback to version {to}", "rollback",
                       {"rollback_of": to})
 
@@ -468,18 +468,18 @@ def adopt(session, path: str | None = None, reason: str = "") -> list[Version]: 
         target = target[len("memory/"):]
     if target.endswith(".md"):
         target = normalise_article(target)
-        if not _mem_path(ws, target).is_file():
-            raise GovernanceError(f"{_shown(ws, target)} is not a file of the tree.")
+        if not mem_path(ws, target).is_file():
+            raise GovernanceError(f"{shown_path(ws, target)} is not a file of the tree.")
         candidates = [target]
     else:
-        if target and not _mem_path(ws, target).is_dir():
+        if target and not mem_path(ws, target).is_dir():
             raise GovernanceError(f"{target!r} is neither an article nor a folder of the memory tree.")
         candidates = untracked(ws, session.store, target or None)
         candidates += [a for a, vs in ledger.tracked().items()
-                       if (not target or a.startswith(target + "/")) and _edited(ws, ledger, a)]
+                       if (not target or a.startswith(target + "/")) and edited_outside(ws, ledger, a)]
     out: list[Version] = []
     for article in candidates:  # one guarded write an article
-        done = session.write("governance.adopt", _shown(ws, article),
+        done = session.write("governance.adopt", shown_path(ws, article),
                              lambda tx, article=article: _adopt_one(tx, article, reason),
                              request={"reason": reason})
         if done.result is not None:
@@ -491,7 +491,7 @@ def _adopt_one(tx, article: str, reason: str) -> Version | None:  # noqa: ANN001
     """Record one article (the body of :func:`adopt`); ``None`` when nothing needs adopting."""
     session, ws = tx.session, tx.session.ws
     ledger = Ledger(session.store)
-    data = _read(_mem_path(ws, article))
+    data = read_or_none(mem_path(ws, article))
     if data is None:
         return None
     try:
@@ -500,28 +500,28 @@ def _adopt_one(tx, article: str, reason: str) -> Version | None:  # noqa: ANN001
         return None
     active = ledger.active(article)
     if active is None:
-        record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
+        record = version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
                                  provenance={"kind": "baseline", "human_reviewed": False},
-                                 state="active", decision=_decision(session, "adopt", reason or "baseline"))
-        version = _insert_version(session.store, record)
+                                 state="active", decision=decision_record(session, "adopt", reason or "baseline"))
+        version = insert_version(session.store, record)
         tx.hashes(None, version.sha256)
         tx.detail.update({"version": version.id, "provenance": "baseline"})
         return version
     if active.sha256 == atomic.sha256(data):
         return None
     require_owner(session, active.node, "adopt an external edit")
-    record = _version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
+    record = version_record(ws, ledger, article, text, author=session.profile, profile_version=None,
                              provenance={"kind": "external edit", "human_reviewed": False},
                              state="proposed")
-    version = _insert_version(session.store, record)
+    version = insert_version(session.store, record)
     # the file already holds the bytes: only the index line is written if it needs to change
     files = plan_files(ws, version, version.content)
-    apply_plan(tx, [f for f in files if f["path"] != _shown(ws, article)])
-    _transition(session.store, active, "retired", "retirement",
-                {**_decision(session, "retire", f"superseded by external edit, version {version.number}"),
+    apply_plan(tx, [f for f in files if f["path"] != shown_path(ws, article)])
+    transition(session.store, active, "retired", "retirement",
+                {**decision_record(session, "retire", f"superseded by external edit, version {version.number}"),
                  "superseded_by": version.id})
-    _transition(session.store, ledger.get(version.id), "active", "decision",
-                _decision(session, "adopt", reason or "external edit"))
+    transition(session.store, ledger.get(version.id), "active", "decision",
+                decision_record(session, "adopt", reason or "external edit"))
     tx.hashes(active.sha256, version.sha256)
     tx.detail.update({"version": version.id, "provenance": "external edit", "retired": active.id})
     return ledger.get(version.id)
@@ -540,7 +540,7 @@ def revert(session, article: str) -> Version:  # noqa: ANN001 - Session
         if active is None:
             raise GovernanceError(f"{article} has no active version to revert to.")
         require_owner(session, active.node, "revert articles")
-        shown = _shown(session.ws, article)
+        shown = shown_path(session.ws, article)
         current = tx.sha(shown)
         if current == active.sha256:
             raise GovernanceError(f"{shown} already holds its active version {active.number}.")
@@ -548,7 +548,7 @@ def revert(session, article: str) -> Version:  # noqa: ANN001 - Session
         tx.detail["version"] = active.id
         return active
 
-    return session.write("governance.revert", _shown(session.ws, article), change).result
+    return session.write("governance.revert", shown_path(session.ws, article), change).result
 
 
 def touched_paths(ws: Workspace, article: str) -> list[str]:
@@ -556,10 +556,10 @@ def touched_paths(ws: Workspace, article: str) -> list[str]:
     node index and the parent node's index (for :func:`refresh_search`)."""
     tree = MemoryTree(ws)
     node = node_of(article)
-    out = [_shown(ws, article), _shown(ws, f"{node}/{NODE_INDEX}" if node else NODE_INDEX)]
+    out = [shown_path(ws, article), shown_path(ws, f"{node}/{NODE_INDEX}" if node else NODE_INDEX)]
     parent = tree.parent_node(node) if node else None
     if parent is not None:
-        out.append(_shown(ws, f"{parent}/{NODE_INDEX}" if parent else NODE_INDEX))
+        out.append(shown_path(ws, f"{parent}/{NODE_INDEX}" if parent else NODE_INDEX))
     return out
 
 

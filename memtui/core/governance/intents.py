@@ -19,8 +19,8 @@ from memtui.core import atomic, frontmatter
 from memtui.core.store import Store
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
-from memtui.core.governance.model import GovernanceError, Ledger, RefusedError, T_VERSIONS, Version, _mem_path, _read, _sha, _shown, node_of, now, title_and_line
-from memtui.core.governance.rules import _chain_untrusted, _check_disk, _next_number
+from memtui.core.governance.model import GovernanceError, Ledger, RefusedError, T_VERSIONS, Version, mem_path, read_or_none, sha_or_none, shown_path, node_of, now, title_and_line
+from memtui.core.governance.rules import chain_untrusted, check_disk, next_number
 from memtui.core.tree.index import index_with_line, index_with_redirect, index_without_line, new_node_index
 
 
@@ -30,7 +30,7 @@ _FROZEN = ("content", "sha256", "provenance", "article", "number", "created", "a
 _ALLOWED = {("proposed", "active"), ("proposed", "rejected"), ("active", "retired")}
 
 
-def _transition(store: Store, version: Version, state: str, field_name: str, decision: dict[str, Any],
+def transition(store: Store, version: Version, state: str, field_name: str, decision: dict[str, Any],
                 provenance: dict[str, Any] | None = None) -> None:
     """Move ``version`` to ``state`` recording ``decision`` in ``field_name``; the only edit
     ever made to a version record. Decided records (retired, rejected) are never edited.
@@ -49,7 +49,8 @@ def _transition(store: Store, version: Version, state: str, field_name: str, dec
     store.table(T_VERSIONS).update(update, doc_ids=[version.doc_id])
 
 
-def _insert_version(store: Store, data: dict[str, Any]) -> Version:
+def insert_version(store: Store, data: dict[str, Any]) -> Version:
+    """Insert the version record ``data`` into the store's versions table and return it as a :class:`Version`."""
     doc_id = store.table(T_VERSIONS).insert(data)
     return Version.from_doc(_Doc(data, doc_id))
 
@@ -60,20 +61,21 @@ class _Doc(dict):
         self.doc_id = doc_id
 
 
-def _version_record(ws: Workspace, ledger: Ledger, article: str, content: str, *, author: str | None,
+def version_record(ws: Workspace, ledger: Ledger, article: str, content: str, *, author: str | None,
                     profile_version: str | None, provenance: dict[str, Any], state: str,
                     title: str | None = None, one_liner: str | None = None,
                     new_node: dict[str, Any] | None = None, intake_key: str | None = None,
                     decision: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record of a new version of ``article`` (number, based-on, title and index line, provenance), not yet stored."""
     active = ledger.active(article)
-    number = _next_number(ledger, article)
+    number = next_number(ledger, article)
     listed = _listed_line(ws, article)
     auto_title, auto_line = title_and_line(content, PurePosixPath(article).stem,
                                            listed[1] if listed else "")
     based_on = active.number if active else None
     prov = {"kind": "proposal", "case": None, "source_request": None, "sources": [],
             "human_reviewed": False, "untrusted": False, **provenance}
-    if _chain_untrusted(ledger, based_on, article) and prov.get("kind") != "baseline":
+    if chain_untrusted(ledger, based_on, article) and prov.get("kind") != "baseline":
         prov["untrusted"] = True
     return {
         "id": f"{article}@{number}", "article": article, "node": node_of(article), "number": number,
@@ -104,12 +106,12 @@ def plan_files(ws: Workspace, version: Version, content: str | None) -> list[dic
     """File writes that put ``content`` (``None``: remove) in place with its index lines."""
     files: list[dict[str, Any]] = []
     node = version.node
-    article_path = _mem_path(ws, version.article)
-    files.append({"path": _shown(ws, version.article), "old": _sha(_read(article_path)),
+    article_path = mem_path(ws, version.article)
+    files.append({"path": shown_path(ws, version.article), "old": sha_or_none(read_or_none(article_path)),
                   "new": content})
     index_rel = f"{node}/{NODE_INDEX}" if node else NODE_INDEX
-    index_path = _mem_path(ws, index_rel)
-    index_bytes = _read(index_path)
+    index_path = mem_path(ws, index_rel)
+    index_bytes = read_or_none(index_path)
     target = PurePosixPath(version.article).name
     if index_bytes is None:
         if content is None:
@@ -126,32 +128,33 @@ def plan_files(ws: Workspace, version: Version, content: str | None) -> list[dic
         if parent is None:
             raise GovernanceError("the root node cannot be created by a proposal")
         parent_rel = f"{parent}/{NODE_INDEX}" if parent else NODE_INDEX
-        parent_path = _mem_path(ws, parent_rel)
-        parent_bytes = _read(parent_path)
+        parent_path = mem_path(ws, parent_rel)
+        parent_bytes = read_or_none(parent_path)
         if parent_bytes is None:
             raise GovernanceError(f"the parent node {parent or 'root'} has no AGENTS.md to list the new node in")
         child_target = os.path.relpath(f"{node}/{NODE_INDEX}", parent or ".").replace(os.sep, "/")
         parent_text = index_with_line(parent_bytes.decode("utf-8"), parent, child_target,
                                       spec.get("title") or PurePosixPath(node).name,
                                       spec.get("one_liner") or "", child=True)
-        files.append({"path": _shown(ws, parent_rel), "old": _sha(parent_bytes), "new": parent_text})
+        files.append({"path": shown_path(ws, parent_rel), "old": sha_or_none(parent_bytes), "new": parent_text})
         old_index = None
     else:
         try:
             index_text = index_bytes.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise GovernanceError(f"{index_rel} is not UTF-8 text; fix it before publishing here") from exc
-        old_index = _sha(index_bytes)
+        old_index = sha_or_none(index_bytes)
     if content is None:
         new_index = index_without_line(index_text, node, target)
     else:
         new_index = index_with_line(index_text, node, target, version.title, version.one_liner)
     if old_index is None or new_index != index_text:
-        files.append({"path": _shown(ws, index_rel), "old": old_index, "new": new_index})
+        files.append({"path": shown_path(ws, index_rel), "old": old_index, "new": new_index})
     return files
 
 
-def _decision(session, action: str, why: str = "") -> dict[str, Any]:  # noqa: ANN001
+def decision_record(session, action: str, why: str = "") -> dict[str, Any]:  # noqa: ANN001
+    """The record of a decision: the action, who took it (the session's profile), when and why."""
     return {"action": action, "by": session.profile, "at": now(), "why": why}
 
 
@@ -173,17 +176,17 @@ def activation(tx, ledger: Ledger, version: Version, why: str,  # noqa: ANN001 -
         ConflictError: the article on disk differs from its active version (or is untracked).
     """
     session = tx.session
-    _check_disk(session, ledger, version)
+    check_disk(session, ledger, version)
     active = ledger.active(version.article)
     apply_plan(tx, plan_files(session.ws, version, version.content))
     store = tx.session.store
     tx.table(T_VERSIONS)
     if active is not None:
-        _transition(store, active, "retired", "retirement",
-                    {**_decision(session, "retire", f"superseded by version {version.number}"),
+        transition(store, active, "retired", "retirement",
+                    {**decision_record(session, "retire", f"superseded by version {version.number}"),
                      "superseded_by": version.id})
-    _transition(store, ledger.get(version.id), "active", "decision",
-                {**_decision(session, decision_action, why), **(decision_extra or {})}, provenance or None)
+    transition(store, ledger.get(version.id), "active", "decision",
+                {**decision_record(session, decision_action, why), **(decision_extra or {})}, provenance or None)
     tx.detail.update({"version": version.id, "retired": active.id if active else None, **(extra_detail or {})})
     if version.merge:
         _retire_merged(tx, ledger, version)
@@ -213,9 +216,9 @@ def _retire_merged(tx, ledger: Ledger, version: Version) -> None:  # noqa: ANN00
     session = tx.session
     ws = session.ws
     current = merge_target(ledger, version)
-    tx.replace(_shown(ws, current.article), None, base=current.sha256)  # ConflictError on an edit
+    tx.replace(shown_path(ws, current.article), None, base=current.sha256)  # ConflictError on an edit
     index_rel = f"{current.node}/{NODE_INDEX}" if current.node else NODE_INDEX
-    shown = _shown(ws, index_rel)
+    shown = shown_path(ws, index_rel)
     data = tx.read(shown)
     if data is not None:
         try:
@@ -226,6 +229,6 @@ def _retire_merged(tx, ledger: Ledger, version: Version) -> None:  # noqa: ANN00
         redirected = index_with_redirect(text, current.node, PurePosixPath(current.article).name,
                                          current.title, new_target, version.title)
         tx.replace(shown, redirected.encode("utf-8"), base=atomic.sha256(data))
-    _transition(session.store, current, "retired", "retirement",
-                {**_decision(session, "merge", f"merged into {version.id}"), "merged_into": version.id})
+    transition(session.store, current, "retired", "retirement",
+                {**decision_record(session, "merge", f"merged into {version.id}"), "merged_into": version.id})
     tx.detail["merged"] = current.id

@@ -516,23 +516,27 @@ def node_of(article: str) -> str:
     return article.rsplit("/", 1)[0] if "/" in article else ""
 
 
-def _mem_path(ws: Workspace, article: str) -> Path:
+def mem_path(ws: Workspace, article: str) -> Path:
+    """The absolute path of ``article`` (relative to the memory tree), confined to the workspace."""
     prefix = f"{ws.memory_rel}/" if ws.memory_rel else ""
     return confine(ws.root, prefix + article)
 
 
-def _shown(ws: Workspace, article: str) -> str:
+def shown_path(ws: Workspace, article: str) -> str:
+    """``article`` as the workspace shows it (with the memory folder's prefix), for messages and the audit log."""
     return f"{ws.memory_rel}/{article}" if ws.memory_rel else article
 
 
-def _read(path: Path) -> bytes | None:
+def read_or_none(path: Path) -> bytes | None:
+    """The bytes of ``path``, or ``None`` when the file does not exist."""
     try:
         return path.read_bytes()
     except FileNotFoundError:
         return None
 
 
-def _sha(data: bytes | None) -> str | None:
+def sha_or_none(data: bytes | None) -> str | None:
+    """The sha256 (hex) of ``data``, or ``None`` for no data."""
     return None if data is None else atomic.sha256(data)
 
 

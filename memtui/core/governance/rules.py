@@ -13,7 +13,7 @@ from memtui.core.session import T_INTENTS
 from memtui.core.store import Store
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
-from memtui.core.governance.model import Eligibility, Ledger, RefusedError, Use, Version, _mem_path, _read, _sha, _shown, node_of
+from memtui.core.governance.model import Eligibility, Ledger, RefusedError, Use, Version, mem_path, read_or_none, sha_or_none, shown_path, node_of
 
 
 def owner_of(ws: Workspace, node: str) -> tuple[str | None, str]:
@@ -104,11 +104,13 @@ def eligibility(ledger: Ledger, version: Version) -> Eligibility:
     return Eligibility(by_uses, counted, [] if by_uses else reasons)
 
 
-def _next_number(ledger: Ledger, article: str) -> int:
+def next_number(ledger: Ledger, article: str) -> int:
+    """The number the next version of ``article`` gets (1 for the first)."""
     return max((v.number for v in ledger.versions(article)), default=0) + 1
 
 
-def _chain_untrusted(ledger: Ledger, number: int | None, article: str) -> bool:
+def chain_untrusted(ledger: Ledger, number: int | None, article: str) -> bool:
+    """Whether version ``number`` of ``article`` derives from untrusted input (``False`` when there is none)."""
     if number is None:
         return False
     for v in ledger.versions(article):
@@ -117,17 +119,17 @@ def _chain_untrusted(ledger: Ledger, number: int | None, article: str) -> bool:
     return False
 
 
-def _check_disk(session, ledger: Ledger, version: Version) -> None:  # noqa: ANN001 - Session
+def check_disk(session, ledger: Ledger, version: Version) -> None:  # noqa: ANN001 - Session
     """Refuse to publish over an unrecorded edit or an untracked file (ConflictError)."""
     active = ledger.active(version.article)
-    on_disk = _read(_mem_path(session.ws, version.article))
-    if active is not None and _sha(on_disk) != active.sha256:
+    on_disk = read_or_none(mem_path(session.ws, version.article))
+    if active is not None and sha_or_none(on_disk) != active.sha256:
         raise ConflictError(
-            f"{_shown(session.ws, version.article)} differs from its active version {active.number} "
+            f"{shown_path(session.ws, version.article)} differs from its active version {active.number} "
             "(an unrecorded edit); adopt it (`memtui adopt`) or revert it before publishing a new version.")
     if active is None and on_disk is not None and version.provenance.get("kind") != "external edit":
         raise ConflictError(
-            f"{_shown(session.ws, version.article)} exists but is untracked; adopt it first "
+            f"{shown_path(session.ws, version.article)} exists but is untracked; adopt it first "
             f"(`memtui adopt {version.article}`) so its current text is kept as a version.")
 
 
@@ -168,11 +170,12 @@ def untracked(ws: Workspace, store: Store, under: str | None = None) -> list[str
     return out
 
 
-def _edited(ws: Workspace, ledger: Ledger, article: str) -> bool:
+def edited_outside(ws: Workspace, ledger: Ledger, article: str) -> bool:
+    """Whether ``article``'s bytes on disk differ from its active version (an edit outside governance)."""
     active = ledger.active(article)
     if active is None:
         return False
-    data = _read(_mem_path(ws, article))
+    data = read_or_none(mem_path(ws, article))
     return data is not None and atomic.sha256(data) != active.sha256
 
 
@@ -196,7 +199,7 @@ def entry_states(ws: Workspace, node: str, store: Store | None = None) -> dict[s
                 continue
             active = next((v for v in versions if v.state == "active"), None)
             if active is not None:
-                state = "edited" if _edited(ws, ledger, article) else "active"
+                state = "edited" if edited_outside(ws, ledger, article) else "active"
                 out[article] = (state, active.number)
             elif any(v.state == "retired" for v in versions):
                 out[article] = ("retired", None)
@@ -227,10 +230,10 @@ def audit_findings(ws: Workspace) -> list[Finding]:
             if active is None:
                 continue
             try:
-                data = _read(_mem_path(ws, article))
+                data = read_or_none(mem_path(ws, article))
             except ConfinementError:
                 continue
-            shown = _shown(ws, article)
+            shown = shown_path(ws, article)
             if data is None:
                 findings.append(Finding.make(
                     "active-missing", shown, f"version {active.number} is active but the file is missing",
@@ -245,7 +248,7 @@ def audit_findings(ws: Workspace) -> list[Finding]:
         for article in (untracked(ws, store) if ledger.tracked() else []):
             by_node.setdefault(node_of(article), []).append(PurePosixPath(article).name)
         for node, names in by_node.items():
-            shown = _shown(ws, f"{node}/{NODE_INDEX}" if node else NODE_INDEX)
+            shown = shown_path(ws, f"{node}/{NODE_INDEX}" if node else NODE_INDEX)
             listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
             findings.append(Finding.make(
                 "untracked", shown, f"{len(names)} article{'s' if len(names) != 1 else ''} not recorded "

@@ -83,7 +83,7 @@ def is_word(text: str) -> bool:
     return _WHOLE_WORD.fullmatch(text) is not None
 
 
-_COMPOUND = re.compile(rf"{_WORD}(?:[-_./:@]+{_WORD})*")
+COMPOUND = re.compile(rf"{_WORD}(?:[-_./:@]+{_WORD})*")
 _CONNECTOR = re.compile(r"[-_./:@]+")
 # The tails of a compound after a "." "/" ":" or "@" (their own compounds when joined by - or _)
 _SUB_COMPOUND = re.compile(rf"(?<=[./:@]){_WORD}(?:[-_]+{_WORD})*")
@@ -301,9 +301,9 @@ class Word:
 def words(text: str) -> Iterator[Word]:
     """Split ``text`` into words, compounds kept whole and also split (step 1)."""
     pos = 0
-    for m in _COMPOUND.finditer(text):
+    for m in COMPOUND.finditer(text):
         base = m.start()
-        for piece, s, e, whole in _split_chunk(m.group(0)):
+        for piece, s, e, whole in split_chunk(m.group(0)):
             yield Word(piece, base + s, base + e, pos, whole)
             if not whole:
                 pos += 1
@@ -337,7 +337,7 @@ def _one_script(piece: str) -> list[tuple[str, int, int]]:
       where the script changes.
 
     A short Cyrillic ending after a Latin word (``VPN-а``, ``crash-ва``, ``SMSът``) is then
-    no word of its own (see :func:`_split_chunk`).
+    no word of its own (see :func:`split_chunk`).
 
     A word in one script is returned as it is. Lengths never change, so offsets hold.
     """
@@ -355,7 +355,7 @@ def _one_script(piece: str) -> list[tuple[str, int, int]]:
 
 
 @lru_cache(maxsize=ANALYSIS_CACHE)
-def _split_chunk(chunk: str) -> tuple[tuple[str, int, int, bool], ...]:
+def split_chunk(chunk: str) -> tuple[tuple[str, int, int, bool], ...]:
     """The words of one compound chunk: ``(text, start, end, whole)`` relative to it; the
     whole compound and its sub-compounds first (``whole=True``), then each part. A part
     mixing scripts is made one-script first (:func:`_one_script`)."""
@@ -388,11 +388,11 @@ def _split_chunk(chunk: str) -> tuple[tuple[str, int, int, bool], ...]:
     return tuple(out)
 
 
-#: :func:`_split_chunk` without its cache, for the analyses that cache their own result per
+#: :func:`split_chunk` without its cache, for the analyses that cache their own result per
 #: chunk (:func:`_chunk_terms`, :func:`_chunk_spans`): through the cached one, a build
 #: worker kept every chunk twice, its split and its terms (a 100k build worker's
 #: resident memory was a third analysis caches).
-_split_chunk_uncached = _split_chunk.__wrapped__
+_split_chunk_uncached = split_chunk.__wrapped__
 
 
 def _keep_plain(norm: str) -> bool:
@@ -411,7 +411,7 @@ def terms(text: str, keys: bool = True, plain: bool = True) -> Iterator[tuple[st
     Bulgarian stop word. ``plain=False`` yields the sound keys only (the ``translit`` field).
     """
     for w in words(text):
-        plain_term, key = _word_terms(w.text, w.whole)
+        plain_term, key = word_terms(w.text, w.whole)
         if plain_term is None:
             continue
         if plain:
@@ -476,7 +476,7 @@ def latin_digits(text: str) -> str:
 
 
 @lru_cache(maxsize=ANALYSIS_CACHE)
-def _word_terms(text: str, whole: bool) -> tuple[str | None, str | None]:
+def word_terms(text: str, whole: bool) -> tuple[str | None, str | None]:
     """``(plain term, sound key)`` of one word; ``(None, None)`` drops the word (stop word,
     single letter); ``key`` is ``None`` when the word has none worth indexing."""
     norm = normalize(text)
@@ -494,7 +494,7 @@ def term_spans(text: str, keys: bool = True, plain: bool = True) -> Iterator[tup
     ``keys``, sound keys), with the code-point offsets of its word; the fast path snippets
     use (no Word objects). With neither ``plain`` nor ``keys``, every word's span with an
     empty term (a prefix's snippet needs only the words)."""
-    for m in _COMPOUND.finditer(text):
+    for m in COMPOUND.finditer(text):
         base = m.start()
         spans = _chunk_spans(m.group(0), keys) if plain or keys else _chunk_words(m.group(0))
         for term, s, e in spans:
@@ -509,7 +509,7 @@ def _chunk_spans(chunk: str, keys: bool = True) -> tuple[tuple[str, int, int], .
     ticket's time). Sound keys only with ``keys`` (the costly part)."""
     out: list[tuple[str, int, int]] = []
     for piece, s, e, whole in _split_chunk_uncached(chunk):
-        plain_term, key = _word_terms(piece, whole) if keys else (_plain_term(piece, whole), None)
+        plain_term, key = word_terms(piece, whole) if keys else (_plain_term(piece, whole), None)
         if plain_term is None:
             continue
         out.append((plain_term, s, e))
@@ -520,11 +520,11 @@ def _chunk_spans(chunk: str, keys: bool = True) -> tuple[tuple[str, int, int], .
 
 def _chunk_words(chunk: str) -> tuple[tuple[str, int, int], ...]:
     """``("", start, end)`` of every word of one compound chunk (no analysis)."""
-    return tuple(("", s, e) for _piece, s, e, _whole in _split_chunk(chunk))
+    return tuple(("", s, e) for _piece, s, e, _whole in split_chunk(chunk))
 
 
 def _plain_term(text: str, whole: bool) -> str | None:
-    """The plain term of one word as :func:`_word_terms` gives it, without computing its
+    """The plain term of one word as :func:`word_terms` gives it, without computing its
     sound key (so a Bulgarian function word typed in Latin letters is not dropped: no
     query holds it, so a snippet never highlights it)."""
     norm = normalize(text)
@@ -537,7 +537,7 @@ def _plain_term(text: str, whole: bool) -> str | None:
 def _chunk_terms(chunk: str) -> tuple[tuple[str | None, str | None, int], ...]:
     """``(plain term, sound key, position step)`` of each word of one compound chunk: what
     :class:`MemtuiAnalyzer` yields for it, positions relative to the chunk (index speed)."""
-    return tuple((*_word_terms(piece, whole), 0 if whole else 1)
+    return tuple((*word_terms(piece, whole), 0 if whole else 1)
                  for piece, _s, _e, whole in _split_chunk_uncached(chunk))
 
 
@@ -548,7 +548,7 @@ def term_positions(text: str, keys: bool = True, plain: bool = True) -> tuple[di
     the token stream). ``words`` is the number of positions used."""
     out: dict[str, list[int]] = {}
     pos = 0
-    for m in _COMPOUND.finditer(text):
+    for m in COMPOUND.finditer(text):
         for plain_term, key, step in _chunk_terms(m.group(0)):
             if plain_term is not None:
                 if plain:
@@ -574,7 +574,7 @@ def term_positions_and_keys(text: str) -> tuple[dict[str, list[int]], int, dict[
     out: dict[str, list[int]] = {}
     keys: dict[str, int] = {}
     pos = 0
-    for m in _COMPOUND.finditer(text):
+    for m in COMPOUND.finditer(text):
         for plain_term, key, step in _chunk_terms(m.group(0)):
             if plain_term is not None:
                 got = out.get(plain_term)

@@ -16,7 +16,7 @@ from typing import Iterable
 from memtui.core.files import is_inside, rel, text_name
 from memtui.core.findings import Finding, sort_key
 from memtui.core.workspace import Workspace
-from memtui.core.skills.model import AGENT_ROOT, CASCADE_DIR, Catalogue, SCOPES, SHARED_ROOT, SKILL_FILE, Skill, _SKIP_DIRS
+from memtui.core.skills.model import AGENT_ROOT, CASCADE_DIR, Catalogue, SCOPES, SHARED_ROOT, SKILL_FILE, Skill, SKIP_DIRS
 from memtui.core.skills.rules import parse_skill
 
 
@@ -51,7 +51,7 @@ def scan_root(path: str | os.PathLike[str], root_label: str, *, base: Path | Non
         here = Path(dirpath)
         kept = []
         for d in sorted(dirnames):
-            if d in _SKIP_DIRS or not text_name(d):  # a name that is not UTF-8: the audit reports it
+            if d in SKIP_DIRS or not text_name(d):  # a name that is not UTF-8: the audit reports it
                 continue
             full = here / d
             if full.is_symlink():
@@ -105,7 +105,7 @@ def _add(folder: Path, root: Path, base: Path, label: str, skills: list[Skill],
 def _looks_like_root(folder: Path) -> bool:
     try:
         return any((child / SKILL_FILE).is_file() for child in folder.iterdir()
-                   if child.is_dir() and child.name not in _SKIP_DIRS)
+                   if child.is_dir() and child.name not in SKIP_DIRS)
     except OSError:
         return False
 
@@ -184,7 +184,7 @@ def _load_plain_folder(ws: Workspace, cat: Catalogue) -> None:
         cat.skills = scan_root(ws.root, "folder", base=ws.root, limit=limit)
     else:
         collections = [c for c in sorted(ws.root.iterdir())
-                       if c.is_dir() and c.name not in _SKIP_DIRS and _looks_like_root(c)]
+                       if c.is_dir() and c.name not in SKIP_DIRS and _looks_like_root(c)]
         for coll in collections:
             cat.roots[coll.name] = coll
             cat.skills.extend(scan_root(coll, coll.name, base=ws.root, confine_to=ws.root, limit=limit))

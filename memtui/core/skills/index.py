@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
-from memtui.core.skills.model import Catalogue, DEFAULT_INDEX_BUDGET, SHARED_ROOT, Skill, _UNUSABLE
+from memtui.core.skills.model import Catalogue, DEFAULT_INDEX_BUDGET, SHARED_ROOT, Skill, UNUSABLE
 
 
 @dataclass(slots=True)
@@ -102,7 +102,7 @@ def build_index(catalogue: Catalogue, budget: int = DEFAULT_INDEX_BUDGET) -> Ski
             why = f"source in scope {skill.scope!r} of the mounted {SHARED_ROOT}/ copy"
         elif skill.nested_in:
             why = f"nested inside {skill.nested_in}"
-        elif any(f.code in _UNUSABLE or f.code == "symlink-outside" for f in skill.findings):
+        elif any(f.code in UNUSABLE or f.code == "symlink-outside" for f in skill.findings):
             why = "its SKILL.md or front matter cannot be read (see `memtui skills check`)"
         else:
             why = "no usable name and description text (see `memtui skills check`)"

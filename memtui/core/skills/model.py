@@ -66,10 +66,10 @@ MAX_COMPATIBILITY = 500
 
 
 #: Folders never searched for skills (version control, memtui's own state).
-_SKIP_DIRS = frozenset({".git", ".memtui", "__pycache__", "node_modules"})
+SKIP_DIRS = frozenset({".git", ".memtui", "__pycache__", "node_modules"})
 
 
-_AGENT_SPEC = "Agent Skills spec"
+AGENT_SPEC = "Agent Skills spec"
 
 
 @dataclass(slots=True)
@@ -174,7 +174,7 @@ class Skill:
         """An agent's index can list it: top level, not shadowed, name and description text."""
         return (self.nested_in is None and self.shadowed_by is None and self.loadable
                 and bool(self.name) and bool(self.description)
-                and not any(f.code in _UNUSABLE for f in self.findings))
+                and not any(f.code in UNUSABLE for f in self.findings))
 
     def files_beside(self) -> list[str]:
         """Other files in the skill folder (relative to it, ``/`` separators, sorted).
@@ -184,7 +184,7 @@ class Skill:
         """
         out: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.folder):
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
             for name in sorted(filenames):
                 full = Path(dirpath) / name
                 if full == self.skill_md:
@@ -208,7 +208,7 @@ class Skill:
 
 
 #: Finding codes that make a skill unusable for an agent's loader (no usable name/description).
-_UNUSABLE = frozenset({
+UNUSABLE = frozenset({
     "skill-no-front-matter", "front-matter-invalid", "front-matter-unclosed",
     "front-matter-not-mapping", "not-utf8", "file-unreadable",
 })

@@ -24,7 +24,7 @@ import yaml
 from memtui.core.files import read_text
 from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.frontmatter import FrontMatter, split
-from memtui.core.skills.model import ALLOWED_KEYS, CASCADE_DIR, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, RESERVED_NAMES, SHARED_ROOT, SKILL_FILE, Skill, UPLOAD_PATTERN, _AGENT_SPEC
+from memtui.core.skills.model import ALLOWED_KEYS, CASCADE_DIR, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, RESERVED_NAMES, SHARED_ROOT, SKILL_FILE, Skill, UPLOAD_PATTERN, AGENT_SPEC
 
 
 _TAG_WORDS = {
@@ -218,7 +218,7 @@ def _front_matter_unusable(skill: Skill, fm: FrontMatter) -> bool:
     if not fm.present:
         add(Finding.make(
             "skill-no-front-matter", p, "no front matter: name and description missing",
-            f"start the file with a `---` block giving name and description ({_AGENT_SPEC}: "
+            f"start the file with a `---` block giving name and description ({AGENT_SPEC}: "
             "the file starts with YAML front matter)", line=1))
         return True
     if fm.error:
@@ -229,7 +229,7 @@ def _front_matter_unusable(skill: Skill, fm: FrontMatter) -> bool:
             message = "front matter is never closed (no second `---` line): name and description cannot be read"
         add(Finding.make(code, p, message,
                          "fix the front matter; until then agents get neither name nor description "
-                         f"({_AGENT_SPEC}: the file starts with valid YAML front matter)",
+                         f"({AGENT_SPEC}: the file starts with valid YAML front matter)",
                          line=fm.error_line, column=fm.error_column))
         if not fm.closed:
             skill.body = fm.body  # the whole text: nothing can be trusted as front matter
@@ -258,7 +258,7 @@ def _check_name_field(skill: Skill, name_node: Any, line_of: Callable[[str], int
     if _blank(name_node):
         add(Finding.make(
             "skill-no-name", p, "name is missing" if name_node is None else "name is empty",
-            f"add `name: {skill.key}` to the front matter ({_AGENT_SPEC}: name is required, "
+            f"add `name: {skill.key}` to the front matter ({AGENT_SPEC}: name is required, "
             "equal to the folder name)", line=line_of("name") or 1))
     else:
         word = _type_word(name_node)
@@ -281,7 +281,7 @@ def _check_description_field(skill: Skill, desc_node: Any, line_of: Callable[[st
             "skill-no-description", p,
             "description is missing" if desc_node is None else "description is empty",
             "add a description saying when to use the skill "
-            f"({_AGENT_SPEC}: description is required, 1–{MAX_DESCRIPTION} characters; "
+            f"({AGENT_SPEC}: description is required, 1–{MAX_DESCRIPTION} characters; "
             "the description is the only part that decides whether the body is read)",
             line=line_of("description") or 1))
     else:
@@ -300,7 +300,7 @@ def _check_description_field(skill: Skill, desc_node: Any, line_of: Callable[[st
                 add(Finding.make(
                     "skill-description-length", p,
                     f"description is {length:,} characters, over the {MAX_DESCRIPTION:,} allowed",
-                    f"shorten it and move detail into the body ({_AGENT_SPEC}: description "
+                    f"shorten it and move detail into the body ({AGENT_SPEC}: description "
                     f"1–{MAX_DESCRIPTION} characters)", line=line_of("description")))
             if not _situation_named(skill.description):
                 add(Finding.make(
@@ -320,7 +320,7 @@ def _check_other_keys(skill: Skill, fields: dict[str, tuple[int, Any]], line_of:
             "front matter has key" + ("s " if len(unknown) > 1 else " ") + ", ".join(unknown)
             + " outside the Agent Skills set",
             f"keep them if your harness reads them; other loaders ignore or reject them "
-            f"({_AGENT_SPEC}: allowed keys {', '.join(ALLOWED_KEYS)})",
+            f"({AGENT_SPEC}: allowed keys {', '.join(ALLOWED_KEYS)})",
             line=line_of(unknown[0])))
     if "compatibility" in fields:
         node = fields["compatibility"][1]
@@ -328,13 +328,13 @@ def _check_other_keys(skill: Skill, fields: dict[str, tuple[int, Any]], line_of:
             add(Finding.make(
                 "skill-compatibility-length", p,
                 f"compatibility is {len(node.value):,} characters, over the {MAX_COMPATIBILITY} allowed",
-                f"shorten it ({_AGENT_SPEC}: compatibility at most {MAX_COMPATIBILITY} characters)",
+                f"shorten it ({AGENT_SPEC}: compatibility at most {MAX_COMPATIBILITY} characters)",
                 line=line_of("compatibility")))
     for key in ("license", "compatibility"):
         if key in fields and not isinstance(fields[key][1], yaml.ScalarNode):
             add(Finding.make(
                 "skill-bad-field-type", p, f"{key} is {_type_word(fields[key][1])}, expected text",
-                f"write {key} as text ({_AGENT_SPEC})", line=line_of(key)))
+                f"write {key} as text ({AGENT_SPEC})", line=line_of(key)))
     if "allowed-tools" in fields and not isinstance(fields["allowed-tools"][1], yaml.ScalarNode):
         # The spec asks for space-separated text; the reference validator (skills-ref) and
         # harnesses accept a YAML list: memtui is stricter here, so this is a note.
@@ -342,11 +342,11 @@ def _check_other_keys(skill: Skill, fields: dict[str, tuple[int, Any]], line_of:
             "skill-stricter", p,
             f"allowed-tools is {_type_word(fields['allowed-tools'][1])}; the spec asks for space-separated "
             "text (the reference validator accepts a list, so the skill is valid)",
-            f"write the tools on one line separated by spaces ({_AGENT_SPEC})", line=line_of("allowed-tools")))
+            f"write the tools on one line separated by spaces ({AGENT_SPEC})", line=line_of("allowed-tools")))
     if "metadata" in fields and not isinstance(fields["metadata"][1], yaml.MappingNode):
         add(Finding.make(
             "skill-stricter", p, "metadata is not a set of keys and values (the reference validator accepts it)",
-            f"write metadata as `key: value` lines indented under it ({_AGENT_SPEC})",
+            f"write metadata as `key: value` lines indented under it ({AGENT_SPEC})",
             line=line_of("metadata")))
 
 
@@ -370,9 +370,9 @@ def _check_name_rules(skill: Skill, name: str, line: int | None) -> None:
                  else "it breaks the platform's upload pattern too")
         add(Finding.make(
             "skill-name-invalid", p,
-            f"name {quoted} " + "; ".join(spec) + f" — breaks the {_AGENT_SPEC} naming rule ({other})",
+            f"name {quoted} " + "; ".join(spec) + f" — breaks the {AGENT_SPEC} naming rule ({other})",
             "use 1–64 lowercase letters, digits and single hyphens, not at either end "
-            f"({_AGENT_SPEC})", line=line))
+            f"({AGENT_SPEC})", line=line))
     if upload:
         other = ("the Agent Skills rules accept it" if not spec
                  else "it breaks the Agent Skills rules too")
@@ -396,5 +396,5 @@ def _check_name_rules(skill: Skill, name: str, line: int | None) -> None:
         add(Finding.make(
             "skill-name-mismatch", p,
             f"name {quoted} differs from its folder {skill.folder.name!r}",
-            f"rename the folder or the name so they match ({_AGENT_SPEC}: name equals the "
+            f"rename the folder or the name so they match ({AGENT_SPEC}: name equals the "
             "folder name; clashes between roots are decided by folder name)", line=line))

@@ -22,7 +22,7 @@ from memtui.core.tree.index import NodeIndex, index_line, iter_links, one_liner_
 from memtui.core.workspace import NODE_INDEX, Workspace
 
 
-def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: int,
+def check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: int,
                  raw: list[tuple[int, str]] | None = None) -> Iterable[Finding]:
     """Links in ``text`` whose target leaves the workspace. The check is lexical (``..`` and
     absolute paths); symbolic links on the way are reported by the symlink checks. ``raw``:
@@ -41,7 +41,7 @@ def _check_links(ws: Workspace, text: str, file: Path, shown: str, first_line: i
                 line=first_line + offset)
 
 
-def _check_symlink(ws: Workspace, path: Path, shown: str) -> Finding | None:
+def check_symlink(ws: Workspace, path: Path, shown: str) -> Finding | None:
     """A finding for a symbolic link leaving the workspace or pointing at nothing, else None."""
     target = os.readlink(path)
     if not os.path.exists(path):
@@ -184,7 +184,7 @@ def _article_facts(ws: Workspace, tree: MemoryTree, articles: list, scanned: lis
         links: list[list] = []
         if article.ok:
             raw = raw_links(article.body) if index in linked else []
-            found.extend(_check_links(ws, article.body, file, shown, article.body_line, raw))
+            found.extend(check_links(ws, article.body, file, shown, article.body_line, raw))
             found.extend(next(found_scans))
             links = shape.collect_links(article.body, article.body_line, raw)
             found.extend(shape.own_anchor_findings(article.body, links, shown))
@@ -211,7 +211,7 @@ def _index_facts(ws: Workspace, node: str, index: NodeIndex, folder: Path, shown
                  facts: ArticleFacts | None) -> list[Finding]:
     """A node index's links, secrets and personal data (``facts``: its scans, cached like an
     article's; ``None`` when it could not be read)."""
-    found = list(_check_links(ws, index.body, folder / NODE_INDEX, shown, index.body_line))
+    found = list(check_links(ws, index.body, folder / NODE_INDEX, shown, index.body_line))
     if facts is None:
         return found
     found.extend(facts.findings)
@@ -310,7 +310,7 @@ def _node_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, in
         except OSError:
             continue
         link = stat_mod.S_ISLNK(stat.st_mode)
-        if link and _check_symlink(ws, file, shown):
+        if link and check_symlink(ws, file, shown):
             continue  # reported by the node's symlink check, never followed
         files.append((path, file, shown))
         stamp = (stat.st_size, stat.st_mtime_ns)
@@ -394,7 +394,7 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
     except OSError:
         links = []
     for entry in links:
-        problem = _check_symlink(ws, Path(entry.path), tree.shown(f"{node}/{entry.name}" if node else entry.name))
+        problem = check_symlink(ws, Path(entry.path), tree.shown(f"{node}/{entry.name}" if node else entry.name))
         if problem:
             findings.append(problem)
     listed = _listed(ws, tree, index, folder, index_shown, findings)

@@ -50,7 +50,7 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$")
+HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$")
 
 
 def _clean_target(target: str) -> str:
@@ -200,7 +200,7 @@ def parse_index(text: str, node: str, shown: str) -> NodeIndex:
         if in_fence:
             continue
         if not index.title:
-            heading = _HEADING.match(line)
+            heading = HEADING.match(line)
             if heading:
                 index.title = heading.group(1)
         item = _ITEM.match(line)

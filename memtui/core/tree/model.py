@@ -20,7 +20,7 @@ from memtui.core import frontmatter
 from memtui.core.files import TextFile, is_inside, read_text, text_name
 from memtui.core.findings import Finding
 from memtui.core.workspace import NODE_INDEX, SPECIAL_FILES, Workspace
-from memtui.core.tree.index import NodeIndex, _HEADING, parse_index
+from memtui.core.tree.index import NodeIndex, HEADING, parse_index
 
 
 @dataclass(slots=True)
@@ -58,7 +58,7 @@ class Article:
         if isinstance(value, str) and value.strip():
             return value.strip()
         for line in self.body.splitlines()[:40]:
-            match = _HEADING.match(line)
+            match = HEADING.match(line)
             if match:
                 return match.group(1)
         return Path(self.path).stem

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 from memtui.core.findings import Finding
 from memtui.core.scan.chunk import HINTS, Chunk, literal
-from memtui.core.tree.index import _HEADING, iter_anchored_links
+from memtui.core.tree.index import HEADING, iter_anchored_links
 
 #: The fields of the past-case entry shape (seed 000 §5), as front matter keys.
 EXPERIENCE_FIELDS = ("symptom", "systems", "environment", "mechanism", "fix_shape", "links", "artifacts")
@@ -200,7 +200,7 @@ def anchors(text: str) -> set[str]:
             continue
         if in_fence:
             continue
-        match = _HEADING.match(line)
+        match = HEADING.match(line)
         if match:
             base = slug(re.sub(r"\{#[^}]*\}", "", match.group(1)))
             n = counts.get(base, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from whoosh.analysis import Token, Tokenizer
 
-from memtui.core.search.analysis import _COMPOUND, _split_chunk, _word_terms, normalize
+from memtui.core.search.analysis import COMPOUND, split_chunk, word_terms, normalize
 
 
 class MemtuiAnalyzer(Tokenizer):
@@ -40,10 +40,10 @@ class MemtuiAnalyzer(Tokenizer):
         # the same terms as :func:`terms`, without a Word object per word (index build speed)
         keys, plain = self.keys, self.plain
         pos = start_pos
-        for m in _COMPOUND.finditer(value):
+        for m in COMPOUND.finditer(value):
             base = start_char + m.start()
-            for piece, s, e, whole in _split_chunk(m.group(0)):
-                plain_term, key = _word_terms(piece, whole)
+            for piece, s, e, whole in split_chunk(m.group(0)):
+                plain_term, key = word_terms(piece, whole)
                 if plain_term is not None:
                     for term in ((plain_term if plain else None), (key if keys else None)):
                         if term is None:

@@ -11,7 +11,7 @@ from memtui.core import graph as g
 from memtui.core.mcp.client import Client, Endpoint
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.screens.graph import GraphScreen
+from memtui.ui.screens.graph.screen import GraphScreen
 from memtui.ui.widgets import Confirm
 from tests.conftest import wait_for
 from tests.remote_servers import FaultServer, start_token_server

@@ -38,6 +38,8 @@ class GraphBackend(Protocol):  # pragma: no cover - typing only
     loaded_bytes: bytes | None
     #: workspace files a save rewrites (the search index is told of them)
     files: tuple[str, ...]
+    #: what the graph is called beside :attr:`shown` in a status line (``"remote"``; ``""`` for the file)
+    label: str
 
     def load(self, progress: Callable[[int], None] | None = None) -> Graph: ...
 
@@ -89,6 +91,8 @@ class LocalGraph:
         self.shown = ws.shown(self.path)
         self.loaded_bytes: bytes | None = None
         self.files: tuple[str, ...] = (self.shown,)
+        #: what the graph is called beside its place in a status line (nothing: the file)
+        self.label = ""
 
     def load(self, progress: Callable[[int], None] | None = None) -> Graph:
         """Read the file (an absent one is an empty graph).
@@ -120,8 +124,15 @@ class LocalGraph:
 
     def save(self, loaded: Graph, operation: Operation, *, session: Session, client_id: str | None = None,
              provenance: Sequence = (), also_write: Sequence[tuple[str, bytes]] = ()) -> Saved:
-        """:func:`memtui.core.graph.commit.commit` on the file (same errors)."""
-        return commit(self.path, loaded, operation, loaded_bytes=self.loaded_bytes, session=session,
+        """:func:`memtui.core.graph.commit.commit` on the file (same errors); a conflict's diff
+        starts from the bytes ``loaded`` was read from (those of the last :meth:`load`, or, when
+        the file was read again since, ``loaded``'s own bytes: reading is lossless)."""
+        import hashlib
+
+        read = self.loaded_bytes
+        if read is None or (hashlib.sha256(read).hexdigest() != loaded.source_sha256 and (read or loaded.exists)):
+            read = loaded.to_bytes()
+        return commit(self.path, loaded, operation, loaded_bytes=read, session=session,
                       client_id=client_id, provenance=provenance, also_write=also_write)
 
     def search(self, query: str, semantic: bool = False) -> Graph:

@@ -675,6 +675,8 @@ class RemoteGraph:
         self.loaded_bytes: bytes | None = b""
         #: no workspace file changes when the remote graph is written
         self.files: tuple[str, ...] = ()
+        #: what the graph is called beside its URL in a status line
+        self.label = "remote"
         self._make = client
         self._client: Client | None = None
         self.semantic = False

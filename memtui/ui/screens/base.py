@@ -40,9 +40,10 @@ class AreaScreen(Screen):
         older one), then ``then(result)`` on the UI thread.
 
         When ``call`` raises one of ``errors`` (memtui's errors by default; add ``OSError`` for
-        a disk error), the error's sentence is shown as a toast titled ``title`` ("Read-only"
-        for a :class:`~memtui.core.errors.ReadOnlyError`; unless
-        ``toast`` is False) and ``failed(error)`` runs on the UI thread; ``then`` does not.
+        a disk error), ``failed(error)`` runs on the UI thread, and then the error's sentence is
+        shown as a toast titled ``title`` ("Read-only" for a
+        :class:`~memtui.core.errors.ReadOnlyError`), unless ``toast`` is False or ``failed``
+        returned True (it showed the error itself); ``then`` does not run.
         Any other exception is a bug and ends the app with its traceback, as Textual does.
 
         Returns:
@@ -62,9 +63,9 @@ class AreaScreen(Screen):
 
     def _core_failed(self, error: Exception, title: str, failed: Callable[[Exception], object] | None,
                      severity: SeverityLevel, toast: bool) -> None:
+        if failed is not None and failed(error) is True:
+            return  # shown where it belongs (a conflict bar)
         if isinstance(error, ReadOnlyError):  # the holder sentence, under one title everywhere
             title = "Read-only"
         if toast:
             self.notify(str(error), title=title, severity=severity, markup=False, timeout=10)
-        if failed is not None:
-            failed(error)

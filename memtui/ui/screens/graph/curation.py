@@ -127,8 +127,9 @@ class ConflictBar(VerticalScroll):
     """Why the last save was refused, with the difference; hidden until :meth:`show`."""
 
     DEFAULT_CSS = """
-    ConflictBar { height: auto; max-height: 45%; display: none; background: $warning 20%; padding: 0 1; }
+    ConflictBar { height: auto; max-height: 60%; display: none; background: $warning 20%; padding: 0 1; }
     ConflictBar.shown { display: block; }
+    ConflictBar #graph-conflict-diff { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def compose(self) -> ComposeResult:
@@ -139,12 +140,15 @@ class ConflictBar(VerticalScroll):
         """Show the refusal's ``sentence`` and its unified ``diff`` (``-`` what memtui read,
         ``+`` what the graph holds now), with what to do."""
         self.query_one("#graph-conflict-text", Static).update(join(
-            Text("Conflict: ", style="bold"), safe(sentence, limit=None), Text("\n"),
-            Text("F5 reads the graph again; Esc hides this.", style="dim")))
-        styled = Text()
-        for line in diff.splitlines(keepends=True)[:DIFF_SHOWN]:
+            Text("Conflict ", style="bold"), Text("(F5 reads the graph again, Esc hides this): ", style="dim"),
+            safe(sentence, limit=None)))
+        styled = Text()  # one line each (cut, see the CSS): the changed ones stay in view
+        lines = [line for line in diff.splitlines() if not line.startswith(("--- ", "+++ "))]  # the names: known
+        for line in lines[:DIFF_SHOWN]:
             style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
             styled.append_text(safe(line, style, limit=None))
+            styled.append("\n")
+        styled.rstrip()
         self.query_one("#graph-conflict-diff", Static).update(styled)
         self.add_class("shown")
         self.scroll_home(animate=False)

@@ -662,8 +662,8 @@ class GraphScreen(AreaScreen):
 
     def save(self, before: g.Graph, operation: g.Operation, doing: str = "do") -> None:
         """Save ``operation`` on ``before`` in a worker through the backend (re-audit and
-        provenance too), then show the graph saved; a refusal is a toast, a conflict also shows
-        the difference, a remote that fails is marked offline."""
+        provenance too), then show the graph saved; a refusal is a toast, a conflict shows
+        the difference instead, a remote that fails is marked offline."""
         backend = self.backend
         if backend is None:
             return
@@ -675,14 +675,16 @@ class GraphScreen(AreaScreen):
             findings = audit(saved.graph, near=len(saved.graph.entities) < NEAR_AFTER_EDIT)
             return saved, findings, self._read_provenance()
 
-        def failed(exc: Exception) -> None:
+        def failed(exc: Exception) -> bool:
             from memtui.core.mcp.errors import McpError
 
             self.saving = False
             if isinstance(exc, McpError):
                 self._failed(str(exc), False)
-            if isinstance(exc, g.GraphConflictError):
+            if isinstance(exc, g.GraphConflictError) and exc.diff:  # the sentence and the difference
                 self.query_one(ConflictBar).show(str(exc), exc.diff)
+                return True
+            return False
 
         self.run_core(write, lambda done: self._saved(doing, before, operation, *done), group="graph-save",
                       title="Not saved", errors=(MemtuiError, OSError), failed=failed)

@@ -1,4 +1,4 @@
-"""The remote graph over MCP streamable HTTP, against real servers started here (issue 16).
+"""The remote graph over MCP streamable HTTP, against real servers started here.
 
 The real ``@modelcontextprotocol/server-memory`` behind the real ``supergateway`` (legacy era:
 initialize, sessions), and the official MCP Python SDK behind a bearer check (modern era,

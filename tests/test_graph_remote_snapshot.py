@@ -1,4 +1,4 @@
-"""A big remote graph's first page at once (issue 16): the remote read builds the graph in one pass,
+"""A big remote graph's first page at once: the remote read builds the graph in one pass,
 reads the reference server's graph resource when listed, and is kept as a snapshot in the user
 cache folder that reads may answer from (``--cached``, marked) and writes never do; the Graph area
 shows the snapshot labelled "as of HH:MM, reading the remote…" until the live read replaces it."""

@@ -1,4 +1,4 @@
-"""The Graph area on a remote graph (issue 16): the same table and curation, an offline label
+"""The Graph area on a remote graph: the same table and curation, an offline label
 that keeps what was last read, and a sentence (never an empty graph) when nothing could be read."""
 
 from __future__ import annotations

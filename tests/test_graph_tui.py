@@ -1,4 +1,4 @@
-"""The Graph screen, driven headless with Textual's Pilot (issue 4, B15, B17, B23)."""
+"""The Graph screen, driven headless with Textual's Pilot: odd names, damaged files, a 50,000-entity graph, curating."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ async def _open_graph(pilot, app) -> GraphScreen:
     return screen
 
 
-async def test_b17_names_show_literally_and_every_entity_opens(shared: Path, tmp_path: Path) -> None:
+async def test_odd_names_show_literally_and_every_entity_opens(shared: Path, tmp_path: Path) -> None:
     root = _workspace(tmp_path, shared / "bug-inputs" / "B17" / "memory.jsonl")
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(140, 40)) as pilot:
@@ -60,7 +60,7 @@ async def test_b17_names_show_literally_and_every_entity_opens(shared: Path, tmp
         assert "[link=https://example.invalid]click[/link]" in shown and "links [to]" in detail
 
 
-async def test_b15_loads_and_an_edit_keeps_bad_lines_then_undo(shared: Path, tmp_path: Path) -> None:
+async def test_a_damaged_file_loads_and_an_edit_keeps_bad_lines_then_undo(shared: Path, tmp_path: Path) -> None:
     root = _workspace(tmp_path, shared / "bug-inputs" / "B15" / "memory.jsonl")
     path = root / "memory" / "graph.jsonl"
     original = path.read_bytes()
@@ -102,7 +102,7 @@ async def test_big_graph_is_paged(tmp_path: Path) -> None:
         assert len(tree.root.children) <= 201
 
 
-# -- curating through the app's session (issue 4, write discipline) ------------------------------
+# -- curating through the app's session (write discipline) ---------------------------------------
 
 from memtui.core.auditlog import AuditLog  # noqa: E402
 from memtui.core.graph.provenance import Provenance, ProvenanceBook  # noqa: E402

@@ -1,4 +1,4 @@
-"""The Graph area with a huge observation and duplicate records (issue 15 items 8, 10)."""
+"""The Graph area with a huge observation and duplicate records."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``memtui graph``: browse, audit and curate the knowledge graph headless (issue 4, issue 16).
+"""``memtui graph``: browse, audit and curate the knowledge graph headless, local or remote.
 
 The graph is the local file or the member's remote graph over MCP (``--remote URL``, ``[graph]
 remote``, or the ``memory`` block of the workspace's ``config.json``;
@@ -616,7 +616,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return run(args)
 
 
-# -- the remote graph (issue 16) ----------------------------------------------------------------------
+# -- the remote graph ----------------------------------------------------------------------------------
 
 def _cmd_search(args: argparse.Namespace) -> int:
     from memtui.core.graph import snapshot

@@ -1,4 +1,4 @@
-"""The graph's backend seam: the local file or the remote server, behind one face (issue 16).
+"""The graph's backend seam: the local file or the remote server, behind one face.
 
 :func:`open_graph` gives a :class:`LocalGraph` (``memory/graph.jsonl``, written by
 :func:`memtui.core.graph.commit.commit`) or a :class:`~memtui.core.graph.remote.RemoteGraph`

@@ -196,7 +196,7 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
         if not change.changed:
             return change, reapplied, base
         # agents append lines to graph.jsonl without memtui's lock: what they append while
-        # this write runs is carried into the new file (issue 15 item 1)
+        # this write runs is carried into the new file, never lost
         tx.replace(shown, change.graph.file_bytes(), base=current_sha or None, carry_appends=True)
         for extra, data in also_write:
             tx.replace(extra, data, base=None)

@@ -2,7 +2,7 @@
 
 The server's file format has no place for it (DESIGN.md §2), so it lives in memtui's store,
 table ``provenance`` (seed 002: the graph "is the only [memory] that records which
-conversation a fact came from"; issue 4). One record per (entity, observation)::
+conversation a fact came from"). One record per (entity, observation)::
 
     {"entity": str, "observation": str, "session": str, "at": "2026-11-02T09:15:44Z",
      "line": int | None, "source": "agent" | "memtui" | "import"}

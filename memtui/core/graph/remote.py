@@ -1,4 +1,4 @@
-"""The remote graph: the member's knowledge graph served over MCP streamable HTTP (seed 002; issue 16).
+"""The remote graph: the member's knowledge graph served over MCP streamable HTTP (seed 002).
 
 Seed 002's members have no ``graph.jsonl``: the proxy serves their graph at ``/v1/mcp`` with
 the tools of ``@modelcontextprotocol/server-memory``. This module makes that graph a

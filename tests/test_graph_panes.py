@@ -179,3 +179,16 @@ async def test_a_save_refused_by_another_writers_change_shows_the_difference(sam
         screen.query_one("#entities").focus()
         await pilot.press("escape")  # Esc hides the bar, and leaves the filter alone
         assert not bar.has_class("shown") and screen.query_one("#graph-filter", Input).value == ""
+
+
+def test_the_detail_pane_alone_draws_an_entity_its_observations_and_neighbourhood(snap_compare) -> None:
+    """The pane as the Graph area shows it, without the area: the entity's record, its
+    relations, its observations and the tree (SVG in ``__snapshots__/test_graph_panes/``)."""
+    detail = EntityDetail(id="graph-side")
+
+    async def show(pilot) -> None:  # noqa: ANN001
+        detail.model = _model()
+        detail.show("Babbage")
+        await pilot.pause()
+
+    assert snap_compare(Host(detail), terminal_size=(60, 16), run_before=show)

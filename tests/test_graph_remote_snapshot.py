@@ -271,15 +271,15 @@ def test_the_reading_line_says_what_has_arrived_and_puts_the_url_last() -> None:
     import time
 
     from memtui.core.graph.remote import RemoteGraph
-    from memtui.ui.screens.graph.screen import GraphScreen
+    from memtui.ui.screens.graph.status import ReadStatus
 
-    screen = GraphScreen()
-    screen.backend = RemoteGraph(Endpoint("http://127.0.0.1:9/mcp"))
-    screen.reading_since = time.monotonic() - 5
-    screen.received = 0
-    assert screen.reading_text() == "reading the remote… 5 s, nothing received yet · http://127.0.0.1:9/mcp"
-    screen.received = 12_345_678
-    assert screen.reading_text() == "reading the remote… 5 s, 12.3 MB · http://127.0.0.1:9/mcp"
-    screen.reading_since = time.monotonic()
-    screen.received = 0
-    assert screen.reading_text() == "reading the remote… 0 s · http://127.0.0.1:9/mcp"
+    status = ReadStatus()
+    status.backend = RemoteGraph(Endpoint("http://127.0.0.1:9/mcp"))
+    status.reading_since = time.monotonic() - 5
+    status.received = 0
+    assert status.reading_text() == "reading the remote… 5 s, nothing received yet · http://127.0.0.1:9/mcp"
+    status.received = 12_345_678
+    assert status.reading_text() == "reading the remote… 5 s, 12.3 MB · http://127.0.0.1:9/mcp"
+    status.reading_since = time.monotonic()
+    status.received = 0
+    assert status.reading_text() == "reading the remote… 0 s · http://127.0.0.1:9/mcp"

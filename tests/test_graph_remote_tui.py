@@ -53,7 +53,7 @@ async def test_a_remote_graph_is_curated_and_stays_visible_offline(tmp_path: Pat
             await pilot.press("f5")
             await wait_for(pilot, lambda: "offline, as of" in _status(screen))
             assert screen.query_one("#entities", DataTable).row_count == 1  # what was read stays
-            assert "cannot reach" in (screen.offline or "")
+            assert "cannot reach" in (screen.status.offline or "")
     finally:
         server.stop()
 

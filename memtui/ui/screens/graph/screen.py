@@ -28,8 +28,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.timer import Timer
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import DataTable, Header, Input
 
 from memtui.core import graph as g
 from memtui.core.errors import MemtuiError
@@ -43,6 +42,7 @@ from memtui.ui.screens.graph.curation import ConflictBar, Curator
 from memtui.ui.screens.graph.detail import EntityDetail
 from memtui.ui.screens.graph.messages import EditConfirmed, EntitySelected, ObservationChosen
 from memtui.ui.screens.graph.model import GraphModel, ProvenanceMap
+from memtui.ui.screens.graph.status import ReadStatus
 from memtui.ui.screens.graph.table import EntityTable
 from memtui.ui.text import as_data, join, safe
 from memtui.ui.widgets import AreaBar, KeyFooter, ValueViewer, escape_box
@@ -60,7 +60,6 @@ class GraphScreen(AreaScreen):
     DEFAULT_CSS = """
     GraphScreen #graph-bar { height: 3; }
     GraphScreen #graph-filter { width: 1fr; }
-    GraphScreen #graph-count { width: 2fr; padding: 1 1 0 1; }
     """
 
     #: in order of importance: the footer shows the first that fit, ? lists them all
@@ -102,20 +101,8 @@ class GraphScreen(AreaScreen):
         self.saving = False
         #: the graph's backend (local file or remote server), opened in the load worker
         self.backend: GraphBackend | None = None
-        #: redraws "reading the remote… N s" while a live read runs
-        self._tick: Timer | None = None
-        #: when the shown graph was read (``time.time()``), and why the remote is offline ("" when not)
-        self.read_at: float | None = None
-        self.offline = ""
-        #: the remote's snapshot shown until the live read replaces it (None: what is shown is live)
-        self.cached: Snapshot | None = None
-        #: when the running remote read started (``time.monotonic()``), and the bytes it has received
-        self.reading_since: float | None = None
-        self.received = 0
         #: the file line a jump (an audit finding) asked for before the graph was read
         self._wanted_line: int | None = None
-        #: the count line of the snapshot's listing (shown before its records are read)
-        self._listing = Text("")
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -123,7 +110,7 @@ class GraphScreen(AreaScreen):
         yield AreaBar()
         with Horizontal(id="graph-bar"):
             yield Input(placeholder="filter: words in names, type:Person", id="graph-filter")
-            yield Static(id="graph-count")
+            yield ReadStatus(id="graph-count")
         yield ConflictBar(id="graph-conflict")
         with Horizontal(id="graph-main"):
             yield EntityTable(id="entities")
@@ -144,6 +131,15 @@ class GraphScreen(AreaScreen):
         return self.query_one(Curator)
 
     @property
+    def status(self) -> ReadStatus:
+        return self.query_one(ReadStatus)
+
+    @property
+    def cached(self) -> Snapshot | None:
+        """The remote's kept snapshot while it is shown (``None``: what is shown is live)."""
+        return self.status.cached
+
+    @property
     def graph(self) -> g.Graph | None:
         """The graph shown (``None`` before the first read)."""
         return self.model.graph if self.model is not None else None
@@ -159,7 +155,8 @@ class GraphScreen(AreaScreen):
         return self.detail.current
 
     def on_mount(self) -> None:
-        self._status(Text("loading the graph…", style="dim"))
+        self.status.read_only = (self.session.reason or "read-only") if self.session.read_only else ""
+        self.status.say(Text("loading the graph…", style="dim"))
         self.table.focus()
         self.app.workspace_changed.subscribe(self, self._on_changes)
         self.load_graph()
@@ -184,14 +181,6 @@ class GraphScreen(AreaScreen):
         """The app's writer session (``app.session``)."""
         return self.app.session
 
-    def _status(self, text: Text) -> None:
-        """Show ``text`` in the count line, after a ``READ-ONLY`` badge when writes are refused."""
-        widget = self.query_one("#graph-count", Static)
-        if self.session.read_only:
-            text = join(Text(" READ-ONLY ", style="bold reverse"), Text(" "), text)
-            widget.tooltip = self.session.reason
-        widget.update(text)
-
     # -- loading (worker thread) ------------------------------------------------------------------
     def load_graph(self) -> None:
         """Read the graph (and audit it) in a worker. A remote graph first shows its snapshot,
@@ -209,14 +198,14 @@ class GraphScreen(AreaScreen):
         ws = self.app.ws
         if self.backend is None:
             self.backend = open_graph(ws)
-        backend = self.backend
-        self.app.call_from_thread(self._reading, 0)
+        backend = self.status.backend = self.backend
+        self.app.call_from_thread(self.status.reading, 0)
         found = backend.kept(ws.root) if self.graph is None else None
         if found is not None:  # a remote's last read, shown while it is read again
             self._show_snapshot(found)
 
         def progress(count: int) -> None:
-            self.app.call_from_thread(self._reading, count)
+            self.app.call_from_thread(self.status.reading, count)
 
         graph = backend.load(progress=throttled(progress))  # call_from_thread waits on the UI
         findings = audit(graph)
@@ -246,63 +235,28 @@ class GraphScreen(AreaScreen):
         """The snapshot's first page (by name), before its records are read: names and counts."""
         if self.graph is not None:
             return
-        self.cached, self.read_at = found, found.read_at
-        self._listing = self.table.show_listing(rows)
-        self._draw_status(self._listing)
+        self.status.cached, self.status.read_at = found, found.read_at
+        self.status.draw(self.table.show_listing(rows))
         self.detail.say(Text("reading the kept records…", style="dim"))
 
     def _cached_graph(self, found: Snapshot, graph: g.Graph) -> None:
         """The snapshot's records: browsable (not audited) until the live read replaces them."""
         if self.graph is not None and self.cached is None:
             return  # the live read came first
-        self.cached, self.read_at = found, found.read_at
+        self.status.cached, self.status.read_at = found, found.read_at
         self._loaded(graph, [])
-
-    def _reading(self, count: int) -> None:
-        """A remote read runs (``count`` bytes so far): say so in the count line, with the time."""
-        if self.reading_since is None:
-            self.reading_since = time.monotonic()
-            self._tick = self.set_interval(1.0, self._redraw_reading)
-        self.received = count
-        self._redraw_reading()
-
-    def _redraw_reading(self) -> None:
-        if self.reading_since is None:
-            return
-        if self.graph is not None:
-            self._draw_status()
-        elif self.cached is not None:  # the snapshot's listing, before its records
-            self._draw_status(self._listing)
-        else:
-            self._status(join(Text(self.reading_text(), style="dim")))
-
-    def reading_text(self) -> str:
-        """``"reading the remote… 5 s, 12.3 MB · URL"``: how long the running read has taken and
-        what it has received (the URL while nothing kept is shown)."""
-        backend = self.backend
-        where = f" · {backend.shown}" if backend is not None and not self.cached else ""  # last: it may not fit
-        seconds = time.monotonic() - (self.reading_since or time.monotonic())
-        got = f", {self.received / 1e6:,.1f} MB" if self.received >= 100_000 else ""
-        if not self.received and seconds >= 3:  # a gateway may send a big answer only once it is whole
-            got = ", nothing received yet"
-        return f"reading the {backend.label if backend is not None and backend.label else 'graph'}… {seconds:.0f} s{got}{where}"
-
-    def _read_done(self) -> None:
-        self.reading_since = None
-        if self._tick is not None:
-            self._tick.stop()
-            self._tick = None
 
     def _read(self, graph: g.Graph, findings: list[Finding], provenance: ProvenanceMap,
               read_at: float | None = None) -> None:
-        self._read_done()
-        self.read_at, self.offline, self.cached = read_at or time.time(), "", None
+        status = self.status
+        status.read_done()
+        status.read_at, status.offline, status.cached = read_at or time.time(), "", None
         self._loaded(graph, findings, provenance)
 
     def action_reload(self) -> None:
         """Read the graph again (after an agent wrote, or when the remote is back)."""
         self.query_one(ConflictBar).hide()
-        self._status(Text("reading the graph again…", style="dim"))
+        self.status.say(Text("reading the graph again…", style="dim"))
         self.load_graph()
 
     def on_unmount(self) -> None:
@@ -320,14 +274,15 @@ class GraphScreen(AreaScreen):
 
     def _failed(self, message: str, notify: bool = True) -> None:
         """The graph could not be read: say why, and never show an empty table as the graph."""
-        self._read_done()
-        self.offline = message
+        self.status.read_done()
+        self.status.offline = message
         if self.graph is not None:
             self._draw_page()  # what was last read stays, labelled offline
             if notify:
                 self.notify(message, title="Graph offline", severity="error", markup=False, timeout=12)
             return
-        self._status(Text(as_data(message), style="red"))
+        self.status.forget_counts()
+        self.status.say(Text(as_data(message), style="red"))
         self.table.clear()
         self.detail.say(join(
             Text("No graph is shown, because it could not be read:\n\n", style="bold"), Text(as_data(message), style="red"),
@@ -399,34 +354,11 @@ class GraphScreen(AreaScreen):
 
     def _draw_page(self) -> None:
         shown = self.table.draw_page(self.detail.current, self.detail.record_line)
-        self._draw_status()
+        self.status.draw(self.table.counts(cached=self.cached is not None))
         if shown is None:
             self.detail.clear_entity(Text("No entity matches.", style="dim"))
         else:
             self.detail.show(*shown)
-
-    def _draw_status(self, counts: Text | None = None) -> None:
-        """The count line: what is shown (``counts``, default the page's), where it comes from, and
-        whether it is live, the kept snapshot while the remote is read, or offline."""
-        from memtui.core.graph.snapshot import as_of
-
-        status = counts if counts is not None else self.table.counts(cached=self.cached is not None)
-        backend = self.backend
-        if backend is not None and backend.label:  # last: the counts matter more at 80 columns
-            status = join(status, Text(" · "), Text(f"{backend.label} ", style="bold"), safe(backend.shown))
-        stamp = as_of(self.read_at) if self.read_at is not None else ""
-        # memtui's last read ("as of 10:04"), or a restored backup's graph ("from the backup of …")
-        since = self.cached.label() if self.cached is not None else f"as of {stamp}"
-        if self.offline and self.read_at is not None:
-            status = join(Text(f" offline, {since} ", style="bold reverse red"), Text(" F5 retries · "), status)
-        elif self.cached is not None:
-            label = self.reading_text() if self.reading_since is not None else "kept"
-            status = join(Text(f" {since}, {label} ", style="bold reverse yellow"), Text(" "), status)
-        self._status(status)
-        kept = ("the graph of the restored backup, kept in the user cache; the live read replaces it"
-                if self.cached is not None and self.cached.backup is not None else
-                "memtui's last read of the remote, kept in the user cache; the live read replaces it")
-        self.query_one("#graph-count", Static).tooltip = self.offline or (kept if self.cached is not None else None)
 
     def action_page(self, step: int) -> None:
         self.table.turn(step)
@@ -695,7 +627,7 @@ class GraphScreen(AreaScreen):
         self.query_one(ConflictBar).hide()
         backend = self.backend
         if saved.written:
-            self.read_at, self.offline = time.time(), ""
+            self.status.read_at, self.status.offline = time.time(), ""
             if backend is not None and backend.files:
                 self.app.index_saved(list(backend.files))  # searchable at once
         self.curator.history.saved(doing, before, operation, saved)

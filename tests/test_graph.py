@@ -1,4 +1,4 @@
-"""The knowledge graph core: lenient reading, lossless writing, operations, commit (issue 4)."""
+"""The knowledge graph core: lenient reading, lossless writing, operations, commit."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_corpus_graphs_load_with_expected_counts_and_round_trip(shared: Path, na
     assert graph.final_newline == data.endswith(b"\n")
 
 
-def test_b15_every_good_record_is_loaded_and_every_bad_line_reported(shared: Path) -> None:
+def test_a_damaged_file_loads_every_good_record_is_loaded_and_every_bad_line_reported(shared: Path) -> None:
     folder = shared / "bug-inputs" / "B15"
     graph = g.load(folder / "memory.jsonl", "memory.jsonl")
     assert [e.name for e in graph.entities] == ["harbor-cron", "tide-gauge", "ferry-schedule", "port-log"]
@@ -74,7 +74,7 @@ def test_b15_every_good_record_is_loaded_and_every_bad_line_reported(shared: Pat
     assert not any(e.name == "buoy-7" for e in graph.entities)
 
 
-def test_b15_edit_changes_only_the_edited_line_and_keeps_bad_lines(shared: Path, tmp_path: Path, graph_session) -> None:
+def test_an_edit_of_a_damaged_file_changes_only_the_edited_line_and_keeps_bad_lines(shared: Path, tmp_path: Path, graph_session) -> None:
     original = (shared / "bug-inputs" / "B15" / "memory.jsonl").read_bytes()
     target = tmp_path / "graph.jsonl"
     target.write_bytes(original)
@@ -83,7 +83,7 @@ def test_b15_edit_changes_only_the_edited_line_and_keeps_bad_lines(shared: Path,
     assert after.startswith(g.BOM)
     old_lines = original[3:].split(b"\n")
     new_lines = after[3:].split(b"\n")
-    assert new_lines[-1] == b""  # B15: the saved file ends with a newline
+    assert new_lines[-1] == b""  # the saved file ends with a newline, so an append starts a line
     new_lines.pop()
     assert len(new_lines) == len(old_lines)
     changed = [i + 1 for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b]

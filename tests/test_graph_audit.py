@@ -1,4 +1,4 @@
-"""The graph audit: seed 002's three rules and the hygiene findings (issue 4)."""
+"""The graph audit: seed 002's three rules and the hygiene findings."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_observation_and_name_hygiene() -> None:
     assert codes["graph-name-empty"] == 1
 
 
-def test_b17_names_are_shown_visibly_and_flagged(shared: Path) -> None:
+def test_odd_names_are_shown_visibly_and_flagged(shared: Path) -> None:
     graph = g.load(shared / "bug-inputs" / "B17" / "memory.jsonl", "memory.jsonl")
     assert len(graph.entities) == 18 and graph.bad_lines() == []
     findings = audit(graph)

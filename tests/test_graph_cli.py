@@ -1,4 +1,4 @@
-"""``memtui graph ...``: output, exit codes, refusals, names starting with '-' (issue 4, B15, B17)."""
+"""``memtui graph ...``: output, exit codes, refusals, names starting with '-', damaged files and odd names."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def ws_b17(shared: Path, tmp_path: Path) -> Path:
+def ws_odd_names(shared: Path, tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     (root / "memory").mkdir(parents=True)
     shutil.copyfile(shared / "bug-inputs" / "B17" / "memory.jsonl", root / "memory" / "graph.jsonl")
@@ -30,30 +30,30 @@ def ws_b17(shared: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ws_b15(shared: Path, tmp_path: Path) -> Path:
+def ws_damaged(shared: Path, tmp_path: Path) -> Path:
     root = tmp_path / "ws15"
     (root / "memory").mkdir(parents=True)
     shutil.copyfile(shared / "bug-inputs" / "B15" / "memory.jsonl", root / "memory" / "graph.jsonl")
     return root
 
 
-def test_delete_names_starting_with_dash_after_double_dash(ws_b17: Path, capsys, monkeypatch) -> None:
+def test_delete_names_starting_with_dash_after_double_dash(ws_odd_names: Path, capsys, monkeypatch) -> None:
     monkeypatch.setattr("sys.stdin", None)
-    w = str(ws_b17)
+    w = str(ws_odd_names)
     code, _out, err = run(capsys, "graph", "delete", "-w", w, "--yes", "-rf")
     assert code == 2 and "go after '--'" in err
     code, _out, err = run(capsys, "graph", "delete", "-w", w, "--", "-rf")
     assert code == 2 and "--yes" in err and "standard input is not a terminal" in err
-    assert g.load(ws_b17 / "memory" / "graph.jsonl").find("-rf")  # refused: nothing changed
+    assert g.load(ws_odd_names / "memory" / "graph.jsonl").find("-rf")  # refused: nothing changed
     for name in ("-rf", "--help"):
         code, out, _err = run(capsys, "graph", "delete", "-w", w, "--yes", "--", name)
         assert code == 0 and "deleted entity" in out
-    graph = g.load(ws_b17 / "memory" / "graph.jsonl")
+    graph = g.load(ws_odd_names / "memory" / "graph.jsonl")
     assert not graph.find("-rf") and not graph.find("--help") and len(graph.entities) == 16
 
 
-def test_rename_to_markup_like_name_and_show_json(ws_b17: Path, capsys) -> None:
-    w = str(ws_b17)
+def test_rename_to_markup_like_name_and_show_json(ws_odd_names: Path, capsys) -> None:
+    w = str(ws_odd_names)
     code, out, _ = run(capsys, "graph", "rename", "-w", w, "--json", "--", "[bold red]urgent[/bold red] fixes", "[/]x")
     assert code == 0 and json.loads(out)["written"] is True
     code, out, _ = run(capsys, "graph", "show", "-w", w, "--json", "--", "[/]")
@@ -66,20 +66,20 @@ def test_rename_to_markup_like_name_and_show_json(ws_b17: Path, capsys) -> None:
     assert code == 1 and "no entity named" in err
 
 
-def test_check_exit_codes_and_json(ws_b15: Path, ws_b17: Path, capsys) -> None:
-    code, out, _ = run(capsys, "graph", "check", "-w", str(ws_b15), "--json")
+def test_check_exit_codes_and_json(ws_damaged: Path, ws_odd_names: Path, capsys) -> None:
+    code, out, _ = run(capsys, "graph", "check", "-w", str(ws_damaged), "--json")
     data = json.loads(out)
     assert code == 1  # bad lines are errors
     lines = {f["line"] for f in data["findings"] if f["code"] in ("graph-line-malformed", "graph-record-invalid")}
     assert lines == {5, 6, 7, 9, 12}
     assert data["summary"]["entities"] == 4
-    code, out, _ = run(capsys, "graph", "audit", "-w", str(ws_b17))
+    code, out, _ = run(capsys, "graph", "audit", "-w", str(ws_odd_names))
     assert code == 0 and "graph-name-control" in out and "0 errors" in out
 
 
-def test_edits_and_relations_round_trip_through_the_cli(ws_b15: Path, capsys) -> None:
-    w = str(ws_b15)
-    path = ws_b15 / "memory" / "graph.jsonl"
+def test_edits_and_relations_round_trip_through_the_cli(ws_damaged: Path, capsys) -> None:
+    w = str(ws_damaged)
+    path = ws_damaged / "memory" / "graph.jsonl"
     before = path.read_bytes()
     assert run(capsys, "graph", "add-observation", "-w", w, "tide-gauge", "calibrated")[0] == 0
     assert run(capsys, "graph", "relate", "-w", w, "port-log", "mentions", "tide-gauge")[0] == 0
@@ -93,14 +93,14 @@ def test_edits_and_relations_round_trip_through_the_cli(ws_b15: Path, capsys) ->
     assert code == 1 and "no relation" in err
 
 
-def test_repair_keeps_a_backup_of_the_moved_lines(ws_b15: Path, capsys, monkeypatch) -> None:
+def test_repair_keeps_a_backup_of_the_moved_lines(ws_damaged: Path, capsys, monkeypatch) -> None:
     monkeypatch.setattr("sys.stdin", None)
-    code, out, _ = run(capsys, "graph", "repair", "-w", str(ws_b15), "--yes", "--json")
+    code, out, _ = run(capsys, "graph", "repair", "-w", str(ws_damaged), "--yes", "--json")
     result = json.loads(out)
     assert code == 0 and result["backup"].startswith(".memtui/backups/")
-    backup = (ws_b15 / result["backup"]).read_bytes()
+    backup = (ws_damaged / result["backup"]).read_bytes()
     assert b"cargo-scan" in backup and b"lighthouse" in backup
-    assert g.load(ws_b15 / "memory" / "graph.jsonl").bad_lines() == []
+    assert g.load(ws_damaged / "memory" / "graph.jsonl").bad_lines() == []
 
 
 def test_merge_retype_export_and_import(tmp_path: Path, capsys) -> None:

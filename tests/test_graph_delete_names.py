@@ -58,7 +58,7 @@ async def test_the_tui_confirmation_names_the_relations(tmp_path: Path) -> None:
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await _open_graph(pilot, app)
-        screen._show_entity("Hub")
+        screen.show_entity("Hub")
         await pilot.pause()
         screen.action_delete()
         await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the confirmation")

@@ -1,4 +1,4 @@
-"""Interoperability with the real MCP reference memory server, driven over stdio (issue 4).
+"""Interoperability with the real MCP reference memory server, driven over stdio.
 
 Needs ``@modelcontextprotocol/server-memory`` installed by ``.ci/install-mcp-server.sh DIR``
 and ``MEMTUI_MCP_SERVER_DIR=DIR``; the tests install nothing and are skipped with the reason
@@ -154,7 +154,7 @@ def test_graph_the_server_wrote_reads_identically_and_stays_readable_after_memtu
     assert g.server_view(g.load(target)) == server.call("read_graph")
 
 
-def test_b17_file_reads_the_same_in_memtui_and_the_server(shared: Path, tmp_path: Path, server_on, graph_session) -> None:
+def test_odd_names_read_the_same_in_memtui_and_the_server(shared: Path, tmp_path: Path, server_on, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     target.write_bytes((shared / "bug-inputs" / "B17" / "memory.jsonl").read_bytes())
     server = server_on(target)
@@ -164,7 +164,7 @@ def test_b17_file_reads_the_same_in_memtui_and_the_server(shared: Path, tmp_path
     assert server.call("read_graph") == g.server_view(g.load(target))
 
 
-def test_server_fails_on_b15_until_memtui_repairs_it(shared: Path, tmp_path: Path, server_on, graph_session) -> None:
+def test_server_fails_on_a_damaged_file_until_memtui_repairs_it(shared: Path, tmp_path: Path, server_on, graph_session) -> None:
     target = tmp_path / "graph.jsonl"
     original = (shared / "bug-inputs" / "B15" / "memory.jsonl").read_bytes()
     target.write_bytes(original)

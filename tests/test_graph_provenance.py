@@ -1,4 +1,4 @@
-"""Provenance of observations in a store-like object, following curating edits (issue 4)."""
+"""Provenance of observations in a store-like object, following curating edits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Duplicate records of one name are edited as selected (issue 15 item 10): an edit of the
+"""Duplicate records of one name are edited as selected: an edit of the
 second record changes the second, one record can be deleted, and names equal after Unicode
 normalisation and self-relations are findings."""
 

@@ -1,4 +1,4 @@
-"""The remote graph over MCP streamable HTTP, against real servers started here (issue 16).
+"""The remote graph over MCP streamable HTTP, against real servers started here.
 
 The real ``@modelcontextprotocol/server-memory`` behind the real ``supergateway`` (legacy era:
 initialize, sessions), and the official MCP Python SDK behind a bearer check (modern era,
@@ -368,3 +368,38 @@ def test_a_retried_client_id_is_not_sent_twice(tmp_path: Path, gateway) -> None:
     assert first.returncode == 0 and again.returncode == 0 and "already done" in again.stdout
     other = _memtui([*args, "Ada", "another"], dict(os.environ))
     assert other.returncode == 1 and "client id" in other.stderr
+
+
+def test_provenance_follows_a_remote_edit_and_its_undo(tmp_path: Path, gateway) -> None:
+    """The remote save moves provenance records with a rename and an observation edit, records
+    the ones the edit brings in, and its undo puts them back, as the local file's save does (one
+    rule: :func:`memtui.core.graph.provenance.follow_edit`)."""
+    from memtui.core.graph.provenance import Provenance, ProvenanceBook
+
+    _server_call(gateway.url, "create_entities", entities=[
+        {"name": "Ada", "entityType": "person", "observations": ["wrote notes"]}])
+    ws = _workspace(tmp_path)
+    remote = rg.RemoteGraph(Endpoint(gateway.url))
+    came = Provenance("Ada", "wrote notes", "s-1", "2026-11-02T09:15:44Z", 3, "agent")
+    added = Provenance("Ada", "met Babbage", "s-2", "2026-11-03T10:00:00Z", None, "memtui")
+    with Session.open(ws, purpose="test") as session:
+        session.write("test.seed", "provenance", lambda tx: (tx.table("provenance"),
+                                                              ProvenanceBook(tx.session.store).record(came)))
+        graph = remote.load()
+        graph = remote.save(graph, g.AddObservation("Ada", "met Babbage"), session=session,
+                            provenance=[added]).graph
+        graph = remote.save(graph, g.EditObservation("Ada", "wrote notes", "wrote the first program"),
+                            session=session).graph
+        before_rename = graph
+        renamed = remote.save(graph, g.RenameEntity("Ada", "Ada Lovelace"), session=session)
+        book = ProvenanceBook(session.store).grouped()
+        assert "Ada" not in book
+        assert [p.session for p in book["Ada Lovelace"]["wrote the first program"]] == ["s-1"]
+        assert [p.session for p in book["Ada Lovelace"]["met Babbage"]] == ["s-2"]
+        # the undo of the rename (a Restore) gives the records their name back
+        remote.save(renamed.graph, g.Restore(before_rename, renamed.graph.source_sha256, "undid: rename",
+                                             renamed.provenance_undo), session=session)
+        book = ProvenanceBook(session.store).grouped()
+        assert "Ada Lovelace" not in book
+        assert sorted(book["Ada"]) == ["met Babbage", "wrote the first program"]
+    remote.close()

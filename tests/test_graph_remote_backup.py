@@ -1,4 +1,4 @@
-"""A workspace whose graph is remote backs it up (issue 16): a deterministic snapshot in the backup
+"""A workspace whose graph is remote backs it up: a deterministic snapshot in the backup
 tree, restored offline, covered by verify; the token appears nowhere in the tree."""
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ def test_a_live_read_newer_than_the_backup_wins(restored, tmp_path: Path) -> Non
 
 async def test_the_graph_area_shows_the_restored_graph_offline(restored) -> None:
     from memtui.ui.app import MemtuiApp
-    from memtui.ui.screens.graph import GraphScreen
+    from memtui.ui.screens.graph.screen import GraphScreen
 
     target, _url = restored
     app = MemtuiApp(Workspace.open(target))

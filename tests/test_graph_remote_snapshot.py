@@ -1,4 +1,4 @@
-"""A big remote graph's first page at once (issue 16): the remote read builds the graph in one pass,
+"""A big remote graph's first page at once: the remote read builds the graph in one pass,
 reads the reference server's graph resource when listed, and is kept as a snapshot in the user
 cache folder that reads may answer from (``--cached``, marked) and writes never do; the Graph area
 shows the snapshot labelled "as of HH:MM, reading the remote…" until the live read replaces it."""
@@ -233,7 +233,7 @@ def _status(screen) -> str:  # noqa: ANN001
 
 async def test_the_graph_area_shows_the_snapshot_until_the_live_read_replaces_it(tmp_path: Path, servers) -> None:
     from memtui.ui.app import MemtuiApp
-    from memtui.ui.screens.graph import GraphScreen
+    from memtui.ui.screens.graph.screen import GraphScreen
 
     file = tmp_path / "g.jsonl"
     server = start_token_server(file, token=None)
@@ -271,15 +271,15 @@ def test_the_reading_line_says_what_has_arrived_and_puts_the_url_last() -> None:
     import time
 
     from memtui.core.graph.remote import RemoteGraph
-    from memtui.ui.screens.graph import GraphScreen
+    from memtui.ui.screens.graph.status import ReadStatus
 
-    screen = GraphScreen()
-    screen.backend = RemoteGraph(Endpoint("http://127.0.0.1:9/mcp"))
-    screen._reading_since = time.monotonic() - 5
-    screen._received = 0
-    assert screen._reading_text() == "reading the remote… 5 s, nothing received yet · http://127.0.0.1:9/mcp"
-    screen._received = 12_345_678
-    assert screen._reading_text() == "reading the remote… 5 s, 12.3 MB · http://127.0.0.1:9/mcp"
-    screen._reading_since = time.monotonic()
-    screen._received = 0
-    assert screen._reading_text() == "reading the remote… 0 s · http://127.0.0.1:9/mcp"
+    status = ReadStatus()
+    status.backend = RemoteGraph(Endpoint("http://127.0.0.1:9/mcp"))
+    status.reading_since = time.monotonic() - 5
+    status.received = 0
+    assert status.reading_text() == "reading the remote… 5 s, nothing received yet · http://127.0.0.1:9/mcp"
+    status.received = 12_345_678
+    assert status.reading_text() == "reading the remote… 5 s, 12.3 MB · http://127.0.0.1:9/mcp"
+    status.reading_since = time.monotonic()
+    status.received = 0
+    assert status.reading_text() == "reading the remote… 0 s · http://127.0.0.1:9/mcp"

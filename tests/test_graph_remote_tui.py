@@ -1,4 +1,4 @@
-"""The Graph area on a remote graph (issue 16): the same table and curation, an offline label
+"""The Graph area on a remote graph: the same table and curation, an offline label
 that keeps what was last read, and a sentence (never an empty graph) when nothing could be read."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from memtui.core import graph as g
 from memtui.core.mcp.client import Client, Endpoint
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.screens.graph import GraphScreen
+from memtui.ui.screens.graph.screen import GraphScreen
 from memtui.ui.widgets import Confirm
 from tests.conftest import wait_for
 from tests.remote_servers import FaultServer, start_token_server
@@ -53,7 +53,7 @@ async def test_a_remote_graph_is_curated_and_stays_visible_offline(tmp_path: Pat
             await pilot.press("f5")
             await wait_for(pilot, lambda: "offline, as of" in _status(screen))
             assert screen.query_one("#entities", DataTable).row_count == 1  # what was read stays
-            assert "cannot reach" in (screen.offline or "")
+            assert "cannot reach" in (screen.status.offline or "")
     finally:
         server.stop()
 

@@ -1,4 +1,4 @@
-"""Graph writes and the write discipline: lock, audit log, client ids, provenance (issue 4, seed 004).
+"""Graph writes and the write discipline: lock, audit log, client ids, provenance (seed 004).
 
 Also: ``memtui audit`` includes the graph's findings, and every command survives a reader
 that closes the pipe early (``memtui graph list --json | head``).

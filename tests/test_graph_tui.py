@@ -1,4 +1,4 @@
-"""The Graph screen, driven headless with Textual's Pilot (issue 4, B15, B17, B23)."""
+"""The Graph screen, driven headless with Textual's Pilot: odd names, damaged files, a 50,000-entity graph, curating."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from memtui.core import graph as g
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.screens.graph import PAGE, GraphScreen
+from memtui.ui.screens.graph.screen import GraphScreen
+from memtui.ui.screens.graph.table import PAGE
 from memtui.ui.widgets import Confirm
 
 
@@ -41,7 +42,7 @@ async def _open_graph(pilot, app) -> GraphScreen:
     return screen
 
 
-async def test_b17_names_show_literally_and_every_entity_opens(shared: Path, tmp_path: Path) -> None:
+async def test_odd_names_show_literally_and_every_entity_opens(shared: Path, tmp_path: Path) -> None:
     root = _workspace(tmp_path, shared / "bug-inputs" / "B17" / "memory.jsonl")
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(140, 40)) as pilot:
@@ -52,14 +53,14 @@ async def test_b17_names_show_literally_and_every_entity_opens(shared: Path, tmp
         assert "[bold red]urgent[/bold red] fixes" in names and "[/]" in names
         for _ in range(table.row_count):  # move through every entity: no MarkupError
             await pilot.press("down")
-        screen._show_entity("[/]")
+        screen.show_entity("[/]")
         listing = screen.query_one("#observations", OptionList)
         shown = " ".join(str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count))
         detail = str(screen.query_one("#entity-detail", Static).render())
         assert "[link=https://example.invalid]click[/link]" in shown and "links [to]" in detail
 
 
-async def test_b15_loads_and_an_edit_keeps_bad_lines_then_undo(shared: Path, tmp_path: Path) -> None:
+async def test_a_damaged_file_loads_and_an_edit_keeps_bad_lines_then_undo(shared: Path, tmp_path: Path) -> None:
     root = _workspace(tmp_path, shared / "bug-inputs" / "B15" / "memory.jsonl")
     path = root / "memory" / "graph.jsonl"
     original = path.read_bytes()
@@ -68,8 +69,8 @@ async def test_b15_loads_and_an_edit_keeps_bad_lines_then_undo(shared: Path, tmp
         screen = await _open_graph(pilot, app)
         assert screen.query_one("#entities", DataTable).row_count == 4
         assert {f.line for f in screen.findings if f.code == "graph-line-malformed"} == {5, 9, 12}
-        screen._show_entity("tide-gauge")
-        screen._apply(g.AddObservation("tide-gauge", "checked in TUI"))
+        screen.show_entity("tide-gauge")
+        screen.save(screen.graph, g.AddObservation("tide-gauge", "checked in TUI"))
         await wait_for(pilot, lambda: not screen.saving)
         after = g.load(path)
         assert after.entity("tide-gauge").observations[-1] == "checked in TUI"
@@ -96,12 +97,12 @@ async def test_big_graph_is_paged(tmp_path: Path) -> None:
         await pilot.press("right_square_bracket")
         await pilot.pause()
         assert str(table.get_row_at(0)[0]) == f"node-{PAGE:05d}"
-        screen._show_entity("node-00000")  # the hub: children capped, tree built lazily
+        screen.show_entity("node-00000")  # the hub: children capped, tree built lazily
         tree = screen.query_one("#neighbourhood")
         assert len(tree.root.children) <= 201
 
 
-# -- curating through the app's session (issue 4, write discipline) ------------------------------
+# -- curating through the app's session (write discipline) ---------------------------------------
 
 from memtui.core.auditlog import AuditLog  # noqa: E402
 from memtui.core.graph.provenance import Provenance, ProvenanceBook  # noqa: E402
@@ -151,9 +152,9 @@ async def test_merge_with_confirmation_is_audited_and_undone(sample_copy: Path) 
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await _open_graph(pilot, app)
-        screen._show_entity(into)
+        screen.show_entity(into)
         # the near-twin finding is marked on the entity in the neighbourhood tree (seed 002)
-        assert screen._flags.get(into) and "⚠" in str(screen.query_one("#neighbourhood").root.label)
+        assert screen.model.flags.get(into) and "⚠" in str(screen.query_one("#neighbourhood").root.label)
         await pilot.press("m")
         await _answer(pilot, app, other)
         await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
@@ -165,7 +166,7 @@ async def test_merge_with_confirmation_is_audited_and_undone(sample_copy: Path) 
         await _confirm(pilot, app, screen)
         merged = g.load(path)
         assert not merged.find(other) and "alias: " + other in merged.entity(into).observations
-        assert screen._current == into
+        assert screen.current == into
         await pilot.press("u")
         await _confirm(pilot, app, screen)
         assert path.read_bytes() == _as_written(original)  # undone, ending with a line end as memtui writes
@@ -178,7 +179,7 @@ async def _relate_from_the_first(pilot, app, source: str) -> GraphScreen:  # noq
     """Open the Graph area at ``source`` and answer the relate dialog's type with "feeds": the
     target question is next."""
     screen = await _open_graph(pilot, app)
-    screen._show_entity(source)
+    screen.show_entity(source)
     await pilot.press("l")
     await _answer(pilot, app, "feeds")
     return screen
@@ -235,7 +236,7 @@ async def test_provenance_is_shown_and_opens_the_session_history_at_the_line(sam
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await _open_graph(pilot, app)
-        screen._show_entity(entity.name)
+        screen.show_entity(entity.name)
         listing = screen.query_one("#observations", OptionList)
         assert f"from session {history.stem}" in str(listing.get_option_at_index(0).prompt)
         listing.highlighted = 0
@@ -272,7 +273,7 @@ async def test_create_then_undo_twice_and_redo_with_future_tense_questions(sampl
         await wait_for(pilot, lambda: isinstance(app.screen, GraphScreen) and not screen.saving)
         after_create = path.read_bytes()
         assert g.load(path).entity("Ada Lovelace").observations == ("wrote the first program",)
-        screen._show_entity("Ada Lovelace")
+        screen.show_entity("Ada Lovelace")
         await pilot.press("a")
         await _answer(pilot, app, "line one")
         await _confirm(pilot, app, screen)
@@ -292,7 +293,7 @@ async def test_create_then_undo_twice_and_redo_with_future_tense_questions(sampl
         await pilot.press("y")
         await wait_for(pilot, lambda: isinstance(app.screen, GraphScreen) and not screen.saving)
         assert g.load(path).find("Ada Lovelace")
-        assert len(screen._redo) == 1, "the observation can still be redone"
+        assert len(screen.curator.history.undone) == 1, "the observation can still be redone"
 
 
 async def test_redo_is_refused_when_the_graph_changed_after_the_undo(sample_copy: Path) -> None:
@@ -300,7 +301,7 @@ async def test_redo_is_refused_when_the_graph_changed_after_the_undo(sample_copy
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await _open_graph(pilot, app)
-        name = screen._current
+        name = screen.current
         await pilot.press("a")
         await _answer(pilot, app, "added")
         await _confirm(pilot, app, screen)
@@ -328,7 +329,7 @@ async def test_edit_observation_starts_with_the_old_text_and_the_cursor_after_it
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await _open_graph(pilot, app)
-        screen._show_entity(source)
+        screen.show_entity(source)
         screen.query_one("#observations", OptionList).highlighted = 0
         for key, old in (("e", first), ("r", source)):  # Edit observation, Rename
             await pilot.press(key)

@@ -1,4 +1,4 @@
-"""The Graph area with a huge observation and duplicate records (issue 15 items 8, 10)."""
+"""The Graph area with a huge observation and duplicate records."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from textual.widgets import DataTable, OptionList, TextArea
 
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from memtui.ui.screens.graph import OBSERVATION_SHOWN, GraphScreen
+from memtui.ui.screens.graph.detail import OBSERVATION_SHOWN
+from memtui.ui.screens.graph.screen import GraphScreen
 from memtui.ui.widgets import Confirm, ValueViewer
 from tests.conftest import wait_for
 
@@ -26,7 +27,7 @@ async def _graph(pilot, app) -> GraphScreen:  # noqa: ANN001
     await app.switch_mode("graph")
     screen = app.screen
     assert isinstance(screen, GraphScreen)
-    await wait_for(pilot, lambda: screen.graph is not None and screen._current is not None)
+    await wait_for(pilot, lambda: screen.graph is not None and screen.current is not None)
     return screen
 
 
@@ -61,7 +62,7 @@ async def test_an_observation_added_to_the_selected_second_record_lands_there(tm
         table = screen.query_one("#entities", DataTable)
         table.focus()
         table.move_cursor(row=1)
-        await wait_for(pilot, lambda: screen._record_line == 2)
+        await wait_for(pilot, lambda: screen.detail.record_line == 2)
         listing = screen.query_one("#observations", OptionList)
         assert [listing.get_option_at_index(i).prompt.plain for i in range(listing.option_count)] == ["• second"]
         await pilot.press("a")

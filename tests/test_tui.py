@@ -282,7 +282,7 @@ async def test_audit_jump_to_a_graph_relation_opens_the_graph_at_it(sample_copy:
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await _jump_to(pilot, app, "code:graph-dangling")
-        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen._current == "CourierApp",
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.current == "CourierApp",
                        what="the Graph area at the relation's source")
         tree = app.screen.query_one("#neighbourhood", Tree)
         await wait_for(pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data
@@ -298,7 +298,7 @@ async def test_audit_jump_to_a_graph_entity_selects_it_even_when_filtered_out(sa
         await wait_for(pilot, lambda: app.screen.graph is not None)
         app.screen.query_one("#graph-filter").value = "BillingHub"  # hides the orphan
         await _jump_to(pilot, app, "code:graph-orphan")
-        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen._current == "Black Friday peak",
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.current == "Black Friday peak",
                        what="the orphan selected")
         table = app.screen.query_one("#entities", DataTable)
         await pilot.pause()

@@ -1,4 +1,4 @@
-"""``memtui graph``: browse, audit and curate the knowledge graph headless (issue 4, issue 16).
+"""``memtui graph``: browse, audit and curate the knowledge graph headless, local or remote.
 
 The graph is the local file or the member's remote graph over MCP (``--remote URL``, ``[graph]
 remote``, or the ``memory`` block of the workspace's ``config.json``;
@@ -207,17 +207,17 @@ def _load(args: argparse.Namespace, ws=None, backend=None):  # noqa: ANN001 - Wo
     """Open the workspace and its graph (``backend`` when the caller has opened it):
     ``(workspace, backend, graph, loaded bytes)``; exits 2/3, or 4 (a sentence) when the remote
     cannot be used."""
+    from memtui.core.errors import ExternalError
+
     if backend is None or ws is None:
         ws, backend = _backend(args, ws)
-    if backend.kind == "remote":
-        try:
-            return ws, backend, _remote_load(backend), b""
-        except Exception:
-            backend.close()
-            raise
     try:
-        graph = backend.load()
+        graph = _read_graph(backend)
+    except ExternalError:  # the remote cannot be used: its sentence, exit 4
+        backend.close()
+        raise
     except (MemtuiError, OSError) as exc:
+        backend.close()
         _common.fail(f"cannot read {backend.shown}: {exc}", ExitCode.USAGE)
     return ws, backend, graph, backend.loaded_bytes or b""
 
@@ -255,10 +255,10 @@ def _record(args: argparse.Namespace, graph: g.Graph) -> str:
     return graph.record_key(found[0])
 
 
-def _remote_load(backend):  # noqa: ANN001, ANN202 - RemoteGraph -> Graph
+def _read_graph(backend):  # noqa: ANN001, ANN202 - GraphBackend -> Graph
     """``backend.load()``, with the seconds and megabytes received on one line of standard error
-    while it runs, when that is a terminal (a big remote graph takes a while); the line is
-    cleared once the read ends."""
+    while it runs, when that is a terminal (a big remote graph takes a while; a local file
+    reports nothing); the line is cleared once the read ends."""
     from memtui.core.mcp.client import throttled
 
     if not sys.stderr.isatty():
@@ -281,12 +281,11 @@ def _kept_read_hint(ws, backend, asked: bool):  # noqa: ANN001, ANN202 - Workspa
     memtui's last read, or from a restored backup's graph (``asked``: ``--cached`` was given, or
     cannot apply, so nothing is added). A live read stays live: it never answers from them."""
     from memtui.core.errors import ExternalError
-    from memtui.core.graph import snapshot
 
     try:
         yield
     except ExternalError as exc:
-        found = None if asked or backend.kind != "remote" else snapshot.find(ws.root, backend.shown)
+        found = None if asked else backend.kept(ws.root)
         if found is None:
             raise
         raise ExternalError(f"{exc} Add --cached to answer from the graph kept {found.label()} "
@@ -305,8 +304,9 @@ class _Read:
         self.graph: g.Graph | None = None
         self.rows: list | None = None
         self._live = False
-        if self.backend.kind == "remote" and getattr(args, "cached", False):
-            found = snapshot.find(self.ws.root, self.backend.shown)
+        cached = getattr(args, "cached", False)
+        if cached:
+            found = self.backend.kept(self.ws.root)
             if found is not None:
                 try:
                     if rows:
@@ -323,24 +323,19 @@ class _Read:
                 print(f"memtui: cached: the remote graph at {visible(self.backend.shown)} {self.cached.label()} "
                       f"({self.cached.entities:,} entities), not read now; drop --cached to read it.", file=sys.stderr)
         if self.cached is None:
-            with _kept_read_hint(self.ws, self.backend, getattr(args, "cached", False)):
+            with _kept_read_hint(self.ws, self.backend, cached):
                 _ws, self.backend, graph, _data = _load(args, self.ws, self.backend)
             self.backend.close()
-            self.graph, self._live = graph, self.backend.kind == "remote"
+            self.graph, self._live = graph, True
 
     def json(self) -> dict:
-        """``{"cached": snapshot or false}`` for a remote graph's ``--json`` (nothing for a local one)."""
-        if self.backend.kind != "remote":
-            return {}
+        """``{"cached": snapshot or false}`` for ``--json`` (a local file is never answered from a kept read)."""
         return {"cached": self.cached.to_json() if self.cached is not None else False}
 
     def keep(self) -> None:
-        """After a live remote read: keep it as the remote's snapshot (a failure is ignored)."""
-        from memtui.core.graph import snapshot
-
+        """After a live read: the backend keeps it (a remote's snapshot; a failure is ignored)."""
         if self._live and self.graph is not None:
-            snapshot.save(self.ws.root, self.backend.shown, self.graph, self.backend.read_at or 0.0,
-                          self.backend.read_via)
+            self.backend.keep(self.ws.root, self.graph)
 
 
 def _retype_op(args: argparse.Namespace, graph: g.Graph) -> g.Retype:
@@ -409,19 +404,17 @@ def _cmd_write(build, confirm: bool = False, backup: str = "", names=None, relat
 
 def _write(args: argparse.Namespace, session: Session, build, confirm: bool, backup: str, names=None,
            relations: bool = False) -> int:
-    wanted = names(args) if names is not None else None
+    ws, backend = _backend(args, session.ws)
     graph = None
-    if wanted is not None:
-        ws, backend = _backend(args, session.ws)
-        if backend.kind == "remote":
-            try:
-                graph = backend.load_records(wanted, relations=relations)
-            except Exception:
-                backend.close()
-                raise
+    if names is not None:  # a remote reads only these records; the local file is read whole
+        try:
+            graph = backend.load_records(names(args), relations=relations)
+        except Exception:
+            backend.close()
+            raise
         loaded = b""
     if graph is None:
-        ws, backend, graph, loaded = _load(args, session.ws, backend if wanted is not None else None)
+        ws, backend, graph, loaded = _load(args, session.ws, backend)
     try:
         return _write_to(args, session, backend, graph, loaded, build, confirm, backup)
     finally:
@@ -436,17 +429,14 @@ def _write_to(args: argparse.Namespace, session: Session, backend, graph, loaded
     path = Path(ws.graph_file)
     client_id = getattr(args, "client_id", None)
     operation = build(args, graph)
-    if backend.kind == "remote":
-        retried = session.earlier(client_id, g.action_name(operation), backend.shown, g.describe(operation))
-    else:
-        retried = g.retry_of(session, path, operation, client_id)
+    retried = backend.retried(session, operation, client_id)
     if retried is None:
         change = operation.apply(graph)  # check before asking
         if confirm and change.changed:
             _confirm(args, f"{backend.shown}: {change.summary}", change.notes)
     kept = ""
     also: list[tuple[str, bytes]] = []
-    if backup and retried is None and change.changed and backend.kind == "local":
+    if backup and retried is None and change.changed:
         import hashlib
         import time
 
@@ -458,11 +448,7 @@ def _write_to(args: argparse.Namespace, session: Session, backend, graph, loaded
                     f".{'rejected' if backup == 'rejects' else 'orig'}")
             also.append((kept, data))
     try:
-        if backend.kind == "remote":
-            saved = backend.save(graph, operation, session=session, client_id=client_id,
-                                 provenance=_provenance(args, operation))
-        else:
-            saved = g.commit(path, graph, operation, loaded_bytes=loaded, session=session, client_id=client_id,
+        saved = backend.save(graph, operation, session=session, client_id=client_id,
                              provenance=_provenance(args, operation), also_write=also)
     except RemoteSequenceError as exc:
         _common.fail(str(exc), ExitCode.EXTERNAL)
@@ -630,7 +616,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return run(args)
 
 
-# -- the remote graph (issue 16) ----------------------------------------------------------------------
+# -- the remote graph ----------------------------------------------------------------------------------
 
 def _cmd_search(args: argparse.Namespace) -> int:
     from memtui.core.graph import snapshot
@@ -638,8 +624,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
     _ws, backend = _backend(args)
     cached = None
-    if backend.kind == "remote" and args.cached and not args.semantic:
-        cached = snapshot.find(_ws.root, backend.shown)
+    if args.cached and not args.semantic:
+        cached = backend.kept(_ws.root)
     try:
         if cached is not None:
             try:
@@ -657,7 +643,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         backend.close()
     how = "semantic_search" if args.semantic else "search_nodes"
     if args.json:
-        mark = {"cached": cached.to_json() if cached is not None else False} if backend.kind == "remote" else {}
+        mark = {"cached": cached.to_json() if cached is not None else False}
         _common.emit_json({**mark, "query": args.query, "search": how, "source": backend.shown,
                            "entities": [e.to_json() for e in found.entities],
                            "relations": [r.to_json() for r in found.relations]})

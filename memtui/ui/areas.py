@@ -34,7 +34,7 @@ AREAS: list[Area] = [
          "the skills catalogue, each skill's findings and the skill index budget"),
     Area("notes", "Notes", "4", "memtui.ui.screens.notes:NotesScreen",
          "edit the member notes (MEMORY_CUSTOM.md) safely; read the notebook and operator files"),
-    Area("graph", "Graph", "5", "memtui.ui.screens.graph:GraphScreen",
+    Area("graph", "Graph", "5", "memtui.ui.screens.graph.screen:GraphScreen",
          "entities, relations and findings of the knowledge graph; curate it"),
     Area("search", "Search", "6", "memtui.ui.screens.search:SearchScreen",
          "search every article, note, skill and entity; Enter opens the result in its area"),

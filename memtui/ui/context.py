@@ -52,6 +52,10 @@ class WorkspaceApp(App[int]):
     #: every batch of workspace changes (any process), for the screens that show that data
     workspace_changed: Signal[Changes]
 
+    def index_saved(self, paths: list[str]) -> None:
+        """Make files just saved searchable at once (workspace-relative ``paths``)."""
+        raise NotImplementedError  # memtui.ui.app.MemtuiApp does it
+
     @property
     def badge(self) -> str:
         """``"READ-ONLY · "`` when writes are refused, else ``""``: screens prefix their subtitle."""

@@ -1,11 +1,11 @@
-"""The audit of a knowledge graph: findings about its content (issue 4, seed 002's three rules).
+"""The audit of a knowledge graph: findings about its content (seed 002's three rules).
 
 Seed 002 gives the graph three rules, each learnt from an agent getting it wrong: search
 before you create (two spellings make two entities: duplicate, folded-equal and
 near-identical names), create the relation too (orphans; and relations whose ends do not
 exist), keep entityType consistent (type variants). The audit also reports duplicate and
 empty observations, duplicate relations, and names holding control, zero-width or direction
-characters (B17: two different names must never look the same).
+characters (two different names must never look the same).
 
 Reading problems (bad lines) come from :meth:`memtui.core.graph.Graph.read_findings`;
 :func:`audit` adds them first, so one call gives the whole report.

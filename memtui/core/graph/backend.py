@@ -1,4 +1,4 @@
-"""The graph's backend seam: the local file or the remote server, behind one face (issue 16).
+"""The graph's backend seam: the local file or the remote server, behind one face.
 
 :func:`open_graph` gives a :class:`LocalGraph` (``memory/graph.jsonl``, written by
 :func:`memtui.core.graph.commit.commit`) or a :class:`~memtui.core.graph.remote.RemoteGraph`
@@ -14,26 +14,47 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
-from memtui.core.graph.commit import Saved, commit
+from memtui.core.graph.commit import Saved, commit, retry_of
 from memtui.core.graph.format import Entity, Graph, load, loads
 from memtui.core.graph.operations import Operation
 from memtui.core.graph.remote import RemoteGraph, resolve
 
 if TYPE_CHECKING:
+    from memtui.core.auditlog import AuditEntry
     from memtui.core.findings import Finding
+    from memtui.core.graph.snapshot import Snapshot
+    from memtui.core.session import Session
     from memtui.core.tree.audit import ArticleCache
 
 
 class GraphBackend(Protocol):  # pragma: no cover - typing only
+    """What the CLI and the Graph area call, the same way for the local file and a remote graph."""
+
+    #: ``"local"`` or ``"remote"``, for what is shown (``--json``'s ``remote``, the status line)
     kind: str
+    #: where the graph is, for people (the workspace-relative file, or the URL without secrets)
     shown: str
+    #: the bytes of the last read (the local file's, for a conflict's diff; ``b""`` for a remote)
+    loaded_bytes: bytes | None
+    #: workspace files a save rewrites (the search index is told of them)
+    files: tuple[str, ...]
+    #: what the graph is called beside :attr:`shown` in a status line (``"remote"``; ``""`` for the file)
+    label: str
 
     def load(self, progress: Callable[[int], None] | None = None) -> Graph: ...
 
-    def save(self, loaded: Graph, operation: Operation, *, session, client_id: str | None = None,
-             provenance: Sequence = ()) -> Saved: ...
+    def load_records(self, names: Sequence[str], relations: bool = False) -> Graph | None: ...
+
+    def retried(self, session: Session, operation: Operation, client_id: str | None) -> AuditEntry | None: ...
+
+    def save(self, loaded: Graph, operation: Operation, *, session: Session, client_id: str | None = None,
+             provenance: Sequence = (), also_write: Sequence[tuple[str, bytes]] = ()) -> Saved: ...
 
     def search(self, query: str, semantic: bool = False) -> Graph: ...
+
+    def kept(self, root: Path) -> Snapshot | None: ...
+
+    def keep(self, root: Path, graph: Graph) -> None: ...
 
     def close(self) -> None: ...
 
@@ -69,6 +90,9 @@ class LocalGraph:
         self.path = Path(ws.graph_file)
         self.shown = ws.shown(self.path)
         self.loaded_bytes: bytes | None = None
+        self.files: tuple[str, ...] = (self.shown,)
+        #: what the graph is called beside its place in a status line (nothing: the file)
+        self.label = ""
 
     def load(self, progress: Callable[[int], None] | None = None) -> Graph:
         """Read the file (an absent one is an empty graph).
@@ -82,10 +106,33 @@ class LocalGraph:
         self.loaded_bytes = self.path.read_bytes() if graph.exists else b""
         return graph
 
-    def save(self, loaded: Graph, operation: Operation, *, session, client_id: str | None = None,
+    def load_records(self, names: Sequence[str], relations: bool = False) -> Graph | None:
+        """``None``: an edit of the file reads the whole file (it is the one to rewrite)."""
+        return None
+
+    def retried(self, session: Session, operation: Operation, client_id: str | None) -> AuditEntry | None:
+        """The audit entry when ``client_id`` already recorded this very ``operation`` on the
+        file (:func:`memtui.core.graph.commit.retry_of`, same errors), else ``None``."""
+        return retry_of(session, self.path, operation, client_id)
+
+    def kept(self, root: Path) -> Snapshot | None:
+        """``None``: the file is read each time; no earlier read is kept."""
+        return None
+
+    def keep(self, root: Path, graph: Graph) -> None:
+        """Nothing: the file is its own copy."""
+
+    def save(self, loaded: Graph, operation: Operation, *, session: Session, client_id: str | None = None,
              provenance: Sequence = (), also_write: Sequence[tuple[str, bytes]] = ()) -> Saved:
-        """:func:`memtui.core.graph.commit.commit` on the file (same errors)."""
-        return commit(self.path, loaded, operation, loaded_bytes=self.loaded_bytes, session=session,
+        """:func:`memtui.core.graph.commit.commit` on the file (same errors); a conflict's diff
+        starts from the bytes ``loaded`` was read from (those of the last :meth:`load`, or, when
+        the file was read again since, ``loaded``'s own bytes: reading is lossless)."""
+        import hashlib
+
+        read = self.loaded_bytes
+        if read is None or (hashlib.sha256(read).hexdigest() != loaded.source_sha256 and (read or loaded.exists)):
+            read = loaded.to_bytes()
+        return commit(self.path, loaded, operation, loaded_bytes=read, session=session,
                       client_id=client_id, provenance=provenance, also_write=also_write)
 
     def search(self, query: str, semantic: bool = False) -> Graph:
@@ -106,7 +153,29 @@ class LocalGraph:
         """Nothing to close."""
 
 
-def open_graph(ws, remote: str | None = None) -> "LocalGraph | RemoteGraph":  # noqa: ANN001 - Workspace
+class RemoteBackend(RemoteGraph):
+    """The member's remote graph as a backend: :class:`~memtui.core.graph.remote.RemoteGraph`
+    and the last read kept in the user cache (:mod:`memtui.core.graph.snapshot`, a layer above
+    the remote module)."""
+
+    def kept(self, root: Path) -> Snapshot | None:
+        """memtui's last read of this remote kept in the user cache (or a restored backup's
+        graph), or ``None`` (:func:`memtui.core.graph.snapshot.find`)."""
+        from memtui.core.graph import snapshot
+
+        return snapshot.find(root, self.shown)
+
+    def keep(self, root: Path, graph: Graph) -> None:
+        """Keep ``graph``, just read live, as this remote's snapshot (a failure is ignored:
+        :func:`memtui.core.graph.snapshot.save`)."""
+        import time
+
+        from memtui.core.graph import snapshot
+
+        snapshot.save(root, self.shown, graph, self.read_at or time.time(), self.read_via)
+
+
+def open_graph(ws, remote: str | None = None) -> LocalGraph | RemoteBackend:  # noqa: ANN001 - Workspace
     """The workspace's graph: remote when ``remote``, ``[graph] remote`` or the ``config.json``
     memory block names one (``remote="local"`` forces the file), else the local file.
 
@@ -116,7 +185,7 @@ def open_graph(ws, remote: str | None = None) -> "LocalGraph | RemoteGraph":  # 
     endpoint = resolve(ws, remote)
     if endpoint is None:
         return LocalGraph(ws)
-    return RemoteGraph(endpoint)
+    return RemoteBackend(endpoint)
 
 
 def workspace_findings(ws, offline: bool = False) -> list[Finding]:  # noqa: ANN001 - Workspace
@@ -150,7 +219,6 @@ def remote_findings(ws, offline: bool = False) -> list[Finding]:  # noqa: ANN001
         ``[]`` when no remote graph is configured (``[graph] remote``, the ``config.json``
         memory block). Never raises for the network or the keyring: they are findings.
     """
-    import time
 
     from memtui.core.errors import ExternalError
     from memtui.core.findings import Finding
@@ -166,13 +234,13 @@ def remote_findings(ws, offline: bool = False) -> list[Finding]:  # noqa: ANN001
     shown = endpoint.shown
     reason = "offline: this audit reads nothing over the network"
     if not offline:
-        backend = RemoteGraph(endpoint)
+        backend = RemoteBackend(endpoint)
         try:
             graph = backend.load()
         except (ExternalError, OSError) as exc:
             reason = f"it could not be read: {exc}"
         else:
-            snapshot.save(ws.root, shown, graph, backend.read_at or time.time(), backend.read_via)
+            backend.keep(ws.root, graph)
             return _remote_graph_findings(ws, graph)
         finally:
             backend.close()

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Sequence
 
 from memtui.core.text import unified_diff
 from memtui.core.graph.format import DIFF_LIMIT, Entity, Graph, GraphConflictError, GraphEditError, Line, Relation, loads
-from memtui.core.graph.operations import Change, Operation, Restore
-from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
+from memtui.core.graph.operations import Change, Operation
+from memtui.core.graph.provenance import follow_edit
 
 if TYPE_CHECKING:
     from memtui.core.auditlog import AuditEntry
@@ -196,18 +196,11 @@ def commit(path: str | os.PathLike[str], loaded: Graph, operation: Operation,
         if not change.changed:
             return change, reapplied, base
         # agents append lines to graph.jsonl without memtui's lock: what they append while
-        # this write runs is carried into the new file (issue 15 item 1)
+        # this write runs is carried into the new file, never lost
         tx.replace(shown, change.graph.file_bytes(), base=current_sha or None, carry_appends=True)
         for extra, data in also_write:
             tx.replace(extra, data, base=None)
-        tx.table(PROVENANCE_TABLE)  # provenance records change in this same write
-        book = ProvenanceBook(tx.session.store)
-        if isinstance(operation, Restore):
-            book.put_back(operation.provenance_undo)
-        else:
-            book.follow(operation, undo=undo)
-        for item in provenance:
-            book.record(item)
+        follow_edit(tx, operation, provenance, undo)
         tx.detail.update({"operation": describe(operation), "summary": change.summary,
                           "notes": list(change.notes), "reapplied": reapplied})
         return change, reapplied, base

@@ -1,7 +1,7 @@
-"""Exports of the knowledge graph: JSONL (server form), Graphviz DOT and Mermaid (issue 4).
+"""Exports of the knowledge graph: JSONL (server form), Graphviz DOT and Mermaid.
 
 Every name and text is escaped for the target language, so a name such as ``[/]``,
-``"quoted"``, ``A/B`` or one holding a newline (B17) can never break the output or inject
+``"quoted"``, ``A/B`` or one holding a newline can never break the output or inject
 syntax; node identifiers are generated (``n0``, ``n1``...), never made from names.
 """
 

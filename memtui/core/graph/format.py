@@ -6,7 +6,7 @@ The file is in the format of the MCP reference memory server (npm
 ``{"type":"entity","name","entityType","observations":[...]}`` or
 ``{"type":"relation","from","to","relationType"}``.
 
-Reading is lenient (DESIGN.md invariant 10, bug input B15): a BOM, CRLF, blank lines, no
+Reading is lenient (DESIGN.md invariant 10: an agent's damaged file is read, never refused): a BOM, CRLF, blank lines, no
 final newline, extra keys and unknown record types are accepted; a bad line (cut off, two
 objects on one line, an array, wrong field types, a missing field, not UTF-8) becomes a
 :class:`~memtui.core.findings.Finding` with its line number and is *kept*, byte for byte.
@@ -131,7 +131,7 @@ class Line:
         raw: the line's bytes without its terminator (and without the file's BOM). A line built
             from a record (``raw=None``: a remote graph's records, :func:`record_line`) makes its
             server-form bytes on first use, so a 50,000-entity read does not serialise every
-            record it may never write (issue 16).
+            record it may never write.
         crlf: the line ended with ``\\r\\n`` (else ``\\n``, or nothing if it was last).
         kind: ``entity``, ``relation``, ``blank``, ``other`` (unknown record type, kept),
             ``legacy`` (a single-object-layout line), ``invalid`` (JSON object with missing
@@ -332,7 +332,7 @@ def parse_line(raw: bytes, crlf: bool, number: int) -> Line:
 
     Returns:
         A :class:`Line`; never raises: bad input gives ``kind`` ``malformed`` or ``invalid``
-        with ``problem`` set (B15).
+        with ``problem`` set.
     """
     try:
         text = raw.decode("utf-8")
@@ -342,7 +342,7 @@ def parse_line(raw: bytes, crlf: bool, number: int) -> Line:
     if not text.strip():
         return Line(raw, crlf, BLANK, origin=number)
     body = text.strip(" \t\r\n")  # JSON's own whitespace
-    try:  # one shared decoder: json.loads would build a new one per line (B23-size files)
+    try:  # one shared decoder: json.loads would build a new one per line (50,000-entity files)
         obj, end = jsonio.decode(body)
     except jsonio.JSONError as exc:
         return Line(raw, crlf, MALFORMED, problem=str(exc), origin=number)
@@ -481,7 +481,7 @@ class Graph:
     def record_key(self, entity: Entity) -> str:
         """The key of the record ``entity`` (an entity of this graph, by its line): the
         SHA-256 hex of the line's bytes. It picks one record of a name written several times
-        (issue 15 item 10), and stays valid while other lines change."""
+        (an edit goes to the record chosen), and stays valid while other lines change."""
         return hashlib.sha256(self.lines[entity.line - 1].raw).hexdigest()
 
     def record(self, name: str, key: str) -> Entity:
@@ -572,7 +572,7 @@ class Graph:
 
         The final newline is kept as loaded (the server writes none), except that a file
         whose last line is malformed gets one, so the next appender cannot glue a record to a
-        cut-off line (B15); a new file ends with one.
+        cut-off line; a new file ends with one.
         """
         if not self.lines:
             return BOM if self.bom else b""
@@ -701,7 +701,7 @@ def loads(data: bytes, shown: str = "memory/graph.jsonl", exists: bool = True) -
     return graph
 
 
-#: Largest graph file memtui loads (bytes); B23's 50,000-entity graph is about 55 MB.
+#: Largest graph file memtui loads (bytes); a 50,000-entity graph is about 55 MB.
 MAX_GRAPH_BYTES = 512 * 1024 * 1024
 
 
@@ -733,9 +733,9 @@ def fold_name(name: str) -> str:
     """``name`` in Unicode compatibility form (NFKC), lower-cased (casefold), with runs of
     whitespace made one space and trimmed.
 
-    Two names with the same fold are "equal after case and whitespace folding" (issue 4);
+    Two names with the same fold are "equal after case and whitespace folding" (seed 002);
     NFKC makes a decomposed ``é`` (``e`` + U+0301) and a fullwidth ``Ａ`` fold like the
-    plain letters (issue 15 item 10).
+    plain letters (two such names look the same to a person).
     """
     return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 

@@ -25,7 +25,7 @@ class Change:
         summary: one plain sentence, in the past tense, of what was done (``"renamed 'a' to
             'b'; 3 relations follow"``): the audit log and the report after the write.
         will: the same, in the future tense (``"will rename 'a' to 'b'; 3 relations will
-            follow"``): what a confirmation says before anything is written (issue 19); empty
+            follow"``): what a confirmation says before anything is written; empty
             when the operation has none (then the confirmation says only its question).
         changed: False when there was nothing to do (nothing is written then).
         notes: further plain sentences (relations dropped as duplicates, types that differed).
@@ -101,7 +101,7 @@ def _insert_position(lines: list[Line], kind: str) -> int:
             if line.kind == RELATION:
                 return index
     end = len(lines)
-    while end and lines[end - 1].kind == MALFORMED:  # never append after a cut-off line (B15)
+    while end and lines[end - 1].kind == MALFORMED:  # never append after a cut-off line: it would glue the record to it
         end -= 1
     return end
 
@@ -436,7 +436,7 @@ class DeleteRelation(Operation):
 class DeleteRecord(Operation):
     """Delete one record of a name written several times (``record``: its
     :meth:`Graph.record_key`); the other records and every relation stay. The only record of a
-    name is deleted with :class:`DeleteEntity` instead (issue 15 item 10)."""
+    name is deleted with :class:`DeleteEntity` instead."""
 
     entity: str
     record: str
@@ -553,7 +553,7 @@ class ImportRecords(Operation):
 class Restore(Operation):
     """Undo: put back the lines of ``previous`` if the file is still exactly what the undone
     edit wrote (sha256 ``written``); otherwise refuse, since undoing would overwrite a later
-    change (the TUI's "undo the last action", issue 4)."""
+    change (the TUI's "undo the last action")."""
 
     previous: Graph
     written: str
@@ -592,7 +592,7 @@ class Repair(Operation):
     Splits a line holding several JSON objects into one line each, drops the BOM, and
     moves every other bad line (cut off, not an object, invalid record) out of the file;
     the moved lines are returned in :attr:`Change.notes` and :func:`repair_rejects` so the
-    caller keeps them in a backup (B15: "asks before dropping ... keeps a backup").
+    caller keeps them in a backup (a repair asks before dropping a line, and keeps a copy).
     """
 
     def apply(self, graph: Graph) -> Change:
@@ -665,7 +665,7 @@ def _split_values(raw: bytes) -> list[dict]:
 @dataclass(frozen=True)
 class ReplaceRecords(Operation):
     """Make the graph hold exactly ``entities`` and ``relations`` (``memtui graph pull`` and
-    ``push``, issue 16): the records in that order and in the server's form; lines that are not
+    ``push``): the records in that order and in the server's form; lines that are not
     records (bad, unknown, blank) are kept, after them. Nothing changes when the graph already
     holds exactly these records in this order (its bytes stay as they are).
 

@@ -2,7 +2,7 @@
 
 The server's file format has no place for it (DESIGN.md §2), so it lives in memtui's store,
 table ``provenance`` (seed 002: the graph "is the only [memory] that records which
-conversation a fact came from"; issue 4). One record per (entity, observation)::
+conversation a fact came from"). One record per (entity, observation)::
 
     {"entity": str, "observation": str, "session": str, "at": "2026-11-02T09:15:44Z",
      "line": int | None, "source": "agent" | "memtui" | "import"}
@@ -24,12 +24,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, cast
 
 from memtui.core import jsonio
 from memtui.core.errors import ConfinementError, MemtuiError
 from memtui.core.files import is_inside, text_name
-from memtui.core.graph.operations import EditObservation, MergeEntities, Operation, RenameEntity
+from memtui.core.graph.operations import EditObservation, MergeEntities, Operation, RenameEntity, Restore
+
+if TYPE_CHECKING:
+    from memtui.core.session import Tx
 
 TABLE = "provenance"
 _SESSION_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
@@ -162,6 +165,35 @@ class ProvenanceBook:
                 self.table.update(dict(fields), doc_ids=[doc_id])
                 count += 1
         return count
+
+
+def follow_edit(tx: Tx, operation: Operation, added: Sequence[Provenance] = (), undo: list | None = None) -> None:
+    """Provenance follows a graph edit, inside the guarded write ``tx`` that records the edit, so
+    the graph and its provenance never disagree: the one place for the local file's
+    :func:`~memtui.core.graph.commit.commit` and the remote graph's
+    :meth:`~memtui.core.graph.remote.RemoteGraph.save`.
+
+    A :class:`~memtui.core.graph.operations.Restore` (an undo) puts back the records its edit
+    moved; any other edit moves them with its data (:meth:`ProvenanceBook.follow`). Then the
+    ``added`` records (the observations the edit brings in) are recorded.
+
+    Args:
+        tx: the open write of the edit (its store gets the changes).
+        operation: the edit written.
+        added: records to add (``memtui graph add-observation --session KEY``).
+        undo: when given, receives ``(doc id, previous fields)`` of every moved record.
+
+    Raises:
+        ReadOnlyError: the store is read-only.
+    """
+    tx.table(TABLE)  # the provenance table changes in this same write
+    book = ProvenanceBook(cast(StoreLike, tx.session.store))  # TinyDB's Table: update's 2nd parameter is cond
+    if isinstance(operation, Restore):
+        book.put_back(operation.provenance_undo)
+    else:
+        book.follow(operation, undo=undo)
+    for item in added:
+        book.record(item)
 
 
 def _from_doc(doc: dict) -> Provenance:

@@ -1,4 +1,4 @@
-"""The remote graph: the member's knowledge graph served over MCP streamable HTTP (seed 002; issue 16).
+"""The remote graph: the member's knowledge graph served over MCP streamable HTTP (seed 002).
 
 Seed 002's members have no ``graph.jsonl``: the proxy serves their graph at ``/v1/mcp`` with
 the tools of ``@modelcontextprotocol/server-memory``. This module makes that graph a
@@ -47,7 +47,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from memtui.core import jsonio
 from memtui.core.bulk import bulk
@@ -56,11 +56,15 @@ from memtui.core.findings import Finding
 from memtui.core.graph.commit import Saved, action_name, describe
 from memtui.core.graph.format import (ENTITY, RELATION, Entity, Graph, GraphConflictError, GraphEditError, Line, Relation,
                                       record_extras, served_line, server_json, server_view)
-from memtui.core.graph.operations import Change, Operation, Restore
-from memtui.core.graph.provenance import TABLE as PROVENANCE_TABLE, ProvenanceBook
+from memtui.core.graph.operations import Change, Operation
+from memtui.core.graph.provenance import follow_edit
 from memtui.core.mcp.client import DEFAULT_DEADLINE, DEFAULT_MAX_ANSWER, DEFAULT_TIMEOUT, Client, Endpoint, shown_url
 from memtui.core.mcp.errors import McpError, McpServerError
 from memtui.core.text import unified_diff, visible
+
+if TYPE_CHECKING:
+    from memtui.core.auditlog import AuditEntry
+    from memtui.core.session import Session
 
 #: The workspace file whose ``memory`` MCP block names the remote graph (seed 002).
 WORKSPACE_CONFIG = "config.json"
@@ -667,6 +671,12 @@ class RemoteGraph:
     def __init__(self, endpoint: Endpoint, client: ClientFactory = Client) -> None:
         self.endpoint = endpoint
         self.shown = endpoint.shown
+        #: a remote read has no file bytes (its conflicts carry the server's lines)
+        self.loaded_bytes: bytes | None = b""
+        #: no workspace file changes when the remote graph is written
+        self.files: tuple[str, ...] = ()
+        #: what the graph is called beside its URL in a status line
+        self.label = "remote"
         self._make = client
         self._client: Client | None = None
         self.semantic = False
@@ -883,8 +893,18 @@ class RemoteGraph:
         return read_graph_of(self._call(tool, {"query": query}), self.shown, tool)
 
     # -- writing ---------------------------------------------------------------------------------
-    def save(self, loaded: Graph, operation: Operation, *, session, client_id: str | None = None,
-             provenance: Sequence = ()) -> Saved:
+    def retried(self, session: Session, operation: Operation, client_id: str | None) -> AuditEntry | None:
+        """The audit entry when ``client_id`` already recorded this very ``operation`` on this
+        remote (:meth:`memtui.core.session.Session.earlier`), else ``None``; :meth:`save`
+        applies the same rule.
+
+        Raises:
+            ClientIdConflict: the id was used for a different action, graph or operation.
+        """
+        return session.earlier(client_id, action_name(operation), self.shown, describe(operation))
+
+    def save(self, loaded: Graph, operation: Operation, *, session: Session, client_id: str | None = None,
+             provenance: Sequence = (), also_write: Sequence[tuple[str, bytes]] = ()) -> Saved:
         """Apply ``operation`` to the remote graph ``loaded`` was read from (see the module
         docstring: plan, lost-update check, journal, sequence, read-back).
 
@@ -895,6 +915,8 @@ class RemoteGraph:
                 the audit entries and the provenance).
             client_id: the caller's id for this request: a retry returns the first result.
             provenance: :class:`~memtui.core.graph.provenance.Provenance` records to add.
+            also_write: ``(workspace-relative path, bytes)`` of files written in the journal's
+                first guarded write (copies kept under ``.memtui/backups/``).
 
         Returns:
             :class:`~memtui.core.graph.commit.Saved`; ``graph`` is the server's state after the
@@ -967,7 +989,8 @@ class RemoteGraph:
         summary = change.summary
         # First guarded write: the journal record and the request's audit entry, before any tool
         # call. The lock is released before the network is waited for (invariant 2).
-        self._begin(session, sequence, action, request, client_id, summary, the_plan, was, operation)
+        self._begin(session, sequence, action, request, client_id, summary, the_plan, was, operation,
+                    also_write)
         self._run(session, sequence, the_plan.steps, 0, summary, before=before, names=check_names)
         back = self._read_back(the_plan)
         if back is not None and not back[1]:
@@ -1012,8 +1035,10 @@ class RemoteGraph:
         return (f"the server does not hold {', '.join(missing[:5])}", back)
 
     def _begin(self, session, sequence: str, action: str, request: dict, client_id: str | None, summary: str,
-               the_plan: Plan, was: dict, operation: Operation):
+               the_plan: Plan, was: dict, operation: Operation, also_write: Sequence[tuple[str, bytes]] = ()):
         def record(tx) -> None:  # noqa: ANN001 - Tx
+            for extra, data in also_write:
+                tx.replace(extra, data, base=None)
             tx.table(TABLE).insert({
                 "id": sequence, "remote": self.shown, "action": action, "summary": summary, "state": "running",
                 "applied": 0, "steps": [s.to_json() for s in the_plan.steps], "before": was,
@@ -1099,14 +1124,7 @@ class RemoteGraph:
             if docs:
                 table.update(fields, doc_ids=[d.doc_id for d in docs])
             if state == "done" and operation is not None:
-                tx.table(PROVENANCE_TABLE)
-                book = ProvenanceBook(tx.session.store)
-                if isinstance(operation, Restore):
-                    book.put_back(operation.provenance_undo)
-                else:
-                    book.follow(operation, undo=undo)
-                for item in provenance:
-                    book.record(item)
+                follow_edit(tx, operation, provenance, undo)
             tx.detail.update({"remote": self.shown, "summary": summary, "sequence": sequence,
                               "applied": applied, "steps": total, "state": phase or state, "notes": list(notes)})
             if failure:

@@ -1,5 +1,5 @@
-"""The last read of a remote graph, kept in the user cache folder (issue 16: "a 50,000-entity graph
-must show its first page in under 1 s").
+"""The last read of a remote graph, kept in the user cache folder (a 50,000-entity graph
+must show its first page in under 1 s).
 
 A remote read of a big graph takes as long as the server and its gateway need to answer it (a
 whole-graph answer is the only read the reference server has: bench/remote_graph.py). So after

@@ -311,26 +311,28 @@ class ConsolidateScreen(AreaScreen):
                       lambda: self._run("undo refresh", lambda s: consolidate.undo_refresh_line(s, article),
                                         [article], None))
 
-    @work(thread=True, exclusive=True, group="consolidate-write")
     def _run(self, what: str, action, articles: list[str], select: str | None) -> None:  # noqa: ANN001
+        """Run ``action(session)`` in a worker, then make the articles searchable again."""
         session = self.app.session
-        try:
+
+        def run() -> tuple[object, list[str]]:
             result = action(session)
-        except MemtuiError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title=f"{what} refused", severity="error",
-                                      timeout=10, markup=False)
-            return
-        for article in articles:
-            problem = gov.refresh_search(session.ws, gov.touched_paths(session.ws, article))
-            if problem:
-                self.app.call_from_thread(self.notify, problem, severity="warning", markup=False)
-        note = f"{what}: done"
-        if what == "refresh":
-            self._refreshed = articles[0]
-            note = "refresh: done (u puts the previous one-liner back)"
-        if what == "merge":
-            note = f"merge proposed as {result.id}: approve it in Proposals (7) to retire {articles[1]}"
-        self.app.call_from_thread(self._after, note, select)
+            problems = [gov.refresh_search(session.ws, gov.touched_paths(session.ws, a)) for a in articles]
+            return result, [p for p in problems if p]
+
+        def done(outcome: tuple[object, list[str]]) -> None:
+            result, problems = outcome
+            for problem in problems:
+                self.notify(problem, severity="warning", markup=False)
+            note = f"{what}: done"
+            if what == "refresh":
+                self._refreshed = articles[0]
+                note = "refresh: done (u puts the previous one-liner back)"
+            if what == "merge":
+                note = f"merge proposed as {getattr(result, 'id', '?')}: approve it in Proposals (7) to retire {articles[1]}"
+            self._after(note, select)
+
+        self.run_core(run, done, group="consolidate-write", title=f"{what} refused")
 
     def _after(self, note: str, select: str | None) -> None:
         from memtui.core.tree.model import MemoryTree
@@ -356,19 +358,23 @@ class ConsolidateScreen(AreaScreen):
     def _pins_submitted(self, event: Input.Submitted) -> None:
         self._load_pins(event.value.strip())
 
-    @work(thread=True, exclusive=True, group="consolidate-pins")
     def _load_pins(self, query: str) -> None:
+        """The pins of ``query`` (a version ``article@N`` or a case id), read in a worker; a
+        refusal (an unknown version) is said in the pins' heading."""
         if not query:
             return
         ledger = gov.Ledger(self.app.session.store)
-        try:
+
+        def read() -> tuple[list[consolidate.Pinned], str]:
             if "@" in query:
-                pins, head = consolidate.version_pins(ledger, query), f"cases that pinned {query}"
-            else:
-                pins, head = consolidate.case_pins(ledger, query), f"versions case {query} relied on"
-        except MemtuiError as exc:
-            pins, head = [], str(exc)
-        self.app.call_from_thread(self._fill_pins, pins, head)
+                return consolidate.version_pins(ledger, query), f"cases that pinned {query}"
+            return consolidate.case_pins(ledger, query), f"versions case {query} relied on"
+
+        def refused(exc: Exception) -> bool:
+            self._fill_pins([], str(exc))
+            return True
+
+        self.run_core(read, lambda found: self._fill_pins(*found), group="consolidate-pins", failed=refused)
 
     def _fill_pins(self, pins: list[consolidate.Pinned], head: str) -> None:
         self.query_one("#pins-head", Static).update(safe(f"{head}: {len(pins)}"))

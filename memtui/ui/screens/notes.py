@@ -41,7 +41,7 @@ from textual.timer import Timer
 from textual.widgets.text_area import Document, Selection
 
 from memtui.core import drafts, notes
-from memtui.core.errors import ConfinementError, ConflictError, MemtuiError, ReadOnlyError
+from memtui.core.errors import ConflictError, MemtuiError
 from memtui.core.session import Session
 from memtui.core.text import plural, removed_lines
 from memtui.ui.widgets import KeyFooter
@@ -612,22 +612,21 @@ class NotesScreen(AreaScreen):
             return
         self.save_text(self.editor.text, self._save_base or self.note.hash, then=None)
 
-    @work(thread=True, exclusive=True, group="notes-save")
     def save_text(self, text: str, base: str | None, then=None) -> None:  # noqa: ANN001
-        """Save in a thread; results come back through ``call_from_thread``."""
+        """Save in a worker; a change made on disk since the loaded bytes is merged in when it
+        does not overlap, else the conflict bar is shown; a refusal is a toast."""
         assert self.session is not None and self.note is not None
-        note = self.note
-        try:  # a change made on disk since the loaded bytes is merged in when it does not overlap
-            result = notes.save(self.session, note, text, base,
-                                base_text=note.text if base == note.hash else None)
-        except ConflictError as exc:  # MergeConflict too: the bar offers "Resolve conflicts…"
-            self.app.call_from_thread(self._show_conflict, exc)
-            return
-        except (ReadOnlyError, ConfinementError, MemtuiError, OSError) as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="Not saved", severity="error",
-                                      markup=False, timeout=10)
-            return
-        self.app.call_from_thread(self._saved, result, text, then)
+        session, note = self.session, self.note
+
+        def conflict(exc: Exception) -> bool:
+            if isinstance(exc, ConflictError):  # MergeConflict too: the bar offers "Resolve conflicts…"
+                self._show_conflict(exc)
+                return True
+            return False
+
+        self.run_core(lambda: notes.save(session, note, text, base, base_text=note.text if base == note.hash else None),
+                      lambda result: self._saved(result, text, then), group="notes-save", title="Not saved",
+                      errors=(MemtuiError, OSError), failed=conflict)
 
     def _saved(self, result: notes.SaveResult, text: str, then) -> None:  # noqa: ANN001
         self.note = result.note

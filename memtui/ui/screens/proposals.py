@@ -571,20 +571,20 @@ class ProposalsScreen(AreaScreen):
         self.app.push_screen(Confirm(join(f"Retire {active.id}, acting as ", safe(self._acting()),
                                           "? Its file and its index line will leave the tree.")), confirmed)
 
-    @work(thread=True, exclusive=True, group="proposals-write")
     def _run(self, what: str, action, article: str | None, select: str | None) -> None:  # noqa: ANN001
+        """Run ``action(session)`` in a worker, then make the article searchable again."""
         session = self.app.session
-        try:
+
+        def run() -> str:
             action(session)
-        except MemtuiError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title=f"{what} refused", severity="error",
-                                      timeout=10, markup=False)
-            return
-        if article is not None:
-            problem = gov.refresh_search(session.ws, gov.touched_paths(session.ws, article))
+            return (gov.refresh_search(session.ws, gov.touched_paths(session.ws, article)) if article else None) or ""
+
+        def done(problem: str) -> None:
             if problem:
-                self.app.call_from_thread(self.notify, problem, severity="warning", markup=False)
-        self.app.call_from_thread(self._after, what, select)
+                self.notify(problem, severity="warning", markup=False)
+            self._after(what, select)
+
+        self.run_core(run, done, group="proposals-write", title=f"{what} refused")
 
     def _after(self, what: str, select: str | None) -> None:
         self.notify(f"{what}: done", timeout=3, markup=False)

@@ -305,16 +305,14 @@ class SessionsScreen(AreaScreen):
             return
         self.mark_seen()
 
-    @work(thread=True, exclusive=True, group="sessions-mark")
     def mark_seen(self) -> None:
-        """Record what memtui sees of every history as "last seen" (audited)."""
-        try:
-            done = core.record(self.app.session)
-        except MemtuiError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="Not recorded", severity="error", markup=False)
-            return
-        recorded = (done.result or {}).get("recorded", [])
-        message = (f"recorded {len(recorded)} histor{'y' if len(recorded) == 1 else 'ies'} as seen"
-                   if recorded else "nothing new to record")
-        self.app.call_from_thread(self.notify, message, markup=False)
-        self.load()
+        """Record what memtui sees of every history as "last seen" (audited), in a worker."""
+        session = self.app.session
+
+        def recorded(done) -> None:  # noqa: ANN001 - Written
+            names = (done.result or {}).get("recorded", [])
+            self.notify(f"recorded {len(names)} histor{'y' if len(names) == 1 else 'ies'} as seen"
+                        if names else "nothing new to record", markup=False)
+            self.load()
+
+        self.run_core(lambda: core.record(session), recorded, group="sessions-mark", title="Not recorded")

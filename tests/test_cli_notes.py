@@ -203,6 +203,7 @@ def test_damaged_store_b01_cli(shared: Path, ws: Path, tmp_path: Path, capsys: p
     assert [e["action"] for e in json.loads(capsys.readouterr().out)["entries"]] == ["store.set-aside"]
 
 
+@pytest.mark.slow
 def test_b04_two_cli_writers_lose_nothing(shared: Path, ws: Path, tmp_path: Path) -> None:
     """B04's hammer.sh: every call that reported success is in the audit log; the store stays JSON."""
     loops, count = 2, 15

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator
@@ -43,6 +44,16 @@ def _isolate_git_identity() -> None:
 _isolate_git_identity()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests marked ``slow`` first (in their own order, the others after them in theirs).
+
+    With ``-n 2`` the two workers then end together: a long test collected last (the torture
+    tests sort near the end) left one worker running it alone while the other had finished.
+    Each worker collects the same order, so pytest-xdist still sees one collection.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0,  # noqa: ANN001
                    what: str = "the condition") -> None:
     """Let the app run (its workers, timers and messages) until ``condition()`` is true.
@@ -56,6 +67,29 @@ async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not happen within {timeout:g} s")
         await pilot.pause(0.02)
+
+
+def until_watched(folder: Path, seen: list, thread: threading.Thread, timeout: float = 20.0) -> None:
+    """Write a probe file in ``folder`` until the watcher running in ``thread`` has reported it
+    in ``seen`` (the :class:`~memtui.core.watch.Changes` batches it yields): from then on the
+    watches of ``folder`` are registered, so the write a test makes next is seen.
+
+    The wait for a watcher to be ready, on its own report instead of a fixed sleep. Returns
+    early when ``thread`` has ended (the test's assertions say why); fails after ``timeout``.
+    """
+    probe = folder / "watch-probe.txt"
+    deadline = time.monotonic() + timeout
+    writes = 0
+    while thread.is_alive():
+        writes += 1
+        probe.write_text(f"probe {writes}\n", encoding="utf-8")
+        again = time.monotonic() + 0.25  # write again if this one fell before the watch began
+        while time.monotonic() < again:
+            if any(path.endswith(f"{folder.name}/{probe.name}") for changes in list(seen) for path in changes.paths):
+                return
+            time.sleep(0.01)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the watcher reported no change of {probe} within {timeout:g} s")
 
 
 #: Worker groups that run for the app's whole life (they never "complete").

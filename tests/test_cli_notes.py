@@ -203,6 +203,7 @@ def test_damaged_store_in_the_cli(shared: Path, ws: Path, tmp_path: Path, capsys
     assert [e["action"] for e in json.loads(capsys.readouterr().out)["entries"]] == ["store.set-aside"]
 
 
+@pytest.mark.slow
 def test_two_cli_writers_lose_nothing(shared: Path, ws: Path, tmp_path: Path) -> None:
     """The bug inputs' hammer.sh (CLI writers in parallel): every call that reported success is in the audit log; the store stays JSON."""
     loops, count = 2, 15

@@ -44,7 +44,11 @@ def gateway(tmp_path: Path, servers):
     return server
 
 
-def _server_view(url: str) -> dict:
+def _server_view(url: str, reader: Client | None = None) -> dict:
+    """The server's own ``read_graph``: on ``reader`` (an outside session the test keeps open), or
+    on a session of its own (a stateful gateway starts a server process for each session)."""
+    if reader is not None:
+        return reader.call_tool("read_graph", {})
     with Client(Endpoint(url)) as client:
         return client.call_tool("read_graph", {})
 
@@ -60,6 +64,7 @@ def _workspace(tmp_path: Path) -> Path:
     return ws
 
 
+@pytest.mark.slow
 def test_every_curation_memtui_sends_is_what_the_servers_own_read_graph_returns(tmp_path: Path, gateway) -> None:
     ws = _workspace(tmp_path)
     remote = rg.RemoteGraph(Endpoint(gateway.url))
@@ -70,16 +75,17 @@ def test_every_curation_memtui_sends_is_what_the_servers_own_read_graph_returns(
             g.RenameEntity("A/B testing notes", "A/B notes"), g.CreateRelation("A/B notes", "[/]", "r"),
             g.Retype(("test-name",), "TestName"), g.MergeEntities(("Zoë",), "emoji 🧭"),
             g.DeleteRelation("[/]", "--help", "links [to]"), g.DeleteEntity("--help")]
-    with Session.open(ws, purpose="test") as session:
+    # the outside reader: a session of its own, kept open for the whole sequence
+    with Session.open(ws, purpose="test") as session, Client(Endpoint(gateway.url)) as reader:
         graph = remote.load()
         for op in ops:
             saved = remote.save(graph, op, session=session)
             assert saved.written, op
             graph = saved.graph
             # the server's own read_graph holds exactly what memtui says it wrote
-            assert _server_view(gateway.url) == g.server_view(graph), op
+            assert _server_view(gateway.url, reader) == g.server_view(graph), op
         # the server's file is one memtui reads identically
-        assert g.server_view(g.load(gateway.file)) == _server_view(gateway.url)
+        assert g.server_view(g.load(gateway.file)) == _server_view(gateway.url, reader)
         undo_entry = session.audit.entries(newest_first=False)[-1]
     remote.close()
     names = {e["name"] for e in _server_view(gateway.url)["entities"]}

@@ -31,12 +31,20 @@ PAIRS = [(server, gateway) for server in SERVERS for gateway in GATEWAYS]
 FORK = "mcp-knowledge-graph-1.0.7"
 
 
+#: The outside session of each running server (the tests' own reads, an agent's writes), kept
+#: open while the server runs: a stateful gateway starts a server process for every session, so a
+#: session per call cost a process start per read. memtui's own sessions stay its own.
+_OUTSIDE: dict[str, Client] = {}
+
+
 @pytest.fixture(scope="module", params=PAIRS, ids=[f"{s}+{gw}" for s, gw in PAIRS])
 def pair(request, tmp_path_factory):
     server, gateway = request.param
     folder = tmp_path_factory.mktemp("server")
     running = start_pair(server, gateway, folder / "memory.jsonl")
+    _OUTSIDE[running.url] = Client(Endpoint(running.url))
     yield server, running
+    _OUTSIDE.pop(running.url).close()
     running.stop()
 
 
@@ -48,8 +56,8 @@ def url(pair) -> str:
 
 
 def _call(url: str, tool: str, **arguments):
-    with Client(Endpoint(url)) as client:
-        return client.call_tool(tool, arguments)
+    """``tool`` called on the server at ``url`` from its outside session (the one of :data:`_OUTSIDE`)."""
+    return _OUTSIDE[url].call_tool(tool, arguments)
 
 
 def _read(url: str) -> dict:

@@ -109,8 +109,9 @@ def test_a_long_answer_reports_its_bytes_while_it_streams_in(tmp_path: Path, ser
     gateway = start_gateway(tmp_path / "memory.jsonl")
     servers.append(gateway)
     entities = [{"name": f"e{i:04}", "entityType": "t", "observations": ["x" * 500]} for i in range(1500)]
-    for part in range(0, len(entities), 100):  # the gateway takes bodies up to 100 KB
-        _call(gateway.url, "create_entities", entities=entities[part:part + 100])
+    with Client(Endpoint(gateway.url)) as agent:  # one session: the gateway starts a server process per session
+        for part in range(0, len(entities), 100):  # the gateway takes bodies up to 100 KB
+            agent.call_tool("create_entities", {"entities": entities[part:part + 100]})
     seen: list[int] = []
     remote = rg.RemoteGraph(Endpoint(gateway.url))
     graph = remote.load(progress=seen.append)

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from memtui.core import graph as g
@@ -185,6 +186,7 @@ async def _relate_from_the_first(pilot, app, source: str) -> GraphScreen:  # noq
     return screen
 
 
+@pytest.mark.slow
 async def test_relate_unrelate_retype_and_observation_edits(sample_copy: Path) -> None:
     path = sample_copy / "memory" / "graph.jsonl"
     graph = g.load(path)
@@ -253,6 +255,7 @@ def _question(app) -> str:  # noqa: ANN001
     return str(app.screen.query_one("#ask-box Static").render())
 
 
+@pytest.mark.slow
 async def test_create_then_undo_twice_and_redo_with_future_tense_questions(sample_copy: Path) -> None:
     """Issue 19: Graph had no "create entity" and one step of undo; confirmations said "merged 1
     record" (past tense) and showed newlines as a literal ⏎ before anything was done."""
@@ -343,6 +346,7 @@ async def test_edit_observation_starts_with_the_old_text_and_the_cursor_after_it
         assert g.load(path).entity(source).observations[0] == first
 
 
+@pytest.mark.slow
 async def test_counts_are_never_cut_to_the_column(tmp_path: Path) -> None:
     """A new user saw `2000` in obs. for an entity of 20,000 observations (a 4-cell column)."""
     lines = [json.dumps({"type": "entity", "name": "Big", "entityType": "log",

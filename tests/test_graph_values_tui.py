@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, OptionList, TextArea
 
 from memtui.core.workspace import Workspace
@@ -31,6 +32,7 @@ async def _graph(pilot, app) -> GraphScreen:  # noqa: ANN001
     return screen
 
 
+@pytest.mark.slow
 async def test_a_huge_observation_is_shown_cut_and_all_of_it_on_request(tmp_path: Path) -> None:
     huge = "".join(f"part {i % 1000} of a long observation " for i in range(120_000))  # 3.5 MB, one observation
     root = _ws(tmp_path, {"type": "entity", "name": "Big", "entityType": "note", "observations": [huge, "short"]})

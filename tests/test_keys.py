@@ -117,6 +117,7 @@ async def test_the_palette_screenshot_is_saved_under_the_data_folder_and_said(sa
     app.session.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_the_footer_and_area_bar_never_cut_a_label(sample_copy: Path, size: tuple[int, int]) -> None:
     app = MemtuiApp(Workspace.open(sample_copy))

@@ -10,7 +10,6 @@ import tempfile
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 from memtui.core.watch import watch
 from memtui.core.workspace import Workspace
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, until_watched
 
 
 @pytest.fixture
@@ -63,7 +62,7 @@ def test_changes_are_followed_in_a_workspace_whose_path_is_not_utf8(odd_root: Pa
 
     thread = threading.Thread(target=follow, daemon=True)
     thread.start()
-    time.sleep(0.5)  # let the watcher register its inotify watches before the write
+    until_watched(odd_root / "memory", seen, thread)  # its watches are registered before the write
     notes = os.fsencode(odd_root / "memory" / "MEMORY_CUSTOM.md")
     subprocess.run([sys.executable, "-c", "import os, sys; open(os.fsencode(sys.argv[1]), 'a').write('agent line\\n')",
                     os.fsdecode(notes)], check=True)

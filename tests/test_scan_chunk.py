@@ -71,6 +71,7 @@ def chunks(texts: list[str], size: int) -> list[list[str]]:
     return [texts[i:i + size] for i in range(0, len(texts), size)]
 
 
+@pytest.mark.slow
 def test_chunked_secret_scan_equals_every_plugin_on_every_line(corpus: list[str]) -> None:
     texts = corpus + planted()
     reference = [secrets.every_line(t) for t in texts]

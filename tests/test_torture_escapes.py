@@ -40,10 +40,12 @@ _TUI = textwrap.dedent("""
         async with app.run_test(size=(120, 40)) as pilot:
             while app.report is None or (app.index_report is None and app.index_error is None):
                 await pilot.pause(0.05)
-            for area in AREAS:
+            for area in AREAS:  # each area open until what it loads in its workers is loaded
                 await pilot.press(area.key)
-                for _ in range(10):
-                    await pilot.pause(0.05)
+                started = [w for w in app.workers if w.group != "watch"]
+                if started:
+                    await app.workers.wait_for_complete(started)
+                await pilot.pause()
     asyncio.run(main(sys.argv[1]))
 """)
 

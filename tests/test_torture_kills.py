@@ -10,7 +10,8 @@ random moment of its run, many times, and after each kill
 - no process the killed command started is left alive (index workers included);
 - the git repository of a killed backup takes the next backup.
 
-``MEMTUI_TORTURE_SCALE`` multiplies the number of kills (tests/torture.py).
+``MEMTUI_TORTURE_SCALE`` multiplies the number of kills (tests/torture.py); each round of kills
+kills every command once, at random moments.
 """
 
 from __future__ import annotations
@@ -168,8 +169,11 @@ def test_sigkill_at_random_moments_of_every_write(tmp_path: Path) -> None:
     failures: list[str] = []
     per_command: dict[str, int] = {}
     landed: dict[str, int] = {}  # kills that found the command still running (it did not exit first)
+    order: list[Command] = []
     for n in range(kills):
-        command = rng.choice(commands)
+        if not order:  # every command is killed once in each round of kills, in a random order
+            order = rng.sample(commands, len(commands))
+        command = order.pop()
         per_command[command.name] = per_command.get(command.name, 0) + 1
         root = tmp_path / "ws"
         shutil.rmtree(root, ignore_errors=True)

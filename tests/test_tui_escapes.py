@@ -98,6 +98,7 @@ def test_the_rule_covers_every_control_and_bidi_character() -> None:
     assert not TERMINAL_UNSAFE.search(shown_text(PAYLOAD))
 
 
+@pytest.mark.slow
 async def test_no_control_character_from_the_workspace_reaches_the_screen(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from textual.screen import ModalScreen

@@ -5,14 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from memtui.core.watch import classify, topic_of, watch
 from memtui.core.workspace import Workspace
-from tests.conftest import REPO, wait_for
+from tests.conftest import REPO, until_watched, wait_for
 
 
 def test_paths_are_sorted_into_the_topics_views_follow(sample_copy: Path) -> None:
@@ -45,7 +44,7 @@ def test_a_write_by_another_process_is_reported(sample_copy: Path) -> None:
 
     thread = threading.Thread(target=follow, daemon=True)
     thread.start()
-    time.sleep(0.5)  # let the watcher register its inotify watches before the write
+    until_watched(sample_copy / "memory", seen, thread)  # its watches are registered before the write
     subprocess.run([sys.executable, "-c", "import sys; open(sys.argv[1], 'a').write('agent line\\n')",
                     str(sample_copy / "memory" / "MEMORY_CUSTOM.md")], check=True)
     thread.join(timeout=20)
@@ -110,10 +109,10 @@ def test_a_new_folder_is_followed_and_a_link_leading_outside_is_not(sample_copy:
 
     thread = threading.Thread(target=follow, daemon=True)
     thread.start()
-    time.sleep(0.5)
+    until_watched(sample_copy / "memory" / "support", seen, thread)
     (outside / "ignored.md").write_text("outside\n")
     (sample_copy / "memory" / "support" / "fresh").mkdir()
-    time.sleep(1.0)  # the watch starts again with the new folder
+    until_watched(sample_copy / "memory" / "support" / "fresh", seen, thread)  # the watch began again with it
     (sample_copy / "memory" / "support" / "fresh" / "a.md").write_text("# A\n")
     thread.join(timeout=20)
     stop.set()

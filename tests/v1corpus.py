@@ -172,7 +172,7 @@ def build(root: Path, filler: int = 300, seed: int = 7) -> Corpus:
                 f"Клиентите питат за „{bg}“. Check the {words[0]} first, then the {words[1]}.")
         kind = n % 10
         if kind == 3:  # a dated diary
-            stem = f"2026-0{1 + n % 9}-{10 + n % 18:02d}-{key}"
+            stem = f"2026-0{1 + n % 9}-{10 + n % 18:02d}-{key}-{n:03d}"
             body = f"On {10 + n % 18}.0{1 + n % 9}.2026 a customer wrote about the {words[0]}. Ticket {1000 + n}. " + body
         elif kind == 5:  # a session workaround
             stem = f"{key}-session-workaround-{n:03d}"

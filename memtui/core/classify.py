@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 #: The classes of the migration's pass 2 (seed 000 §7.1).
 MIGRATE_CLASSES = ("mechanic", "article", "experience", "index-line", "drop")
@@ -119,3 +119,15 @@ def classification(cls: str, reason: str) -> dict[str, str]:
     if not reason.strip():
         raise ValueError("a class needs its reason")
     return {"class": cls, "reason": reason.strip()}
+
+
+def class_of(version: Any) -> str | None:
+    """The class a proposal (a :class:`memtui.core.governance.Version`) carries, or ``None``."""
+    kept = getattr(version, "classification", None)
+    return kept.get("class") if isinstance(kept, dict) else None
+
+
+def of_class(versions: Iterable[Any], cls: str) -> list[Any]:
+    """The versions of ``versions`` whose class is ``cls`` (``proposals list --class``, the
+    Proposals area's filter), in their order."""
+    return [v for v in versions if class_of(v) == cls]

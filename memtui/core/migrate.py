@@ -881,9 +881,14 @@ def markdown(rep: dict[str, Any], limit: int = 40) -> str:
             out.append(f"- … and {len(entries) - limit} more (`--json` lists them all)")
         out.append("")
 
-    rows("Items", [f"- {i['file']}: {i['class'] or '(' + str((i['suggested'] or {}).get('class', '?')) + '?)'}"
-                   f"{'' if i['confirmed'] else ' (suggested, not confirmed)'} — {'; '.join(i['why'])}"
-                   for i in rep["items"]])
+    def state_of(i: dict[str, Any]) -> str:
+        if i["confirmed"]:
+            return str(i["class"])
+        if i["suggested"]:
+            return f"{i['suggested']['class']} (suggested, not confirmed)"
+        return "not classified yet"
+
+    rows("Items", [f"- {i['file']}: {state_of(i)} — {'; '.join(i['why'])}" for i in rep["items"]])
     rows("Dropped, and why", [f"- {d['file']}: {d['reason']}" for d in rep["dropped"]])
     rows("Index line only", [f"- {d['file']}: {d['reason']}" for d in rep["index_line_only"]])
     rows("Proposals filed", [f"- {p['id']} ({p['class']})" for p in rep["proposals"]])

@@ -72,7 +72,8 @@ def version_line(v: gov.Version, ledger: gov.Ledger | None = None) -> str:
         extra = "  " + gov.eligibility(ledger, v).summary
     if v.state == "retired":
         extra += "  " + (gov.retired_how(v) or "")
-    return f"{v.id}  {v.state}  {v.author or '-'}  {v.created}{mark}{extra}"
+    cls = f"  [{v.classification['class']}]" if v.classification and v.classification.get("class") else ""
+    return f"{v.id}  {v.state}  {v.author or '-'}  {v.created}{cls}{mark}{extra}"
 
 
 def print_version(v: gov.Version) -> None:

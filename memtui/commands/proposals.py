@@ -1,6 +1,6 @@
 """``memtui proposals``: the queue of proposals and the owner's decisions.
 
-- ``list [--state S|all] [--limit N] [--cursor C]``: proposals, oldest first, with node,
+- ``list [--state S|all] [--class C] [--limit N] [--cursor C]``: proposals, oldest first, with node,
   author, age, eligibility, untrusted mark (a page; ``--json``: ``{"state", "proposals",
   "count", "total", "cursor"}``);
 - ``show ID``: provenance, uses, assigned cases, eligibility and the diff against the
@@ -23,6 +23,7 @@ import argparse
 from memtui.core import text
 from memtui.commands import _common, _gov
 from memtui.commands._common import ExitCode
+from memtui.core import classify
 from memtui.core import governance as gov
 from memtui.core.paging import Page
 from memtui.core.session import Session
@@ -37,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _gov.add_common(p, acting=False)
     p.add_argument("--state", default="proposed", choices=(*gov.STATES, "all"),
                    help="only proposals in this state (default: proposed, the queue)")
+    p.add_argument("--class", dest="cls", choices=classify.CLASSES, metavar="CLASS",
+                   help=f"only proposals of this class ({', '.join(classify.CLASSES)}): what a migration "
+                        "or a harvest classified them as")
     _common.add_page_args(p, "proposals")
     p.set_defaults(func=run_list)
     p = verbs.add_parser("show", help="one proposal with its provenance, uses and diff")
@@ -104,19 +108,21 @@ def _reader(args: argparse.Namespace) -> Session:
 def run_list(args: argparse.Namespace) -> int:
     with _reader(args) as s:
         ledger = gov.Ledger(s.store)
-        page = Page.of(ledger.queue(None if args.state == "all" else args.state),
-                       args.cursor or 0, args.limit)
+        queue = ledger.queue(None if args.state == "all" else args.state)
+        page = Page.of(classify.of_class(queue, args.cls) if args.cls else queue, args.cursor or 0, args.limit)
         if args.json:
             owners = {node: gov.owner_of(s.ws, node)[0] for node in {v.node for v in page.items}}
             _common.emit_json(_common.page_json("proposals", page, [
                 {**v.to_json(content=False), "owner": owners[v.node],
-                 "eligibility": gov.eligibility(ledger, v).to_json()} for v in page.items], state=args.state))
+                 "eligibility": gov.eligibility(ledger, v).to_json()} for v in page.items], state=args.state,
+                **({"class": args.cls} if args.cls else {})))
         else:
             for v in page.items:
                 print(_gov.version_line(v, ledger))
             _common.print_more(page, "proposals")
             if not page.total:
-                print("no proposals" if args.state == "all" else f"no {args.state} proposals")
+                of = f" of class {args.cls}" if args.cls else ""
+                print(f"no proposals{of}" if args.state == "all" else f"no {args.state} proposals{of}")
     return ExitCode.OK
 
 

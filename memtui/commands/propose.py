@@ -10,6 +10,7 @@ from pathlib import Path
 
 from memtui.commands import _common, _gov
 from memtui.commands._common import ExitCode
+from memtui.core import classify
 from memtui.core import governance as gov
 
 
@@ -32,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--new-node-owner", metavar="P", help="when --node does not exist yet: its owner")
     p.add_argument("--new-node-title", metavar="T", help="the new node's title in its parent index")
     p.add_argument("--new-node-line", metavar="TEXT", help="the new node's one-liner in its parent index")
+    p.add_argument("--class", dest="cls", choices=classify.CLASSES, metavar="CLASS",
+                   help=f"what the proposal is ({', '.join(classify.CLASSES)}); needs --reason")
+    p.add_argument("--reason", metavar="WHY", help="why it is of that class (with --class)")
     p.add_argument("--client-id", metavar="ID", help="an id for this request (a retry is not logged twice)")
     p.set_defaults(func=run)
 
@@ -42,13 +46,16 @@ def run(args: argparse.Namespace) -> int:
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         _common.fail(f"cannot read {args.from_file} as UTF-8 text: {exc}", ExitCode.USAGE)
+    if bool(args.cls) != bool(args.reason and args.reason.strip()):
+        _common.fail("--class and --reason go together: give both, or neither", ExitCode.USAGE)
     with _gov.session(args, "propose") as s:
         v = gov.propose(
             s, args.node, args.article, text, case=args.case, source_request=args.source_request,
             profile=args.profile, profile_version=args.profile_version, sources=args.source,
             untrusted=args.untrusted, title=args.title, one_liner=args.one_liner,
             new_node_owner=args.new_node_owner, new_node_title=args.new_node_title,
-            new_node_line=args.new_node_line, client_id=args.client_id)
+            new_node_line=args.new_node_line, client_id=args.client_id,
+            classification=classify.classification(args.cls, args.reason) if args.cls else None)
         if args.json:
             _common.emit_json(v.to_json(content=False))
         else:

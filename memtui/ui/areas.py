@@ -46,4 +46,6 @@ AREAS: list[Area] = [
          "the agents' session histories as turns; append-only checks; the graph facts a turn gave"),
     Area("consolidate", "Consolidate", "0", "memtui.ui.screens.consolidate:ConsolidateScreen",
          "the consolidation pass: merge duplicates, resolve contested, re-verify stale, refresh one-liners; pins"),
+    Area("migrate", "Migrate", "M", "memtui.ui.screens.migrate:MigrateScreen",
+         "migrate an inherited memory folder into a domain: each pass's state and report; run the next pass"),
 ]

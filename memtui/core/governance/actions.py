@@ -21,7 +21,7 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
             untrusted: bool = False, title: str | None = None, one_liner: str | None = None,
             new_node_owner: str | None = None, new_node_title: str | None = None,
                 new_node_line: str | None = None, intake_key: str | None = None,
-            client_id: str | None = None) -> Version:
+            client_id: str | None = None, classification: dict[str, str] | None = None) -> Version:
     """File a proposal: a candidate version of ``node/article`` (seed 000 §2 rule 7).
 
     Anyone may propose into any node. The proposal is stored (state ``proposed``) and absent
@@ -38,6 +38,8 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
         title, one_liner: the node index line (default: from the content's front matter).
         client_id: the request's id; a retry with the same id returns the version filed the
             first time instead of filing it twice (seed 004).
+        classification: optional ``{"class", "reason"}`` kept with the proposal
+            (:func:`memtui.core.classify.classification`).
         new_node_owner: when ``node`` has no ``AGENTS.md`` yet, the owner of the new node
             (seed 000 §2 rule 4); ``new_node_title``/``new_node_line`` its parent index line.
 
@@ -58,7 +60,8 @@ def propose(session, node: str, article: str, content: str, *, case: str, source
                               profile=profile, profile_version=profile_version, sources=sources,
                               untrusted=untrusted, title=title, one_liner=one_liner,
                               new_node_owner=new_node_owner, new_node_title=new_node_title,
-                              new_node_line=new_node_line, intake_key=intake_key)
+                              new_node_line=new_node_line, intake_key=intake_key,
+                              classification=classification)
 
     done = session.write("governance.propose", shown_path(session.ws, path), change, client_id=client_id,
                          request=request)
@@ -71,7 +74,8 @@ def propose_in(tx, node: str, article: str, content: str, *, case: str, source_r
                profile: str, profile_version: str | None = None, sources: Iterable[str] = (),
                untrusted: bool = False, title: str | None = None, one_liner: str | None = None,
                new_node_owner: str | None = None, new_node_title: str | None = None,
-               new_node_line: str | None = None, intake_key: str | None = None) -> Version:
+               new_node_line: str | None = None, intake_key: str | None = None,
+               classification: dict[str, str] | None = None) -> Version:
     """:func:`propose` as part of a larger guarded write ``tx`` (the inbox removes its file in
     the same write). Arguments and errors as for :func:`propose`."""
     path, _ = _proposal_path(node, article, content, case, source_request, profile)
@@ -79,7 +83,7 @@ def propose_in(tx, node: str, article: str, content: str, *, case: str, source_r
                           profile_version=profile_version, sources=sources, untrusted=untrusted,
                           title=title, one_liner=one_liner, new_node_owner=new_node_owner,
                           new_node_title=new_node_title, new_node_line=new_node_line,
-                          intake_key=intake_key)
+                          intake_key=intake_key, classification=classification)
 
 
 def _proposal_path(node: str, article: str, content: str, case: str, source_request: str,
@@ -103,7 +107,8 @@ def _proposal_path(node: str, article: str, content: str, case: str, source_requ
 def _file_proposal(tx, path: str, content: str, *, case: str, source_request: str,  # noqa: ANN001
                    profile: str, profile_version: str | None, sources: Iterable[str], untrusted: bool,
                    title: str | None, one_liner: str | None, new_node_owner: str | None,
-                   new_node_title: str | None, new_node_line: str | None, intake_key: str | None) -> Version:
+                   new_node_title: str | None, new_node_line: str | None, intake_key: str | None,
+                   classification: dict[str, str] | None = None) -> Version:
     """Store the proposal record within ``tx`` (the body of :func:`propose`)."""
     session = tx.session
     node = node_of(path)
@@ -122,6 +127,8 @@ def _file_proposal(tx, path: str, content: str, *, case: str, source_request: st
     data = version_record(session.ws, ledger, path, content, author=profile.strip(),
                            profile_version=profile_version, provenance=prov, state="proposed",
                            title=title, one_liner=one_liner, new_node=new_node, intake_key=intake_key)
+    if classification:
+        data["classification"] = dict(classification)
     version = insert_version(session.store, data)
     tx.hashes(None, version.sha256)
     tx.detail.update({"version": version.id, "case": case, "untrusted": version.untrusted})

@@ -99,6 +99,9 @@ class Version:
     #: a merge proposal (seed 000 §4 step 5): ``{"retire": article, "retire_version": id}``;
     #: activating it retires that article and leaves a redirect line in its node index
     merge: dict[str, Any] | None = None
+    #: what the proposal is and why (optional): ``{"class": one of
+    #: :data:`memtui.core.classify.CLASSES`, "reason": text}`` (seed 000 §4 step 2, §7.1 pass 2)
+    classification: dict[str, Any] | None = None
     doc_id: int = 0
 
     @classmethod

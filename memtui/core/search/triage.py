@@ -442,6 +442,15 @@ def grep_baseline(ws: Workspace, cases: list[Case], ids: dict[str, str], k: int 
         for entry in parse_index(tf.text, node, ws.shown(agents)).entries:
             if entry.path and prefix + entry.path in ids and entry.line <= len(text_lines):
                 lines.append((text_lines[entry.line - 1].lower(), ids[prefix + entry.path]))
+    return grep_rank(lines, cases, k)
+
+
+def grep_rank(lines: list[tuple[str, str]], cases: list[Case], k: int = 5) -> list[Ranked]:
+    """The baseline's ranking over ``lines``, ``(lower-cased one-liner, entry id)`` in file
+    order: per case, the entries whose lines hold the most of the ticket's words of 3+
+    letters as substrings, ties in line order, each entry once, top ``k``, no threshold
+    (``../shared/triage/README.md`` "Reference point"; the migration's gate measures an
+    inherited ``MEMORY.md`` with it, seed 000 §7.2)."""
     out = []
     for case in cases:
         started = time.perf_counter()

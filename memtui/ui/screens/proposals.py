@@ -31,6 +31,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from memtui.core import text
+from memtui.core import classify
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui import clock
@@ -122,6 +123,8 @@ class ProposalsScreen(AreaScreen):
         Binding("t", "retire", "Retire", id="proposals.retire"),
         Binding("m", "mark", "Mark base", id="proposals.mark"),
         Binding("s", "toggle_states", "All states", id="proposals.toggle-states"),
+        Binding("f", "cycle_class", "Class filter", id="proposals.class-filter",
+                tooltip="show only the proposals of one class (mechanic, article, experience …), in turn"),
         Binding("right_square_bracket", "page(1)", "Next page", show=False, id="proposals.next-page"),
         Binding("left_square_bracket", "page(-1)", "Previous page", show=False, id="proposals.previous-page"),
         Binding("r", "reload", "Reload", id="proposals.reload"),
@@ -130,6 +133,8 @@ class ProposalsScreen(AreaScreen):
     def __init__(self) -> None:
         super().__init__()
         self.all_states = False
+        #: only proposals of this class (``f``), or ``None`` for all
+        self.class_filter: str | None = None
         #: the rows of the page shown, where the page starts in the queue, and the queue's length
         self._rows: list[gov.Version] = []
         self._offset = 0
@@ -199,8 +204,11 @@ class ProposalsScreen(AreaScreen):
         ledger = self.ledger
         with ledger.store.reading():
             queue = ledger.queue(None if self.all_states else "proposed")
+            if self.class_filter:
+                queue = classify.of_class(queue, self.class_filter)  # type: ignore[assignment]
             start = self._offset if offset is None else offset
-            at = queue.position(select) if select else None
+            at = next((i for i, v in enumerate(queue) if v.id == select), None) if select and self.class_filter \
+                else queue.position(select) if select else None
             if at is not None:
                 start = at
             start = max(0, min(start, len(queue) - 1)) // PAGE * PAGE
@@ -250,6 +258,8 @@ class ProposalsScreen(AreaScreen):
         than a page ``"201–400 of 10,000 open proposals ([ ] pages) · s: all states"``."""
         what = "proposal" if self.all_states else "open proposal"
         counted = text.plural(self._total, what)
+        if self.class_filter:
+            counted += f" · class {self.class_filter}"
         if self._total > PAGE:
             last = self._offset + len(self._rows)
             counted = f"{self._offset + 1:,}–{last:,} of {counted} ([ ] pages)"
@@ -352,6 +362,10 @@ class ProposalsScreen(AreaScreen):
             out.append(Text("source: ", style="bold"))
             out.append(safe(source))
             out.append("\n")
+        if v.classification:
+            out.append(Text("class: ", style="bold"))
+            out.append(safe(f"{v.classification.get('class')} — {v.classification.get('reason')}"))
+            out.append("\n")
         if v.new_node:
             out.append(Text("new node: ", style="bold"))
             out.append(safe(f"owner {v.new_node.get('owner')} — {v.new_node.get('title')}"))
@@ -435,6 +449,13 @@ class ProposalsScreen(AreaScreen):
 
     def action_toggle_states(self) -> None:
         self.all_states = not self.all_states
+        self.load(offset=0)
+
+    def action_cycle_class(self) -> None:
+        """Show only the proposals of the next class (:data:`memtui.core.classify.CLASSES`),
+        then all again."""
+        order: list[str | None] = [None, *classify.CLASSES]
+        self.class_filter = order[(order.index(self.class_filter) + 1) % len(order)]
         self.load(offset=0)
 
     def action_reload(self) -> None:

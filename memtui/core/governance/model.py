@@ -24,7 +24,7 @@ from tinydb import Query
 
 from memtui.core import atomic, frontmatter
 from memtui.core.errors import MemtuiError
-from memtui.core.evalsets import EVAL_REL, is_set_path
+from memtui.core.evalsets import EVAL_REL, is_set_path, node_of_set
 from memtui.core import errors
 from memtui.core.files import confine
 from memtui.core.store import Store
@@ -514,7 +514,10 @@ def normalise_article(article: str) -> str:
 
 
 def node_of(article: str) -> str:
-    """The node folder of a memory-relative article path (``""`` for the root)."""
+    """The node folder of a memory-relative article path (``""`` for the root); for a node's
+    eval set (``support/x/evals/cases.jsonl``), the node it belongs to (``support/x``)."""
+    if is_set_path(article):
+        return node_of_set(article)
     return article.rsplit("/", 1)[0] if "/" in article else ""
 
 

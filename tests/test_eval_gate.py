@@ -96,7 +96,7 @@ def test_an_approve_that_removes_the_precedents_key_passage_is_refused_case_by_c
     code, out, err = run_cli(capsys, "proposals", "approve", "-w", str(ws), "--yes", "--reviewed", vid)
     assert code == 3
     assert "c005: the precedent was exp-020 at rank 1, after this change" in out
-    assert re.search(r"hit@5 +\d+\.\d% -> \d+\.\d% +worse", out)
+    assert re.search(r"hit@5 +\d+\.\d% → \d+\.\d% +worse", out)
     assert "--accept-regression --reason" in err and "Nothing was changed" in err
     assert "measuring support/experience before the change" in err  # progress
     assert (ws / "memory" / EXP_020).read_bytes() == before
@@ -281,3 +281,59 @@ def test_an_evaluation_killed_half_way_records_nothing_and_leaves_the_index(ws: 
     with Session.open(ws, profile=CURATOR) as s:  # the next evaluation clears the leftover and lands
         v = gov.approve(s, vid, reviewed=True, accept_regression="r")
     assert v.provenance["evaluation"]["accepted_regression"] and not any(scratch.iterdir())
+
+
+async def test_the_approve_dialog_shows_the_drop_and_asks_why_a_regression_is_accepted(ws: Path) -> None:
+    from textual.widgets import DataTable, Static
+
+    from memtui.core.workspace import Workspace
+    from memtui.ui.app import MemtuiApp
+    from memtui.ui.screens.proposals import ProposalsScreen
+    from memtui.ui.screens.tree import TreeScreen
+    from memtui.ui.widgets import AskText, Confirm
+    from tests.conftest import wait_for
+
+    vid = _propose(ws, Path(EXP_020).name, _trimmed(ws))
+    app = MemtuiApp(Workspace.open(ws))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("7")
+        screen = app.screen
+        assert isinstance(screen, ProposalsScreen)
+        await wait_for(pilot, lambda: screen.current is not None and screen.current.id == vid)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText), timeout=120)
+        shown = str(app.screen._prompt)
+        assert "WORSE" in shown and "c005: the precedent was exp-020 at rank 1" in shown
+        await pilot.press("escape")  # nothing changes
+        await pilot.pause()
+        assert _state(ws, vid) == "proposed"
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText), timeout=120)
+        await pilot.press(*"kept in a checklist", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "Accepted because: kept in a checklist" in str(app.screen._question)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: _state(ws, vid) == "active", timeout=120)
+        await wait_for(pilot, lambda: screen.query_one("#prop-queue", DataTable).row_count == 0, timeout=60)
+        with Session.open(ws, read_only=True) as s:
+            v = gov.Ledger(s.store).get(vid)
+        assert v.state == "active" and v.provenance["evaluation"]["reason"] == "kept in a checklist"
+        screen._show(v)
+        assert "c005: the precedent was exp-020" in str(screen.query_one("#prop-prov", Static).render())
+        await pilot.press("1")
+        tree = app.screen
+        assert isinstance(tree, TreeScreen)
+        tree._show_node("support/experience")
+        await wait_for(pilot, lambda: "eval set: 40 cases" in str(tree.query_one("#node-head", Static).render()))
+        assert "vs grep 22.2%: beats" in str(tree.query_one("#node-head", Static).render())
+
+
+def test_eval_domains_lists_the_sets_and_records_figures_on_request(ws: Path, capsys: pytest.CaptureFixture) -> None:
+    code, out, _ = run_cli(capsys, "eval", "domains", "-w", str(ws))
+    assert code == 0 and "support/experience  owner support.curator  40 cases  not measured yet" in out
+    code, out, _ = run_cli(capsys, "eval", "domains", "-w", str(ws), "--run", "--json")
+    row = json.loads(out)["domains"][0]
+    assert code == 0 and row["node"] == "support/experience"
+    assert row["last"]["figures"]["beats"] is True and row["last"]["by"] == "eval domains --run"
+    with Session.open(ws, read_only=True) as s:
+        assert s.audit.entries(newest_first=True)[0].action == "eval.record"

@@ -266,3 +266,60 @@ def _tracked(ws: Workspace) -> set[str] | None:
         return set(Ledger(store).tracked())
     finally:
         store.close()
+
+
+#: The store table of each domain's last figures: ``{"node", "at", "figures", "by"}``, one row a
+#: node, replaced by each measurement recorded (a governed change, or ``memtui eval domains --run``).
+T_FIGURES = "eval_figures"
+
+
+def record_figures(table, node: str, figures: dict, at: str, by: str) -> None:  # noqa: ANN001 - tinydb Table
+    """Within a guarded write: ``node``'s last figures are now ``figures`` (measured ``at``,
+    by ``by``: the change or run that measured them)."""
+    from tinydb import Query
+
+    row = {"node": node, "at": at, "figures": figures, "by": by}
+    if table.search(Query().node == node):
+        table.update(row, Query().node == node)
+    else:
+        table.insert(row)
+
+
+def last_figures(store, node: str) -> dict | None:  # noqa: ANN001 - Store
+    """``node``'s last recorded figures (:func:`record_figures`), or ``None``."""
+    from tinydb import Query
+
+    try:
+        rows = store.table(T_FIGURES).search(Query().node == node)
+    except Exception:  # noqa: BLE001 - a store that cannot be read has no figures to show
+        return None
+    return rows[0] if rows else None
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def summary_line(ws: Workspace, store, node: str, tree: MemoryTree | None = None) -> str:  # noqa: ANN001 - Store
+    """One line for the Tree area: the eval set of ``node`` (or of its nearest ancestor that has
+    one) with its last figures beside the grep baseline — beats / does not beat / no cases."""
+    tree = tree or MemoryTree(ws)
+    try:
+        domains = domains_of(ws, [node], tree)
+    except EvalSetError as exc:
+        return f"eval set: {exc}"
+    if not domains:
+        return "eval set: none here or above"
+    domain = domains[0]
+    where = "eval set" if domain == node else f"eval set of {domain or 'the root'}"
+    es = load(ws, domain, tree)
+    problems = [f for f in es.findings if f.severity.value == "error"]
+    head = f"{where}: {len(es.cases)} cases" + (f", {len(problems)} problems (see the audit)" if problems else "")
+    last = last_figures(store, domain)
+    if last is None:
+        return f"{head} · not measured yet (memtui eval domains --run)"
+    fig = last.get("figures") or {}
+    beats = {True: "beats", False: "does NOT beat", None: "no cases with a precedent"}[fig.get("beats")]
+    return (f"{head} · hit@5 {_pct(fig.get('hit@5'))} vs grep {_pct(fig.get('baseline_hit@5'))}: {beats} "
+            f"· hit@1 {_pct(fig.get('hit@1'))} · false prec. {_pct(fig.get('false_precedent_rate'))} "
+            f"· {str(last.get('at') or '')[:16].replace('T', ' ')}")

@@ -15,8 +15,8 @@ after the change**, beside the same figures before:
 4. the scratch copy is removed (a killed evaluation leaves it behind; the next one removes
    it, and nothing else reads it).
 
-A domain whose figures get worse (hit@1, hit@5 or MRR lower, the false-precedent rate
-higher) makes the change a **regression**: refused (:class:`RegressionRefused`) unless the
+A domain whose figures get worse (hit@1, hit@5, MRR — of the answers shown, or of every
+candidate before the confidence cut — lower, the false-precedent rate higher) makes the change a **regression**: refused (:class:`RegressionRefused`) unless the
 caller accepts it with a reason. The evaluation is recorded in the same guarded write as the
 change (in the version's provenance, or the retirement, and in the audit entry), after a
 check that the memory is still the one that was measured (:func:`inside`): a change that
@@ -50,7 +50,10 @@ SKIP: Any = object()
 #: The cut-off of hit@k used for the figures (the triage README's k).
 K = 5
 #: The figures compared before and after, and which way is better (+1: higher is better).
-FIGURES: tuple[tuple[str, int], ...] = (("hit@1", 1), (f"hit@{K}", 1), ("mrr", 1), ("false_precedent_rate", -1))
+#: ``mrr_all`` ranks every candidate, before the confidence cut: a precedent that sinks in the
+#: ranking is a loss even while the cut hides it.
+FIGURES: tuple[tuple[str, int], ...] = (("hit@1", 1), (f"hit@{K}", 1), ("mrr", 1), ("mrr_all", 1),
+                                         ("false_precedent_rate", -1))
 #: Case changes kept in a recorded evaluation, per domain (the figures are kept whole).
 KEEP_CASES = 50
 #: Attempts to measure and record when other changes keep landing meanwhile.
@@ -128,7 +131,7 @@ class CaseChange:
 class DomainResult:
     """One domain's eval set measured before and after a change.
 
-    ``before``/``after``: ``{"cases", "hit@1", "hit@5", "mrr", "false_precedent_rate",
+    ``before``/``after``: ``{"cases", "hit@1", "hit@5", "mrr", "mrr_all", "false_precedent_rate",
     "baseline_hit@5", "beats"}`` (rates 0…1, ``None`` with nothing to average);
     ``set_changed``: the change is to the eval set itself (its cases differ, so the figures
     are recorded but not compared); ``findings``: problems of the set (unknown ids …).
@@ -214,10 +217,12 @@ def lines(record: dict[str, Any] | None, *, cases: bool = True) -> list[str]:
             head += " (the set itself changes)"
         out.append(head)
         for name, _ in FIGURES:
+            if name not in b and name not in a:
+                continue
             mark = "  worse" if name in (d.get("worse") or []) else ""
-            out.append(f"  {_label(name):<22}{_pct(b.get(name), name):>8} -> {_pct(a.get(name), name):<8}{mark}")
-        out.append(f"  {'grep baseline hit@5':<22}{_pct(b.get('baseline_hit@5'), 'x'):>8} -> "
-                   f"{_pct(a.get('baseline_hit@5'), 'x'):<8}  {_beats(a)}")
+            out.append(f"  {label(name):<21}{_pct(b.get(name), name):>6} → {_pct(a.get(name), name)}{mark}")
+        out.append(f"  {'grep baseline hit@5':<21}{_pct(b.get('baseline_hit@5'), 'x'):>6} → "
+                   f"{_pct(a.get('baseline_hit@5'), 'x')}: {_beats(a)}")
         for f in d.get("findings") or []:
             out.append(f"  note: {f}")
         if cases:
@@ -241,20 +246,22 @@ def verdict(record: dict[str, Any] | None) -> str:
     return f"eval: worse in {', '.join(str(w) for w in worse)}" + (" (accepted)" if record.get("accepted_regression") else "")
 
 
-def _label(name: str) -> str:
-    return {"false_precedent_rate": "false-precedent rate", "mrr": "MRR"}.get(name, name)
+def label(name: str) -> str:
+    """A figure's name as people read it (``mrr_all`` → ``MRR, all answers``)."""
+    return {"false_precedent_rate": "false-precedent rate", "mrr": "MRR",
+            "mrr_all": "MRR, all answers"}.get(name, name)
 
 
 def _pct(value: Any, name: str) -> str:
     if value is None:
         return "—"
-    if name == "mrr":
+    if name in ("mrr", "mrr_all"):
         return f"{value:.2f}"
     return f"{value * 100:.1f}%"
 
 
 def _beats(fig: dict[str, Any]) -> str:
-    return {True: "beats the baseline", False: "does not beat the baseline", None: "no cases"}[fig.get("beats")]
+    return {True: "beats it", False: "does NOT beat it", None: "no cases"}[fig.get("beats")]
 
 
 # -- the scratch copy ---------------------------------------------------------------------
@@ -387,9 +394,12 @@ def _files(ws: Workspace) -> dict[str, tuple[int, int, int]]:
 
 # -- measuring ------------------------------------------------------------------------------
 
-def _run_set(ws: Workspace, index: Any, cases: list[Any], ids: dict[str, str],
+def run_set(ws: Workspace, index: Any, cases: list[Any], ids: dict[str, str],
              progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(figures, per case {"entries", "top"})`` of ``cases`` on ``ws``'s memory."""
+    """``(figures, per case {"entries", "top"})`` of ``cases`` on ``ws``'s memory, searched in
+    ``index`` (up to date): figures ``{"cases", "hit@1", "hit@5", "mrr", "false_precedent_rate",
+    "mrr_all", "baseline_hit@5", "beats"}`` (seed 000 §7.2: the grep baseline on the same cases;
+    ``mrr_all`` over every candidate, before the confidence cut)."""
     from memtui.core.search import confidence, triage
 
     cands = []
@@ -402,7 +412,10 @@ def _run_set(ws: Workspace, index: Any, cases: list[Any], ids: dict[str, str],
     base = triage.grep_baseline(ws, cases, ids, k=K)
     m = triage.metrics(cases, ours, K)
     b = triage.metrics(cases, base, K)
+    rel = {c.id: c.relevant for c in cases}
+    rr = [next((1.0 / (i + 1) for i, e in enumerate(c.entries) if e in rel[c.id]), 0.0) for c in cands if rel[c.id]]
     fig = {"cases": len(cases), "hit@1": m["hit@1"], f"hit@{K}": m[f"hit@{K}"], "mrr": m["mrr"],
+           "mrr_all": sum(rr) / len(rr) if rr else None,
            "false_precedent_rate": m["false_precedent_rate"], f"baseline_hit@{K}": b[f"hit@{K}"],
            "beats": (None if m[f"hit@{K}"] is None else (m[f"hit@{K}"] or 0) > (b[f"hit@{K}"] or 0))}
     per = {c.id: {"entries": c.entries, "top": (o.ranked[0] if o.ranked else None)} for c, o in zip(cands, ours, strict=True)}
@@ -492,7 +505,7 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
         sets_before = {node: evalsets.load(sws, node, tree) for node in domains}
         before = {}
         for node, es in sets_before.items():
-            before[node] = _run_set(sws, index, es.cases, ids, tell(f"measuring {node or '.'} before the change"))
+            before[node] = run_set(sws, index, es.cases, ids, tell(f"measuring {node or '.'} before the change"))
         files_before = _files(sws)
         s = Session.open(sws, purpose="evaluation", profile=profile or session.profile)
         try:
@@ -518,7 +531,7 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
                         f"the eval set of {node or 'the root'} would not be usable after this change: "
                         + "; ".join(f.message for f in bad[:5])
                         + (f" (and {len(bad) - 5} more)" if len(bad) > 5 else "") + ". Nothing was changed.")
-            after_fig, after_per = _run_set(sws, index, es_after.cases, ids_after,
+            after_fig, after_per = run_set(sws, index, es_after.cases, ids_after,
                                             tell(f"measuring {node or '.'} after the change"))
             before_fig, before_per = before[node]
             changes = [] if set_changed else _changes(es_after.cases, before_per, after_per)
@@ -549,6 +562,12 @@ def inside(tx: Any, evaluation: Any, accept: str | None) -> dict[str, Any] | Non
     refuse(evaluation, accept)
     evaluation.accepted = (accept or "").strip() or None if evaluation.regressed else None
     tx.detail["evaluation"] = evaluation.summary()
+    from memtui.core.governance.model import now
+
+    at = now()
+    for d in evaluation.domains:  # the domain's last figures are those it has after this change
+        evalsets.record_figures(tx.table(evalsets.T_FIGURES), d.node, d.after, at,
+                                f"{evaluation.action} {evaluation.target}")
     return evaluation.to_json()
 
 
@@ -557,7 +576,7 @@ def refuse(evaluation: Evaluation | None, accept: str | None) -> None:
     a reason (seed 000 §7.4b: a change lands with its measurement)."""
     if evaluation is None or evaluation is SKIP or not evaluation.regressed or (accept or "").strip():
         return
-    worse = [f"{d.node or '.'} ({', '.join(_label(n) for n in d.worse)})" for d in evaluation.domains if d.worse]
+    worse = [f"{d.node or '.'} ({', '.join(label(n) for n in d.worse)})" for d in evaluation.domains if d.worse]
     cases = [c.sentence() for d in evaluation.domains for c in d.changes if c.worse][:3]
     raise RegressionRefused(
         f"this change makes the eval figures of {', '.join(worse)} worse"

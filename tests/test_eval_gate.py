@@ -337,3 +337,13 @@ def test_eval_domains_lists_the_sets_and_records_figures_on_request(ws: Path, ca
     assert row["last"]["figures"]["beats"] is True and row["last"]["by"] == "eval domains --run"
     with Session.open(ws, read_only=True) as s:
         assert s.audit.entries(newest_first=True)[0].action == "eval.record"
+
+
+def test_a_read_only_session_is_refused_before_anything_is_measured(ws: Path) -> None:
+    from memtui.core.errors import ReadOnlyError
+
+    vid = _propose(ws, Path(EXP_020).name, _trimmed(ws))
+    with Session.open(ws, read_only=True, profile=CURATOR) as s, pytest.raises(ReadOnlyError):
+        gov.approve(s, vid, reviewed=True)
+    assert not (ws / ".memtui" / "evals").exists()
+    assert _state(ws, vid) == "proposed"

@@ -139,6 +139,7 @@ def evaluate(args: argparse.Namespace, s: Session, action: str, **kw: object) ->
     """Measure a change before it is confirmed (:func:`memtui.core.governance.evaluate_change`),
     print its figures and case changes (text output), and refuse a regression that is not
     accepted (exit 3, nothing changed)."""
+    s.require_writable()  # a read-only workspace is refused before anything is measured
     ev = gov.evaluate_change(s, action, progress=_progress(), **kw)  # type: ignore[arg-type]
     if ev is None:
         return None

@@ -342,7 +342,11 @@ class Scratch:
     """A scratch copy of ``ws`` (module docstring, step 1); a context manager that removes it."""
 
     def __init__(self, ws: Workspace):
+        from memtui.core.files import is_inside
+
         self.live = ws
+        if not is_inside(ws.root, ws.state_dir):  # a .memtui linked out of the workspace: never written
+            raise OSError(f"{ws.shown(ws.state_dir)} leads outside the workspace")
         clear_leftovers(ws)
         self.root = ws.state_dir / SCRATCH / f"{os.getpid()}-{uuid.uuid4().hex[:10]}"
         self.root.mkdir(parents=True)
@@ -495,7 +499,14 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
     def tell(stage: str) -> Callable[[int, int], None]:
         return lambda done, total: progress(stage, done, total) if progress else None
 
-    with Scratch(ws) as scratch:
+    try:
+        scratch = Scratch(ws)
+    except OSError as exc:
+        raise evalsets.EvalSetError(
+            f"the change cannot be measured: memtui could not make its scratch copy in {ws.shown(ws.state_dir)}/"
+            f"{SCRATCH} ({exc.strerror or exc}); free some space or make the folder writable. "
+            "Nothing was changed.") from exc
+    with scratch:
         sws = scratch.ws
         tell("copying the memory")(1, 1)
         index = SearchIndex(sws)
@@ -593,10 +604,12 @@ def run(session: Any, measure_it: Callable[[], Evaluation | None], act: Callable
 
     Raises:
         RegressionRefused: as :func:`refuse`. BusyError: other changes kept landing.
+        ReadOnlyError: the session may not write (nothing is measured).
         Whatever ``measure_it`` or ``act`` raise.
     """
     if evaluation is SKIP:
         return act(SKIP)
+    session.require_writable()  # refused before anything is measured
     for attempt in range(ATTEMPTS):
         ev = evaluation if (attempt == 0 and evaluation is not None) else measure_it()
         refuse(ev, accept)

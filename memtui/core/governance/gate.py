@@ -247,9 +247,9 @@ def verdict(record: dict[str, Any] | None) -> str:
 
 
 def label(name: str) -> str:
-    """A figure's name as people read it (``mrr_all`` → ``MRR, all answers``)."""
+    """A figure's name as people read it (``mrr_all`` → ``MRR of all answers``)."""
     return {"false_precedent_rate": "false-precedent rate", "mrr": "MRR",
-            "mrr_all": "MRR, all answers"}.get(name, name)
+            "mrr_all": "MRR of all answers"}.get(name, name)
 
 
 def _pct(value: Any, name: str) -> str:

@@ -3,11 +3,14 @@
 - ``list [--state S|all] [--limit N] [--cursor C]``: proposals, oldest first, with node,
   author, age, eligibility, untrusted mark (a page; ``--json``: ``{"state", "proposals",
   "count", "total", "cursor"}``);
-- ``show ID``: provenance, uses, assigned cases, eligibility and the diff against the
-  active version;
-- ``approve ID [--reviewed] [--replace-newer]``: activate (owner only; ``--reviewed`` = a
-  human reviewed it, needed unless two independent uses make it eligible); a proposal filed
-  on an older version than the active one is refused unless ``--replace-newer``;
+- ``show ID [--evaluate]``: provenance, uses, assigned cases, eligibility, the evaluation
+  kept with it (``--evaluate``: what approving it would do, measured now) and the diff against
+  the active version;
+- ``approve ID [--reviewed] [--replace-newer] [--accept-regression --reason WHY]``: activate
+  (owner only; ``--reviewed`` = a human reviewed it, needed unless two independent uses make it
+  eligible); a proposal filed on an older version than the active one is refused unless
+  ``--replace-newer``; it is first measured on the eval sets of the domains it sits in, and
+  one that makes their figures worse is refused unless ``--accept-regression --reason WHY``;
 - ``reject ID --reason TEXT``: reject (owner only; a reason is required);
 - ``assign ID CASE...``: assign validation cases (owner only);
 - ``ingest``: file every ``proposals/inbox/*.md``.

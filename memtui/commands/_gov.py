@@ -73,6 +73,9 @@ def version_line(v: gov.Version, ledger: gov.Ledger | None = None) -> str:
     if v.state == "retired":
         extra += "  " + (gov.retired_how(v) or "")
     cls = f"  [{v.classification['class']}]" if v.classification and v.classification.get("class") else ""
+    for record in (v.provenance.get("evaluation"), (v.retirement or {}).get("evaluation")):
+        if record:
+            extra += "  " + gov.gate.verdict(record)
     return f"{v.id}  {v.state}  {v.author or '-'}  {v.created}{cls}{mark}{extra}"
 
 
@@ -93,3 +96,67 @@ def print_version(v: gov.Version) -> None:
     if v.retirement:
         d = v.retirement
         print(f"  retired by {d.get('by')} at {d.get('at')}: {d.get('why')}")
+
+
+def add_regression_args(parser: argparse.ArgumentParser, *, reason: bool) -> None:
+    """``--accept-regression`` (and ``--reason`` when the command has none yet): make a change
+    that makes a domain's eval figures worse, with the reason recorded."""
+    parser.add_argument("--accept-regression", action="store_true",
+                        help="make the change even though it makes the eval figures of a domain it sits in "
+                             "worse (needs --reason; recorded with the evaluation)")
+    if reason:
+        parser.add_argument("--reason", default="", help="why a regression is accepted (with --accept-regression)")
+
+
+def accepted(args: argparse.Namespace) -> str | None:
+    """The reason a regression is accepted with, or ``None``; a usage error (exit 2) when
+    ``--accept-regression`` comes without a reason."""
+    if not getattr(args, "accept_regression", False):
+        return None
+    reason = (getattr(args, "reason", "") or "").strip()
+    if not reason:
+        _common.fail("--accept-regression needs --reason WHY: the reason is recorded with the evaluation",
+                     ExitCode.USAGE)
+    return reason
+
+
+def _progress() -> gov.gate.Progress:
+    """Progress of an evaluation on standard error: each stage once, with its count when a
+    terminal shows it updating."""
+    shown: dict[str, int] = {}
+    tty = sys.stderr.isatty()
+
+    def tell(stage: str, done: int, total: int) -> None:
+        if tty:
+            print(f"\r{stage}: {done}/{total}\033[K", end="" if done < total else "\n", file=sys.stderr, flush=True)
+        elif stage not in shown:
+            shown[stage] = 1
+            print(f"{stage} ({total})", file=sys.stderr, flush=True)
+
+    return tell
+
+
+def evaluate(args: argparse.Namespace, s: Session, action: str, **kw: object) -> gov.Evaluation | None:
+    """Measure a change before it is confirmed (:func:`memtui.core.governance.evaluate_change`),
+    print its figures and case changes (text output), and refuse a regression that is not
+    accepted (exit 3, nothing changed)."""
+    s.require_writable()  # a read-only workspace is refused before anything is measured
+    ev = gov.evaluate_change(s, action, progress=_progress(), **kw)  # type: ignore[arg-type]
+    if ev is None:
+        return None
+    if not args.json:
+        for line in gov.gate.lines(ev.to_json()):
+            print(line)
+    try:
+        gov.gate.refuse(ev, accepted(args))
+    except gov.RegressionRefused as exc:
+        if args.json:
+            _common.emit_json({"refused": str(exc), "evaluation": ev.to_json()})
+        _common.fail(f"refused: {exc}", ExitCode.REFUSED)
+    return ev
+
+
+def print_evaluation(record: dict | None) -> None:
+    """A version's recorded evaluation, indented under it."""
+    for line in gov.gate.lines(record):
+        print(f"  {line}")

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
@@ -20,7 +21,7 @@ from memtui.core.text import visible
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``eval`` with its ``triage`` subcommand."""
+    """Add ``eval`` with its ``triage`` and ``domains`` subcommands."""
     p = subparsers.add_parser("eval", help="measure the memory (the triage retrieval test)",
                               epilog=_common.EXIT_CODES_HELP,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -61,6 +62,63 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--results", metavar="OUT",
                    help='write {"id", "ranked", "scores", "ms", "possible"} per case to OUT')
     t.set_defaults(func=run_triage)
+    d = sub.add_parser(
+        "domains", help="the eval sets of the tree's domains and their last figures",
+        description="List every node's eval set (<node>/evals/cases.jsonl): its owner, cases, problems and "
+        "last recorded figures beside the grep baseline (beats / does not beat / no cases). The figures are "
+        "recorded by each governed change of the domain, or now with --run (an audited write). --json: "
+        '{"domains": [{"node", "owner", "cases", "problems", "last"}]}.',
+        epilog=_common.EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common.add_workspace_arg(d)
+    _common.add_json_arg(d)
+    d.add_argument("--run", action="store_true",
+                   help="measure every eval set on the memory as it is now and record the figures")
+    d.set_defaults(func=run_domains)
+
+
+def run_domains(args: argparse.Namespace) -> int:
+    """``memtui eval domains``: 0, or 1 when a domain's set has problems or does not beat its baseline."""
+    from memtui.core import evalsets
+    from memtui.core.governance import gate
+    from memtui.core.governance.model import now
+    from memtui.core.search.index import SearchIndex
+    from memtui.core.session import Session
+    from memtui.core.tree.model import MemoryTree
+
+    ws = _common.open_workspace(args)
+    tree = MemoryTree(ws)
+    sets = {node: evalsets.load(ws, node, tree) for node in evalsets.all_sets(ws)}
+    with Session.open(ws, purpose="cli eval domains", read_only=not args.run) as s:
+        if args.run and sets:
+            index = SearchIndex(ws)
+            index.update()
+            ids = triage.entry_ids(ws)
+            measured = {node: gate.run_set(ws, index, es.cases, ids)[0] for node, es in sets.items()}
+
+            def change(tx) -> None:  # noqa: ANN001 - Tx
+                at = now()
+                for node, fig in measured.items():
+                    evalsets.record_figures(tx.table(evalsets.T_FIGURES), node, fig, at, "eval domains --run")
+                tx.detail["domains"] = {node or ".": fig.get("hit@5") for node, fig in measured.items()}
+
+            s.write("eval.record", ".memtui/store.json", change)
+        rows: list[dict[str, Any]] = [{"node": node or ".", "owner": es.owner, "cases": len(es.cases),
+                 "problems": [f.to_json() for f in es.findings if f.severity.value == "error"],
+                 "last": evalsets.last_figures(s.store, node)} for node, es in sets.items()]
+    bad = any(r["problems"] or (r["last"] and r["last"]["figures"].get("beats") is False) for r in rows)
+    if args.json:
+        _common.emit_json({"domains": rows})
+    else:
+        if not rows:
+            print("no eval sets: a node holds its cases in <node>/evals/cases.jsonl")
+        for r in rows:
+            fig = (r["last"] or {}).get("figures") or {}
+            beats = {True: "beats", False: "does NOT beat", None: "no cases"}[fig.get("beats")]
+            last = (f"hit@5 {_fmt(fig.get('hit@5'), 'pct')} vs grep {_fmt(fig.get('baseline_hit@5'), 'pct')}: {beats}"
+                    f" (at {r['last']['at']}, {r['last']['by']})") if r["last"] else "not measured yet"
+            problems = f", {len(r['problems'])} problems" if r["problems"] else ""
+            print(f"{visible(r['node'], limit=40)}  owner {r['owner'] or '-'}  {r['cases']} cases{problems}  {last}")
+    return int(ExitCode.PROBLEM if bad else ExitCode.OK)
 
 
 _ROWS = [

@@ -3,11 +3,14 @@
 - ``list [--state S|all] [--class C] [--limit N] [--cursor C]``: proposals, oldest first, with node,
   author, age, eligibility, untrusted mark (a page; ``--json``: ``{"state", "proposals",
   "count", "total", "cursor"}``);
-- ``show ID``: provenance, uses, assigned cases, eligibility and the diff against the
-  active version;
-- ``approve ID [--reviewed] [--replace-newer]``: activate (owner only; ``--reviewed`` = a
-  human reviewed it, needed unless two independent uses make it eligible); a proposal filed
-  on an older version than the active one is refused unless ``--replace-newer``;
+- ``show ID [--evaluate]``: provenance, uses, assigned cases, eligibility, the evaluation
+  kept with it (``--evaluate``: what approving it would do, measured now) and the diff against
+  the active version;
+- ``approve ID [--reviewed] [--replace-newer] [--accept-regression --reason WHY]``: activate
+  (owner only; ``--reviewed`` = a human reviewed it, needed unless two independent uses make it
+  eligible); a proposal filed on an older version than the active one is refused unless
+  ``--replace-newer``; it is first measured on the eval sets of the domains it sits in, and
+  one that makes their figures worse is refused unless ``--accept-regression --reason WHY``;
 - ``reject ID --reason TEXT``: reject (owner only; a reason is required);
 - ``assign ID CASE...``: assign validation cases (owner only);
 - ``ingest``: file every ``proposals/inbox/*.md``.
@@ -46,6 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = verbs.add_parser("show", help="one proposal with its provenance, uses and diff")
     _gov.add_common(p, acting=False)
     p.add_argument("id", metavar="ID")
+    p.add_argument("--evaluate", action="store_true",
+                   help="measure now what approving it would do to the eval sets of its domains (nothing is changed)")
     p.set_defaults(func=run_show)
     p = verbs.add_parser("approve", help="activate a proposal (owner only)")
     _gov.add_common(p, confirm=True)
@@ -55,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replace-newer", action="store_true",
                    help="approve a proposal filed on an older version than the active one, knowingly "
                         "replacing the newer change (recorded in the decision); refused without it")
+    _gov.add_regression_args(p, reason=True)
     p.set_defaults(func=run_approve)
     p = verbs.add_parser("reject", help="reject a proposal with a reason (owner only)")
     _gov.add_common(p, confirm=True)
@@ -138,8 +144,11 @@ def run_show(args: argparse.Namespace) -> int:
         patch = text.unified_diff(active.content if active else "", v.content,
                          f"{v.article}@{active.number}" if active else "(none)", v.id)
         if args.json:
+            measured = _measure(s, v) if args.evaluate else None
             _common.emit_json({**v.to_json(), "owner": owner, "eligibility": e.to_json(),
-                               "uses": [u.to_json() for u in uses], "assigned": cases, "diff": patch})
+                               "uses": [u.to_json() for u in uses], "assigned": cases, "diff": patch,
+                               "evaluation": (measured.to_json() if measured else None) if args.evaluate
+                               else v.provenance.get("evaluation")})
             return ExitCode.OK
         _gov.print_version(v)
         print(f"  owner: {owner or '(none)'}")
@@ -151,16 +160,39 @@ def run_show(args: argparse.Namespace) -> int:
                   f"source request {u.source_request}: {u.verdict} — {u.check}")
         for a in cases:
             print(f"  assigned validation case: {a['case']} (by {a['by']})")
+        _show_evaluation(args, s, v)
         print(patch, end="")
     return ExitCode.OK
+
+
+def _measure(s: Session, v: gov.Version) -> gov.Evaluation | None:
+    """What approving the proposal ``v`` would do to its domains' eval sets (read-only)."""
+    return gov.evaluate_change(s, "approve", version_id=v.id, reviewed=True, replace_newer=True,
+                               progress=_gov._progress(), as_profile=gov.owner_of(s.ws, v.node)[0])
+
+
+def _show_evaluation(args: argparse.Namespace, s: Session, v: gov.Version) -> None:
+    """The evaluation kept with ``v`` (a decided version), or, with ``--evaluate``, one made now."""
+    record = v.provenance.get("evaluation")
+    if args.evaluate and v.state == "proposed":
+        measured = _measure(s, v)
+        record = measured.to_json() if measured else None
+        if record is None:
+            print("  evaluation: no domain of this proposal has an eval set")
+    if record:
+        print("  evaluation:" if not args.evaluate else "  evaluation (measured now, if approved):")
+        _gov.print_evaluation(record)
 
 
 def run_approve(args: argparse.Namespace) -> int:
     with _gov.session(args, "proposals approve") as s:
         try:  # refused before asking: a person never confirms what is then refused
             gov.check_approval(s, args.id, reviewed=args.reviewed, replace_newer=args.replace_newer)
+            ev = _gov.evaluate(args, s, "approve", version_id=args.id, reviewed=args.reviewed,
+                               replace_newer=args.replace_newer)
             _gov.confirm(args, s, f"Approve {args.id}{' (human review)' if args.reviewed else ''}")
-            v = gov.approve(s, args.id, reviewed=args.reviewed, why=args.why, replace_newer=args.replace_newer)
+            v = gov.approve(s, args.id, reviewed=args.reviewed, why=args.why, replace_newer=args.replace_newer,
+                            accept_regression=_gov.accepted(args), evaluation=ev, progress=_gov._progress())
         except gov.NeedsReview as exc:
             _common.fail(f"refused: {exc} (add --reviewed once you have read `memtui proposals show "
                          f"{args.id}`). Nothing was changed.", ExitCode.REFUSED)
@@ -169,6 +201,8 @@ def run_approve(args: argparse.Namespace) -> int:
             _common.emit_json(v.to_json(content=False))
         else:
             print(f"activated {v.id} ({(v.decision or {}).get('why', '')})")
+            if v.provenance.get("evaluation") and v.provenance["evaluation"].get("accepted_regression"):
+                print(f"regression accepted: {v.provenance['evaluation'].get('reason')}")
     return ExitCode.OK
 
 

@@ -19,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _gov.add_common(p, confirm=True)
     p.add_argument("article", metavar="ARTICLE")
     p.add_argument("--undo", action="store_true", help="put back the one-liner the last refresh replaced")
+    _gov.add_regression_args(p, reason=True)
     p.set_defaults(func=run)
 
 
@@ -26,11 +27,13 @@ def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "refresh") as s:
         consolidate.check_owner(s, [args.article], "refresh the node's one-liners")
         what = "Put back the previous one-liner of" if args.undo else "Refresh the index one-liner of"
+        ev = None if args.undo else _gov.evaluate(args, s, "refresh", article=args.article)
         _gov.confirm(args, s, f"{what} {args.article}")
         if args.undo:
             done = consolidate.undo_refresh_line(s, args.article)
         else:
-            done = consolidate.refresh_line(s, args.article)
+            done = consolidate.refresh_line(s, args.article, accept_regression=_gov.accepted(args), evaluation=ev,
+                                            progress=_gov._progress())
         _gov.reindex(s, done["article"])
         if args.json:
             _common.emit_json(done)

@@ -17,13 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     _gov.add_common(p, confirm=True)
     p.add_argument("article", metavar="ARTICLE", help="the article, relative to memory/")
     p.add_argument("--reason", default="", help="why, recorded with the retirement")
+    _gov.add_regression_args(p, reason=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "retire") as s:
+        ev = _gov.evaluate(args, s, "retire", article=args.article)
         _gov.confirm(args, s, f"Retire {args.article}")
-        v = gov.retire(s, args.article, args.reason)
+        v = gov.retire(s, args.article, args.reason, accept_regression=_gov.accepted(args), evaluation=ev,
+                       progress=_gov._progress())
         _gov.reindex(s, v.article)
         if args.json:
             _common.emit_json(v.to_json(content=False))

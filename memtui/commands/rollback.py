@@ -19,14 +19,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--to", type=_common.positive_int, required=True, metavar="N",
                    help="the version number (1 or more) whose content comes back")
     p.add_argument("--reason", default="", help="why, recorded with the new version")
+    _gov.add_regression_args(p, reason=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "rollback") as s:
         gov.check_rollback(s, args.article, args.to)  # refused before asking
+        ev = _gov.evaluate(args, s, "rollback", article=args.article, to=args.to)
         _gov.confirm(args, s, f"Roll {args.article} back to version {args.to}")
-        v = gov.rollback(s, args.article, args.to, args.reason)
+        v = gov.rollback(s, args.article, args.to, args.reason, accept_regression=_gov.accepted(args),
+                         evaluation=ev, progress=_gov._progress())
         _gov.reindex(s, v.article)
         if args.json:
             _common.emit_json(v.to_json(content=False))

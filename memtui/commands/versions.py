@@ -53,5 +53,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             for v in page.items:
                 print(_gov.version_line(v))
+                _gov.print_evaluation(v.provenance.get("evaluation") or (v.retirement or {}).get("evaluation"))
             _common.print_more(page, "versions")
     return ExitCode.OK

@@ -24,7 +24,7 @@ from memtui.core.text import visible
 from memtui.core.workspace import Workspace
 
 #: Folders the walk does not enter (relative to the workspace): memtui's rebuildable index.
-SKIPPED = frozenset({".memtui/index"})
+SKIPPED = frozenset({".memtui/index", ".memtui/evals"})
 
 
 def _bad_byte(name: str) -> str:

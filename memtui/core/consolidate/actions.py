@@ -388,7 +388,9 @@ def _set_one_liner(tx, article: str, want_before: str | None, new: str | None = 
     return {"index": shown, **detail}
 
 
-def refresh_line(session, article: str, *, client_id: str | None = None) -> dict[str, Any]:  # noqa: ANN001
+def refresh_line(session, article: str, *, client_id: str | None = None,  # noqa: ANN001
+                 accept_regression: str | None = None, evaluation: Any = None,
+                 progress: Any = None) -> dict[str, Any]:
     """Set ``article``'s node index one-liner to the article's ``summary``: the owner's own
     write of the index line, no proposal (the index is the owner's; seed 000 §4 step 5).
 
@@ -398,19 +400,33 @@ def refresh_line(session, article: str, *, client_id: str | None = None) -> dict
     Raises:
         RefusedError: not the owner of the node. GovernanceError: not listed, no summary, or
         the line already says it. ConflictError: the index changed under the write.
+        RegressionRefused: the new one-liner makes a domain's eval figures worse, not accepted
+        (``accept_regression``, ``evaluation``, ``progress`` as for
+        :func:`memtui.core.governance.approve`; the evaluation goes into the audit entry).
     """
+    from memtui.core.governance import gate
+    from memtui.core.governance.actions import evaluate_change
+
     article = normalise_article(article)
     check_owner(session, [article], "refresh the node's one-liners")
     _, shown = _index_of(session, article)
 
-    def change(tx) -> dict[str, Any]:  # noqa: ANN001 - Tx
-        check_owner(session, [article], "refresh the node's one-liners")
-        return _set_one_liner(tx, article, None)
+    def act(ev: Any) -> dict[str, Any]:
+        def change(tx) -> dict[str, Any]:  # noqa: ANN001 - Tx
+            record = gate.inside(tx, ev, accept_regression)
+            check_owner(session, [article], "refresh the node's one-liners")
+            out = _set_one_liner(tx, article, None)
+            if record:
+                out["evaluation"] = record
+            return out
 
-    done = session.write(A_REFRESH, shown, change, client_id=client_id, request={"article": article})
-    if done.retried:
-        return {"index": shown, **{k: done.entry.detail.get(k) for k in ("article", "line", "before", "after")}}
-    return done.result
+        done = session.write(A_REFRESH, shown, change, client_id=client_id, request={"article": article})
+        if done.retried:
+            return {"index": shown, **{k: done.entry.detail.get(k) for k in ("article", "line", "before", "after")}}
+        return done.result
+
+    return gate.run(session, lambda: evaluate_change(session, "refresh", article=article, progress=progress),
+                    act, evaluation, accept_regression)
 
 
 def last_refresh(session, article: str) -> AuditEntry | None:  # noqa: ANN001 - Session

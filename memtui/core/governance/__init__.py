@@ -56,7 +56,13 @@ from memtui.core.governance.intents import (  # noqa: F401 - the package's publi
     apply_plan as apply_plan,
     plan_files as plan_files,
 )
+from memtui.core.governance import gate as gate  # noqa: F401 - the package's public face
+from memtui.core.governance.gate import (  # noqa: F401 - the package's public face
+    Evaluation as Evaluation,
+    RegressionRefused as RegressionRefused,
+)
 from memtui.core.governance.actions import (  # noqa: F401 - the package's public face
+    evaluate_change as evaluate_change,
     adopt as adopt,
     approve as approve,
     assign as assign,

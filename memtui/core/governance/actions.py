@@ -9,6 +9,8 @@ from typing import Any, Iterable
 
 from memtui.core import atomic
 from memtui.core.errors import ConflictError, MemtuiError
+from memtui.core.evalsets import is_set_path, node_of_set
+from memtui.core.governance import gate
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
 from memtui.core.governance.intents import decision_record, insert_version, transition, version_record, activation, apply_plan, merge_target, plan_files
@@ -248,7 +250,8 @@ def _assign(tx, version_id: str, wanted: list[str]) -> list[str]:  # noqa: ANN00
 
 
 def approve(session, version_id: str, *, reviewed: bool = False, why: str = "",  # noqa: ANN001
-            replace_newer: bool = False) -> Version:
+            replace_newer: bool = False, accept_regression: str | None = None,
+            evaluation: Any = None, progress: gate.Progress | None = None) -> Version:
     """Activate a proposal: the owner's write into the shared tree (seed 000 §2 rule 7).
 
     Args:
@@ -260,6 +263,12 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
             ``replaced_newer`` (the id of the version it replaces). Without it such an
             approval is refused (seed 000 §7.4b: a change is a new version based on the
             active one).
+        accept_regression: the reason a change that makes a domain's eval figures worse is
+            made anyway (recorded with the evaluation); without it such a change is refused.
+        evaluation: the :func:`evaluate_change` made beforehand (shown to the person who
+            confirms); ``None`` measures here. The evaluation is kept in the new version's
+            provenance (seed 000 §7.4b dependency-scoped evaluation).
+        progress: told each stage of the evaluation.
 
     Returns:
         The now active :class:`Version`; the previous active version is retired, the article
@@ -275,12 +284,67 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
     """
     article = Ledger(session.store).get(version_id).article
 
-    def change(tx) -> Version:  # noqa: ANN001 - Tx
-        return _approve(tx, version_id, reviewed=reviewed, why=why, replace_newer=replace_newer)
+    def act(ev: Any) -> Version:
+        def change(tx) -> Version:  # noqa: ANN001 - Tx
+            record = gate.inside(tx, ev, accept_regression)
+            return _approve(tx, version_id, reviewed=reviewed, why=why, replace_newer=replace_newer,
+                            evaluation=record)
 
-    return session.write("governance.activate", shown_path(session.ws, article), change,
-                         request={"version": version_id, "reviewed": bool(reviewed),
-                                  "replace_newer": bool(replace_newer)}).result
+        return session.write("governance.activate", shown_path(session.ws, article), change,
+                             request={"version": version_id, "reviewed": bool(reviewed),
+                                      "replace_newer": bool(replace_newer)}).result
+
+    return gate.run(session, lambda: evaluate_change(session, "approve", version_id=version_id, reviewed=reviewed,
+                                                     replace_newer=replace_newer, progress=progress),
+                    act, evaluation, accept_regression)
+
+
+def evaluate_change(session, action: str, *, version_id: str | None = None,  # noqa: ANN001 - Session
+                    article: str | None = None, to: int | None = None, reviewed: bool = False,
+                    replace_newer: bool = False, progress: gate.Progress | None = None,
+                    as_profile: str | None = None) -> gate.Evaluation | None:
+    """Measure what a change would do to the eval sets of its domains, without making it
+    (:func:`memtui.core.governance.gate.measure`): ``approve`` (``version_id``, a merge too),
+    ``rollback`` (``article``, ``to``), ``retire`` (``article``) or ``refresh`` (``article``);
+    ``as_profile`` makes it in the scratch copy as another profile (a preview by a reader).
+
+    Returns:
+        The :class:`~memtui.core.governance.gate.Evaluation`, or ``None`` when the change sits
+        in no domain with an eval set.
+
+    Raises:
+        memtui.core.evalsets.EvalSetError: a cycle of ancestors, or an eval set the change
+            would make unusable. Whatever the change itself would raise (not the owner …).
+    """
+    ledger = Ledger(session.store)
+    if action == "approve":
+        version = ledger.get(str(version_id))
+        articles = [version.article]
+        if version.merge:
+            articles.append(str((version.merge or {}).get("retire") or ""))
+        target = version.id
+
+        def replay(s) -> Any:  # noqa: ANN001
+            return approve(s, version.id, reviewed=reviewed, replace_newer=replace_newer, evaluation=gate.SKIP)
+    else:
+        art = normalise_article(str(article))
+        articles, target = [art], art
+        if action == "rollback":
+            def replay(s) -> Any:  # noqa: ANN001
+                return rollback(s, art, int(to or 0), evaluation=gate.SKIP)
+        elif action == "retire":
+            def replay(s) -> Any:  # noqa: ANN001
+                return retire(s, art, "measured", evaluation=gate.SKIP)
+        elif action == "refresh":
+            from memtui.core.consolidate.actions import refresh_line
+
+            def replay(s) -> Any:  # noqa: ANN001
+                return refresh_line(s, art, evaluation=gate.SKIP)
+        else:
+            raise ValueError(f"no evaluation for {action!r}")
+    nodes = [node_of_set(a) if is_set_path(a) else node_of(a) for a in articles if a]
+    sets = tuple(node_of_set(a) for a in articles if is_set_path(a))
+    return gate.measure(session, action, target, nodes, replay, progress, sets=sets, profile=as_profile)
 
 
 def check_approval(session, version_id: str, *, reviewed: bool = False,  # noqa: ANN001 - Session
@@ -316,7 +380,8 @@ def _approval_checks(session, ledger: Ledger, version: Version, reviewed: bool, 
     return stale, verdict
 
 
-def _approve(tx, version_id: str, *, reviewed: bool, why: str, replace_newer: bool) -> Version:  # noqa: ANN001
+def _approve(tx, version_id: str, *, reviewed: bool, why: str, replace_newer: bool,  # noqa: ANN001
+             evaluation: dict[str, Any] | None = None) -> Version:
     session = tx.session
     ledger = Ledger(session.store)
     version = ledger.get(version_id)
@@ -335,7 +400,8 @@ def _approve(tx, version_id: str, *, reviewed: bool, why: str, replace_newer: bo
                       {"promoted_by": how, "human_reviewed": bool(reviewed),
                        "uses": [u.case for u in verdict.counted], **extra},
                       decision_extra={**extra, "human_reviewed": bool(reviewed)},
-                      provenance={"human_reviewed": True} if reviewed else None)
+                      provenance={**({"human_reviewed": True} if reviewed else {}),
+                                  **({"evaluation": evaluation} if evaluation else {})} or None)
 
 
 def reject(session, version_id: str, reason: str) -> Version:  # noqa: ANN001 - Session
@@ -359,17 +425,28 @@ def reject(session, version_id: str, reason: str) -> Version:  # noqa: ANN001 - 
                          request={"version": version_id, "reason": reason.strip()}).result
 
 
-def retire(session, article: str, reason: str = "") -> Version:  # noqa: ANN001 - Session
+def retire(session, article: str, reason: str = "", *, accept_regression: str | None = None,  # noqa: ANN001
+           evaluation: Any = None, progress: gate.Progress | None = None) -> Version:
     """Retire the active version of ``article``: its file and index line leave the tree; the
     record stays (seed 000 §7.4b). Owner only.
 
     Raises:
         RefusedError: not the owner. GovernanceError: nothing active.
         ConflictError: the file differs from the active version (adopt or revert first).
+        gate.RegressionRefused: it makes a domain's eval figures worse, not accepted
+        (``accept_regression``, ``evaluation`` and ``progress`` as for :func:`approve`; the
+        evaluation is kept in the retirement record).
     """
     article = normalise_article(article)
+    return gate.run(session, lambda: evaluate_change(session, "retire", article=article, progress=progress),
+                    lambda ev: _retire_write(session, article, reason, ev, accept_regression),
+                    evaluation, accept_regression)
+
+
+def _retire_write(session, article: str, reason: str, ev: Any, accept: str | None) -> Version:  # noqa: ANN001
 
     def change(tx) -> Version:  # noqa: ANN001 - Tx
+        record = gate.inside(tx, ev, accept)
         ledger = Ledger(session.store)
         active = ledger.active(article)
         if active is None:
@@ -379,7 +456,8 @@ def retire(session, article: str, reason: str = "") -> Version:  # noqa: ANN001 
             raise ConflictError(f"{shown_path(session.ws, article)} differs from its active version "
                                 f"{active.number}; adopt or revert the unrecorded edit first.")
         apply_plan(tx, plan_files(session.ws, active, None))
-        transition(session.store, active, "retired", "retirement", decision_record(session, "retire", reason or "retired"))
+        transition(session.store, active, "retired", "retirement",
+                    {**decision_record(session, "retire", reason or "retired"), **({"evaluation": record} if record else {})})
         tx.hashes(active.sha256, None)
         tx.detail.update({"version": active.id, "reason": reason})
         return ledger.get(active.id)
@@ -388,7 +466,9 @@ def retire(session, article: str, reason: str = "") -> Version:  # noqa: ANN001 
                          request={"reason": reason}).result
 
 
-def rollback(session, article: str, to: int, reason: str = "") -> Version:  # noqa: ANN001
+def rollback(session, article: str, to: int, reason: str = "", *,  # noqa: ANN001
+             accept_regression: str | None = None, evaluation: Any = None,
+             progress: gate.Progress | None = None) -> Version:
     """Publish a new version holding version ``to``'s content (seed 000 §7.4b); owner only.
 
     ``to`` must have been accepted once (active or retired, not a proposal or a rejection).
@@ -401,11 +481,15 @@ def rollback(session, article: str, to: int, reason: str = "") -> Version:  # no
     """
     article = normalise_article(article)
 
-    def change(tx) -> Version:  # noqa: ANN001 - Tx
-        return _rollback(tx, article, to, reason)
+    def act(ev: Any) -> Version:
+        def change(tx) -> Version:  # noqa: ANN001 - Tx
+            return _rollback(tx, article, to, reason, gate.inside(tx, ev, accept_regression))
 
-    return session.write("governance.rollback", shown_path(session.ws, article), change,
-                         request={"to": to, "reason": reason}).result
+        return session.write("governance.rollback", shown_path(session.ws, article), change,
+                             request={"to": to, "reason": reason}).result
+
+    return gate.run(session, lambda: evaluate_change(session, "rollback", article=article, to=to, progress=progress),
+                    act, evaluation, accept_regression)
 
 
 def check_rollback(session, article: str, to: int) -> Version:  # noqa: ANN001 - Session
@@ -436,7 +520,8 @@ def check_rollback(session, article: str, to: int) -> Version:  # noqa: ANN001 -
     return target
 
 
-def _rollback(tx, article: str, to: int, reason: str) -> Version:  # noqa: ANN001 - Tx
+def _rollback(tx, article: str, to: int, reason: str,  # noqa: ANN001 - Tx
+              evaluation: dict[str, Any] | None = None) -> Version:
     session = tx.session
     ledger = Ledger(session.store)
     target = check_rollback(session, article, to)
@@ -449,7 +534,7 @@ def _rollback(tx, article: str, to: int, reason: str) -> Version:  # noqa: ANN00
     data["provenance"]["untrusted"] = target.untrusted  # the restored content's own chain
     version = insert_version(session.store, data)
     return activation(tx, ledger, version, reason or f"rollback to version {to}", "rollback",
-                      {"rollback_of": to})
+                      {"rollback_of": to}, provenance={"evaluation": evaluation} if evaluation else None)
 
 
 def adopt(session, path: str | None = None, reason: str = "") -> list[Version]:  # noqa: ANN001
@@ -473,7 +558,7 @@ def adopt(session, path: str | None = None, reason: str = "") -> list[Version]: 
     target = (path or "").strip().strip("/")
     if target.startswith("memory/"):
         target = target[len("memory/"):]
-    if target.endswith(".md"):
+    if target.endswith(".md") or is_set_path(target):
         target = normalise_article(target)
         if not mem_path(ws, target).is_file():
             raise GovernanceError(f"{shown_path(ws, target)} is not a file of the tree.")

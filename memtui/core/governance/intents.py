@@ -16,6 +16,7 @@ from typing import Any
 
 
 from memtui.core import atomic, frontmatter
+from memtui.core.evalsets import is_set_path
 from memtui.core.store import Store
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
@@ -109,6 +110,8 @@ def plan_files(ws: Workspace, version: Version, content: str | None) -> list[dic
     article_path = mem_path(ws, version.article)
     files.append({"path": shown_path(ws, version.article), "old": sha_or_none(read_or_none(article_path)),
                   "new": content})
+    if is_set_path(version.article):  # a node's eval set is listed in no index
+        return files
     index_rel = f"{node}/{NODE_INDEX}" if node else NODE_INDEX
     index_path = mem_path(ws, index_rel)
     index_bytes = read_or_none(index_path)

@@ -24,6 +24,7 @@ from tinydb import Query
 
 from memtui.core import atomic, frontmatter
 from memtui.core.errors import MemtuiError
+from memtui.core.evalsets import EVAL_REL, is_set_path, node_of_set
 from memtui.core import errors
 from memtui.core.files import confine
 from memtui.core.store import Store
@@ -507,15 +508,19 @@ def normalise_article(article: str) -> str:
     path = PurePosixPath(raw)
     if not raw or path.is_absolute() or ".." in path.parts:
         raise GovernanceError(f"{article!r} is not an article path inside memory/ (like support/lockout.md).")
-    if path.suffix.lower() != ".md":
-        raise GovernanceError(f"{article!r} is not a Markdown article (it must end in .md).")
+    if path.suffix.lower() != ".md" and not is_set_path(str(path)):
+        raise GovernanceError(f"{article!r} is not a Markdown article (it must end in .md) nor a node's "
+                              f"eval set ({EVAL_REL}).")
     if path.name == NODE_INDEX or (len(path.parts) == 1 and path.name in SPECIAL_FILES):
         raise GovernanceError(f"{article!r} is a node index or a notes file, not an article.")
     return str(path)
 
 
 def node_of(article: str) -> str:
-    """The node folder of a memory-relative article path (``""`` for the root)."""
+    """The node folder of a memory-relative article path (``""`` for the root); for a node's
+    eval set (``support/x/evals/cases.jsonl``), the node it belongs to (``support/x``)."""
+    if is_set_path(article):
+        return node_of_set(article)
     return article.rsplit("/", 1)[0] if "/" in article else ""
 
 

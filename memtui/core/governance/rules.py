@@ -10,6 +10,7 @@ from memtui.core import atomic
 from memtui.core.errors import ConfinementError, ConflictError
 from memtui.core.findings import Finding
 from memtui.core.session import T_INTENTS
+from memtui.core.evalsets import has_set, set_path
 from memtui.core.store import Store
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, Workspace
@@ -167,6 +168,10 @@ def untracked(ws: Workspace, store: Store, under: str | None = None) -> list[str
             if prefix and not (path == prefix or path.startswith(prefix + "/")):
                 continue
             out.append(path)
+        evals = set_path(node)  # the node's eval set is governed like its articles
+        if has_set(ws, node) and evals not in tracked and (not prefix or evals == prefix
+                                                            or evals.startswith(prefix + "/")):
+            out.append(evals)
     return out
 
 

@@ -22,6 +22,7 @@ reason. All user text reaches widgets as :class:`rich.text.Text` (never markup).
 from __future__ import annotations
 
 import datetime as _dt
+from typing import Callable
 
 from rich.text import Text
 from textual import on, work
@@ -80,6 +81,26 @@ HISTORY_ROWS = 200
 #: Each half of the side-by-side diff needs at least this many cells; below, the tab shows the
 #: unified diff instead (a fixed 60-cell half wrapped into duplicated lines).
 SIDE_MIN = 30
+
+
+def evaluation_text(record: dict, cases: int = 5) -> Text:
+    """A recorded evaluation (:meth:`memtui.core.governance.gate.Evaluation.to_json`) as text:
+    per domain the figures before → after (worse ones in red), then the first ``cases`` case
+    changes and how many more there are."""
+    out = Text()
+    for line in gov.gate.lines({**record, "domains": [{**d, "changes": []} for d in record.get("domains") or []]},
+                               cases=False):
+        out.append(as_data(line), style="bold red" if line.rstrip().endswith("worse") else "")
+        out.append("\n")
+    changes = [c for d in record.get("domains") or [] for c in d.get("changes") or []]
+    for c in changes[:cases]:
+        out.append(as_data("  " + str(c.get("sentence"))), style="red" if c.get("worse") else "green")
+        out.append("\n")
+    more = sum(int(d.get("cases_changed") or 0) for d in record.get("domains") or []) - min(cases, len(changes))
+    if more > 0:
+        out.append(f"  … {more} more cases changed (memtui versions, or the Provenance tab once decided)\n", style="dim")
+    out.rstrip()
+    return out
 
 
 def side_text(rows: list[tuple[str, str, str]], width: int = 60) -> Text:
@@ -370,6 +391,12 @@ class ProposalsScreen(AreaScreen):
             out.append(Text("new node: ", style="bold"))
             out.append(safe(f"owner {v.new_node.get('owner')} — {v.new_node.get('title')}"))
             out.append("\n")
+        for label, record in (("evaluation", p.get("evaluation")),
+                              ("evaluation of its retirement", (v.retirement or {}).get("evaluation"))):
+            if record:
+                out.append(Text(f"{label}:\n", style="bold"))
+                out.append(evaluation_text(record, cases=20))
+                out.append("\n")
         return out
 
     def _uses(self, ledger: gov.Ledger, v: gov.Version, e: gov.Eligibility) -> Text:
@@ -492,11 +519,56 @@ class ProposalsScreen(AreaScreen):
         if v.untrusted:  # said where the decision is made, not only in the pane behind the dialog
             question = join(question, Text("\n\nUNTRUSTED: ", style="bold red"),
                             "its provenance carries an untrusted source; read its diff and sources first.")
+        reviewed = not e.by_uses
+        self._gate(
+            "approve", lambda s, p: gov.evaluate_change(s, "approve", version_id=v.id, reviewed=reviewed, progress=p),
+            question, lambda ev, why: (lambda s: gov.approve(s, v.id, reviewed=reviewed, evaluation=ev,
+                                                            accept_regression=why)), v.article, v.id)
 
-        def done(yes: bool | None) -> None:
-            if yes:
-                self._run("approve", lambda s: gov.approve(s, v.id, reviewed=not e.by_uses), v.article, v.id)
-        self.app.push_screen(Confirm(question), done)
+    def _gate(self, what: str, measure, question: Text, act, article: str | None,  # noqa: ANN001
+                  select: str | None) -> None:
+        """Measure the change on the eval sets of its domains in a worker (seed 000 §7.4b),
+        then ask: the figures before → after and the cases that changed go into the question;
+        a regression first asks for the reason it is accepted with (Escape: nothing changes)."""
+        self.notify("measuring this change on the eval sets of its domains …", timeout=3, markup=False)
+        self._measure_change(what, measure, question, act, article, select)
+
+    @work(thread=True, exclusive=True, group="proposals-measure")
+    def _measure_change(self, what: str, measure, question: Text, act, article: str | None,  # noqa: ANN001
+                 select: str | None) -> None:
+        try:
+            ev = measure(self.app.session, None)
+        except MemtuiError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title=f"{what} refused", severity="error",
+                                      timeout=10, markup=False)
+            return
+        self.app.call_from_thread(self._ask_measured, what, ev, question, act, article, select)
+
+    def _ask_measured(self, what: str, ev, question: Text, act, article: str | None,  # noqa: ANN001
+                      select: str | None) -> None:
+        figures = evaluation_text(ev.to_json()) if ev is not None else None
+
+        def confirmed(why: str | None) -> Callable[[bool | None], None]:
+            def done(yes: bool | None) -> None:
+                if yes:
+                    self._run(what, act(ev, why), article, select)
+            return done
+
+        if ev is None or not ev.regressed:
+            self.app.push_screen(Confirm(join(question, "\n\n", figures) if figures else question), confirmed(None))
+            return
+        worse = "; ".join(f"{d.node or '.'} ({', '.join(gov.gate.label(n) for n in d.worse)})"
+                          for d in ev.domains if d.worse)
+
+        def got_reason(reason: str | None) -> None:
+            if reason:
+                self.app.push_screen(Confirm(join(question, Text("\n\nWorse eval figures: ", style="bold red"),
+                                                  safe(worse), "\nAccepted because: ", safe(reason)),
+                                             yes="Accept and go"), confirmed(reason))
+        self.app.push_screen(AskText(join(Text("This change makes a domain's eval figures WORSE.\n", style="bold red"),
+                                          figures or "", "\n\nTo make it anyway, type why the regression is "
+                                          "accepted (recorded with the evaluation); Escape leaves everything as it is."),
+                                     required="a reason"), got_reason)
 
     def action_reject(self) -> None:
         v = self.current
@@ -567,13 +639,12 @@ class ProposalsScreen(AreaScreen):
             self.notify(str(exc), title="rollback refused", severity="warning", timeout=10, markup=False)
             return
 
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._run("rollback", lambda s: gov.rollback(s, article, number), article,
-                          self.current.id if self.current else None)
-        self.app.push_screen(Confirm(join("This will publish a new version of ", safe(article),
-                                          f" holding version {number}'s content, acting as ", safe(self._acting()),
-                                          ". Go ahead?")), confirmed)
+        self._gate(
+            "rollback", lambda s, p: gov.evaluate_change(s, "rollback", article=article, to=number, progress=p),
+            join("This will publish a new version of ", safe(article), f" holding version {number}'s content, "
+                 "acting as ", safe(self._acting()), ". Go ahead?"),
+            lambda ev, why: (lambda s: gov.rollback(s, article, number, evaluation=ev, accept_regression=why)),
+            article, self.current.id if self.current else None)
 
     def action_retire(self) -> None:
         v = self.current
@@ -586,11 +657,12 @@ class ProposalsScreen(AreaScreen):
         if self._owner_refuses(active.node, "retire"):
             return
 
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._run("retire", lambda s: gov.retire(s, v.article), v.article, v.id)
-        self.app.push_screen(Confirm(join(f"Retire {active.id}, acting as ", safe(self._acting()),
-                                          "? Its file and its index line will leave the tree.")), confirmed)
+        self._gate(
+            "retire", lambda s, p: gov.evaluate_change(s, "retire", article=v.article, progress=p),
+            join(f"Retire {active.id}, acting as ", safe(self._acting()),
+                 "? Its file and its index line will leave the tree."),
+            lambda ev, why: (lambda s: gov.retire(s, v.article, evaluation=ev, accept_regression=why)),
+            v.article, v.id)
 
     def _run(self, what: str, action, article: str | None, select: str | None) -> None:  # noqa: ANN001
         """Run ``action(session)`` in a worker, then make the article searchable again."""

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Header, Markdown, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
-from memtui.core import governance
+from memtui.core import evalsets, governance
 from memtui.core.audit import AuditReport
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
@@ -284,7 +284,9 @@ class TreeScreen(AreaScreen):
         for file in model.article_files(path):
             if file not in listed:
                 rows.append(EntryRow(PurePosixPath(file).stem, file, "", "unlisted", None))
+        eval_line = evalsets.summary_line(self.app.ws, self.app.session.store, path, model)
         if not worker.is_cancelled:
+            self._eval_line = (path, eval_line)
             self.app.call_from_thread(self._fill_node, path, index, owner, source, rows, keep_cursor)
 
     def _column_widths(self, rows: list[EntryRow]) -> tuple[int, int]:
@@ -318,6 +320,12 @@ class TreeScreen(AreaScreen):
             head.append(Text("none — nobody may activate writes here", style="yellow"))
         if not index.exists and path:
             head.append(Text("\nthis folder has no AGENTS.md; it only leads to nodes below it", style="dim"))
+        eval_for, eval_line = getattr(self, "_eval_line", (None, ""))
+        if eval_for == path and eval_line:
+            style = "red" if "NOT beat" in eval_line else "dim" if "not measured" in eval_line or "none" in eval_line \
+                else "green"
+            head.append("\n")
+            head.append(safe(eval_line, style))
         self.query_one("#node-head", Static).update(head)
         table = self.query_one("#entries", DataTable)
         cursor = table.cursor_row if keep_cursor else 0

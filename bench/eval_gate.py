@@ -1,0 +1,180 @@
+"""Measure what the dependency-scoped evaluation adds to an approve (seed 000 §7.4b).
+
+Usage: python bench/eval_gate.py triage [--runs 3]
+       python bench/eval_gate.py big [--articles 10000] [--cases 200] [--runs 3] [--keep DIR]
+
+Each run approves the same proposal twice, in two fresh copies of one prepared workspace:
+once with the domain's eval set in place (the approve is measured first) and once without it
+(nothing to measure), each as a fresh ``memtui proposals approve`` process; the difference is
+the evaluation's cost. Wall seconds and the child's CPU seconds (user+sys, ``RUSAGE_CHILDREN``)
+are printed per run with their medians, beside the load average (the machine is shared: CPU
+time is the figure to compare).
+
+- ``triage``: the triage memory of ../shared (about 100 entries) with its 40 dev cases as the
+  ``support/experience`` eval set; the proposal removes exp-020's key passage (a regression,
+  accepted with a reason so the approve lands). Target: at most 2 s more.
+- ``big``: ``bench/make_workspace.py``'s workspace of ``--articles`` articles, with
+  ``--cases`` cases (each an article of the ``support`` branch, given an ``id``, its ticket the
+  article's one-line summary) as the ``support`` eval set, and a new article proposed into a
+  ``support`` node. The live search index is built first (not counted). Target: at most 10 s
+  more, with progress shown (the stages the approve printed are listed).
+
+Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SHARED = Path(os.environ.get("MEMTUI_SHARED", REPO.parent / "shared"))
+CURATOR = "support.curator"
+
+
+def memtui(ws: Path, *args: str, check: bool = True) -> tuple[float, float, str, str, int]:
+    """Run ``memtui ARGS -w WS`` in a fresh process: (wall s, CPU s, stdout, stderr, code)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "memtui", *args, "-w", str(ws)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - started
+    cpu = _cpu()
+    if check and proc.returncode != 0:
+        raise SystemExit(f"memtui {' '.join(args)} failed ({proc.returncode}): {err.strip()}")
+    return wall, cpu, out, err, proc.returncode
+
+
+_CHILD = {"cpu": 0.0}
+
+
+def _cpu() -> float:
+    """CPU seconds (user+sys) the finished children used since the last call."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = ru.ru_utime + ru.ru_stime
+    spent, _CHILD["cpu"] = total - _CHILD["cpu"], total
+    return spent
+
+
+def prepare_triage(base: Path) -> tuple[Path, str, str]:
+    """The triage workspace, adopted and indexed, with the trimmed exp-020 proposed."""
+    ws = base / "ws"
+    shutil.copytree(SHARED / "triage" / "memory", ws / "memory")
+    (ws / "memtui.toml").write_text('[user]\nprofile = "{CURATOR}"\n\n[owners]\n"support" = "{CURATOR}"\n'
+                                    '"connectors" = "connector.steward"\n')
+    cases = ws / "memory" / "support" / "experience" / "evals" / "cases.jsonl"
+    cases.parent.mkdir()
+    shutil.copy(SHARED / "triage" / "dev-cases.jsonl", cases)
+    memtui(ws, "adopt", "--yes")
+    memtui(ws, "index")
+    article = next((ws / "memory" / "support" / "experience").glob("exp-020-*.md"))
+    text = article.read_text()
+    head, body = text.split("\n---\n", 1)
+    head = re.sub(r"symptom:.*\n", "", head)
+    head = re.sub(r"aliases:\n(  - .*\n)+", "aliases: []\n", head + "\n").rstrip("\n")
+    trimmed = base / "trimmed.md"
+    trimmed.write_text(head + "\n---\n\n" + body.strip().split("\n\n")[-1] + "\n")
+    _, _, out, _, _ = memtui(ws, "propose", "--node", "support/experience", "--article", article.name, "--from",
+                             str(trimmed), "--case", "C-1", "--source-request", "SR-1", "--profile", "support.summarizer")
+    return ws, out.split()[-1], "support/experience/evals"
+
+
+def prepare_big(base: Path, articles: int, n_cases: int) -> tuple[Path, str, str]:
+    """make_workspace's tree with ``n_cases`` cases as the ``support`` eval set, indexed, and a
+    new article proposed into a ``support`` node."""
+    sys.path.insert(0, str(HERE))
+    import make_workspace
+
+    ws = base / "ws"
+    started = time.perf_counter()
+    make_workspace.build(articles, ws)
+    rng = random.Random(25)
+    support = sorted((ws / "memory" / "support").rglob("a*.md"))
+    lines = []
+    for n, path in enumerate(rng.sample(support, min(n_cases, len(support)))):
+        text = path.read_text()
+        summary = re.search(r'summary: "(.*)"', text)
+        path.write_text(text.replace("---\n", f"---\nid: b-{n:04d}\n", 1))
+        lines.append(json.dumps({"id": f"k{n:04d}", "ticket": summary.group(1) if summary else path.stem,
+                                 "language": "en", "relevant": [f"b-{n:04d}"], "near_miss": []}))
+    (ws / "memory" / "support" / "evals").mkdir()
+    (ws / "memory" / "support" / "evals" / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    (ws / "memtui.toml").write_text('[user]\nprofile = "bench.support"\n')
+    print(f"  wrote {articles} articles and {len(lines)} cases in {time.perf_counter() - started:.1f} s; indexing …",
+          flush=True)
+    wall, _, _, _, _ = memtui(ws, "index", check=False)  # exit 1: the generator's deliberate bad files
+    print(f"  live index built in {wall:.1f} s", flush=True)
+    node = support[0].parent.relative_to(ws / "memory").as_posix()
+    new = base / "new.md"
+    new.write_text("---\nid: b-new\ntitle: Depot scan gap after a route change\nsummary: a parcel shows no "
+                   "scan after its route moved to another depot\n---\n\nThe depot scan stops when the route "
+                   "changes; the parcel is found at the new depot.\n")
+    _, _, out, _, _ = memtui(ws, "propose", "--node", node, "--article", "a-new.md", "--from", str(new), "--case",
+                             "C-1", "--source-request", "SR-1", "--profile", "bench.support")
+    return ws, out.split()[-1], "support/evals"
+
+
+def run(base: Path, ws: Path, proposal: str, evals: str, runs: int) -> dict:
+    figures: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
+    stages: list[str] = []
+    for i in range(runs):
+        for kind in ("without", "with"):
+            copy = base / f"run-{i}-{kind}"
+            shutil.copytree(ws, copy, symlinks=True)
+            if kind == "without":
+                shutil.rmtree(copy / "memory" / evals)
+            load = os.getloadavg()[0]
+            wall, cpu, out, err, _ = memtui(copy, "proposals", "approve", "--yes", "--reviewed", proposal,
+                                            "--accept-regression", "--reason", "benchmark")
+            figures[kind].append((wall, cpu))
+            if kind == "with" and not stages:
+                stages = [line for line in err.splitlines() if line.strip()]
+            print(f"  run {i + 1} {kind:<8} wall {wall:6.2f} s  cpu {cpu:6.2f} s  (load {load:.2f})", flush=True)
+            shutil.rmtree(copy)
+    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in figures.items()}
+    print(f"  median without eval set: wall {med['without'][0]:.2f} s, cpu {med['without'][1]:.2f} s")
+    print(f"  median with eval set:    wall {med['with'][0]:.2f} s, cpu {med['with'][1]:.2f} s")
+    print(f"  the evaluation adds:     wall {med['with'][0] - med['without'][0]:.2f} s, "
+          f"cpu {med['with'][1] - med['without'][1]:.2f} s   (load now {os.getloadavg()[0]:.2f})")
+    print("  progress shown: " + " | ".join(stages))
+    return {"median": med, "runs": figures, "progress": stages}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenario", choices=("triage", "big"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--articles", type=int, default=10_000)
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--keep", type=Path, help="work in this folder (kept) instead of a temporary one")
+    args = parser.parse_args()
+    base = args.keep or Path(tempfile.mkdtemp(prefix="eval-gate-"))
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        if args.scenario == "triage":
+            print(f"triage memory, 40 cases (load {os.getloadavg()[0]:.2f})", flush=True)
+            ws, proposal, evals = prepare_triage(base)
+        else:
+            print(f"{args.articles} articles, {args.cases} cases (load {os.getloadavg()[0]:.2f})", flush=True)
+            ws, proposal, evals = prepare_big(base, args.articles, args.cases)
+        run(base, ws, proposal, evals, args.runs)
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -43,6 +43,7 @@ CHECKS: tuple[str, ...] = (
     "memtui.core.sessions:audit_findings",
     "memtui.core.strays:audit_findings",
     "memtui.core.store:audit_findings",
+    "memtui.core.auditlog:audit_findings",
 )
 
 

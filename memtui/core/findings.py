@@ -126,6 +126,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "session-line-malformed": (Severity.WARNING, "a session history line is not one JSON object; kept as written"),
     "session-rewritten": (Severity.ERROR, "a session history shrank or its earlier lines changed since memtui last saw it (seed 002: append-only)"),
     "session-claim-unbacked": (Severity.WARNING, "a turn says a graph write happened but the graph lacks the entity (seed 002: never claim a save you did not make)"),
+    # the tamper-evident audit log (seed 000 §4 rule 7, §7.4b)
+    "audit-log-broken": (Severity.ERROR, "the audit log's hash chain is broken: an entry was changed, removed or cut off its end outside memtui"),
 }
 
 

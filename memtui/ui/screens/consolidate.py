@@ -288,8 +288,14 @@ class ConsolidateScreen(AreaScreen):
         if c is None or not self._may(c.articles, "retire articles"):
             return
         article = c.articles[0]
-        self._confirm(f"Retire {article} (its file and index line leave the tree; the record stays)",
-                      lambda: self._run("retire", lambda s: gov.retire(s, article, c.reason), [article], c.key))
+
+        def got(reason: str | None) -> None:
+            if not reason or not reason.strip():
+                return
+            self._confirm(f"Retire {article} (its file and index line leave the tree; the record stays): "
+                          f"{reason.strip()}",
+                          lambda: self._run("retire", lambda s: gov.retire(s, article, reason), [article], c.key))
+        self.app.push_screen(AskText(f"Why retire {article}? (recorded)", c.reason, required="a reason"), got)
 
     def action_refresh_line(self) -> None:
         c = self._pick(("one-liner",), "Refresh line")

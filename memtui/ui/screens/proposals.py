@@ -565,11 +565,18 @@ class ProposalsScreen(AreaScreen):
         if self._owner_refuses(active.node, "retire"):
             return
 
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._run("retire", lambda s: gov.retire(s, v.article), v.article, v.id)
-        self.app.push_screen(Confirm(join(f"Retire {active.id}, acting as ", safe(self._acting()),
-                                          "? Its file and its index line will leave the tree.")), confirmed)
+        def got(reason: str | None) -> None:
+            if not reason or not reason.strip():
+                return
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._run("retire", lambda s: gov.retire(s, v.article, reason), v.article, v.id)
+            self.app.push_screen(Confirm(join(f"Retire {active.id}, acting as ", safe(self._acting()),
+                                              "? Its file and its index line will leave the tree. Reason: ",
+                                              safe(reason.strip()))), confirmed)
+        self.app.push_screen(AskText(f"Why retire {active.id}? (the reason is recorded)", required="a reason"),
+                             got)
 
     @work(thread=True, exclusive=True, group="proposals-write")
     def _run(self, what: str, action, article: str | None, select: str | None) -> None:  # noqa: ANN001

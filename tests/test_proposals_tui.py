@@ -197,3 +197,22 @@ async def test_retire_asks_for_the_reason_and_records_it(sample_copy: Path) -> N
     with Session.open(sample_copy, read_only=True) as s:
         retired = gov.Ledger(s.store).get(f"{gps}@2")
     assert retired.state == "retired" and retired.retirement["why"] == "drift fixed in app 5.2"
+
+
+async def test_promotion_rules_view_shows_both_rules_per_node(sample_copy: Path) -> None:
+    from memtui.ui.widgets import ValueViewer
+
+    with Session.open(sample_copy, profile="support.courier-app") as s:
+        gov.approve(s, "support/courier-app/gps-drift.md@2", reviewed=True)
+    with Session.open(sample_copy, profile="support.curator") as s:
+        gov.approve(s, EXP13)
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _open(pilot, app)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, ValueViewer))
+        text = app.screen._text
+        assert "2 promoted versions (1 by two uses, 1 by review)" in text
+        for node in ("support/courier-app", "support/experience"):
+            assert any(line.startswith(node) and " review " in line for line in text.splitlines())
+            assert any(line.startswith(node) and " uses " in line for line in text.splitlines())

@@ -1,4 +1,5 @@
-"""``memtui eval triage``: the retrieval acceptance test of seed 000 §7.2 (issue 8).
+"""``memtui eval triage``: the retrieval acceptance test of seed 000 §7.2 (issue 8); ``memtui eval
+promotion`` (:mod:`memtui.commands._promotion`): the promotion rules measured.
 
 Runs every case's ticket through memtui's search and, on the same cases, through the
 seed's grep baseline; prints the metrics of ``../shared/triage/README.md`` side by side and
@@ -21,7 +22,7 @@ from memtui.core.text import visible
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``eval`` with its ``triage`` subcommand."""
-    p = subparsers.add_parser("eval", help="measure the memory (the triage retrieval test)",
+    p = subparsers.add_parser("eval", help="measure the memory (the triage retrieval test, the promotion rules)",
                               epilog=_common.EXIT_CODES_HELP,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="eval_command", metavar="TEST", required=True)
@@ -61,6 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--results", metavar="OUT",
                    help='write {"id", "ranked", "scores", "ms", "possible"} per case to OUT')
     t.set_defaults(func=run_triage)
+    from memtui.commands import _promotion
+
+    _promotion.register(sub)
 
 
 _ROWS = [

@@ -313,6 +313,13 @@ def _approval_checks(session, ledger: Ledger, version: Version, reviewed: bool, 
         raise RefusedError(f"{version.id} is {stale}; approving it would silently undo that change "
                            "(or pass --replace-newer to replace it knowingly)")
     verdict = eligibility(ledger, version)
+    if verdict.by_uses and not reviewed:  # a node may require review instead of two uses
+        from memtui.core.governance.promotion import required_rule
+
+        rule, where = required_rule(session.ws, version.node)
+        if rule == "review":
+            raise NeedsReview(f"{version.id} is eligible by uses, but {where} requires human review to "
+                              "promote (promotion: review): review the diff, then approve it as reviewed")
     if not verdict.by_uses and not reviewed:
         raise NeedsReview(f"{version.id} is not eligible by uses ({'; '.join(verdict.reasons)}); only "
                           "human review promotes it: review the diff, then approve it as reviewed")

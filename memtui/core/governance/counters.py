@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memtui.core.governance.model import (
-    GovernanceError, Ledger, ORIGINS, _rows, _shown, normalise_article, now)
+    GovernanceError, Ledger, ORIGINS, _shown, normalise_article, now)
 from memtui.core.store import Store
 
 #: Occurrences: a case met the symptom of an entry.
@@ -89,6 +89,16 @@ class Counters:
                 "rule": "seed 000 §5: distinct counters; a mirror, fork or subcase counts as its origin"}
 
 
+def _occurrences_by_article(store: Store) -> dict[str, list[dict[str, Any]]]:
+    """Occurrence records by article, kept with the store's parse (read once per change)."""
+    def build(tables: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for _, doc in sorted(tables.get(T_OCCURRENCES, {}).items(), key=lambda kv: int(kv[0])):
+            out.setdefault(str(doc.get("article")), []).append(doc)
+        return out
+    return store.derived("counters.occurrences", build)
+
+
 def counters(store: Store, article: str) -> Counters:
     """The counters of ``article`` (memory-relative) over all its versions.
 
@@ -96,9 +106,8 @@ def counters(store: Store, article: str) -> Counters:
     """
     article = normalise_article(article)
     out = Counters(article)
-    for _, doc in _rows(store, T_OCCURRENCES):
-        if doc.get("article") == article:
-            out.occurrences.add(str(doc.get("case")), doc.get("origin"), doc.get("origin_of"))
+    for doc in _occurrences_by_article(store).get(article, []):
+        out.occurrences.add(str(doc.get("case")), doc.get("origin"), doc.get("origin_of"))
     ledger = Ledger(store)
     for v in ledger.versions(article):
         for u in ledger.uses(v.id):

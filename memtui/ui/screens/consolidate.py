@@ -151,6 +151,11 @@ class ConsolidateScreen(AreaScreen):
         text.append(Text("owner: ", style="dim"))
         text.append(safe(" and ".join(sorted({o or "(none)" for o in c.owners})) or "(none)"))
         text.append(Text(f"  ·  you act as {self.app.session.profile or '(no profile)'}\n", style="dim"))
+        for article, counts in c.counters.items():  # the distinct counters (seed 000 §5)
+            text.append(Text("counters ", style="dim"))
+            text.append(safe(article.rsplit("/", 1)[-1]))
+            text.append(Text(": " + " · ".join(f"{name.replace('_', ' ')} {counts[name]['count']}" for name in
+                                                ("occurrences", "verified_reuses", "clean_executions")) + "\n"))
         text.append(Text(f"settle it: {_KEYS.get(c.kind, '')}", style="green"))
         target.update(text)
 

@@ -133,6 +133,9 @@ def test_a_node_may_require_review_instead_of_two_uses(sample_copy: Path, capsys
         gov.approve(s, f"{EXP13}@1", reviewed=True)
     code, out, _ = run_cli(capsys, "eval", "promotion", "-w", str(sample_copy))
     assert "support/experience promotes by human review (set in support/experience (front matter))" in out
+    code, out, _ = run_cli(capsys, "audit", "-w", str(sample_copy), "--json")
+    notes = [f for f in json.loads(out)["findings"] if f["code"] == "promotion-review-required"]
+    assert [f["path"] for f in notes] == ["memory/support/experience/AGENTS.md"]
 
 
 def test_the_setting_in_memtui_toml_is_inherited(sample_copy: Path) -> None:

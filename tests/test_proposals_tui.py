@@ -214,5 +214,5 @@ async def test_promotion_rules_view_shows_both_rules_per_node(sample_copy: Path)
         text = app.screen._text
         assert "2 promoted versions (1 by two uses, 1 by review)" in text
         for node in ("support/courier-app", "support/experience"):
-            assert any(line.startswith(node) and " review " in line for line in text.splitlines())
-            assert any(line.startswith(node) and " uses " in line for line in text.splitlines())
+            assert any(line.startswith(node) and "· by review:" in line for line in text.splitlines())
+            assert any(line.startswith(node) and "· by uses:" in line for line in text.splitlines())

@@ -127,6 +127,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "session-rewritten": (Severity.ERROR, "a session history shrank or its earlier lines changed since memtui last saw it (seed 002: append-only)"),
     "session-claim-unbacked": (Severity.WARNING, "a turn says a graph write happened but the graph lacks the entity (seed 002: never claim a save you did not make)"),
     # the tamper-evident audit log (seed 000 §4 rule 7, §7.4b)
+    "promotion-review-required": (Severity.INFO, "a node requires human review instead of two independent uses to promote a proposal (its `promotion:` setting)"),
     "audit-log-broken": (Severity.ERROR, "the audit log's hash chain is broken: an entry was changed, removed or cut off its end outside memtui"),
 }
 

@@ -207,14 +207,15 @@ def summarise(promoted: list[Promoted]) -> list[dict[str, Any]]:
     return rows
 
 
-def required_rule(ws: Workspace, node: str) -> tuple[str, str]:
+def required_rule(ws: Workspace, node: str, tree: Any = None) -> tuple[str, str]:
     """The promotion rule ``node`` requires (seed 000 §7.4b: revised per domain from its
     measurement): ``("review", where)`` when the nearest setting up the chain — the node's
     AGENTS.md front matter ``promotion:``, then ``[promotion]`` in memtui.toml, then its parent,
-    as for owners — says ``review``; else ``("uses", where or "")``."""
+    as for owners — says ``review``; else ``("uses", where or "")``. ``tree``: a
+    :class:`~memtui.core.tree.model.MemoryTree` of ``ws`` to reuse (one is read otherwise)."""
     from memtui.core.tree.model import MemoryTree
 
-    tree = MemoryTree(ws)
+    tree = tree or MemoryTree(ws)
     current: str | None = node
     while current is not None:
         value = tree.index(current).meta.get(SETTING)
@@ -231,20 +232,36 @@ def _days_text(d: float | None) -> str:
     return "?" if d is None else f"{d:g} d"
 
 
+def _row_sentence(r: dict[str, Any]) -> str:
+    """One node and rule as a sentence (for narrow screens)."""
+    events = ", ".join(f"{name} {n}" for name, n in r["events"].items() if n)
+    text = f"{r['node'] or '(root)'} · by {r['rule']}: {r['promoted']} promoted, {r['troubled']} later troubled"
+    if events:
+        text += f" ({events}; median {_days_text(r['median_days_to_trouble'])} to the first)"
+    if r["held_out"] is not None:
+        text += "; held-out: " + ", ".join(f"{name} {n}" for name, n in r["held_out"].items() if n)
+    return text
+
+
 def report_lines(promoted: list[Promoted], rows: list[dict[str, Any]], required: dict[str, tuple[str, str]],
-                 measured: dict[str, Any] | None) -> list[str]:
+                 measured: dict[str, Any] | None, compact: bool = False) -> list[str]:
     """The measurement as lines for people (``eval promotion`` and the Proposals area): a
-    heading, the table per node and rule, one line per version, the rule each node requires."""
+    heading, the table per node and rule (``compact``: one sentence each, for a narrow
+    screen), one line per version, the rule each node requires."""
     by_rule = {r: sum(1 for p in promoted if p.rule == r) for r in RULES}
     held = (f"; held-out: {measured['cases']} cases, an answer's first {measured['k']}" if measured
             else "; no held-out cases given")
     out = [f"promotion rules measured: {len(promoted)} promoted versions ({by_rule['uses']} by two uses, "
            f"{by_rule['review']} by review){held}"]
+    if compact:
+        out += [_row_sentence(r) for r in rows]
+        rows = []
     head = (f"{'node':<28}{'rule':<8}{'promoted':>9}{'troubled':>9}{'contested':>10}{'contra.':>8}"
             f"{'rollbk':>7}{'retired':>8}{'median':>8}")
     if measured:
         head += f"{'right':>6}{'false':>6}{'other':>6}{'never':>6}{'gone':>5}"
-    out.append(head)
+    if rows:
+        out.append(head)
     for r in rows:
         e = r["events"]
         node = r["node"] or "(root)"
@@ -265,4 +282,26 @@ def report_lines(promoted: list[Promoted], rows: list[dict[str, Any]], required:
     for n, (rule, where) in required.items():
         says = "human review" if rule == "review" else "two independent uses or review"
         out.append(f"{n or '(root)'} promotes by {says}" + (f" (set in {where})" if where else " (the initial rule)"))
+    return out
+
+
+def audit_findings(ws: Workspace) -> list[Any]:
+    """``promotion-review-required``: one note per node that sets its own promotion rule to
+    review (contributed to :data:`memtui.core.audit.CHECKS`), so the audit shows where two
+    independent uses no longer promote. Never raises for a bad tree (a node that cannot be
+    read has its own findings)."""
+    from memtui.core.findings import Finding
+    from memtui.core.tree.model import MemoryTree
+
+    tree = MemoryTree(ws)
+    out = []
+    for node in tree.walk_nodes():
+        rule, where = required_rule(ws, node, tree)
+        if rule == "review" and where.startswith(f"{node or 'root'} ("):
+            index = f"{node}/AGENTS.md" if node else "AGENTS.md"
+            place = ws.shown(ws.memory / index) if "front matter" in where else "memtui.toml"
+            out.append(Finding.make(
+                "promotion-review-required", place,
+                f"{node or 'the root node'} and the nodes below it promote only by human review (set in {where})",
+                "measure the rule with `memtui eval promotion --domain NODE --cases FILE` before changing it"))
     return out

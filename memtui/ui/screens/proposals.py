@@ -593,7 +593,7 @@ class ProposalsScreen(AreaScreen):
         promoted = promotion.history(self.app.session.store)
         rows = promotion.summarise(promoted)
         required = {n: promotion.required_rule(self.app.ws, n) for n in sorted({p.node for p in promoted})}
-        lines = promotion.report_lines(promoted, rows, required, None)
+        lines = promotion.report_lines(promoted, rows, required, None, compact=True)
         if not promoted:
             lines.append("nothing was promoted by uses or by review yet")
         lines.append("held-out cases: memtui eval promotion --cases FILE --domain NODE")

@@ -171,6 +171,33 @@ def test_a_contradiction_blocks_even_with_two_passes(ws):
         assert not e.by_uses and "contradiction" in e.summary
 
 
+def test_assigned_validation_cases_are_the_only_uses_that_count(ws):
+    with _session(ws) as s:
+        v = _propose(s)
+        gov.assign(s, v.id, ["C5", "C6"])
+        _use(s, v, "C2", "SR2")
+        _use(s, v, "C3", "SR3")  # two independent passes, but neither is an assigned case
+        e = gov.eligibility(gov.Ledger(s.store), v)
+        assert not e.by_uses
+        assert any("the use by case C2 does not count: the validation cases assigned are C5, C6" in r
+                   for r in e.reasons), e.reasons
+        with pytest.raises(gov.NeedsReview):
+            gov.approve(s, v.id)
+        _use(s, v, "C5", "SR5")
+        assert not gov.eligibility(gov.Ledger(s.store), v).by_uses
+        _use(s, v, "C6", "SR6")
+        e = gov.eligibility(gov.Ledger(s.store), v)
+        assert e.by_uses and [u.case for u in e.counted] == ["C5", "C6"]
+
+
+def test_without_assigned_cases_any_independent_cases_count(ws):
+    with _session(ws) as s:
+        v = _propose(s)
+        _use(s, v, "C2", "SR2")
+        _use(s, v, "C3", "SR3")
+        assert gov.eligibility(gov.Ledger(s.store), v).by_uses
+
+
 # -- activation -------------------------------------------------------------------------------------
 
 def test_only_the_owner_activates_and_the_refusal_names_the_owner(ws):
@@ -482,3 +509,12 @@ def test_marks_name_an_untrusted_active_version_and_nothing_else(ws):
         gov.adopt(s, "support/lockout.md")
         assert gov.Ledger(s.store).marks("support/lockout.md") == ()
         assert gov.Ledger(s.store).marks("support/nothing.md") == ()
+
+
+def test_retire_needs_a_reason(ws):
+    with _session(ws, profile=LEAD) as s:
+        gov.adopt(s, "support/lockout.md")
+        with pytest.raises(gov.GovernanceError, match="needs a reason"):
+            gov.retire(s, "support/lockout.md", "  ")
+        assert gov.Ledger(s.store).active("support/lockout.md") is not None
+    assert (ws / "memory/support/lockout.md").exists()

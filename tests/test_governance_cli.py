@@ -96,7 +96,7 @@ def test_adopt_rollback_retire_and_diff(ws, tmp_path, capsys):
     assert "+Five failed logins lock the account; an admin unlocks it." in capsys.readouterr().out
     assert _run(["rollback", "support/lockout.md", "--to", "1", "-w", str(ws), "--yes", "--as", CURATOR]) == 3
     assert _run(["rollback", "support/lockout.md", "--to", "1", "-w", str(ws), "--yes", "--as", LEAD]) == 0
-    assert _run(["retire", "support/lockout.md", "-w", str(ws), "--yes", "--as", LEAD, "--json"]) == 0
+    assert _run(["retire", "support/lockout.md", "-w", str(ws), "--yes", "--as", LEAD, "--json", "--reason", "superseded"]) == 0
     capsys.readouterr()
     assert not (ws / "memory/support/lockout.md").exists()
     with Session.open(ws, read_only=True) as s:
@@ -176,3 +176,16 @@ def test_a_damaged_store_is_said_by_every_listing_never_an_empty_list(ws, shared
     err = capsys.readouterr().err
     assert "store check" in err and "set-aside" in err and "nothing it holds can be listed" in err
     assert store_file.read_bytes() == before  # never written over
+
+
+def test_retire_without_a_reason_is_refused_and_retires_nothing(ws, capsys):
+    assert _run(["adopt", "-w", str(ws), "--yes", "--as", LEAD]) == 0
+    capsys.readouterr()
+    for reason in ([], ["--reason", "   "]):
+        assert _run(["retire", "support/lockout.md", "-w", str(ws), "--yes", "--as", LEAD, *reason]) == 2
+        assert "retire needs a reason: add --reason TEXT" in capsys.readouterr().err
+    assert (ws / "memory/support/lockout.md").exists()
+    assert _run(["retire", "support/lockout.md", "-w", str(ws), "--yes", "--as", LEAD, "--reason", "moved"]) == 0
+    with Session.open(ws, read_only=True) as s:
+        last = AuditLog(s.store).entries(limit=1)[0]
+    assert last.action == "governance.retire" and last.detail["reason"] == "moved"

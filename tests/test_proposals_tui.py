@@ -169,3 +169,50 @@ async def test_the_approve_question_says_untrusted(sample_copy: Path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
         assert "UNTRUSTED" in str(app.screen._question)
         await pilot.press("escape")
+
+
+async def test_retire_asks_for_the_reason_and_records_it(sample_copy: Path) -> None:
+    gps = "support/courier-app/gps-drift.md"
+    with Session.open(sample_copy, profile="support.courier-app") as s:
+        gov.approve(s, f"{gps}@2", reviewed=True)
+    app = MemtuiApp(Workspace.open(sample_copy), session=Session.open(sample_copy, purpose="tui",
+                                                                      profile="support.courier-app"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot, app)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: screen.query_one("#prop-queue", DataTable).row_count == 4)
+        _select(screen, f"{gps}@2")
+        await pilot.pause()
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText))
+        await pilot.press("enter")  # an empty reason is not taken: the question stays
+        await pilot.pause()
+        assert isinstance(app.screen, AskText)
+        await pilot.press(*"drift fixed in app 5.2")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "drift fixed in app 5.2" in app.screen._question
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any("retire: done" in str(n.message) for n in app._notifications))
+    with Session.open(sample_copy, read_only=True) as s:
+        retired = gov.Ledger(s.store).get(f"{gps}@2")
+    assert retired.state == "retired" and retired.retirement["why"] == "drift fixed in app 5.2"
+
+
+async def test_promotion_rules_view_shows_both_rules_per_node(sample_copy: Path) -> None:
+    from memtui.ui.widgets import ValueViewer
+
+    with Session.open(sample_copy, profile="support.courier-app") as s:
+        gov.approve(s, "support/courier-app/gps-drift.md@2", reviewed=True)
+    with Session.open(sample_copy, profile="support.curator") as s:
+        gov.approve(s, EXP13)
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _open(pilot, app)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, ValueViewer))
+        text = app.screen._text
+        assert "2 promoted versions (1 by two uses, 1 by review)" in text
+        for node in ("support/courier-app", "support/experience"):
+            assert any(line.startswith(node) and "· by review:" in line for line in text.splitlines())
+            assert any(line.startswith(node) and "· by uses:" in line for line in text.splitlines())

@@ -1,4 +1,5 @@
-"""``memtui eval triage``: the retrieval acceptance test of seed 000 §7.2.
+"""``memtui eval triage``: the retrieval acceptance test of seed 000 §7.2; ``memtui eval
+promotion`` (:mod:`memtui.commands._promotion`): the promotion rules measured.
 
 Runs every case's ticket through memtui's search and, on the same cases, through the
 seed's grep baseline; prints the metrics of ``../shared/triage/README.md`` side by side and
@@ -21,8 +22,8 @@ from memtui.core.text import visible
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``eval`` with its ``triage`` and ``domains`` subcommands."""
-    p = subparsers.add_parser("eval", help="measure the memory (the triage retrieval test)",
+    """Add ``eval`` with its ``triage``, ``domains`` and ``promotion`` subcommands."""
+    p = subparsers.add_parser("eval", help="measure the memory (the triage retrieval test, the promotion rules)",
                               epilog=_common.EXIT_CODES_HELP,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="eval_command", metavar="TEST", required=True)
@@ -74,6 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.add_argument("--run", action="store_true",
                    help="measure every eval set on the memory as it is now and record the figures")
     d.set_defaults(func=run_domains)
+    from memtui.commands import _promotion
+
+    _promotion.register(sub)
 
 
 def run_domains(args: argparse.Namespace) -> int:

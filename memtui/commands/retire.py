@@ -1,5 +1,6 @@
 """``memtui retire ARTICLE``: retire the active version; the article and its node index line
-leave the tree, the record stays (seed 000 §7.4b). Owner only."""
+leave the tree, the record stays (seed 000 §7.4b). Owner only; --reason is required and
+recorded with the retirement."""
 
 from __future__ import annotations
 
@@ -16,12 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p, confirm=True)
     p.add_argument("article", metavar="ARTICLE", help="the article, relative to memory/")
-    p.add_argument("--reason", default="", help="why, recorded with the retirement")
+    p.add_argument("--reason", default="", help="why the version leaves the tree (required; recorded with "
+                                                "the retirement and in the audit log)")
     _gov.add_regression_args(p, reason=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.reason.strip():
+        _common.fail("retire needs a reason: add --reason TEXT saying why the version leaves the tree "
+                     "(it is recorded with the retirement). Nothing was retired.", ExitCode.USAGE)
     with _gov.session(args, "retire") as s:
         ev = _gov.evaluate(args, s, "retire", article=args.article)
         _gov.confirm(args, s, f"Retire {args.article}")

@@ -1,5 +1,6 @@
 """``memtui versions ARTICLE``: the version history of an article, oldest first (a page:
-``--limit``, ``--cursor``; ``--json``: ``{"article", "versions", "count", "total", "cursor"}``),
+``--limit``, ``--cursor``; ``--json``: ``{"article", "versions", "count", "total", "cursor",
+"counters"}``, the entry's distinct counters: occurrences, verified reuses, clean executions),
 and the diff between any two versions (``--diff A B``). Read-only (seed 000 §7.4b)."""
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             _common.emit_json(_common.page_json("versions", page, [
                 {**v.to_json(content=False), "retired_how": gov.retired_how(v)} for v in page.items],
-                article=article))
+                article=article, counters=gov.counters(s.store, article).to_json()))
         else:
             for v in page.items:
                 print(_gov.version_line(v))

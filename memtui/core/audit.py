@@ -44,6 +44,8 @@ CHECKS: tuple[str, ...] = (
     "memtui.core.strays:audit_findings",
     "memtui.core.store:audit_findings",
     "memtui.core.evalsets:audit_findings",
+    "memtui.core.auditlog:audit_findings",
+    "memtui.core.governance.promotion:audit_findings",
 )
 
 

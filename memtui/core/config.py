@@ -120,11 +120,15 @@ class Config:
         environments: ``[environments]``: environment name → the version running there now
             (``production = "2.4"``); an entry that observed an older version of its
             ``environment`` is stale (seed 000 §7.3). Names compare case-insensitively.
+        promotion: ``[promotion]``: node path → the promotion rule it requires, ``"review"``
+            (human review instead of two independent uses) or ``"uses"`` (seed 000 §7.4b: the
+            rule is revised per domain from its measurement); inherited like an owner.
         path: the file read, or ``None`` when there is none.
     """
 
     user: UserSettings = field(default_factory=UserSettings)
     owners: dict[str, str] = field(default_factory=dict)
+    promotion: dict[str, str] = field(default_factory=dict)
     limits: LimitsSettings = field(default_factory=LimitsSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     backup: BackupSettings = field(default_factory=BackupSettings)
@@ -267,6 +271,22 @@ def _read_section(table: str, kind: type, value: dict[str, Any], problem: Proble
     return accepted
 
 
+def _promotion_table(value: Any, problem: Problem) -> dict[str, str]:
+    """``[promotion]``: node path → ``"review"`` or ``"uses"``; anything else is a problem."""
+    out: dict[str, str] = {}
+    if not isinstance(value, dict):
+        problem(None, "promotion", "promotion must be a table of node = \"review\" lines",
+                'write [promotion] then "node/path" = "review"')
+        return out
+    for node, rule in value.items():
+        if isinstance(rule, str) and rule.strip() in ("review", "uses"):
+            out[str(node).strip("/")] = rule.strip()
+        else:
+            problem("promotion", node, f"[promotion] {node!r} must be \"review\" or \"uses\"",
+                    'write it as "node/path" = "review"')
+    return out
+
+
 def load(path: Path) -> tuple[Config, list[Finding]]:
     """Read the settings file at ``path`` (``memtui.toml``); a missing file gives the defaults.
 
@@ -304,8 +324,12 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
 
     sections: dict[str, Any] = {}
     owners: dict[str, str] = {}
+    promotion: dict[str, str] = {}
     environments: dict[str, str] = {}
     for table, value in data.items():
+        if table == "promotion":
+            promotion = _promotion_table(value, problem)
+            continue
         if table == "environments":
             environments.update(_read_environments(value, problem))
             continue
@@ -315,13 +339,13 @@ def load(path: Path) -> tuple[Config, list[Finding]]:
         kind = _SECTIONS.get(table)
         if kind is None:
             problem(table, None, f"[{table}] is not a memtui setting table",
-                    f"use one of {', '.join(['owners', 'environments', *_SECTIONS])}, or delete it")
+                    f"use one of {', '.join(['owners', 'promotion', 'environments', *_SECTIONS])}, or delete it")
             continue
         if not isinstance(value, dict):
             problem(None, table, f"{table} must be a table ([{table}])", f"write [{table}] on its own line")
             continue
         sections[table] = kind(**_read_section(table, kind, value, problem))
-    return Config(owners=owners, environments=environments, path=path, **sections), findings
+    return Config(owners=owners, promotion=promotion, environments=environments, path=path, **sections), findings
 
 
 #: The audit action of :func:`set_setting`.

@@ -132,6 +132,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "session-line-malformed": (Severity.WARNING, "a session history line is not one JSON object; kept as written"),
     "session-rewritten": (Severity.ERROR, "a session history shrank or its earlier lines changed since memtui last saw it (a history only ever grows)"),
     "session-claim-unbacked": (Severity.WARNING, "a turn says a graph write happened but the graph lacks the entity (an agent never claims a save it did not make)"),
+    # the tamper-evident audit log and the promotion rule per node
+    "promotion-review-required": (Severity.INFO, "a node requires human review instead of two independent uses to promote a proposal (its `promotion:` setting)"),
+    "audit-log-broken": (Severity.ERROR, "the audit log's hash chain is broken: an entry was changed, removed or cut off its end outside memtui"),
 }
 
 
@@ -167,6 +170,8 @@ REFERENCES: dict[str, str] = {
     "session-line-malformed": "seed 002",
     "session-rewritten": "seed 002",
     "session-claim-unbacked": "seed 002",
+    "audit-log-broken": "seed 000 §4 rule 7, §7.4b",
+    "promotion-review-required": "seed 000 §7.4b",
 }
 
 

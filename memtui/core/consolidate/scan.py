@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from memtui.core.consolidate import duplicates as dup
 from memtui.core.consolidate.stale import staleness
+from memtui.core.governance.counters import counters
 from memtui.core.governance.model import Ledger, Version
 from memtui.core.search.analysis import normalize
 from memtui.core.store import Store
@@ -90,6 +91,8 @@ class Candidate:
     command: str
     owners: list[str | None] = field(default_factory=list)
     detail: dict[str, Any] = field(default_factory=dict)
+    #: the distinct counters of each governed article (seed 000 §5), by article
+    counters: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -99,7 +102,8 @@ class Candidate:
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "kind": self.kind, "node": self.node, "owner": self.owner,
                 "owners": list(self.owners), "articles": list(self.articles), "reason": self.reason,
-                "action": self.action, "command": self.command, "detail": self.detail}
+                "action": self.action, "command": self.command, "detail": self.detail,
+                "counters": self.counters}
 
 
 @dataclass(slots=True)
@@ -157,6 +161,10 @@ def scan(ws: Workspace, store: Store | None = None, *, node: str | None = None,
     store = store or Store.open(ws, read_only=True)
     try:
         report = _scan(ws, store, progress, today or _dt.datetime.now(_dt.timezone.utc).date())
+        if not store.damaged:
+            tracked = Ledger(store).tracked()
+            for c in report.candidates:
+                c.counters = {a: counters(store, a).to_json() for a in c.articles if a in tracked}
     finally:
         if own:
             store.close()

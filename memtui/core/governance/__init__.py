@@ -4,6 +4,7 @@ only its owner activates it, active versions are immutable, and every change is 
 Rooms of this package, lowest first:
 
 - :mod:`~memtui.core.governance.model`: versions, uses, pins and the ledger that reads them;
+- :mod:`~memtui.core.governance.counters`: the distinct counters of an entry (occurrences, verified reuses, clean executions);
 - :mod:`~memtui.core.governance.rules`: ownership, eligibility (two independent uses), what blocks a publication;
 - :mod:`~memtui.core.governance.intents`: a publication as one guarded write of article, node index and store;
 - :mod:`~memtui.core.governance.actions`: propose, use, assign, approve, reject, retire, roll back, adopt, revert;
@@ -41,6 +42,14 @@ from memtui.core.governance.model import (  # noqa: F401 - the package's public 
     now as now,
     retired_how as retired_how,
     title_and_line as title_and_line,
+)
+from memtui.core.governance.counters import (  # noqa: F401 - the package's public face
+    Counters as Counters,
+    EXECUTIONS as EXECUTIONS,
+    T_OCCURRENCES as T_OCCURRENCES,
+    counters as counters,
+    occurred as occurred,
+    origin_of as origin_of,
 )
 from memtui.core.governance.rules import (  # noqa: F401 - the package's public face
     audit_findings as audit_findings,

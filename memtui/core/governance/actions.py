@@ -16,6 +16,7 @@ from memtui.core.workspace import NODE_INDEX, Workspace
 from memtui.core.governance.intents import decision_record, insert_version, transition, version_record, activation, apply_plan, merge_target, plan_files
 from memtui.core.governance.model import GovernanceError, Ledger, NeedsReview, ORIGINS, RefusedError, T_ASSIGN, T_CONTESTS, T_PINS, T_USES, contest_record, Use, VERDICTS, Version, mem_path, read_or_none, sha_or_none, shown_path, node_of, normalise_article, now
 from memtui.core.governance.rules import check_disk, edited_outside, eligibility, require_owner, stale_base, untracked
+from memtui.core.governance.counters import EXECUTIONS
 
 
 def propose(session, node: str, article: str, content: str, *, case: str, source_request: str,  # noqa: ANN001
@@ -139,7 +140,7 @@ def _file_proposal(tx, path: str, content: str, *, case: str, source_request: st
 
 def use(session, version_id: str, *, case: str, source_request: str, verdict: str, check: str,  # noqa: ANN001
         origin: str = "independent", origin_of: str | None = None, hash: str | None = None,
-        client_id: str | None = None) -> Use:
+        client_id: str | None = None, execution: str = "none") -> Use:
     """Record that ``case`` used ``version_id`` (seed 000 §7.4b MEMORY_USES), and pin it.
 
     A ``contradiction`` against an *active* version also marks it contested (a ``contests``
@@ -154,6 +155,10 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
         hash: the article hash the case saw (default: the version's).
         client_id: the request's id; a retry with the same id returns the use recorded the
             first time instead of recording it twice (seed 004).
+        execution: ``executed`` (the case executed a platform write following the version),
+            ``proposed`` (it only proposed one: SQL, an owner report) or ``none``; only an
+            executed write with a passing verdict is a clean execution (seed 000 §5,
+            :mod:`memtui.core.governance.counters`).
 
     Returns:
         The stored :class:`Use`.
@@ -174,15 +179,20 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
                               "is not a use.", reference="seed 000 §7.4b")
     if not case.strip() or not source_request.strip():
         raise GovernanceError("a use needs its case id and source-request id.")
+    if execution not in EXECUTIONS:
+        raise GovernanceError(f"execution must be one of {', '.join(EXECUTIONS)}, not {execution!r}.")
     article = Ledger(session.store).get(version_id).article
     request = {"version": version_id, "case": case.strip(), "source_request": source_request.strip(),
                "verdict": verdict, "check": check.strip(), "origin": origin, "origin_of": origin_of,
                "hash": hash}
+    if execution != "none":  # a request without it keeps the key older memtui versions recorded
+        request["execution"] = execution
 
     def change(tx) -> Use:  # noqa: ANN001 - Tx
         version = Ledger(session.store).get(version_id)
         record = Use(version.id, hash or version.sha256, case.strip(), source_request.strip(), origin,
-                     (origin_of or "").strip() or None, check.strip(), verdict, now(), session.profile)
+                     (origin_of or "").strip() or None, check.strip(), verdict, now(), session.profile,
+                     execution)
         tx.table(T_USES).insert(record.to_json())
         tx.table(T_PINS).insert({"case": record.case, "version": version.id, "hash": record.hash,
                                  "time": record.time})
@@ -203,7 +213,8 @@ def use(session, version_id: str, *, case: str, source_request: str, verdict: st
         found = [u for u in Ledger(session.store).uses(version_id)
                  if u.case == case.strip() and u.hash == entry.after]
         return found[-1] if found else Use(version_id, entry.after or "", case.strip(), source_request.strip(),
-                                           origin, origin_of, check.strip(), verdict, entry.time, entry.profile)
+                                           origin, origin_of, check.strip(), verdict, entry.time, entry.profile,
+                                           execution)
     return done.result
 
 
@@ -374,6 +385,13 @@ def _approval_checks(session, ledger: Ledger, version: Version, reviewed: bool, 
         raise RefusedError(f"{version.id} is {stale}; approving it would silently undo that change "
                            "(or pass --replace-newer to replace it knowingly)")
     verdict = eligibility(ledger, version)
+    if verdict.by_uses and not reviewed:  # a node may require review instead of two uses
+        from memtui.core.governance.promotion import required_rule
+
+        rule, where = required_rule(session.ws, version.node)
+        if rule == "review":
+            raise NeedsReview(f"{version.id} is eligible by uses, but {where} requires human review to "
+                              "promote (promotion: review): review the diff, then approve it as reviewed")
     if not verdict.by_uses and not reviewed:
         raise NeedsReview(f"{version.id} is not eligible by uses ({'; '.join(verdict.reasons)}); only "
                           "human review promotes it: review the diff, then approve it as reviewed")
@@ -428,16 +446,18 @@ def reject(session, version_id: str, reason: str) -> Version:  # noqa: ANN001 - 
 def retire(session, article: str, reason: str = "", *, accept_regression: str | None = None,  # noqa: ANN001
            evaluation: Any = None, progress: gate.Progress | None = None) -> Version:
     """Retire the active version of ``article``: its file and index line leave the tree; the
-    record stays (seed 000 §7.4b). Owner only.
+    record stays (seed 000 §7.4b). Owner only; ``reason`` (why it leaves) is required and
+    recorded with the retirement.
 
     Raises:
-        RefusedError: not the owner. GovernanceError: nothing active.
+        RefusedError: not the owner. GovernanceError: nothing active, or no reason given.
         ConflictError: the file differs from the active version (adopt or revert first).
         gate.RegressionRefused: it makes a domain's eval figures worse, not accepted
         (``accept_regression``, ``evaluation`` and ``progress`` as for :func:`approve`; the
         evaluation is kept in the retirement record).
     """
     article = normalise_article(article)
+    reason = (reason or "").strip()
     return gate.run(session, lambda: evaluate_change(session, "retire", article=article, progress=progress),
                     lambda ev: _retire_write(session, article, reason, ev, accept_regression),
                     evaluation, accept_regression)
@@ -452,12 +472,15 @@ def _retire_write(session, article: str, reason: str, ev: Any, accept: str | Non
         if active is None:
             raise GovernanceError(f"{article} has no active version to retire.")
         require_owner(session, active.node, "retire articles")
+        if not reason:
+            raise GovernanceError(f"retiring {article} needs a reason: say why it leaves the tree (it is "
+                                  "recorded with the retirement); nothing was retired.")
         if sha_or_none(read_or_none(mem_path(session.ws, article))) not in (active.sha256, None):
             raise ConflictError(f"{shown_path(session.ws, article)} differs from its active version "
                                 f"{active.number}; adopt or revert the unrecorded edit first.")
         apply_plan(tx, plan_files(session.ws, active, None))
         transition(session.store, active, "retired", "retirement",
-                    {**decision_record(session, "retire", reason or "retired"), **({"evaluation": record} if record else {})})
+                    {**decision_record(session, "retire", reason), **({"evaluation": record} if record else {})})
         tx.hashes(active.sha256, None)
         tx.detail.update({"version": active.id, "reason": reason})
         return ledger.get(active.id)

@@ -142,6 +142,9 @@ class Use:
     verdict: str
     time: str
     by: str | None
+    #: what the case did with the platform (seed 000 §5): ``executed`` a write, only
+    #: ``proposed`` one (SQL, an owner report), or ``none``/``None`` (not recorded)
+    execution: str | None = None
 
     @classmethod
     def from_doc(cls, doc: Any) -> "Use":

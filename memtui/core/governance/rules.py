@@ -52,13 +52,16 @@ def eligibility(ledger: Ledger, version: Version) -> Eligibility:
     is not the proposing case nor a mirror, subcase or fork of it; two counted uses must have
     distinct source-request ids (also distinct from the proposal's) and not be mirrors,
     subcases or forks of each other. Any ``contradiction`` blocks. A proposal filed on an older
-    active version than the one active now needs review.
+    active version than the one active now needs review. When validation cases are assigned to
+    the version (seed 000 §7.4b: "a curator/owner may assign a proposed article revision to two
+    explicit read-only validation cases"), only uses by those cases count.
     """
     reasons: list[str] = []
     prov = version.provenance
     proposing = prov.get("case") or ""
     proposing_sr = prov.get("source_request") or ""
     uses = ledger.uses(version.id)
+    assigned = [str(a.get("case")) for a in ledger.assignments(version.id) if a.get("case")]
     contradictions = [u for u in uses if u.verdict == "contradiction"]
     for u in contradictions:
         reasons.append(f"case {u.case} recorded a contradiction ({u.check})")
@@ -77,6 +80,10 @@ def eligibility(ledger: Ledger, version: Version) -> Eligibility:
             continue
         if proposing_sr and u.source_request == proposing_sr:
             reasons.append(f"the use by case {u.case} has the proposal's own source request {u.source_request}")
+            continue
+        if assigned and u.case not in assigned:
+            reasons.append(f"the use by case {u.case} does not count: the validation cases assigned are "
+                           f"{', '.join(assigned)}")
             continue
         candidates.append(u)
     counted: list[Use] = []

@@ -151,6 +151,11 @@ class ConsolidateScreen(AreaScreen):
         text.append(Text("owner: ", style="dim"))
         text.append(safe(" and ".join(sorted({o or "(none)" for o in c.owners})) or "(none)"))
         text.append(Text(f"  ·  you act as {self.app.session.profile or '(no profile)'}\n", style="dim"))
+        for article, counts in c.counters.items():  # the distinct counters (seed 000 §5)
+            text.append(Text("counters ", style="dim"))
+            text.append(safe(article.rsplit("/", 1)[-1]))
+            text.append(Text(": " + " · ".join(f"{name.replace('_', ' ')} {counts[name]['count']}" for name in
+                                                ("occurrences", "verified_reuses", "clean_executions")) + "\n"))
         text.append(Text(f"settle it: {_KEYS.get(c.kind, '')}", style="green"))
         target.update(text)
 
@@ -288,8 +293,14 @@ class ConsolidateScreen(AreaScreen):
         if c is None or not self._may(c.articles, "retire articles"):
             return
         article = c.articles[0]
-        self._confirm(f"Retire {article} (its file and index line leave the tree; the record stays)",
-                      lambda: self._run("retire", lambda s: gov.retire(s, article, c.reason), [article], c.key))
+
+        def got(reason: str | None) -> None:
+            if not reason or not reason.strip():
+                return
+            self._confirm(f"Retire {article} (its file and index line leave the tree; the record stays): "
+                          f"{reason.strip()}",
+                          lambda: self._run("retire", lambda s: gov.retire(s, article, reason), [article], c.key))
+        self.app.push_screen(AskText(f"Why retire {article}? (recorded)", c.reason, required="a reason"), got)
 
     def action_refresh_line(self) -> None:
         c = self._pick(("one-liner",), "Refresh line")

@@ -15,8 +15,9 @@ Actions (all ask for confirmation naming the acting profile, and run in a worker
 through :mod:`memtui.core.governance` with the app's writer session ``app.session``):
 ``a`` approve (a human approving here is the human review when uses do not make it
 eligible), ``x`` reject with a reason, ``c`` assign validation cases, ``b`` roll back to the
-history row under the cursor, ``t`` retire the article. A read-only session refuses with its
-reason. All user text reaches widgets as :class:`rich.text.Text` (never markup).
+history row under the cursor, ``t`` retire the article (asking why). ``e`` shows the promotion
+rules measured (what became of the versions promoted by two uses and by review, per node). A
+read-only session refuses with its reason. All user text reaches widgets as :class:`rich.text.Text` (never markup).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from memtui.core.errors import MemtuiError
 from memtui.ui import clock
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
-from memtui.ui.widgets import AskText, Confirm
+from memtui.ui.widgets import AskText, Confirm, ValueViewer
 from memtui.ui.text import as_data, join, safe
 from memtui.ui.screens.base import AreaScreen
 
@@ -146,6 +147,7 @@ class ProposalsScreen(AreaScreen):
         Binding("s", "toggle_states", "All states", id="proposals.toggle-states"),
         Binding("f", "cycle_class", "Class filter", id="proposals.class-filter",
                 tooltip="show only the proposals of one class (mechanic, article, experience …), in turn"),
+        Binding("e", "promotion", "Promotion rules", id="proposals.promotion"),
         Binding("right_square_bracket", "page(1)", "Next page", show=False, id="proposals.next-page"),
         Binding("left_square_bracket", "page(-1)", "Previous page", show=False, id="proposals.previous-page"),
         Binding("r", "reload", "Reload", id="proposals.reload"),
@@ -657,12 +659,36 @@ class ProposalsScreen(AreaScreen):
         if self._owner_refuses(active.node, "retire"):
             return
 
-        self._gate(
-            "retire", lambda s, p: gov.evaluate_change(s, "retire", article=v.article, progress=p),
-            join(f"Retire {active.id}, acting as ", safe(self._acting()),
-                 "? Its file and its index line will leave the tree."),
-            lambda ev, why: (lambda s: gov.retire(s, v.article, evaluation=ev, accept_regression=why)),
-            v.article, v.id)
+        def got(reason: str | None) -> None:
+            if not reason or not reason.strip():
+                return
+            self._gate(
+                "retire", lambda s, p: gov.evaluate_change(s, "retire", article=v.article, progress=p),
+                join(f"Retire {active.id}, acting as ", safe(self._acting()),
+                     "? Its file and its index line will leave the tree. Reason: ", safe(reason.strip())),
+                lambda ev, why: (lambda s: gov.retire(s, v.article, reason, evaluation=ev, accept_regression=why)),
+                v.article, v.id)
+        self.app.push_screen(AskText(f"Why retire {active.id}? (the reason is recorded)", required="a reason"),
+                             got)
+
+    def action_promotion(self) -> None:
+        """Show what became of the versions promoted by two uses and by review, per node and rule
+        (the measurement of ``memtui eval promotion``, without held-out cases)."""
+        self.notify("measuring the promotion rules…", timeout=2, markup=False)
+        self._measure_promotion()
+
+    @work(thread=True, exclusive=True, group="proposals-promotion")
+    def _measure_promotion(self) -> None:
+        from memtui.core.governance import promotion
+
+        promoted = promotion.history(self.app.session.store)
+        rows = promotion.summarise(promoted)
+        required = {n: promotion.required_rule(self.app.ws, n) for n in sorted({p.node for p in promoted})}
+        lines = promotion.report_lines(promoted, rows, required, None, compact=True)
+        if not promoted:
+            lines.append("nothing was promoted by uses or by review yet")
+        lines.append("held-out cases: memtui eval promotion --cases FILE --domain NODE")
+        self.app.call_from_thread(self.app.push_screen, ValueViewer("Promotion rules measured", "\n".join(lines)))
 
     def _run(self, what: str, action, article: str | None, select: str | None) -> None:  # noqa: ANN001
         """Run ``action(session)`` in a worker, then make the article searchable again."""

@@ -511,10 +511,14 @@ class TreeScreen(AreaScreen):
     @work(thread=True, exclusive=True, group="article")
     def _load_article(self, path: str) -> None:
         article = self.app.tree_model.read_article(path)
+        store = self.app.session.store
+        counts = None  # the distinct counters of a governed entry (seed 000 §5)
+        if not store.damaged and governance.Ledger(store).versions(path):
+            counts = governance.counters(store, path).summary()
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_article, article)
+            self.app.call_from_thread(self._show_article, article, counts)
 
-    def _show_article(self, article: Article) -> None:
+    def _show_article(self, article: Article, counts: str | None = None) -> None:
         if article.path != self._current_article:
             return
         self._reading = article.path
@@ -554,7 +558,9 @@ class TreeScreen(AreaScreen):
             value = json_safe(value)
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             meta.add_row(safe(key, "bold"), safe(shown))
-        meta.display = bool(article.meta)
+        if counts:
+            meta.add_row(Text("counters", style="bold"), Text(counts))
+        meta.display = bool(article.meta) or bool(counts)
         shown = self._set_body(body, plain)
         if wanted is not None and wanted[1] >= article.body_line and article.ok:
             self._scroll_to_line(wanted[1] - article.body_line, shown)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memtui.core.governance.model import (
-    GovernanceError, Ledger, ORIGINS, _shown, normalise_article, now)
+    GovernanceError, Ledger, ORIGINS, shown_path, normalise_article, now)
 from memtui.core.store import Store
 
 #: Occurrences: a case met the symptom of an entry.
@@ -158,7 +158,7 @@ def occurred(session, article: str, *, case: str, source_request: str, origin: s
         tx.detail.update({"case": record["case"], "origin": origin})
         return record
 
-    done = session.write("governance.occurred", _shown(session.ws, article), change, client_id=client_id,
+    done = session.write("governance.occurred", shown_path(session.ws, article), change, client_id=client_id,
                          request=request)
     if done.retried:
         return {**request, "time": done.entry.time, "by": done.entry.profile}

@@ -126,6 +126,15 @@ CODES: dict[str, tuple[Severity, str]] = {
     "session-line-malformed": (Severity.WARNING, "a session history line is not one JSON object; kept as written"),
     "session-rewritten": (Severity.ERROR, "a session history shrank or its earlier lines changed since memtui last saw it (seed 002: append-only)"),
     "session-claim-unbacked": (Severity.WARNING, "a turn says a graph write happened but the graph lacks the entity (seed 002: never claim a save you did not make)"),
+    # skills governed like articles (seed 000 Part II §8, §10)
+    "skill-manifest-missing": (Severity.WARNING, "a skill has no skill-manifest.json beside SKILL.md, so it cannot be published"),
+    "skill-manifest-unreadable": (Severity.ERROR, "skill-manifest.json cannot be read as a JSON object (not JSON, not UTF-8, too large or too deeply nested)"),
+    "skill-manifest-part-missing": (Severity.ERROR, "the skill manifest does not state a part a published skill needs (one of the five parts, dry-run, a teardown, the coverage map, the tests)"),
+    "skill-manifest-invalid": (Severity.ERROR, "a skill manifest field has the wrong type or shape"),
+    "skill-unbound": (Severity.WARNING, "a skill is bound to no node of the memory tree, so it has no owner"),
+    "skill-binding-invalid": (Severity.ERROR, "a skill names a memory node that does not exist"),
+    "skill-unrecorded-edit": (Severity.WARNING, "a governed skill's folder differs from its published version (changed outside governance)"),
+    "skill-content-unusable": (Severity.ERROR, "a skill folder cannot be kept as a version (a symbolic link, a file that is not UTF-8, too large)"),
 }
 
 

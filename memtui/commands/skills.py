@@ -10,6 +10,10 @@ Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for th
   budget (8 KiB by default, seed 002) and the skills cut or left out, named (seed 004).
 - ``show NAME [--json]``: one skill: fields, findings, files beside it, its body.
 - ``set NAME KEY VALUE``: change one front matter field, keeping BOM and line ends (B18).
+- ``status [NAME] [--json]``: each skill's governance: the node it is bound to and its owner,
+  its manifest, its state (untracked, published, edited) and its last test run.
+- ``bind NAME NODE``: bind a skill to a memory node (``metadata: memory-node`` in its front
+  matter); the node's owner becomes the skill's owner (seed 000 Part II §10).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import argparse
 from memtui.commands import _common
 from memtui.core.text import clip as _clip, visible
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
-from memtui.core.findings import Finding, Severity
+from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.paging import Page
 from memtui.core.skills import (
     DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue, save_skill_field,
@@ -60,8 +64,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    cat = _load(args)
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
     findings = cat.all_findings()
+    if args.governance:
+        findings = sorted(findings + _governance_findings(ws, cat), key=sort_key)
     if not args.include_info:
         shown = [f for f in findings if f.severity is not Severity.INFO]
     else:
@@ -116,12 +123,15 @@ def _pick(cat: Catalogue, name: str) -> Skill:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    cat = _load(args)
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
     skill = _pick(cat, args.name)
+    status = _status(ws, skill)
     if args.json:
         data = skill.to_json()
         data["body"] = skill.body
         data["files_beside"] = skill.files_beside()
+        data["governance"] = status.to_json()
         emit_json(data)
         return int(ExitCode.OK)
     print(f"name:        {visible(skill.shown_name)}")
@@ -132,6 +142,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
     for label, value in (("shadowed by", skill.shadowed_by), ("nested in", skill.nested_in)):
         if value:
             print(f"{label + ':':13}{value}")
+    print(f"bound to:    {_bound(status)}")
+    print(f"manifest:    {'complete' if status.manifest.complete else 'not publishable: ' + visible(status.manifest.why_not())}")
+    if status.published or status.state != "untracked":
+        print(f"state:       {status.state}{'  (' + status.published + ')' if status.published else ''}")
     files = skill.files_beside()
     if files:
         print(f"files:       {len(files)} beside SKILL.md: " + ", ".join(files[:10])
@@ -167,6 +181,91 @@ def _cmd_set(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
+def _status(ws, skill: Skill):  # noqa: ANN001, ANN202 - Workspace, SkillStatus
+    from memtui.core.session import Session
+    from memtui.core.skills.status import skill_status
+
+    s = Session.open(ws, purpose="cli skills", read_only=True)
+    try:
+        return skill_status(ws, skill, s.store)
+    finally:
+        s.close()
+
+
+def _governance_findings(ws, cat: Catalogue) -> list[Finding]:  # noqa: ANN001 - Workspace
+    from memtui.core.session import Session
+    from memtui.core.skills.status import governance_findings
+
+    s = Session.open(ws, purpose="cli skills", read_only=True)
+    try:
+        return governance_findings(ws, cat, s.store)
+    finally:
+        s.close()
+
+
+def _bound(status) -> str:  # noqa: ANN001 - SkillStatus
+    b = status.binding
+    if b.node is None:
+        return "nothing (no owner): " + visible(b.finding.message if b.finding else "")
+    owner = f"owner {b.owner} ({b.owner_how})" if b.owner else "no owner set on the node or above it"
+    return f"{b.node or 'the root node'} ({b.how}); {owner}"
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from memtui.core.session import Session
+    from memtui.core.skills.status import governed, skill_status
+
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
+    skills = [_pick(cat, args.name)] if args.name else governed(cat)
+    s = Session.open(ws, purpose="cli skills status", read_only=True)
+    try:
+        rows = [skill_status(ws, sk, s.store) for sk in skills]
+    finally:
+        s.close()
+    if args.json:
+        emit_json({"skills": [r.to_json() for r in rows], "count": len(rows)})
+        return int(ExitCode.OK)
+    for r in rows:
+        test = r.last_test
+        tested = "not tested" if test is None else ("tests passed" if test.get("passed") else f"tests FAILED ({test.get('why')})")
+        node = r.binding.node if r.binding.node is not None else "unbound"
+        print(f"{_clip(r.skill.shown_name, 30):30}  {_clip(node or 'root', 26):26}  {_clip(r.binding.owner or '-', 20):20}  "
+              f"{r.state:9}  {'manifest ok' if r.manifest.complete else 'manifest incomplete'}  {tested}")
+        for f in (r.findings if args.name else []):  # one skill: its findings too
+            if f.severity is not Severity.INFO:
+                print("    " + _format_finding(f).replace("\n", "\n    "))
+    return int(ExitCode.OK)
+
+
+def _cmd_bind(args: argparse.Namespace) -> int:
+    from memtui.commands._common import fail
+    from memtui.core.session import Session
+    from memtui.core.skills.binding import METADATA_KEY
+    from memtui.core.skills.edit import save_skill_metadata
+    from memtui.core.tree.model import MemoryTree
+
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
+    skill = _pick(cat, args.name)
+    node = args.node.strip().strip("/")
+    node = node[len("memory/"):] if node.startswith("memory/") else node
+    if ".." in node.split("/") or not MemoryTree(ws).is_node(node):
+        fail(f"{args.node!r} is not a node of the memory tree (a folder under memory/ with an AGENTS.md)", ExitCode.USAGE)
+    status = _status(ws, skill)
+    if status.published:
+        fail(f"{skill.key} is governed ({status.published} is published): propose the new binding as a change "
+             f"(`memtui propose --skill {skill.key} --from FOLDER`)", ExitCode.REFUSED)
+    try:
+        with Session.open(ws, purpose="cli skills bind", profile=getattr(args, "as_profile", None)) as session:
+            saved = save_skill_metadata(session, skill, METADATA_KEY, node, client_id=args.client_id)
+    except ValueError as exc:
+        fail(f"{skill.path}: {exc}", ExitCode.PROBLEM)
+    status = _status(ws, saved)
+    print(f"{saved.path}: bound to {_bound(status)}")
+    return int(ExitCode.OK)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``memtui skills {list,check,index,show,set}``."""
     parser = subparsers.add_parser(
@@ -187,6 +286,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_arg(p)
     p.add_argument("--info", dest="include_info", action="store_true",
                    help="also show info notes (BOM, CRLF, unknown keys, description hints)")
+    p.add_argument("--governance", action="store_true",
+                   help="also check each skill's binding (its owner), its manifest and unrecorded edits")
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("index", help="the skill index an agent's turn gets, against a byte budget")
@@ -212,3 +313,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--client-id", metavar="ID",
                    help="an id for this request: a retry with the same id is not applied or logged twice (seed 004)")
     p.set_defaults(func=_cmd_set)
+
+    p = sub.add_parser("status", help="each skill's node and owner, manifest, state and last test run")
+    add_workspace_arg(p)
+    add_json_arg(p)
+    p.add_argument("name", metavar="NAME", nargs="?", help="one skill (default: every skill)")
+    p.set_defaults(func=_cmd_status)
+
+    p = sub.add_parser("bind", help="bind a skill to a memory node: the node's owner owns the skill")
+    add_workspace_arg(p)
+    p.add_argument("name", metavar="NAME", help="the skill's name or folder")
+    p.add_argument("node", metavar="NODE", help="the node, relative to memory/ (support/parcels-lost)")
+    p.add_argument("--as", dest="as_profile", metavar="PROFILE", help="act as this profile")
+    p.add_argument("--client-id", metavar="ID", help="an id for this request (a retry is not applied twice)")
+    p.set_defaults(func=_cmd_bind)

@@ -30,7 +30,6 @@ from memtui.core.workspace import Workspace
 #: The ``metadata`` key naming the bound node (memory-relative).
 METADATA_KEY = "memory-node"
 
-_SOURCE = "seed 000 Part II §10"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +97,11 @@ def bind(ws: Workspace, folder: Path, skill_md_text: str | None, place: str) -> 
         return Binding(None, "", None, "", Finding.make(
             "skill-unbound", place, "the skill is bound to no node of the memory tree, so nobody owns it",
             f"name its node in SKILL.md as `metadata:` / `  {METADATA_KEY}: NODE` (`memtui skills bind NAME NODE`), "
-            f"or keep its folder inside that node ({_SOURCE})"))
+            f"or keep its folder inside that node"))
     if ".." in named.split("/") or os.path.isabs(named) or not tree.is_node(named):
         return Binding(None, "", None, "", Finding.make(
             "skill-binding-invalid", place, f"the skill names the memory node {named!r}, which is not a node "
                                             "(no AGENTS.md there)",
-            f"name an existing node under metadata.{METADATA_KEY} ({_SOURCE})"))
+            f"name an existing node under metadata.{METADATA_KEY}"))
     owner, how = tree.owner(named)
     return Binding(named, "front matter", owner, how)

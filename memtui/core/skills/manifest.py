@@ -51,7 +51,6 @@ PARTS = {
 #: Every top-level key the core requires, with its words.
 REQUIRED = {**PARTS, "tests": "tests (a command and its arguments)"}
 
-_SOURCE = "seed 000 Part II §8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +161,7 @@ def read_manifest(folder: str | os.PathLike[str], place: str) -> Manifest:
         m.findings.append(Finding.make(
             "skill-manifest-missing", place, f"the skill has no {MANIFEST_FILE}, so it cannot be published",
             f"write {MANIFEST_FILE} beside SKILL.md stating inputs, read set, classification, write packet, "
-            f"verification and tests ({_SOURCE})"))
+            f"verification and tests"))
         m.missing = list(REQUIRED.values())
         return m
     except OSError as exc:
@@ -211,7 +210,7 @@ def _unreadable(place: str, why: str, line: int | None = None) -> Manifest:
     m = Manifest(place, present=True)
     m.findings.append(Finding.make(
         "skill-manifest-unreadable", place, f"{MANIFEST_FILE} {why}",
-        f"write it as one JSON object of the manifest's parts ({_SOURCE})", line=line))
+        "write it as one JSON object of the manifest's parts", line=line))
     m.missing = list(REQUIRED.values())
     return m
 
@@ -267,8 +266,7 @@ def _schema_findings(m: Manifest, data: dict[str, Any]) -> None:
                 m.missing.append(words)
                 m.findings.append(Finding.make(
                     "skill-manifest-part-missing", m.place, f"the manifest does not state {words}",
-                    f"add `{key}` at {_where(path)} ({_SOURCE}: a skill that cannot state one of its "
-                    "parts is not ready to be published)"))
+                    f"add `{key}` at {_where(path)}"))
             continue
         message = error.message
         if len(message) > 200:
@@ -289,8 +287,8 @@ def _rule_findings(m: Manifest, data: dict[str, Any]) -> None:
         m.missing.append(words)
         m.findings.append(Finding.make(
             "skill-manifest-part-missing", m.place, f"the skill writes but the manifest does not state {words}",
-            "set write_packet.dry_run to true, or give write_packet.dry_run_exemption.test "
-            f"({_SOURCE}: the packet is simulated before it is promoted unless the exemption test passes)"))
+            "set write_packet.dry_run to true (the packet is simulated before it is promoted), or give "
+            "write_packet.dry_run_exemption.test"))
     paths = sorted({w["path"] for w in writes if isinstance(w.get("path"), str)})
     if len(paths) > 1 and not packet.get("coverage"):
         words = "the coverage map"
@@ -298,5 +296,4 @@ def _rule_findings(m: Manifest, data: dict[str, Any]) -> None:
         m.findings.append(Finding.make(
             "skill-manifest-part-missing", m.place,
             f"the writes take {len(paths)} write paths ({', '.join(paths)}) but the manifest does not state {words}",
-            "add write_packet.coverage: per configuration object, the write path that carries it and why "
-            f"({_SOURCE})"))
+            "add write_packet.coverage: per configuration object, the write path that carries it and why"))

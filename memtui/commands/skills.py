@@ -14,6 +14,10 @@ Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for th
   its manifest, its state (untracked, published, edited) and its last test run.
 - ``bind NAME NODE``: bind a skill to a memory node (``metadata: memory-node`` in its front
   matter); the node's owner becomes the skill's owner (seed 000 Part II §10).
+- ``test NAME[@N] [--timeout S] [--json]``: run the tests the skill's manifest names (its
+  folder as it is, or version N in a scratch copy): no shell, a timeout that kills the process
+  group, a restricted environment, output bounded; the result is recorded with the content
+  hash (exit 1 when they fail).
 """
 
 from __future__ import annotations
@@ -266,6 +270,32 @@ def _cmd_bind(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
+def _cmd_test(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills test") as session:
+        row, run = sv.test(session, args.ref, timeout=args.timeout)
+    if args.json:
+        emit_json(row)
+        return int(ExitCode.OK if run.passed else ExitCode.PROBLEM)
+    where = row["version"] or f"skills/{row['skill']}"
+    print(f"{where}: ran {' '.join(run.argv)} ({run.seconds:.1f} s, content {row['sha256'][:12]})")
+    for label, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+        if text.strip():
+            lines = text.rstrip("\n").splitlines()
+            shown = lines[-10:]
+            print(f"--- {label} (last {len(shown)} of {len(lines)} lines kept)")
+            for line in shown:
+                print("    " + visible(line))
+    if run.truncated:
+        print(f"--- output: {run.out_bytes:,} bytes printed, the first 64 KiB of each stream kept")
+    if not run.watched:
+        print("--- the workspace is too large to check for writes outside the skill folder; not checked")
+    print(f"tests {'passed' if run.passed else 'FAILED: ' + visible(run.why())}; recorded for content {row['sha256'][:12]}")
+    return int(ExitCode.OK if run.passed else ExitCode.PROBLEM)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``memtui skills {list,check,index,show,set}``."""
     parser = subparsers.add_parser(
@@ -327,3 +357,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--as", dest="as_profile", metavar="PROFILE", help="act as this profile")
     p.add_argument("--client-id", metavar="ID", help="an id for this request (a retry is not applied twice)")
     p.set_defaults(func=_cmd_bind)
+
+    p = sub.add_parser("test", help="run the tests a skill's manifest names, and record the result")
+    add_workspace_arg(p)
+    add_json_arg(p)
+    p.add_argument("ref", metavar="NAME[@N]", help="the skill (its folder as it is) or one of its versions")
+    p.add_argument("--timeout", type=_common.whole_number(1, 600, unit=" seconds"), metavar="SECONDS", help="seconds before the test and its processes are killed "
+                                           "(default: the manifest's, else 60; at most 600)")
+    p.add_argument("--as", dest="as_profile", metavar="PROFILE", help="act as this profile")
+    p.set_defaults(func=_cmd_test)

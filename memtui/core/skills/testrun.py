@@ -66,7 +66,7 @@ MARKER_ENV = "MEMTUI_SKILL_RUN"
 MAX_WATCHED = 50_000
 
 
-class TestRefused(RefusedError):
+class RunRefused(RefusedError):
     """The test cannot be run as named (no tests named, command not found, outside the
     folder); ``str(exc)`` says why and what to do. Nothing was run."""
 
@@ -137,19 +137,19 @@ def resolve_command(folder: Path, command: str) -> str:
     """The program to run for the manifest's ``command``.
 
     Raises:
-        TestRefused: not found on :data:`SAFE_PATH`, or a path leading outside the folder.
+        RunRefused: not found on :data:`SAFE_PATH`, or a path leading outside the folder.
     """
     if "/" in command:
         candidate = (folder / command) if not os.path.isabs(command) else Path(command)
         if not is_inside(folder, candidate):
-            raise TestRefused(f"the test command {command!r} leads outside the skill folder; name a program "
+            raise RunRefused(f"the test command {command!r} leads outside the skill folder; name a program "
                               f"on {SAFE_PATH} or a file inside the folder")
         if not candidate.is_file():
-            raise TestRefused(f"the test command {command!r} is not a file in the skill folder")
+            raise RunRefused(f"the test command {command!r} is not a file in the skill folder")
         return str(candidate)
     found = shutil.which(command, path=SAFE_PATH)
     if found is None:
-        raise TestRefused(f"the test command {command!r} is not found on {SAFE_PATH}; install it or name "
+        raise RunRefused(f"the test command {command!r} is not found on {SAFE_PATH}; install it or name "
                           "another program in the manifest")
     return found
 
@@ -263,7 +263,7 @@ def run_tests(folder: Path, spec: TestSpec, *, watch: Path | None = None, timeou
         The :class:`TestRun`; a failing test is a result, not an error.
 
     Raises:
-        TestRefused: the command cannot be run as named; nothing was run.
+        RunRefused: the command cannot be run as named; nothing was run.
     """
     folder = Path(os.path.realpath(folder))
     program = resolve_command(folder, spec.command)
@@ -285,7 +285,7 @@ def run_tests(folder: Path, spec: TestSpec, *, watch: Path | None = None, timeou
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True, close_fds=True)
         except OSError as exc:
-            raise TestRefused(f"the test command {spec.command!r} could not be started: {exc.strerror or exc}") from exc
+            raise RunRefused(f"the test command {spec.command!r} could not be started: {exc.strerror or exc}") from exc
         pgid = proc.pid
         counter, lock, over = [0], threading.Lock(), threading.Event()
         readers = [_Reader(proc.stdout, counter, lock, over), _Reader(proc.stderr, counter, lock, over)]
@@ -350,5 +350,5 @@ def _killpg(pgid: int) -> None:
         pass
 
 
-__all__ = ["DEFAULT_TIMEOUT", "KEEP_BYTES", "MAX_OUTPUT", "MARKER_ENV", "SAFE_PATH", "SKIP_DIRS", "TestRefused",
+__all__ = ["DEFAULT_TIMEOUT", "KEEP_BYTES", "MAX_OUTPUT", "MARKER_ENV", "SAFE_PATH", "SKIP_DIRS", "RunRefused",
            "TestRun", "resolve_command", "run_tests"]

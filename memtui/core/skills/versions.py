@@ -345,9 +345,9 @@ def test(session: Any, ref: str, *, timeout: float | None = None) -> tuple[dict[
     Raises:
         GovernanceError: no such version, the folder is unusable, or the manifest names no
             valid tests (nothing is run). ConfinementError-like RefusedError: the folder is a
-            link leading outside the workspace. TestRefused: the command cannot be run.
+            link leading outside the workspace. RunRefused: the command cannot be run.
     """
-    from memtui.core.skills.testrun import TestRefused
+    from memtui.core.skills.testrun import RunRefused
 
     ws = session.ws
     name, number = parse_ref(ref)
@@ -373,7 +373,7 @@ def test(session: Any, ref: str, *, timeout: float | None = None) -> tuple[dict[
             if MANIFEST_FILE in files else None
         spec = manifest.tests if manifest is not None else None
         if spec is None:
-            raise TestRefused(f"{name} names no tests: its {MANIFEST_FILE} needs `tests` with a command "
+            raise RunRefused(f"{name} names no tests: its {MANIFEST_FILE} needs `tests` with a command "
                               "(and args); nothing was run")
         sha = content_hash(files)
         run = run_tests(where, spec, watch=ws.root, timeout=timeout)

@@ -18,6 +18,15 @@ Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for th
   folder as it is, or version N in a scratch copy): no shell, a timeout that kills the process
   group, a restricted environment, output bounded; the result is recorded with the content
   hash (exit 1 when they fail).
+- ``adopt NAME``: record the skill's folder as it is as version 1 (its baseline).
+- ``versions NAME`` / ``diff NAME A B``: its history (state, provenance, test result of each
+  version's content) and the difference between two versions, file by file.
+- ``publish NAME@N [--reviewed]``: the owner publishes a proposal (refused, naming the part or
+  the test, when the manifest is incomplete or the tests have not passed on that content);
+  ``reject NAME@N --reason``; ``rollback NAME --to N`` publishes version N's content again as a
+  new version; ``revert NAME`` puts the published version back over an unrecorded edit.
+A skill change is filed with ``memtui propose --skill NAME --from FOLDER``; a case pins the
+versions it ran with ``memtui use --skill NAME@N``, and ``memtui pins`` shows them both ways.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from __future__ import annotations
 import argparse
 
 from memtui.commands import _common
-from memtui.core.text import clip as _clip, visible
+from memtui.core.text import clip as _clip, visible, visible_lines
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
 from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.paging import Page
@@ -273,7 +282,10 @@ def _cmd_bind(args: argparse.Namespace) -> int:
 def _cmd_test(args: argparse.Namespace) -> int:
     from memtui.commands import _gov
     from memtui.core.skills import versions as sv
+    from memtui.core.skills.testrun import MAX_TIMEOUT
 
+    if args.timeout is not None and args.timeout > MAX_TIMEOUT:
+        _common.fail(f"argument --timeout: must be at most {MAX_TIMEOUT:.0f} seconds, not {args.timeout}", ExitCode.USAGE)
     with _gov.session(args, "skills test") as session:
         row, run = sv.test(session, args.ref, timeout=args.timeout)
     if args.json:
@@ -294,6 +306,123 @@ def _cmd_test(args: argparse.Namespace) -> int:
         print("--- the workspace is too large to check for writes outside the skill folder; not checked")
     print(f"tests {'passed' if run.passed else 'FAILED: ' + visible(run.why())}; recorded for content {row['sha256'][:12]}")
     return int(ExitCode.OK if run.passed else ExitCode.PROBLEM)
+
+
+def _version_line(v, ledger) -> str:  # noqa: ANN001 - SkillVersion, SkillLedger
+    test = ledger.last_test(v.skill, v.sha256)
+    tested = "not tested" if test is None else ("tests passed" if test.get("passed") else "tests failed")
+    prov = v.provenance
+    how = prov.get("kind") or "-"
+    if prov.get("rollback_of"):
+        how += f" of @{prov['rollback_of']}"
+    if prov.get("case"):
+        how += f" (case {prov['case']})"
+    return f"{v.id}  {v.state:8}  {v.author or '-'}  {v.created}  {how}  {v.sha256[:12]}  {tested}"
+
+
+def _cmd_adopt(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills adopt") as session:
+        v = sv.adopt(session, args.name, args.reason)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"recorded {v.id} (baseline, {len(v.files)} files, content {v.sha256[:12]}; bound to {v.node or 'the root node'})")
+    return int(ExitCode.OK)
+
+
+def _cmd_versions(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.reading(args, "skills versions") as session:
+        ledger = sv.SkillLedger(session.store)
+        versions = ledger.versions(args.name)
+        if not versions:
+            _common.fail(f"{args.name} has no recorded versions (`memtui skills adopt {args.name}` records its "
+                         "folder as version 1)", ExitCode.PROBLEM)
+        page = Page.of(versions, args.cursor or 0, args.limit)
+        if args.json:
+            emit_json(_common.page_json("versions", page, [
+                {**v.to_json(), "last_test": ledger.last_test(v.skill, v.sha256)} for v in page.items], skill=args.name))
+            return int(ExitCode.OK)
+        for v in page.items:
+            print(_version_line(v, ledger))
+        _common.print_more(page, "versions")
+    return int(ExitCode.OK)
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.reading(args, "skills diff") as session:
+        patch = sv.diff(sv.SkillLedger(session.store), args.name, args.a, args.b)
+    if args.json:
+        emit_json({"from": sv.version_id(args.name, args.a), "to": sv.version_id(args.name, args.b), "diff": patch})
+    else:
+        print(visible_lines(patch) if patch else f"versions {args.a} and {args.b} of {args.name} hold the same files",
+              end="" if patch else "\n")
+    return int(ExitCode.OK)
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills publish") as session:
+        sv.check_publish(session, args.ref, reviewed=args.reviewed)  # refused before asking
+        _gov.confirm(args, session, f"Publish {args.ref}")
+        v = sv.publish(session, args.ref, reviewed=args.reviewed, why=args.why)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"published {v.id}: skills/{v.skill}/ holds it ({len(v.files)} files, content {v.sha256[:12]})")
+    return int(ExitCode.OK)
+
+
+def _cmd_reject(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills reject") as session:
+        v = sv.reject(session, args.ref, args.reason)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"rejected {v.id}: {args.reason}")
+    return int(ExitCode.OK)
+
+
+def _cmd_rollback(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills rollback") as session:
+        sv.check_rollback(session, args.name, args.to)
+        _gov.confirm(args, session, f"Roll the skill {args.name} back to version {args.to}")
+        v = sv.rollback(session, args.name, args.to, args.reason)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"published {v.id} with the content of version {args.to} (content {v.sha256[:12]})")
+    return int(ExitCode.OK)
+
+
+def _cmd_revert(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills revert") as session:
+        _gov.confirm(args, session, f"Put {args.name}'s published version back over the folder")
+        v = sv.revert(session, args.name)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"skills/{v.skill}/ holds {v.id} again")
+    return int(ExitCode.OK)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -362,7 +491,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_workspace_arg(p)
     add_json_arg(p)
     p.add_argument("ref", metavar="NAME[@N]", help="the skill (its folder as it is) or one of its versions")
-    p.add_argument("--timeout", type=_common.whole_number(1, 600, unit=" seconds"), metavar="SECONDS", help="seconds before the test and its processes are killed "
+    p.add_argument("--timeout", type=_common.positive_int, metavar="SECONDS", help="seconds before the test and its processes are killed "
                                            "(default: the manifest's, else 60; at most 600)")
     p.add_argument("--as", dest="as_profile", metavar="PROFILE", help="act as this profile")
     p.set_defaults(func=_cmd_test)
+
+    from memtui.commands import _gov
+
+    p = sub.add_parser("adopt", help="record the skill's folder as it is as version 1 (its baseline)")
+    _gov.add_common(p)
+    p.add_argument("name", metavar="NAME", help="the skill (its folder in skills/)")
+    p.add_argument("--reason", default="", help="why, recorded with the version")
+    p.set_defaults(func=_cmd_adopt)
+
+    p = sub.add_parser("versions", help="a skill's versions: state, provenance, content hash, test result")
+    _gov.add_common(p, acting=False)
+    p.add_argument("name", metavar="NAME")
+    _common.add_page_args(p, "versions")
+    p.set_defaults(func=_cmd_versions)
+
+    p = sub.add_parser("diff", help="the difference between two versions of a skill, file by file")
+    _gov.add_common(p, acting=False)
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("a", metavar="A", type=_common.positive_int, help="the version number to diff from")
+    p.add_argument("b", metavar="B", type=_common.positive_int, help="the version number to diff to")
+    p.set_defaults(func=_cmd_diff)
+
+    p = sub.add_parser("publish", help="publish a skill proposal (owner; tests passed on that content)")
+    _gov.add_common(p, confirm=True)
+    p.add_argument("ref", metavar="NAME@N", help="the proposal")
+    p.add_argument("--reviewed", action="store_true", help="a person reviewed the change (else two independent uses)")
+    p.add_argument("--why", default="", help="the decision's note")
+    p.set_defaults(func=_cmd_publish)
+
+    p = sub.add_parser("reject", help="reject a skill proposal with a reason (owner)")
+    _gov.add_common(p)
+    p.add_argument("ref", metavar="NAME@N")
+    p.add_argument("--reason", required=True, help="why (recorded)")
+    p.set_defaults(func=_cmd_reject)
+
+    p = sub.add_parser("rollback", help="publish an earlier version's content again, as a new version (owner)")
+    _gov.add_common(p, confirm=True)
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--to", type=_common.positive_int, required=True, metavar="N", help="the version whose content comes back")
+    p.add_argument("--reason", default="", help="why, recorded with the new version")
+    p.set_defaults(func=_cmd_rollback)
+
+    p = sub.add_parser("revert", help="put the published version back over an unrecorded edit (owner)")
+    _gov.add_common(p, confirm=True)
+    p.add_argument("name", metavar="NAME")
+    p.set_defaults(func=_cmd_revert)

@@ -1,6 +1,10 @@
 """``memtui use``: record that a case used a version (seed 000 §7.4b MEMORY_USES), with the
 independent check performed and its verdict; the case is pinned to the version. Mere
-retrieval is not a use."""
+retrieval is not a use.
+
+``--skill NAME@N`` (repeatable) pins the skill versions the case ran (seed 000 Part II §10: a
+running case keeps the version it started with); with one ``--skill``, ``--verdict`` and
+``--check`` it is also a use that counts for that version's two-uses rule."""
 
 from __future__ import annotations
 
@@ -16,14 +20,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p)
-    p.add_argument("--version", required=True, metavar="ID", help="the version id (article@N)")
+    # --version, --verdict and --check are required for an article (checked in run()); --skill pins skills
+    p.add_argument("--version", metavar="ID", help="the version id (article@N)")
+    p.add_argument("--skill", action="append", default=[], metavar="NAME@N",
+                   help="a skill version the case ran (repeatable): pinned to the case")
     p.add_argument("--case", required=True, metavar="ID")
     p.add_argument("--source-request", required=True, metavar="ID")
     p.add_argument("--origin", default="independent", choices=gov.ORIGINS,
                    help="how the case relates to another (default: independent)")
     p.add_argument("--origin-of", metavar="CASE", help="the case it mirrors, forks or is a subcase of")
-    p.add_argument("--verdict", required=True, choices=gov.VERDICTS)
-    p.add_argument("--check", required=True, metavar="TEXT", help="the independent check performed")
+    p.add_argument("--verdict", choices=gov.VERDICTS)
+    p.add_argument("--check", metavar="TEXT", help="the independent check performed")
     p.add_argument("--hash", metavar="SHA256", help="the article hash the case saw (default: the version's)")
     p.add_argument("--client-id", metavar="ID",
                    help="an id for this request: a retry with the same id is not recorded twice; the same "
@@ -32,6 +39,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.skill and args.version is None:
+        return _skills(args)
+    missing = [name for name, value in (("--version", args.version), ("--verdict", args.verdict),
+                                        ("--check", args.check)) if value is None]
+    if missing:
+        _common.fail(f"a use of an article needs {', '.join(missing)} (or give --skill NAME@N to pin skills)",
+                     ExitCode.USAGE)
+    if args.skill:
+        _common.fail("give --skill in a use of its own, without --version", ExitCode.USAGE)
     if args.origin != "independent" and not (args.origin_of or "").strip():
         _common.fail(f"--origin {args.origin} needs --origin-of CASE (the case it is a {args.origin} of)",
                      ExitCode.USAGE)
@@ -47,4 +63,27 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"recorded: case {u.case} used {u.version}: {u.verdict}")
             print(f"{u.version}: {e.summary}")
+    return ExitCode.OK
+
+
+def _skills(args: argparse.Namespace) -> int:
+    from memtui.core.skills import versions as sv
+
+    if args.verdict is not None and len(args.skill) > 1:
+        _common.fail("a verdict is recorded for one skill version at a time; give one --skill with --verdict",
+                     ExitCode.USAGE)
+    if (args.verdict is None) != (args.check is None):
+        _common.fail("give --verdict and --check together (or neither, to pin only)", ExitCode.USAGE)
+    done = []
+    with _gov.session(args, "use") as s:
+        for ref in args.skill:
+            done.append(sv.use(s, ref, case=args.case, source_request=args.source_request, verdict=args.verdict,
+                               check=args.check, client_id=args.client_id if len(args.skill) == 1 else None))
+    if args.json:
+        _common.emit_json({"skills": done})
+    else:
+        for d in done:
+            pin = d["pin"]
+            tail = f": {d['use']['verdict']}" if d["use"] else ""
+            print(f"pinned: case {pin['case']} ran {pin['version']} (content {pin['hash'][:12]}){tail}")
     return ExitCode.OK

@@ -105,8 +105,9 @@ class Manifest:
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             return None
         timeout = spec.get("timeout")
-        ok_timeout = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 600
-        return TestSpec(spec["command"], tuple(args), float(timeout) if ok_timeout else None)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
+            return TestSpec(spec["command"], tuple(args), None)
+        return TestSpec(spec["command"], tuple(args), float(timeout))
 
     def why_not(self) -> str:
         """One sentence: why it cannot be published (``""`` when it can)."""

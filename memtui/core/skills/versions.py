@@ -75,7 +75,7 @@ class SkillVersion:
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any], doc_id: int) -> "SkillVersion":
-        data = {k: doc.get(k) for k in _FIELDS}
+        data: dict[str, Any] = {k: doc.get(k) for k in _FIELDS}
         data["files"] = dict(data.get("files") or {})
         data["provenance"] = dict(data.get("provenance") or {})
         return cls(**data, doc_id=doc_id)

@@ -36,7 +36,7 @@ from memtui.ui.widgets import AreaBar, AskText, Confirm
 from memtui.ui.screens.base import AreaScreen
 
 _KIND_STYLE = {"duplicate": "cyan", "contested": "bold red", "conflict": "magenta", "stale": "yellow",
-               "one-liner": "dim"}
+               "one-liner": "dim", "ladder": "green"}
 
 
 class ConsolidateScreen(AreaScreen):
@@ -387,4 +387,5 @@ _KEYS = {
     "conflict": "c contest one against the other · or merge them",
     "stale": "k re-verify (a passing check) · t retire · c contest",
     "one-liner": "o refresh the one-liner from the summary · u undo the last refresh",
+    "ladder": "propose a skill (memtui propose --skill) or an article (memtui propose) with these cases",
 }

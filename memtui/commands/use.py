@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--origin", default="independent", choices=gov.ORIGINS,
                    help="how the case relates to another (default: independent)")
     p.add_argument("--origin-of", metavar="CASE", help="the case it mirrors, forks or is a subcase of")
-    p.add_argument("--verdict", choices=gov.VERDICTS)
+    p.add_argument("--verdict", choices=(*gov.VERDICTS, "skill-defect"),
+                   help="pass or contradiction; skill-defect (with --skill) when the skill failed the case")
     p.add_argument("--check", metavar="TEXT", help="the independent check performed")
     p.add_argument("--hash", metavar="SHA256", help="the article hash the case saw (default: the version's)")
     p.add_argument("--client-id", metavar="ID",
@@ -48,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
                      ExitCode.USAGE)
     if args.skill:
         _common.fail("give --skill in a use of its own, without --version", ExitCode.USAGE)
+    if args.verdict == "skill-defect":
+        _common.fail("skill-defect is a verdict on a skill version: give --skill NAME@N", ExitCode.USAGE)
     if args.origin != "independent" and not (args.origin_of or "").strip():
         _common.fail(f"--origin {args.origin} needs --origin-of CASE (the case it is a {args.origin} of)",
                      ExitCode.USAGE)
@@ -86,4 +89,24 @@ def _skills(args: argparse.Namespace) -> int:
             pin = d["pin"]
             tail = f": {d['use']['verdict']}" if d["use"] else ""
             print(f"pinned: case {pin['case']} ran {pin['version']} (content {pin['hash'][:12]}){tail}")
+    if args.verdict == "skill-defect":
+        _defect_note(args)
     return ExitCode.OK
+
+
+def _defect_note(args: argparse.Namespace) -> None:
+    """After a skill-defect use: what the case closes with, and after two attempts, ask the owner."""
+    from memtui.core.consolidate.defects import defect_cases
+    from memtui.core.governance import owner_of
+
+    with _gov.reading(args, "use") as s:
+        name = args.skill[0].removeprefix("skill:").split("@", 1)[0]
+        item = next((d for d in defect_cases(s.store) if d.case == args.case.strip() and d.skill == name), None)
+        owner = owner_of(s.ws, item.node)[0] if item is not None else None
+    if item is None:
+        return
+    if item.ask_owner:
+        print(f"{len(item.versions)} attempts failed: ask the owner of {name} ({owner or 'nobody owns it'}) "
+              "rather than trying a third time")
+    if item.missing:
+        print(f"case {item.case} closes with {', '.join(item.missing)}")

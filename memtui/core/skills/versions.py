@@ -48,6 +48,9 @@ from memtui.core.workspace import Workspace
 T_SKILL_VERSIONS = "skill_versions"
 T_SKILL_TESTS = "skill_tests"
 
+#: The verdicts of a skill use: an article's, and ``skill-defect`` (seed 000 Part II §11).
+SKILL_VERDICTS = (*gov.VERDICTS, "skill-defect")
+
 #: The prefix of a skill version id (``skill:parcel-trace@2``).
 PREFIX = "skill:"
 
@@ -584,7 +587,10 @@ def use(session: Any, ref: str, *, case: str, source_request: str, verdict: str 
         check: str | None = None, client_id: str | None = None) -> dict[str, Any]:
     """Record that ``case`` ran the skill version ``ref``: a pin (seed 000 §10: "a running
     case keeps the version it started with"), and with a ``verdict`` and the independent
-    ``check`` a use that counts for the two-uses rule as an article's does.
+    ``check`` a use that counts for the two-uses rule as an article's does; the verdict
+    ``skill-defect`` marks the case as having met a defect of this version (seed 000 §11: it
+    closes with the delivered work, the amended skill and a memory entry;
+    :mod:`memtui.core.consolidate.defects`).
 
     Returns:
         ``{"pin": {...}, "use": {...} or None}``.
@@ -595,8 +601,8 @@ def use(session: Any, ref: str, *, case: str, source_request: str, verdict: str 
     """
     if not case.strip() or not source_request.strip():
         raise gov.GovernanceError("a use needs its case id and source-request id.")
-    if verdict is not None and verdict not in gov.VERDICTS:
-        raise gov.GovernanceError(f"verdict must be one of {', '.join(gov.VERDICTS)}, not {verdict!r}.")
+    if verdict is not None and verdict not in SKILL_VERDICTS:
+        raise gov.GovernanceError(f"verdict must be one of {', '.join(SKILL_VERDICTS)}, not {verdict!r}.")
     if verdict is not None and not (check or "").strip():
         raise gov.GovernanceError("a use with a verdict needs the independent check performed (--check).")
     version = SkillLedger(session.store).get(ref)

@@ -36,7 +36,8 @@ from memtui.ui.widgets import AreaBar, AskText, Confirm
 from memtui.ui.screens.base import AreaScreen
 
 _KIND_STYLE = {"duplicate": "cyan", "contested": "bold red", "conflict": "magenta", "stale": "yellow",
-               "one-liner": "dim", "ladder": "green"}
+               "one-liner": "dim", "ladder": "green",
+               "skill-defect": "bold yellow"}
 
 
 class ConsolidateScreen(AreaScreen):
@@ -388,4 +389,5 @@ _KEYS = {
     "stale": "k re-verify (a passing check) · t retire · c contest",
     "one-liner": "o refresh the one-liner from the summary · u undo the last refresh",
     "ladder": "propose a skill (memtui propose --skill) or an article (memtui propose) with these cases",
+    "skill-defect": "close the case: amended skill, delivered work, memory entry · or ask the owner",
 }

@@ -200,3 +200,12 @@ def _no_leftover_processes():  # noqa: ANN202
         except OSError:
             continue
     assert [p for p in marked if alive(int(p))] == []
+
+
+def test_the_administrators_skill_can_be_tested_where_it_is(sample_copy: Path) -> None:
+    folder = make_skill(sample_copy, "probe", "print('shared ok')\n")
+    shared = sample_copy / "shared-skills" / "probe"
+    folder.rename(shared)
+    row, result = run(sample_copy, "probe")
+    assert result.passed and result.stdout == "shared ok\n"
+    assert os.path.realpath(result.cwd) == os.path.realpath(shared)

@@ -1,8 +1,8 @@
 """``memtui occurrence ENTRY --case C --source-request R``: record that a case met the fix
 signature of an experience entry (its symptom, systems, mechanism and fix shape). The ladder
 counts the distinct cases of each signature: at the third the Consolidate area asks for a skill
-or an article, at the seventh and the twentieth for refining it with the evidence of use
-(seed 000 Part II §9). A wrong claim is corrected at once with ``memtui contest`` instead."""
+or an article, at the seventh and the twentieth for refining it with the evidence of use.
+A wrong claim is corrected at once with ``memtui contest`` instead."""
 
 from __future__ import annotations
 

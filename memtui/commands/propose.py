@@ -83,5 +83,5 @@ def _skill(args: argparse.Namespace) -> int:
         if args.json:
             _common.emit_json(v.to_json())
         else:
-            print(f"proposed {v.id} ({len(v.files)} files, content {v.sha256[:12]}; bound to {v.node or 'the root node'})")
+            print(f"proposed {v.id} ({len(v.files)} file{'s' if len(v.files) != 1 else ''}, content {v.sha256[:12]}; bound to {v.node or 'the root node'})")
     return ExitCode.OK

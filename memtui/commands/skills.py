@@ -329,7 +329,7 @@ def _cmd_adopt(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(v.to_json())
     else:
-        print(f"recorded {v.id} (baseline, {len(v.files)} files, content {v.sha256[:12]}; bound to {v.node or 'the root node'})")
+        print(f"recorded {v.id} (baseline, {len(v.files)} file{'s' if len(v.files) != 1 else ''}, content {v.sha256[:12]}; bound to {v.node or 'the root node'})")
     return int(ExitCode.OK)
 
 
@@ -379,7 +379,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(v.to_json())
     else:
-        print(f"published {v.id}: skills/{v.skill}/ holds it ({len(v.files)} files, content {v.sha256[:12]})")
+        print(f"published {v.id}: skills/{v.skill}/ holds it ({len(v.files)} file{'s' if len(v.files) != 1 else ''}, content {v.sha256[:12]})")
     return int(ExitCode.OK)
 
 

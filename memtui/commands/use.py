@@ -2,7 +2,7 @@
 independent check performed and its verdict; the case is pinned to the version. Mere
 retrieval is not a use.
 
-``--skill NAME@N`` (repeatable) pins the skill versions the case ran (seed 000 Part II §10: a
+``--skill NAME@N`` (repeatable) pins the skill versions the case ran (a
 running case keeps the version it started with); with one ``--skill``, ``--verdict`` and
 ``--check`` it is also a use that counts for that version's two-uses rule."""
 

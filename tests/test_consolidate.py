@@ -199,7 +199,8 @@ def test_every_kind_is_found_on_a_workspace_seeded_for_it(ws):
     stale = next(c for c in report.candidates if c.kind == "stale")
     assert "production runs 2.4 now; the entry observed 2.3" in stale.reason and "days ago" in stale.reason
     assert all(c.owner == (CURATOR if c.node == "support/experience" else SUPPORT) for c in report.candidates)
-    assert _scan(ws).counts() == {"duplicate": 2, "contested": 1, "conflict": 1, "stale": 1, "one-liner": 1}
+    assert _scan(ws).counts() == {"duplicate": 2, "contested": 1, "conflict": 1, "stale": 1, "one-liner": 1,
+                                  "ladder": 0, "skill-defect": 0}
     node_only = consolidate.scan(Workspace.open(ws), node="billing", today=_dt.date(2026, 12, 1))
     assert [c.kind for c in node_only.candidates] == ["duplicate"]
 

@@ -56,3 +56,42 @@ async def test_markup_like_skill_names_show_literally(shared: Path) -> None:
         assert names == {"[/] cleanup", "reports/weekly"}
         descriptions = {str(table.get_row_at(i)[4]) for i in range(2)}
         assert any("[bold]logs[/bold]" in d for d in descriptions)
+
+
+async def test_versions_tab_shows_binding_state_versions_and_test_results(sample_copy: Path, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from memtui.core.session import Session
+    from memtui.core.skills import versions as sv
+    from memtui.core.skills.content import read_content
+    from memtui.core.skills.edit import set_metadata_field
+
+    skill_md = sample_copy / "skills/parcel-trace/SKILL.md"
+    skill_md.write_text(set_metadata_field(skill_md.read_text(), "memory-node", "support/parcels-lost"))
+    draft = tmp_path / "draft"
+    shutil.copytree(sample_copy / "skills/parcel-trace", draft)
+    (draft / "test_skill.py").write_text("print('ok')\n")
+    (draft / "skill-manifest.json").write_text(json.dumps({
+        "inputs": [], "read_set": [], "classification": {"outcomes": ["x"]}, "write_packet": {"writes": []},
+        "verification": [{"check": "y"}], "tests": {"command": "python3", "args": ["test_skill.py"]}}))
+    with Session.open(sample_copy) as s:
+        sv.adopt(s, "parcel-trace")
+        sv.propose(s, "parcel-trace", read_content(draft).files, case="C-1", source_request="SR-1",
+                   profile="support.agent")
+        sv.test(s, "parcel-trace@2")
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.press("3")
+        screen = app.screen
+        table = screen.query_one("#skills-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        row = next(i for i, s in enumerate(screen._rows) if s.key == "parcel-trace" and s.root == "skills")
+        table.move_cursor(row=row)
+        await pilot.pause()
+        await pilot.press("v")
+        assert screen.query_one("#skill-tabs", TabbedContent).active == "tab-versions"
+        text = static_text(screen, "#skill-governance")
+        assert "support/parcels-lost (front matter)" in text and "owner     support.parcels-lost" in text
+        assert "state     published (skill:parcel-trace@1)" in text
+        assert "@2 proposed  proposal  tests passed" in text and "@1 active  baseline  not tested" in text

@@ -1,6 +1,10 @@
 """``memtui propose``: file a proposal (a candidate version of an article), as an agent or a
 script does (seed 000 §2 rule 7). Anyone may propose into any node; nothing under
-memory/ changes until the node's owner approves it."""
+memory/ changes until the node's owner approves it.
+
+A skill change is a proposal too: ``--skill NAME --from FOLDER`` files the folder's files as a
+candidate version of the skill; the owner of the node the skill is bound to publishes it
+(``memtui skills publish NAME@N``) once its tests passed on exactly that content."""
 
 from __future__ import annotations
 
@@ -19,9 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=_common.described(__doc__), epilog=_common.EXIT_CODES_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _gov.add_common(p)
-    p.add_argument("--node", required=True, metavar="PATH", help="the node folder, relative to memory/")
-    p.add_argument("--article", required=True, metavar="NAME", help="the article file name (name.md)")
-    p.add_argument("--from", dest="from_file", required=True, metavar="FILE", help="the article text ('-': stdin)")
+    # --node and --article are required for an article, --skill replaces both (checked in run())
+    p.add_argument("--node", metavar="PATH", help="the node folder, relative to memory/ (an article)")
+    p.add_argument("--article", metavar="NAME", help="the article file name (name.md)")
+    p.add_argument("--skill", metavar="NAME", help="propose a change of this skill instead: --from names a folder")
+    p.add_argument("--from", dest="from_file", required=True, metavar="FILE",
+                   help="the article text ('-': stdin), or with --skill the folder holding the skill's files")
     p.add_argument("--case", required=True, metavar="ID", help="the proposing case")
     p.add_argument("--source-request", required=True, metavar="ID", help="the case's source-request id")
     p.add_argument("--profile", required=True, metavar="P", help="the authoring agent profile")
@@ -41,6 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.skill is not None:
+        return _skill(args)
+    if not args.node or not args.article:
+        _common.fail("give --node PATH and --article NAME (or --skill NAME for a skill change)", ExitCode.USAGE)
     try:
         data = sys.stdin.buffer.read() if args.from_file == "-" else Path(args.from_file).read_bytes()
         text = data.decode("utf-8")
@@ -60,4 +71,24 @@ def run(args: argparse.Namespace) -> int:
             _common.emit_json(v.to_json(content=False))
         else:
             print(f"proposed {v.id}{' [untrusted]' if v.untrusted else ''}")
+    return ExitCode.OK
+
+
+def _skill(args: argparse.Namespace) -> int:
+    from memtui.core.skills import versions as sv
+    from memtui.core.skills.content import ContentError, read_content
+
+    if args.node or args.article:
+        _common.fail("--skill replaces --node and --article; give one or the other", ExitCode.USAGE)
+    try:
+        files = read_content(Path(args.from_file)).files
+    except (ContentError, OSError) as exc:
+        _common.fail(f"cannot read {args.from_file} as a skill folder: {exc}", ExitCode.USAGE)
+    with _gov.session(args, "propose") as s:
+        v = sv.propose(s, args.skill, files, case=args.case, source_request=args.source_request,
+                       profile=args.profile, sources=args.source, client_id=args.client_id)
+        if args.json:
+            _common.emit_json(v.to_json())
+        else:
+            print(f"proposed {v.id} ({len(v.files)} file{'s' if len(v.files) != 1 else ''}, content {v.sha256[:12]}; bound to {v.node or 'the root node'})")
     return ExitCode.OK

@@ -10,6 +10,23 @@ Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for th
   budget (8 KiB by default, seed 002) and the skills cut or left out, named (seed 004).
 - ``show NAME [--json]``: one skill: fields, findings, files beside it, its body.
 - ``set NAME KEY VALUE``: change one front matter field, keeping BOM and line ends.
+- ``status [NAME] [--json]``: each skill's governance: the node it is bound to and its owner,
+  its manifest, its state (untracked, published, edited) and its last test run.
+- ``bind NAME NODE``: bind a skill to a memory node (``metadata: memory-node`` in its front
+  matter); the node's owner becomes the skill's owner (seed 000 Part II §10).
+- ``test NAME[@N] [--timeout S] [--json]``: run the tests the skill's manifest names (its
+  folder as it is, or version N in a scratch copy): no shell, a timeout that kills the process
+  group, a restricted environment, output bounded; the result is recorded with the content
+  hash (exit 1 when they fail).
+- ``adopt NAME``: record the skill's folder as it is as version 1 (its baseline).
+- ``versions NAME`` / ``diff NAME A B``: its history (state, provenance, test result of each
+  version's content) and the difference between two versions, file by file.
+- ``publish NAME@N [--reviewed]``: the owner publishes a proposal (refused, naming the part or
+  the test, when the manifest is incomplete or the tests have not passed on that content);
+  ``reject NAME@N --reason``; ``rollback NAME --to N`` publishes version N's content again as a
+  new version; ``revert NAME`` puts the published version back over an unrecorded edit.
+A skill change is filed with ``memtui propose --skill NAME --from FOLDER``; a case pins the
+versions it ran with ``memtui use --skill NAME@N``, and ``memtui pins`` shows them both ways.
 """
 
 from __future__ import annotations
@@ -17,9 +34,9 @@ from __future__ import annotations
 import argparse
 
 from memtui.commands import _common
-from memtui.core.text import clip as _clip, visible
+from memtui.core.text import clip as _clip, visible, visible_lines
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
-from memtui.core.findings import Finding, Severity
+from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.paging import Page
 from memtui.core.skills import (
     DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue, save_skill_field,
@@ -60,8 +77,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    cat = _load(args)
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
     findings = cat.all_findings()
+    if args.governance:
+        findings = sorted(findings + _governance_findings(ws, cat), key=sort_key)
     if not args.include_info:
         shown = [f for f in findings if f.severity is not Severity.INFO]
     else:
@@ -116,12 +136,15 @@ def _pick(cat: Catalogue, name: str) -> Skill:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    cat = _load(args)
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
     skill = _pick(cat, args.name)
+    status = _status(ws, skill)
     if args.json:
         data = skill.to_json()
         data["body"] = skill.body
         data["files_beside"] = skill.files_beside()
+        data["governance"] = status.to_json()
         emit_json(data)
         return int(ExitCode.OK)
     print(f"name:        {visible(skill.shown_name)}")
@@ -132,6 +155,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
     for label, value in (("shadowed by", skill.shadowed_by), ("nested in", skill.nested_in)):
         if value:
             print(f"{label + ':':13}{value}")
+    print(f"bound to:    {_bound(status)}")
+    print(f"manifest:    {'complete' if status.manifest.complete else 'not publishable: ' + visible(status.manifest.why_not())}")
+    if status.published or status.state != "untracked":
+        print(f"state:       {status.state}{'  (' + status.published + ')' if status.published else ''}")
     files = skill.files_beside()
     if files:
         print(f"files:       {len(files)} beside SKILL.md: " + ", ".join(files[:10])
@@ -167,6 +194,237 @@ def _cmd_set(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
+def _status(ws, skill: Skill):  # noqa: ANN001, ANN202 - Workspace, SkillStatus
+    from memtui.core.session import Session
+    from memtui.core.skills.status import skill_status
+
+    s = Session.open(ws, purpose="cli skills", read_only=True)
+    try:
+        return skill_status(ws, skill, s.store)
+    finally:
+        s.close()
+
+
+def _governance_findings(ws, cat: Catalogue) -> list[Finding]:  # noqa: ANN001 - Workspace
+    from memtui.core.session import Session
+    from memtui.core.skills.status import governance_findings
+
+    s = Session.open(ws, purpose="cli skills", read_only=True)
+    try:
+        return governance_findings(ws, cat, s.store)
+    finally:
+        s.close()
+
+
+def _bound(status) -> str:  # noqa: ANN001 - SkillStatus
+    b = status.binding
+    if b.node is None:
+        return "nothing (no owner): " + visible(b.finding.message if b.finding else "")
+    owner = f"owner {b.owner} ({b.owner_how})" if b.owner else "no owner set on the node or above it"
+    return f"{b.node or 'the root node'} ({b.how}); {owner}"
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from memtui.core.session import Session
+    from memtui.core.skills.status import governed, skill_status
+
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
+    skills = [_pick(cat, args.name)] if args.name else governed(cat)
+    s = Session.open(ws, purpose="cli skills status", read_only=True)
+    try:
+        rows = [skill_status(ws, sk, s.store) for sk in skills]
+    finally:
+        s.close()
+    if args.json:
+        emit_json({"skills": [r.to_json() for r in rows], "count": len(rows)})
+        return int(ExitCode.OK)
+    for r in rows:
+        test = r.last_test
+        tested = "not tested" if test is None else ("tests passed" if test.get("passed") else f"tests FAILED ({test.get('why')})")
+        node = r.binding.node if r.binding.node is not None else "unbound"
+        print(f"{_clip(r.skill.shown_name, 30):30}  {_clip(node or 'root', 26):26}  {_clip(r.binding.owner or '-', 20):20}  "
+              f"{r.state:9}  {'manifest ok' if r.manifest.complete else 'manifest incomplete'}  {tested}")
+        for f in (r.findings if args.name else []):  # one skill: its findings too
+            if f.severity is not Severity.INFO:
+                print("    " + _format_finding(f).replace("\n", "\n    "))
+    return int(ExitCode.OK)
+
+
+def _cmd_bind(args: argparse.Namespace) -> int:
+    from memtui.commands._common import fail
+    from memtui.core.session import Session
+    from memtui.core.skills.binding import METADATA_KEY
+    from memtui.core.skills.edit import save_skill_metadata
+    from memtui.core.tree.model import MemoryTree
+
+    ws = open_workspace(args)
+    cat = load_catalogue(ws)
+    skill = _pick(cat, args.name)
+    node = args.node.strip().strip("/")
+    node = node[len("memory/"):] if node.startswith("memory/") else node
+    if ".." in node.split("/") or not MemoryTree(ws).is_node(node):
+        fail(f"{args.node!r} is not a node of the memory tree (a folder under memory/ with an AGENTS.md)", ExitCode.USAGE)
+    status = _status(ws, skill)
+    if status.published:
+        fail(f"{skill.key} is governed ({status.published} is published): propose the new binding as a change "
+             f"(`memtui propose --skill {skill.key} --from FOLDER`)", ExitCode.REFUSED)
+    try:
+        with Session.open(ws, purpose="cli skills bind", profile=getattr(args, "as_profile", None)) as session:
+            saved = save_skill_metadata(session, skill, METADATA_KEY, node, client_id=args.client_id)
+    except ValueError as exc:
+        fail(f"{skill.path}: {exc}", ExitCode.PROBLEM)
+    status = _status(ws, saved)
+    print(f"{saved.path}: bound to {_bound(status)}")
+    return int(ExitCode.OK)
+
+
+def _cmd_test(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+    from memtui.core.skills.testrun import MAX_TIMEOUT
+
+    if args.timeout is not None and args.timeout > MAX_TIMEOUT:
+        _common.fail(f"argument --timeout: must be at most {MAX_TIMEOUT:.0f} seconds, not {args.timeout}", ExitCode.USAGE)
+    with _gov.session(args, "skills test") as session:
+        row, run = sv.test(session, args.ref, timeout=args.timeout)
+    if args.json:
+        emit_json(row)
+        return int(ExitCode.OK if run.passed else ExitCode.PROBLEM)
+    where = row["version"] or f"skills/{row['skill']}"
+    print(f"{where}: ran {' '.join(run.argv)} ({run.seconds:.1f} s, content {row['sha256'][:12]})")
+    for label, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+        if text.strip():
+            lines = text.rstrip("\n").splitlines()
+            shown = lines[-10:]
+            print(f"--- {label} (last {len(shown)} of {len(lines)} lines kept)")
+            for line in shown:
+                print("    " + visible(line))
+    if run.truncated:
+        print(f"--- output: {run.out_bytes:,} bytes printed, the first 64 KiB of each stream kept")
+    if not run.watched:
+        print("--- the workspace is too large to check for writes outside the skill folder; not checked")
+    print(f"tests {'passed' if run.passed else 'FAILED: ' + visible(run.why())}; recorded for content {row['sha256'][:12]}")
+    return int(ExitCode.OK if run.passed else ExitCode.PROBLEM)
+
+
+def _version_line(v, ledger) -> str:  # noqa: ANN001 - SkillVersion, SkillLedger
+    test = ledger.last_test(v.skill, v.sha256)
+    tested = "not tested" if test is None else ("tests passed" if test.get("passed") else "tests failed")
+    prov = v.provenance
+    how = prov.get("kind") or "-"
+    if prov.get("rollback_of"):
+        how += f" of @{prov['rollback_of']}"
+    if prov.get("case"):
+        how += f" (case {prov['case']})"
+    return f"{v.id}  {v.state:8}  {v.author or '-'}  {v.created}  {how}  {v.sha256[:12]}  {tested}"
+
+
+def _cmd_adopt(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills adopt") as session:
+        v = sv.adopt(session, args.name, args.reason)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"recorded {v.id} (baseline, {len(v.files)} file{'s' if len(v.files) != 1 else ''}, content {v.sha256[:12]}; bound to {v.node or 'the root node'})")
+    return int(ExitCode.OK)
+
+
+def _cmd_versions(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.reading(args, "skills versions") as session:
+        ledger = sv.SkillLedger(session.store)
+        versions = ledger.versions(args.name)
+        if not versions:
+            _common.fail(f"{args.name} has no recorded versions (`memtui skills adopt {args.name}` records its "
+                         "folder as version 1)", ExitCode.PROBLEM)
+        page = Page.of(versions, args.cursor or 0, args.limit)
+        if args.json:
+            emit_json(_common.page_json("versions", page, [
+                {**v.to_json(), "last_test": ledger.last_test(v.skill, v.sha256)} for v in page.items], skill=args.name))
+            return int(ExitCode.OK)
+        for v in page.items:
+            print(_version_line(v, ledger))
+        _common.print_more(page, "versions")
+    return int(ExitCode.OK)
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.reading(args, "skills diff") as session:
+        patch = sv.diff(sv.SkillLedger(session.store), args.name, args.a, args.b)
+    if args.json:
+        emit_json({"from": sv.version_id(args.name, args.a), "to": sv.version_id(args.name, args.b), "diff": patch})
+    else:
+        print(visible_lines(patch) if patch else f"versions {args.a} and {args.b} of {args.name} hold the same files",
+              end="" if patch else "\n")
+    return int(ExitCode.OK)
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills publish") as session:
+        sv.check_publish(session, args.ref, reviewed=args.reviewed)  # refused before asking
+        _gov.confirm(args, session, f"Publish {args.ref}")
+        v = sv.publish(session, args.ref, reviewed=args.reviewed, why=args.why)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"published {v.id}: skills/{v.skill}/ holds it ({len(v.files)} file{'s' if len(v.files) != 1 else ''}, content {v.sha256[:12]})")
+    return int(ExitCode.OK)
+
+
+def _cmd_reject(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills reject") as session:
+        v = sv.reject(session, args.ref, args.reason)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"rejected {v.id}: {args.reason}")
+    return int(ExitCode.OK)
+
+
+def _cmd_rollback(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills rollback") as session:
+        sv.check_rollback(session, args.name, args.to)
+        _gov.confirm(args, session, f"Roll the skill {args.name} back to version {args.to}")
+        v = sv.rollback(session, args.name, args.to, args.reason)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"published {v.id} with the content of version {args.to} (content {v.sha256[:12]})")
+    return int(ExitCode.OK)
+
+
+def _cmd_revert(args: argparse.Namespace) -> int:
+    from memtui.commands import _gov
+    from memtui.core.skills import versions as sv
+
+    with _gov.session(args, "skills revert") as session:
+        _gov.confirm(args, session, f"Put {args.name}'s published version back over the folder")
+        v = sv.revert(session, args.name)
+    if args.json:
+        emit_json(v.to_json())
+    else:
+        print(f"skills/{v.skill}/ holds {v.id} again")
+    return int(ExitCode.OK)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``memtui skills {list,check,index,show,set}`` (the skills rules: seed 002; the
     retry id: seed 004)."""
@@ -188,6 +446,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_arg(p)
     p.add_argument("--info", dest="include_info", action="store_true",
                    help="also show info notes (BOM, CRLF, unknown keys, description hints)")
+    p.add_argument("--governance", action="store_true",
+                   help="also check each skill's binding (its owner), its manifest and unrecorded edits")
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("index", help="the skill index an agent's turn gets, against a byte budget")
@@ -213,3 +473,72 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--client-id", metavar="ID",
                    help="an id for this request: a retry with the same id is not applied or logged twice")
     p.set_defaults(func=_cmd_set)
+
+    p = sub.add_parser("status", help="each skill's node and owner, manifest, state and last test run")
+    add_workspace_arg(p)
+    add_json_arg(p)
+    p.add_argument("name", metavar="NAME", nargs="?", help="one skill (default: every skill)")
+    p.set_defaults(func=_cmd_status)
+
+    p = sub.add_parser("bind", help="bind a skill to a memory node: the node's owner owns the skill")
+    add_workspace_arg(p)
+    p.add_argument("name", metavar="NAME", help="the skill's name or folder")
+    p.add_argument("node", metavar="NODE", help="the node, relative to memory/ (support/parcels-lost)")
+    p.add_argument("--as", dest="as_profile", metavar="PROFILE", help="act as this profile")
+    p.add_argument("--client-id", metavar="ID", help="an id for this request (a retry is not applied twice)")
+    p.set_defaults(func=_cmd_bind)
+
+    p = sub.add_parser("test", help="run the tests a skill's manifest names, and record the result")
+    add_workspace_arg(p)
+    add_json_arg(p)
+    p.add_argument("ref", metavar="NAME[@N]", help="the skill (its folder as it is) or one of its versions")
+    p.add_argument("--timeout", type=_common.positive_int, metavar="SECONDS", help="seconds before the test and its processes are killed "
+                                           "(default: the manifest's, else 60; at most 600)")
+    p.add_argument("--as", dest="as_profile", metavar="PROFILE", help="act as this profile")
+    p.set_defaults(func=_cmd_test)
+
+    from memtui.commands import _gov
+
+    p = sub.add_parser("adopt", help="record the skill's folder as it is as version 1 (its baseline)")
+    _gov.add_common(p)
+    p.add_argument("name", metavar="NAME", help="the skill (its folder in skills/)")
+    p.add_argument("--reason", default="", help="why, recorded with the version")
+    p.set_defaults(func=_cmd_adopt)
+
+    p = sub.add_parser("versions", help="a skill's versions: state, provenance, content hash, test result")
+    _gov.add_common(p, acting=False)
+    p.add_argument("name", metavar="NAME")
+    _common.add_page_args(p, "versions")
+    p.set_defaults(func=_cmd_versions)
+
+    p = sub.add_parser("diff", help="the difference between two versions of a skill, file by file")
+    _gov.add_common(p, acting=False)
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("a", metavar="A", type=_common.positive_int, help="the version number to diff from")
+    p.add_argument("b", metavar="B", type=_common.positive_int, help="the version number to diff to")
+    p.set_defaults(func=_cmd_diff)
+
+    p = sub.add_parser("publish", help="publish a skill proposal (owner; tests passed on that content)")
+    _gov.add_common(p, confirm=True)
+    p.add_argument("ref", metavar="NAME@N", help="the proposal")
+    p.add_argument("--reviewed", action="store_true", help="a person reviewed the change (else two independent uses)")
+    p.add_argument("--why", default="", help="the decision's note")
+    p.set_defaults(func=_cmd_publish)
+
+    p = sub.add_parser("reject", help="reject a skill proposal with a reason (owner)")
+    _gov.add_common(p)
+    p.add_argument("ref", metavar="NAME@N")
+    p.add_argument("--reason", required=True, help="why (recorded)")
+    p.set_defaults(func=_cmd_reject)
+
+    p = sub.add_parser("rollback", help="publish an earlier version's content again, as a new version (owner)")
+    _gov.add_common(p, confirm=True)
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--to", type=_common.positive_int, required=True, metavar="N", help="the version whose content comes back")
+    p.add_argument("--reason", default="", help="why, recorded with the new version")
+    p.set_defaults(func=_cmd_rollback)
+
+    p = sub.add_parser("revert", help="put the published version back over an unrecorded edit (owner)")
+    _gov.add_common(p, confirm=True)
+    p.add_argument("name", metavar="NAME")
+    p.set_defaults(func=_cmd_revert)

@@ -135,6 +135,15 @@ CODES: dict[str, tuple[Severity, str]] = {
     # the tamper-evident audit log and the promotion rule per node
     "promotion-review-required": (Severity.INFO, "a node requires human review instead of two independent uses to promote a proposal (its `promotion:` setting)"),
     "audit-log-broken": (Severity.ERROR, "the audit log's hash chain is broken: an entry was changed, removed or cut off its end outside memtui"),
+    # skills governed like articles
+    "skill-manifest-missing": (Severity.WARNING, "a skill has no skill-manifest.json beside SKILL.md, so it cannot be published"),
+    "skill-manifest-unreadable": (Severity.ERROR, "skill-manifest.json cannot be read as a JSON object (not JSON, not UTF-8, too large or too deeply nested)"),
+    "skill-manifest-part-missing": (Severity.ERROR, "the skill manifest does not state a part a published skill needs (one of the five parts, dry-run, a teardown, the coverage map, the tests)"),
+    "skill-manifest-invalid": (Severity.ERROR, "a skill manifest field has the wrong type or shape"),
+    "skill-unbound": (Severity.WARNING, "a skill is bound to no node of the memory tree, so it has no owner"),
+    "skill-binding-invalid": (Severity.ERROR, "a skill names a memory node that does not exist"),
+    "skill-unrecorded-edit": (Severity.WARNING, "a governed skill's folder differs from its published version (changed outside governance)"),
+    "skill-content-unusable": (Severity.ERROR, "a skill folder cannot be kept as a version (a symbolic link, a file that is not UTF-8, too large)"),
 }
 
 
@@ -172,6 +181,9 @@ REFERENCES: dict[str, str] = {
     "session-claim-unbacked": "seed 002",
     "audit-log-broken": "seed 000 §4 rule 7, §7.4b",
     "promotion-review-required": "seed 000 §7.4b",
+    "skill-manifest-missing": "seed 000 Part II §10",
+    "skill-manifest-part-missing": "seed 000 Part II §10",
+    "skill-unbound": "seed 000 Part II §10",
 }
 
 

@@ -89,9 +89,3 @@ def severity_text(severity: str) -> Text:
     styles = {"error": "bold red", "warning": "yellow", "info": "dim"}
     return Text(f"{SEVERITY_ICON.get(severity, '?')} {severity}", style=styles.get(severity, ""))
 
-
-def for_tui(message: str) -> str:
-    """``message`` unchanged. Sentences carry no references any more (a finding's or an
-    error's ``reference`` holds them); kept only for the Graph area's last call, and deleted
-    with it."""
-    return message

@@ -57,6 +57,8 @@ class Pinned:
 
 def _pinned(ledger: Ledger, pin: dict[str, Any]) -> Pinned:
     version_id = str(pin.get("version") or "")
+    if version_id.startswith(_SKILL):
+        return _skill_pinned(ledger, pin, version_id)
     article = version_id.rsplit("@", 1)[0]
     try:
         version = ledger.get(version_id)
@@ -84,12 +86,32 @@ def case_pins(ledger: Ledger, case: str) -> list[Pinned]:
 
 
 def version_pins(ledger: Ledger, version_id: str) -> list[Pinned]:
-    """The cases that pinned ``version_id`` (``article@N``), oldest first.
+    """The cases that pinned ``version_id`` (``article@N``, or a skill's ``skill:NAME@N``),
+    oldest first.
 
     Raises:
         GovernanceError: no such version.
     """
-    ledger.get(version_id)
+    if version_id.startswith(_SKILL):
+        from memtui.core.skills.versions import SkillLedger
+
+        version_id = SkillLedger(ledger.store).get(version_id).id
+    else:
+        ledger.get(version_id)
     pins = [p for p in ledger.pins() if p.get("version") == version_id]
     pins.sort(key=lambda p: (str(p.get("time")), str(p.get("case"))))
     return [_pinned(ledger, p) for p in pins]
+
+
+#: A skill version's id starts so (``skill:parcel-trace@2``; memtui.core.skills.versions).
+_SKILL = "skill:"
+
+
+def _skill_pinned(ledger: Ledger, pin: dict[str, Any], version_id: str) -> Pinned:
+    """A pin of a skill version, with that version's state now (seed 000 Part II §10)."""
+    from memtui.core.skills.versions import pinned_state
+
+    state, name, sha, active_now = pinned_state(ledger.store, version_id)
+    return Pinned(str(pin.get("case")), version_id, f"{_SKILL}{name or version_id[len(_SKILL):].rsplit('@', 1)[0]}",
+                  str(pin.get("hash") or ""), str(pin.get("time") or ""), state, (), active_now,
+                  bool(sha) and pin.get("hash") == sha)

@@ -22,6 +22,14 @@ Kinds of candidate (:data:`KINDS`):
 ``one-liner``
     a node index line whose one-liner no longer says its article's ``summary``; action:
     refresh the one-liner (the owner's write of the index line, no proposal).
+``ladder``
+    3, 7 or 20 cases share one fix signature (seed 000 Part II §9,
+    :mod:`~memtui.core.consolidate.ladder`); action: propose a skill or an article at the
+    third, refine it with the evidence of use at the seventh and the twentieth.
+``skill-defect``
+    a case met a skill defect and lacks one of its three artefacts (delivered work, amended
+    skill, memory entry), or failed twice (seed 000 Part II §11,
+    :mod:`~memtui.core.consolidate.defects`); action: close it with them, or ask the owner.
 
 Reading is all the pass does: it opens the store read-only and writes nothing.
 """
@@ -36,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from memtui.core.consolidate import duplicates as dup
+from memtui.core.consolidate import defects, ladder
 from memtui.core.consolidate.stale import staleness
 from memtui.core.governance.counters import counters
 from memtui.core.governance.model import Ledger, Version
@@ -43,9 +52,10 @@ from memtui.core.search.analysis import normalize
 from memtui.core.store import Store
 from memtui.core.tree.index import one_liner_matches
 from memtui.core.tree.model import MemoryTree
+from memtui.core.tree.shape import is_experience
 from memtui.core.workspace import Workspace
 
-KINDS = ("duplicate", "contested", "conflict", "stale", "one-liner")
+KINDS = ("duplicate", "contested", "conflict", "stale", "one-liner", "ladder", "skill-defect")
 
 #: The fields whose values two articles of one subject must not disagree on.
 CONFLICT_FIELDS = ("fix_shape", "value")
@@ -227,6 +237,9 @@ def _scan(ws: Workspace, store: Store, progress: Progress | None, today: _dt.dat
     found.extend(_contested(ledger, active, read, owner))
     found.extend(_conflicts(read, active, owner))
     found.extend(_duplicates(docs, read, active, ledger, owner, progress))
+    found.extend(ladder.candidates({p: (i.node, i.meta) for p, i in read.items() if is_experience(i.node)},
+                                   store, owner, Candidate))
+    found.extend(defects.candidates(store, owner, Candidate))
     found.sort(key=lambda c: (c.node, c.owner or "", KINDS.index(c.kind), c.articles))
     report.candidates = found
     return report

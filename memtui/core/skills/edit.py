@@ -95,6 +95,71 @@ def set_front_matter_field(text: str, key: str, value: str) -> str:
     return bom + "".join(lines)
 
 
+def set_metadata_field(text: str, key: str, value: str) -> str:
+    """Return ``text`` with ``metadata.<key>`` set to ``value`` in its front matter.
+
+    ``metadata`` is the one mapping the Agent Skills rules leave for a skill's own facts (a
+    binding to a memory node: :mod:`memtui.core.skills.binding`). A block ``metadata:``
+    mapping gets the key's line replaced or added (indented like its other keys); a missing
+    ``metadata`` is added before the closing fence. BOM and line ends are kept as in
+    :func:`set_front_matter_field`.
+
+    Raises:
+        ValueError: no closed front matter, ``metadata`` given more than once or written
+            inline (``metadata: {…}``, edit it by hand), or a second front matter block.
+    """
+    fm = frontmatter.split(text)
+    if fm.second_block_line is not None:
+        raise ValueError(f"{fm.second_block_message()}; {frontmatter.SECOND_BLOCK_FIX}")
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    body_text = text[len(bom):]
+    eol = _line_end(body_text)
+    lines = body_text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
+        raise ValueError("the file has no front matter to edit; add a `---` block first")
+    end = next((i for i in range(1, len(lines)) if re.match(r"^(?:---|\.\.\.)[ \t]*$", lines[i].rstrip("\r\n"))), None)
+    if end is None:
+        raise ValueError("the front matter is never closed (no second `---` line); close it first")
+    starts = [i for i in range(1, end) if re.match(r"^metadata[ \t]*:", lines[i])]
+    if len(starts) > 1:
+        raise ValueError(f"metadata is given {len(starts)} times; delete the extra block first")
+    if not starts:
+        lines[end:end] = [f"metadata:{eol}", f"  {key}: {yaml_scalar(value)}{eol}"]
+        return bom + "".join(lines)
+    first = starts[0]
+    if lines[first].split(":", 1)[1].strip() not in ("", ):
+        raise ValueError("metadata is written on one line; write it as a block (one key a line) to edit it here")
+    block_end = first + 1
+    while block_end < end and (lines[block_end][:1] in (" ", "\t") or not lines[block_end].strip()):
+        block_end += 1
+    indent = next((re.match(r"^[ \t]+", lines[i]).group(0) for i in range(first + 1, block_end)  # type: ignore[union-attr]
+                   if lines[i].strip()), "  ")
+    key_re = re.compile(rf"^{re.escape(indent)}{re.escape(key)}[ \t]*:")
+    new_line = f"{indent}{key}: {yaml_scalar(value)}{eol}"
+    for i in range(first + 1, block_end):
+        if key_re.match(lines[i]):
+            lines[i] = new_line
+            return bom + "".join(lines)
+    last = block_end
+    while last > first + 1 and not lines[last - 1].strip():
+        last -= 1
+    lines.insert(last, new_line)
+    return bom + "".join(lines)
+
+
+def save_skill_metadata(session, skill: Skill, key: str, value: str, *,  # noqa: ANN001 - Session
+                        client_id: str | None = None) -> Skill:
+    """Set ``metadata.<key>`` of a skill through the guarded write (:func:`set_metadata_field`).
+
+    Raises:
+        ReadOnlyError, ConflictError, ValueError, OSError: as for :func:`save_skill_field`.
+    """
+    def change(old: str) -> str:
+        return set_metadata_field(old, key, value)
+
+    return _save(session, skill, change, "skills.set", {"key": f"metadata.{key}", "value": value}, client_id)
+
+
 def save_skill_field(session, skill: Skill, key: str, value: str, *,  # noqa: ANN001 - Session
                      client_id: str | None = None) -> Skill:
     """Set one front matter field of a skill and save it through the guarded write.

@@ -36,7 +36,8 @@ from memtui.ui.widgets import AreaBar, AskText, Confirm
 from memtui.ui.screens.base import AreaScreen
 
 _KIND_STYLE = {"duplicate": "cyan", "contested": "bold red", "conflict": "magenta", "stale": "yellow",
-               "one-liner": "dim"}
+               "one-liner": "dim", "ladder": "green",
+               "skill-defect": "bold yellow"}
 
 
 class ConsolidateScreen(AreaScreen):
@@ -404,4 +405,6 @@ _KEYS = {
     "conflict": "c contest one against the other · or merge them",
     "stale": "k re-verify (a passing check) · t retire · c contest",
     "one-liner": "o refresh the one-liner from the summary · u undo the last refresh",
+    "ladder": "propose a skill (memtui propose --skill) or an article (memtui propose) with these cases",
+    "skill-defect": "close the case: amended skill, delivered work, memory entry · or ask the owner",
 }

@@ -1,5 +1,7 @@
 """The Skills area: the catalogue as a table, the selected SKILL.md rendered, its findings,
-the files beside it, and the budget view of the index an agent gets (seed 002).
+the files beside it, the budget view of the index an agent gets (seed 002), and the skill's
+governance: its node and owner, manifest, state, versions and the test result of each
+version's content (seed 000 Part II §10).
 
 The catalogue is read in a worker thread (:func:`memtui.core.skills.load_catalogue`); every
 name, description and message reaches widgets as :class:`rich.text.Text` via
@@ -16,6 +18,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, TabPane
 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
+from memtui.core.skills.status import SkillStatus, governed, skill_status
+from memtui.core.skills.versions import SkillLedger, SkillVersion
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, DataMarkdown
 from memtui.ui.text import join, safe, severity_text
@@ -39,7 +43,7 @@ class SkillsScreen(AreaScreen):
     #skills-count { height: auto; padding: 0 1; background: $panel; }
     #skills-right { width: 1fr; }
     #skill-head { height: auto; max-height: 8; padding: 0 1; background: $panel; }
-    #skill-body-scroll, #skill-findings-scroll, #skill-files-scroll, #skill-budget-scroll {
+    #skill-body-scroll, #skill-findings-scroll, #skill-files-scroll, #skill-budget-scroll, #skill-gov-scroll {
         height: 1fr; padding: 0 1;
     }
     """
@@ -47,6 +51,7 @@ class SkillsScreen(AreaScreen):
     BINDINGS = [
         Binding("r", "reload", "Reload", id="skills.reload"),
         Binding("b", "show_budget", "Budget", id="skills.show-budget"),
+        Binding("v", "show_versions", "Versions", id="skills.show-versions"),
         Binding("plus", "budget(1024)", "Budget +1 KiB", show=False, id="skills.budget-up"),
         Binding("minus", "budget(-1024)", "Budget −1 KiB", show=False, id="skills.budget-down"),
     ]
@@ -56,6 +61,8 @@ class SkillsScreen(AreaScreen):
         self.catalogue: Catalogue | None = None
         self.budget = DEFAULT_INDEX_BUDGET
         self._rows: list[Skill] = []
+        #: per skill path: its governance and its versions with their test result, read with the catalogue
+        self._governance: dict[str, tuple[SkillStatus, list[tuple[SkillVersion, dict | None]]]] = {}
         #: the workspace-relative path a jump asked for before the catalogue was read
         self._wanted: str | None = None
 
@@ -77,6 +84,8 @@ class SkillsScreen(AreaScreen):
                         yield Static(Text(""), id="skill-files")
                     with TabPane("Budget", id="tab-budget"), VerticalScroll(id="skill-budget-scroll"):
                         yield Static(Text(""), id="skill-budget")
+                    with TabPane("Versions", id="tab-versions"), VerticalScroll(id="skill-gov-scroll"):
+                        yield Static(Text(""), id="skill-governance")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -89,7 +98,7 @@ class SkillsScreen(AreaScreen):
 
     def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
         """A skill folder changed (any process): read the catalogue again."""
-        if "skills" in changes.topics:
+        if changes.topics & {"skills", "store"}:
             self.load()
 
     # -- loading ---------------------------------------------------------------------------
@@ -97,10 +106,21 @@ class SkillsScreen(AreaScreen):
     def load(self) -> None:
         """Read the catalogue in a thread and hand it to the UI thread."""
         catalogue = load_catalogue(self.app.ws)
-        self.app.call_from_thread(self._fill, catalogue)
+        governance: dict[str, tuple[SkillStatus, list[tuple[SkillVersion, dict | None]]]] = {}
+        store = self.app.session.store
+        with store.reading():
+            ledger = SkillLedger(store)
+            for skill in governed(catalogue):
+                status = skill_status(self.app.ws, skill, store)
+                versions = [(v, ledger.last_test(v.skill, v.sha256)) for v in ledger.versions(skill.key)] \
+                    if skill.root == "skills" else []
+                governance[skill.path] = (status, versions)
+        self.app.call_from_thread(self._fill, catalogue, governance)
 
-    def _fill(self, catalogue: Catalogue) -> None:
+    def _fill(self, catalogue: Catalogue,
+              governance: dict[str, tuple[SkillStatus, list[tuple[SkillVersion, dict | None]]]] | None = None) -> None:
         self.catalogue = catalogue
+        self._governance = governance or {}
         self._rows = list(catalogue.skills)
         table = self.query_one("#skills-table", DataTable)
         table.clear()
@@ -189,6 +209,54 @@ class SkillsScreen(AreaScreen):
         if len(files) > 500:
             listing.append(Text(f"… and {len(files) - 500} more", style="dim"))
         self.query_one("#skill-files", Static).update(listing)
+        self.query_one("#skill-governance", Static).update(self._governance_text(skill))
+
+    def _governance_text(self, skill: Skill) -> Text:
+        """Node and owner, manifest, state, and each version with its test result."""
+        found = self._governance.get(skill.path)
+        if found is None:
+            return Text("Not governed here: a nested or source copy of a skill.", style="dim")
+        status, versions = found
+        b = status.binding
+        text = Text("bound to  ", style="bold")
+        if b.node is None:
+            text.append(Text("nothing: nobody owns this skill", style="yellow"))
+        else:
+            text.append(safe(f"{b.node or 'the root node'} ({b.how})"))
+            text.append(Text("\nowner     ", style="bold"))
+            text.append(safe(f"{b.owner} ({b.owner_how})" if b.owner else "none set on the node or above it"))
+        text.append(Text("\nmanifest  ", style="bold"))
+        text.append(Text("complete", style="green") if status.manifest.complete
+                    else safe("not publishable: " + status.manifest.why_not(), "yellow"))
+        text.append(Text("\nstate     ", style="bold"))
+        text.append(safe(status.state + (f" ({status.published})" if status.published else "")))
+        test = status.last_test
+        text.append(Text("\ntests     ", style="bold"))
+        if test is None:
+            text.append(Text("not run on this content", style="dim"))
+        else:
+            text.append(Text("passed", style="green") if test.get("passed")
+                        else safe(f"failed: {test.get('why')}", "bold red"))
+            text.append(safe(f"  {test.get('time')}"))
+        text.append(Text(f"\n\n{len(versions)} version{'s' if len(versions) != 1 else ''}\n", style="bold"))
+        for v, run in reversed(versions):  # newest first, two lines each: what it is, then who and when
+            text.append(safe(f"@{v.number} ", "bold"))
+            text.append(safe(v.state, "green" if v.state == "active" else ""))
+            prov = v.provenance
+            how = str(prov.get("kind") or "")
+            if prov.get("rollback_of"):
+                how += f" of @{prov['rollback_of']}"
+            text.append(safe(f"  {how}  "))
+            if run is None:
+                text.append(Text("not tested", style="dim"))
+            else:
+                text.append(Text("tests passed", style="green") if run.get("passed") else Text("tests failed", style="red"))
+            text.append("\n   ")
+            text.append(safe(f"{v.author or '-'}  {v.created[:16].replace('T', ' ')}  {v.sha256[:12]}", "dim"))
+            text.append("\n")
+        if not versions and skill.root == "skills":
+            text.append(Text("none recorded: `memtui skills adopt` records the folder as version 1", style="dim"))
+        return text
 
     def _show_budget(self) -> None:
         if self.catalogue is None:
@@ -230,6 +298,10 @@ class SkillsScreen(AreaScreen):
     def action_show_budget(self) -> None:
         """Open the budget view."""
         self.query_one("#skill-tabs", TabbedContent).active = "tab-budget"
+
+    def action_show_versions(self) -> None:
+        """Open the versions view: node, owner, manifest, state, versions and their tests."""
+        self.query_one("#skill-tabs", TabbedContent).active = "tab-versions"
 
     def action_budget(self, delta: int) -> None:
         """Change the index budget by ``delta`` bytes (never below 0) and redraw the view."""

@@ -24,7 +24,7 @@ from memtui.core import graph as g
 from memtui.core.text import plural
 from memtui.ui.screens.graph.messages import EntitySelected, ObservationChosen
 from memtui.ui.screens.graph.model import GraphModel
-from memtui.ui.text import for_tui, join, safe, severity_text
+from memtui.ui.text import join, safe, severity_text
 
 #: Observations / relations listed in the detail pane before "… N more".
 MAX_LISTED = 200
@@ -105,7 +105,7 @@ class EntityDetail(Vertical):
                                   + ("  (selected: edits go to this record; D deletes it)" if chosen else "")
                                   + "\n", style="dim")))
             for finding in model.by_line.get(record.line, []):
-                text.append(join(severity_text(finding.severity.value), Text(" "), safe(for_tui(finding.message)),
+                text.append(join(severity_text(finding.severity.value), Text(" "), safe(finding.message),
                                  Text("\n")))
         out, inc = model.outgoing.get(name, []), model.incoming.get(name, [])
         text.append(Text(f"relations: {len(out):,} out, {len(inc):,} in\n", style="bold"))

@@ -78,7 +78,8 @@ class ArticleCache:
     cache folder (never in the workspace: opening one writes nothing there, DESIGN.md §2).
 
     A file whose size or modification time changed is read again; a changed memtui version,
-    cache format or ``max_file_bytes`` drops the whole cache.
+    cache format, ``max_file_bytes`` or scan rule set (:func:`memtui.core.scan.rules_fingerprint`)
+    drops the whole cache.
     """
 
     def __init__(self, entries: dict[str, list] | None = None) -> None:
@@ -116,12 +117,7 @@ class ArticleCache:
 
     @classmethod
     def _file(cls, ws: Workspace) -> Path:
-        import hashlib
-
-        from memtui.paths import cache_dir
-
-        key = hashlib.sha256(os.fsencode(ws.root)).hexdigest()[:24]
-        return cache_dir() / cls.FOLDER / f"{key}.json"
+        return cache_file(cls.FOLDER, ws)
 
     @classmethod
     def load(cls, ws: Workspace) -> "ArticleCache":
@@ -133,7 +129,7 @@ class ArticleCache:
             data = jsonio.loads(cls._file(ws).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return cls()
-        head = [CACHE_FORMAT, __version__, ws.config.max_file_bytes, os.fspath(ws.root)]
+        head = [CACHE_FORMAT, __version__, ws.config.max_file_bytes, os.fspath(ws.root), scan.rules_fingerprint()]
         if not isinstance(data, dict) or data.get("head") != head or not isinstance(data.get("entries"), dict):
             return cls()
         return cls(data["entries"])
@@ -152,10 +148,21 @@ class ArticleCache:
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
             write_text(file, json.dumps({"head": [CACHE_FORMAT, __version__, ws.config.max_file_bytes,
-                                                  os.fspath(ws.root)], "entries": merged},
+                                                  os.fspath(ws.root), scan.rules_fingerprint()],
+                                         "entries": merged},
                                         ensure_ascii=False, separators=(",", ":")))
         except (OSError, ValueError):
             pass
+
+
+def cache_file(folder: str, ws: Workspace) -> Path:
+    """The file of ``ws``'s cache of one kind (``folder``) in the user cache folder."""
+    import hashlib
+
+    from memtui.paths import cache_dir
+
+    key = hashlib.sha256(os.fsencode(ws.root)).hexdigest()[:24]
+    return cache_dir() / folder / f"{key}.json"
 
 
 def _finding_from(data: dict) -> Finding:

@@ -9,7 +9,10 @@ in the shape the audit log writes, since 20,000 single inserts would measure Tin
 the backup). Then it times, into a fresh git repository:
 
 1. the first backup (target: under 15 s at 10,000 + 50,000 + 20,000);
-2. a backup after changing 10 articles (target: under 2 s, touching only those files);
+2. a backup after changing 10 articles (target: under 2 s, touching only those files), wall
+   and CPU of this process and of its git children, beside two anchors on the same 10 edits:
+   plain ``git add -A && git commit`` in a git repository of a copy of the workspace, and
+   ``cp -a`` of the whole workspace;
 3. restore + verify of the last backup (target: under 20 s).
 
 Prints the figures; it is a benchmark, not a test.
@@ -20,7 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -70,6 +75,12 @@ def timed(label: str, fn):
     return value, seconds
 
 
+def cpu() -> float:
+    """CPU seconds of this process and its finished children so far."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--articles", type=int, default=10_000)
@@ -90,10 +101,29 @@ def main() -> None:
         first, t1 = timed("first backup (render, write, add, commit, gc)", lambda: backup(workspace, repo))
         print(f"  {first.counts['files']} files, {first.counts['records']} records, "
               f"{len(first.written)} backup files written")
+        plain = base / "plain"  # the anchor: the same workspace in a plain git repository
+        shutil.copytree(ws, plain, symlinks=True)
+        for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "first"]):
+            subprocess.run(["git", *argv], cwd=plain, check=True, capture_output=True)
         articles = sorted((ws / "memory").rglob("a0*.md"))[:10]
         for path in articles:
-            path.write_bytes(path.read_bytes() + b"\nchanged for the benchmark\n")
+            for root in (ws, plain):
+                target = root / path.relative_to(ws)
+                target.write_bytes(target.read_bytes() + b"\nchanged for the benchmark\n")
+        cpu0 = cpu()
         second, t2 = timed("backup after changing 10 articles", lambda: backup(workspace, repo))
+        c2 = cpu() - cpu0
+        print(f"  CPU {c2:.2f} s (this process and its git children); load average {os.getloadavg()[0]:.1f}")
+        cpu0 = cpu()
+        _, ta = timed("anchor: git add -A && git commit (same edits)", lambda: subprocess.run(
+            "git add -A && git commit -q -m edits", shell=True, cwd=plain, check=True, capture_output=True))
+        ca = cpu() - cpu0
+        cpu0 = cpu()
+        _, tc = timed("anchor: cp -a of the whole workspace", lambda: subprocess.run(
+            ["cp", "-a", str(ws), str(base / "copy")], check=True))
+        cc = cpu() - cpu0
+        print(f"  incremental backup / git: {t2 / ta:.1f}× wall, {c2 / max(ca, 1e-3):.1f}× CPU; "
+              f"/ cp -a: {t2 / tc:.1f}× wall, {c2 / max(cc, 1e-3):.1f}× CPU")
         print(f"  written: {len(second.written)} backup files ({', '.join(second.written[:3])}, …)")
         _, t3 = timed("restore", lambda: restore(repo, None, "memtui-backup", out))
         checked, t4 = timed("verify (restore to temp, render, compare)", lambda: verify(repo, None, "memtui-backup"))

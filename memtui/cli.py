@@ -7,7 +7,6 @@ Textual is imported only when the TUI is opened, so headless commands start fast
 from __future__ import annotations
 
 import argparse
-import difflib
 import errno
 import importlib
 import os
@@ -171,6 +170,8 @@ def _main(argv: list[str] | None) -> int:
                 return int(done.code or 0)
     path = _tui_path(argv)
     if path is not None and path not in commands and not os.path.exists(path):
+        import difflib
+
         near = difflib.get_close_matches(path, sorted(commands), n=1)
         if near:  # `memtui serch x` would otherwise try to open a folder named serch
             _common.fail(f"{path!r} is neither a command nor a folder; did you mean `memtui {near[0]}`? "

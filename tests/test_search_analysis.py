@@ -188,3 +188,16 @@ def test_the_build_analysis_keeps_each_chunk_once() -> None:
     list(analysis.term_spans(text))
     assert analysis._chunk_terms.cache_info().currsize > 0 and analysis._chunk_spans.cache_info().currsize > 0
     assert analysis.split_chunk.cache_info().currsize == 0
+
+
+def test_the_written_out_combining_marks_are_those_of_the_unicode_database() -> None:
+    """The analyser's table of combining marks (written out so a start need not walk every
+    code point) is the walk itself for its Unicode version, and another version walks."""
+    import unicodedata
+
+    from memtui.core.search import analysis
+
+    if unicodedata.unidata_version == analysis._MARK_SPANS_VERSION:
+        assert list(analysis._MARK_SPANS) == analysis._walk_mark_spans()
+    assert analysis._mark_spans() == analysis._walk_mark_spans()
+    assert analysis.is_word("नमस्ते")  # a Devanagari vowel sign stays inside the word

@@ -118,3 +118,30 @@ def test_a_new_folder_is_followed_and_a_link_leading_outside_is_not(sample_copy:
     stop.set()
     assert any(p.endswith("fresh/a.md") for c in seen for p in c.of("tree")), "a file in a new folder is seen"
     assert not any("ignored.md" in p for c in seen for paths in c.by_topic.values() for p in paths)
+
+
+async def test_an_outside_delete_refreshes_the_open_audit_as_a_whole_audit_would(sample_copy: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an outside write the open TUI re-audits only the nodes it can affect (here the
+    deleted article's node and the two nodes linking to it), and shows what a whole audit shows."""
+    from memtui.core import audit
+    from memtui.ui.app import MemtuiApp
+
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None, what="the first audit")
+        first = app.report
+        audited: list[str] = []
+        real = audit.audit_node
+        monkeypatch.setattr(audit, "audit_node", lambda *a, **k: (audited.append(a[2]), real(*a, **k))[1])
+        (sample_copy / "memory/support/courier-app/pod-upload.md").unlink()
+        await wait_for(pilot, lambda: app.report is not first and not app._unaudited and not app._auditing,
+                       timeout=20, what="the audit after the delete")
+        monkeypatch.setattr(audit, "audit_node", real)
+        whole = audit.run(app.ws, offline=True, parallel=False)
+        assert [f.to_json() for f in app.report.findings] == [f.to_json() for f in whole.findings]
+        assert app.report.articles == first.articles - 1
+        assert {"support/courier-app", "support/cod-payments", "support/parcels-lost"} <= set(audited)
+        assert len(set(audited)) < whole.nodes
+        broken = [f for f in app.report.findings if f.code == "link-broken" and "pod-upload.md" in f.message]
+        assert {f.path for f in broken} >= {"memory/support/cod-payments/cod-collection.md"}

@@ -27,7 +27,6 @@ from memtui.commands._common import ExitCode
 from memtui.core import graph as g
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Severity, sort_key
-from memtui.core.graph.audit import audit
 from memtui.core.text import visible, visible_lines
 from memtui.core.session import Session
 
@@ -565,6 +564,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     read = _Read(args)
     graph = read.graph
     assert graph is not None
+    from memtui.core.graph.audit import audit  # rapidfuzz: only the check reads near names
+
     findings = sorted(audit(graph, near=not args.no_fuzzy), key=sort_key)
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
     read.keep()

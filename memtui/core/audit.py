@@ -16,7 +16,7 @@ import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from memtui.core.errors import MemtuiError
 from memtui.core.files import read_text, rel
@@ -25,7 +25,7 @@ from memtui.core.text import plural
 from memtui.core.findings import Finding, Severity, sort_key
 from memtui.core.procs import process_context, worker_count
 from memtui.core.tree.model import MemoryTree
-from memtui.core.workspace import Workspace
+from memtui.core.workspace import NODE_INDEX, Workspace
 from memtui.core.tree.audit import ArticleCache, check_links, check_symlink, audit_node
 
 
@@ -67,6 +67,23 @@ def _contributed(ws: Workspace, offline: bool = False) -> list[Finding]:
 
 
 @dataclass(slots=True)
+class NodeAudit:
+    """One node's part of an audit (:func:`memtui.core.tree.audit.audit_node`).
+
+    Attributes:
+        findings: the node's findings, unsorted.
+        articles: the articles it read.
+        indexed: whether the node has its ``AGENTS.md`` (the report counts those nodes).
+        deps: absolute paths outside the node's folder whose change can change its findings.
+    """
+
+    findings: list[Finding]
+    articles: int
+    indexed: bool
+    deps: frozenset[str]
+
+
+@dataclass(slots=True)
 class AuditReport:
     """What :func:`run` found.
 
@@ -83,6 +100,8 @@ class AuditReport:
     articles: int = 0
     seconds: float = 0.0
     allowed: list[Finding] = field(default_factory=list)
+    #: each node's own part of the audit, kept so :func:`rerun` can audit only what changed
+    by_node: dict[str, "NodeAudit"] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -147,19 +166,20 @@ PARALLEL_NODES = 150
 _CHUNK = 40
 
 
+def _audit_one(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache | None") -> NodeAudit:
+    deps: set[str] = set()
+    found, count = audit_node(ws, tree, node, cache, deps)
+    return NodeAudit(found, count, tree.index(node).exists, frozenset(deps))
+
+
 def _audit_chunk(root: str, nodes: list[str], cache: "ArticleCache | None" = None
-                 ) -> tuple[list[Finding], int, tuple[list[str], dict[str, list]]]:
+                 ) -> tuple[dict[str, NodeAudit], tuple[list[str], dict[str, list]]]:
     """Worker-process entry: audit ``nodes`` of the workspace at ``root``; also returns the
     cache entries it reused or made."""
     ws = Workspace.open(root)
     tree = MemoryTree(ws)
-    findings: list[Finding] = []
-    articles = 0
-    for node in nodes:
-        found, count = audit_node(ws, tree, node, cache)
-        findings.extend(found)
-        articles += count
-    return findings, articles, ((cache.hits, cache.new) if cache is not None else ([], {}))
+    done = {node: _audit_one(ws, tree, node, cache) for node in nodes}
+    return done, ((cache.hits, cache.new) if cache is not None else ([], {}))
 
 
 def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None = None,
@@ -209,9 +229,8 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
                                    cache.subset(chunk) if cache is not None else None): len(chunk)
                        for chunk in chunks}
             for future in as_completed(futures):
-                found, articles, made = future.result()
-                report.findings.extend(found)
-                report.articles += articles
+                audited, made = future.result()
+                report.by_node.update(audited)
                 if cache is not None:
                     cache.hits.extend(made[0])  # entries that worker reused
                     cache.new.update(made[1])  # and the ones it made
@@ -220,14 +239,22 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
                     progress(done, total)
     else:
         for done, node in enumerate(nodes, 1):
-            found, articles = audit_node(ws, tree, node, cache)
-            report.findings.extend(found)
-            report.articles += articles
+            report.by_node[node] = _audit_one(ws, tree, node, cache)
             if progress and (done % 25 == 0 or done == total):
                 progress(done, total)
-    report.nodes = sum(1 for n in nodes if tree.index(n).exists)
     if cache is not None and (cache.new or len(cache.hits) != len(cache.entries)):
         cache.save(ws)
+    return _finish(ws, report, nodes, offline, started)
+
+
+def _finish(ws: Workspace, report: AuditReport, nodes: list[str], offline: bool, started: float) -> AuditReport:
+    """The report from its nodes' parts (``report.by_node``, in the order of ``nodes``) and the
+    workspace-wide checks, which always run whole (they are cheap)."""
+    for node in nodes:
+        part = report.by_node[node]
+        report.findings.extend(part.findings)
+        report.articles += part.articles
+    report.nodes = sum(1 for n in nodes if report.by_node[n].indexed)
     report.findings.extend(_audit_workspace_files(ws))
     report.findings.extend(_contributed(ws, offline))
     # one finding once: a link met by two checks (the root node's folder and the member notes
@@ -236,6 +263,73 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
     report.findings.sort(key=sort_key)
     report.seconds = time.perf_counter() - started
     return report
+
+
+#: Changed paths after which only a whole audit will do: the settings (owners, limits) shape
+#: every node's findings.
+_WHOLE_AGAIN = ("memtui.toml",)
+
+
+def rerun(ws: Workspace, previous: AuditReport, changed: "Iterable[str]", tree: MemoryTree | None = None,
+          offline: bool = True, cache: "ArticleCache | None" = None) -> AuditReport:
+    """The audit after ``changed`` paths changed, given the ``previous`` report: the same
+    findings as :func:`run` would give now, auditing again only the nodes those paths can
+    affect (the workspace-wide checks run whole; they are cheap).
+
+    A node is audited again when a changed path is in its folder, is its folder or a folder
+    above it, is an ``AGENTS.md`` above it (owners, the parent's list), or is (or holds) one of
+    the paths its findings read elsewhere (:attr:`NodeAudit.deps`); new nodes are audited, gone
+    ones dropped. A change to the settings, or a ``previous`` without its nodes' parts, runs
+    the whole audit.
+
+    Args:
+        ws: the workspace ``previous`` was made of.
+        previous: the last report (:func:`run` or :func:`rerun`).
+        changed: workspace-relative paths (``/``) added, changed or removed since.
+        tree: a tree read after the changes, else a new one.
+        offline: as for :func:`run` (the app's audits after changes read nothing remote).
+        cache: the article cache to use and fill in memory (kept between reruns by the caller),
+            else the saved one is loaded; a rerun never writes it (it met only some files).
+    """
+    paths = sorted(set(changed))
+    if not previous.by_node or any(p in _WHOLE_AGAIN for p in paths):
+        return run(ws, tree=tree, offline=offline)
+    started = time.perf_counter()
+    tree = tree or MemoryTree(ws)
+    nodes = list(tree.walk_nodes())
+    root = os.fspath(ws.root)
+    gone = [os.path.normpath(os.path.join(root, p)) for p in paths]
+    indexes_changed = [os.path.dirname(g) for g in gone if os.path.basename(g) == NODE_INDEX]
+
+    def affected(node: str, part: NodeAudit | None) -> bool:
+        if part is None:
+            return True
+        folder = os.fspath(tree.abs(node))
+        for g in gone:
+            if os.path.dirname(g) == folder or g == folder or folder.startswith(g + os.sep):
+                return True
+        for above in indexes_changed:
+            if folder == above or folder.startswith(above + os.sep):
+                return True
+        if part.deps:
+            for g in gone:
+                prefix = g + os.sep
+                if g in part.deps or any(d.startswith(prefix) for d in part.deps):
+                    return True
+        return False
+
+    report = AuditReport()
+    report.findings.extend(ws.findings)
+    todo = {n for n in nodes if affected(n, previous.by_node.get(n))}
+    if todo and cache is None:
+        cache = ArticleCache.load(ws)
+    for node in nodes:
+        report.by_node[node] = _audit_one(ws, tree, node, cache) if node in todo else previous.by_node[node]
+    if cache is not None:  # kept in memory for the next rerun; the next whole audit saves it
+        cache.entries.update(cache.new)
+        cache.new = {}
+        cache.hits = []
+    return _finish(ws, report, nodes, offline, started)
 
 
 def allow(session: Any, code: str, place: str, reason: str, *, client_id: str | None = None) -> Any:

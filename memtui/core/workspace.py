@@ -26,6 +26,9 @@ GRAPH_FILE = "graph.jsonl"
 #: The MCP reference memory server's own default file name (corpus README, "Reference server").
 SERVER_GRAPH_FILE = "memory.jsonl"
 NODE_INDEX = "AGENTS.md"
+#: Where a restore keeps the snapshot of a remote graph (the server's file form, as
+#: ``graph.jsonl``); the backup tree holds it as ``remote/graph.jsonl``.
+REMOTE_STATE = ".memtui/remote-graph.jsonl"
 #: Files at the memory root that are not articles of the root node.
 SPECIAL_FILES = frozenset({MEMBER_NOTES, NOTEBOOK, *OPERATOR_FILES, NODE_INDEX})
 

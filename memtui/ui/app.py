@@ -35,6 +35,7 @@ from memtui.core.watch import Changes
 from memtui.core.errors import MemtuiError
 from memtui.core.search.index import IndexReport, SearchIndex
 from memtui.core.session import Session
+from memtui.core.tree.audit import ArticleCache
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.areas import AREAS
@@ -105,6 +106,12 @@ class MemtuiApp(WorkspaceApp):
         #: an audit was asked for while one ran: run once more when it ends
         self._audit_again = False
         self._auditing = False
+        #: paths changed since the shown report was started (what the next audit re-audits)
+        self._unaudited: set[str] = set()
+        #: one audit at a time (a superseded worker thread runs to its end first)
+        self._audit_lock = threading.Lock()
+        #: the article cache the audits after changes share (loaded by the first of them)
+        self._audit_cache: ArticleCache | None = None
         self._remember_theme = None  # set after the first theme, so only user changes are saved
         self._startup_warnings: list[str] = []
         loaded = load_themes()
@@ -302,6 +309,7 @@ class MemtuiApp(WorkspaceApp):
             self.ws.findings = [f for f in self.ws.findings if f.code != "config-invalid"] + config_findings
         if changes.topics & {"tree", "store", "notes", "skills", "graph", "config", "sessions"}:
             self.tree_model = MemoryTree(self.ws)
+            self._unaudited.update(changes.paths)
             self.request_audit()
         indexable = [p for topic in ("tree", "notes", "skills", "graph", "sessions") for p in changes.of(topic)]
         if indexable and self.index_report is not None:
@@ -316,13 +324,19 @@ class MemtuiApp(WorkspaceApp):
         self.run_audit()
 
     # -- audit -----------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="audit")
     def run_audit(self, live: bool = False) -> None:
         """Audit the workspace in a thread, publishing progress and the final report.
 
         A remote graph is read only when ``live`` (the Re-audit key): the audits that follow
         changes and the first one use its last read kept (the Graph area keeps each read it
-        makes), said so by a note, so no file change waits on the network."""
+        makes), said so by a note, so no file change waits on the network. After outside
+        changes only the nodes the changed paths can affect are audited again
+        (:func:`memtui.core.audit.rerun`: the same findings as a whole audit)."""
+        base = None if live else self.report
+        self._audit_worker(live, base, frozenset(self._unaudited))
+
+    @work(thread=True, exclusive=True, group="audit")
+    def _audit_worker(self, live: bool, base: AuditReport | None, changed: frozenset[str]) -> None:
         self._auditing = True
         worker = get_current_worker()
 
@@ -331,13 +345,21 @@ class MemtuiApp(WorkspaceApp):
                 self.call_from_thread(self.audit_progress.publish, (done, total))
 
         try:
-            report = audit.run(self.ws, progress, tree=MemoryTree(self.ws), offline=not live)
+            with self._audit_lock:
+                if base is not None and base.by_node:
+                    if self._audit_cache is None:
+                        self._audit_cache = ArticleCache.load(self.ws)
+                    report = audit.rerun(self.ws, base, changed, tree=MemoryTree(self.ws), cache=self._audit_cache)
+                else:
+                    report = audit.run(self.ws, progress, tree=MemoryTree(self.ws), offline=not live)
+                    self._audit_cache = None  # the whole audit saved its own; read it again when needed
         finally:
             self._auditing = False
         if not worker.is_cancelled:
-            self.call_from_thread(self._audit_done, report)
+            self.call_from_thread(self._audit_done, report, changed)
 
-    def _audit_done(self, report: AuditReport) -> None:
+    def _audit_done(self, report: AuditReport, changed: frozenset[str] = frozenset()) -> None:
+        self._unaudited -= changed  # what changed since this audit started stays to do
         self.report = report
         self.findings_by_path = report.by_path()
         self.findings_by_folder = {}

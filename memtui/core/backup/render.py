@@ -49,7 +49,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any, Sequence
 
-from memtui.core import atomic, jsonio
+from memtui.core import atomic, jsonio, workspace
 from memtui.core.files import is_inside
 from memtui.core.backup.redact import redact
 from memtui.core.findings import Finding
@@ -64,7 +64,7 @@ FILES = b"files/"
 STORE = b"store/"
 #: The snapshot of a remote graph in the backup tree, and where a restore keeps it.
 REMOTE_GRAPH = b"remote/graph.jsonl"
-REMOTE_STATE = ".memtui/remote-graph.jsonl"
+REMOTE_STATE = workspace.REMOTE_STATE
 #: Beside it, what a restore knows of that snapshot: ``{"commit", "date"}`` of the backup (JSON; not
 #: rendered, so the round trip is unchanged): :mod:`memtui.core.graph.snapshot` labels it with them.
 REMOTE_ABOUT = ".memtui/remote-graph.json"

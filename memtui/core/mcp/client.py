@@ -42,14 +42,25 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from typing import TYPE_CHECKING
+
 # httpx's package face imports its command-line tool (click, pygments, Rich) whenever those are
 # installed, and they are, beside Textual. memtui never uses that tool, and the core must not load
 # Rich (DESIGN.md §3; tests/test_layers.py): a ``None`` entry makes that one import fail, so httpx
 # keeps its stub ``main`` (and every ``memtui graph --remote`` starts ~40 ms sooner).
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
-import httpx  # noqa: E402 - after the line above
-from httpx_sse import EventSource, ServerSentEvent  # noqa: E402
+if TYPE_CHECKING:
+    import httpx
+    from httpx_sse import ServerSentEvent
+
+
+def _httpx():  # noqa: ANN202 - the httpx module
+    """httpx, imported on first use: it and its imports (ssl, email, http.client) cost a local
+    graph command about a third of its start-up, and only a remote graph talks HTTP."""
+    import httpx
+
+    return httpx
 
 from memtui.core import jsonio
 from memtui.core.bulk import bulk
@@ -167,6 +178,7 @@ class Client:
     def __init__(self, endpoint: Endpoint, *, http: httpx.Client | None = None) -> None:
         self.endpoint = endpoint
         self._own_http = http is None
+        httpx = _httpx()
         timeout = httpx.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0))
         self._http = http or httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False)
         self.era: str | None = None
@@ -245,7 +257,7 @@ class Client:
             if self.era == "legacy" and self.session_id:
                 try:
                     self._http.delete(self.endpoint.url, headers=self._headers(None, None))
-                except httpx.HTTPError:
+                except _httpx().HTTPError:
                     pass
         finally:
             self.session_id = None
@@ -400,7 +412,7 @@ class Client:
         body = json.dumps({"jsonrpc": "2.0", "method": method}).encode("utf-8")
         try:
             response = self._http.post(self.endpoint.url, content=body, headers=self._headers(method, None))
-        except httpx.HTTPError as exc:
+        except _httpx().HTTPError as exc:
             raise self._network_error(exc) from None
         if response.status_code >= 400:
             self._status_error(response.status_code, response.content, method)
@@ -448,7 +460,7 @@ class Client:
                     answer = self._from_stream(response, message_id, progress, name or method)
                 else:
                     answer = self._from_json(response, message_id, progress, name or method)
-        except httpx.HTTPError as exc:
+        except _httpx().HTTPError as exc:
             raise self._network_error(exc) from None
         if "error" in answer:
             error = answer["error"] if isinstance(answer["error"], dict) else {}
@@ -494,6 +506,7 @@ class Client:
 
     def _network_error(self, exc: httpx.HTTPError) -> McpError:
         shown = self.endpoint.shown
+        httpx = _httpx()
         if isinstance(exc, httpx.TimeoutException):
             return McpTimeout(f"the MCP server at {shown} did not answer within {self.endpoint.timeout:g} s; "
                               "try again, or allow longer with `[graph] timeout = SECONDS` in memtui.toml.")
@@ -513,7 +526,7 @@ class Client:
         if response.status_code not in (404, 405):
             return False
         allow = {m.strip().upper() for m in response.headers.get("allow", "").split(",") if m.strip()}
-        return httpx.URL(self.endpoint.url).path.rstrip("/").endswith("/sse") or ("GET" in allow and "POST" not in allow)
+        return _httpx().URL(self.endpoint.url).path.rstrip("/").endswith("/sse") or ("GET" in allow and "POST" not in allow)
 
     def _status_error(self, status: int, data: bytes, what: str, old_sse: bool = False) -> None:
         shown = self.endpoint.shown
@@ -578,6 +591,8 @@ def _events(response: httpx.Response, progress: ProgressFn | None, limit: _Limit
     """The server-sent events of ``response`` (httpx-sse), calling ``progress`` with the bytes
     received after every chunk (a 60 MB answer is one event, and a reader waiting on it should
     see it arrive) and checking the answer's bounds (:class:`_Limit`)."""
+    from httpx_sse import EventSource
+
     return EventSource(_Counted(response, progress, limit)).iter_sse()  # type: ignore[arg-type]
 
 

@@ -24,6 +24,43 @@ if TYPE_CHECKING:
 ALLOWABLE = frozenset({"secret", "pii-email", "pii-phone", "pii-egn", "pii-iban", "pii-card"})
 
 
+#: What decides the scans' results besides the text: memtui's rule modules and lists, and the
+#: versions of the detector libraries they run on (:func:`rules_fingerprint`).
+_RULE_FILES = ("secrets.py", "personal.py", "rules.py", "gitleaks_rules.py", "chunk.py", "factors.py",
+               "placeholders.txt")
+_RULE_LIBRARIES = ("detect-secrets", "phonenumberslite", "python-stdnum", "hyperscan")
+
+
+def rules_fingerprint() -> str:
+    """A hash of the rule set the secrets and personal-data scans apply (the files of
+    :data:`_RULE_FILES` and the versions of :data:`_RULE_LIBRARIES`): a cache of scan results
+    keyed by content is valid only under the same fingerprint. Read once per process."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        import hashlib
+        from importlib import metadata
+        from pathlib import Path
+
+        digest = hashlib.sha256()
+        here = Path(__file__).resolve().parent
+        for name in _RULE_FILES:
+            try:
+                digest.update(name.encode() + b"\0" + (here / name).read_bytes() + b"\0")
+            except OSError:
+                digest.update(name.encode() + b"\0missing\0")
+        for library in _RULE_LIBRARIES:
+            try:
+                version = metadata.version(library)
+            except metadata.PackageNotFoundError:
+                version = "absent"
+            digest.update(f"{library}={version}\0".encode())
+        _FINGERPRINT = digest.hexdigest()[:16]
+    return _FINGERPRINT
+
+
+_FINGERPRINT: str | None = None
+
+
 def prepare() -> None:
     """Load and configure the detectors now (about 0.2 s: detect-secrets' plugins, the
     prefilters' Hyperscan databases, libphonenumber's metadata), so worker processes forked

@@ -70,12 +70,24 @@ def store_findings(data: bytes, shown: str) -> list[Finding]:
     provenance, notes of the audit log), each naming its table, record and field."""
     from memtui.core import jsonio
 
-    from memtui.core import scan
-
     try:
         doc = jsonio.loads(data, allow_nan=True)
     except ValueError:
         return []  # a damaged store has its own finding
+    out: list[Finding] = []
+    if isinstance(doc, dict):
+        for table, records in doc.items():
+            if isinstance(records, dict):
+                for doc_id, record in records.items():
+                    out.extend(record_findings(table, doc_id, record, shown))
+    return out
+
+
+def record_findings(table: str, doc_id: str, record: object, shown: str) -> list[Finding]:
+    """``secret`` findings of the user text in one store record (``table``, ``doc_id``), placed
+    at ``shown`` (the store's path), as :func:`store_findings` gives them for that record."""
+    from memtui.core import scan
+
     out: list[Finding] = []
 
     def walk(value: object, where: str, key: str | None) -> None:
@@ -92,11 +104,7 @@ def store_findings(data: bytes, shown: str) -> list[Finding]:
                     finding.fix.replace(f"{shown}:{finding.line}", f"{shown}"), fingerprint=finding.fingerprint,
                     reference=finding.reference))
 
-    if isinstance(doc, dict):
-        for table, records in doc.items():
-            if isinstance(records, dict):
-                for doc_id, record in records.items():
-                    walk(record, f"table {table} record {doc_id}", None)
+    walk(record, f"table {table} record {doc_id}", None)
     return out
 
 

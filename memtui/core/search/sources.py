@@ -265,7 +265,7 @@ def _other_sources(ws: Workspace) -> list[Source]:
 def _restored_graph(ws: Workspace) -> Path | None:
     """The remote graph a restore left in the workspace (``.memtui/remote-graph.jsonl``, the
     server's file form, as ``graph.jsonl``), when the workspace has no ``graph.jsonl``; else ``None``."""
-    from memtui.core.backup.render import REMOTE_STATE
+    from memtui.core.workspace import REMOTE_STATE  # not the backup package: a search start loads none of it
 
     path = ws.root / REMOTE_STATE
     if ws.graph_file.exists() or path.is_symlink() or not path.is_file():

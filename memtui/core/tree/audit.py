@@ -79,7 +79,8 @@ class ArticleCache:
     cache folder (never in the workspace: opening one writes nothing there, DESIGN.md §2).
 
     A file whose size or modification time changed is read again; a changed memtui version,
-    cache format or ``max_file_bytes`` drops the whole cache.
+    cache format, ``max_file_bytes`` or scan rule set (:func:`memtui.core.scan.rules_fingerprint`)
+    drops the whole cache.
     """
 
     def __init__(self, entries: dict[str, list] | None = None) -> None:
@@ -117,12 +118,7 @@ class ArticleCache:
 
     @classmethod
     def _file(cls, ws: Workspace) -> Path:
-        import hashlib
-
-        from memtui.paths import cache_dir
-
-        key = hashlib.sha256(os.fsencode(ws.root)).hexdigest()[:24]
-        return cache_dir() / cls.FOLDER / f"{key}.json"
+        return cache_file(cls.FOLDER, ws)
 
     @classmethod
     def load(cls, ws: Workspace) -> "ArticleCache":
@@ -134,7 +130,7 @@ class ArticleCache:
             data = jsonio.loads(cls._file(ws).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return cls()
-        head = [CACHE_FORMAT, __version__, ws.config.max_file_bytes, os.fspath(ws.root)]
+        head = [CACHE_FORMAT, __version__, ws.config.max_file_bytes, os.fspath(ws.root), scan.rules_fingerprint()]
         if not isinstance(data, dict) or data.get("head") != head or not isinstance(data.get("entries"), dict):
             return cls()
         return cls(data["entries"])
@@ -153,10 +149,21 @@ class ArticleCache:
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
             write_text(file, json.dumps({"head": [CACHE_FORMAT, __version__, ws.config.max_file_bytes,
-                                                  os.fspath(ws.root)], "entries": merged},
+                                                  os.fspath(ws.root), scan.rules_fingerprint()],
+                                         "entries": merged},
                                         ensure_ascii=False, separators=(",", ":")))
         except (OSError, ValueError):
             pass
+
+
+def cache_file(folder: str, ws: Workspace) -> Path:
+    """The file of ``ws``'s cache of one kind (``folder``) in the user cache folder."""
+    import hashlib
+
+    from memtui.paths import cache_dir
+
+    key = hashlib.sha256(os.fsencode(ws.root)).hexdigest()[:24]
+    return cache_dir() / folder / f"{key}.json"
 
 
 def _finding_from(data: dict) -> Finding:
@@ -363,13 +370,48 @@ def _node_facts(ws: Workspace, tree: MemoryTree, node: str, index: NodeIndex, in
     return read, index_facts, files
 
 
-def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache | None" = None
-               ) -> tuple[list[Finding], int]:
+def _dependencies(tree: MemoryTree, index: NodeIndex, folder: Path, read: dict[str, ArticleFacts],
+                  index_facts: ArticleFacts | None, symlinks: list, deps: set[str]) -> None:
+    """Add to ``deps`` the absolute paths a node's findings read beyond its own folder: the
+    targets of its index's lines and redirects, of its articles' and index's links (as written
+    and percent-decoded), and of its symbolic links."""
+    from urllib.parse import unquote
+
+    base = os.fspath(folder)
+    for entry in index.entries + index.children:
+        if entry.path is not None:
+            deps.add(os.fspath(tree.abs(entry.path)))
+        elif entry.target:
+            deps.add(os.path.normpath(os.path.join(base, entry.target)))
+    for redirect in index.redirects:
+        if redirect.new_path is not None:
+            deps.add(os.fspath(tree.abs(redirect.new_path)))
+    for path, facts in read.items():
+        here = os.path.dirname(os.fspath(tree.abs(path)))
+        for _line, target, _anchor in facts.links:
+            if target:
+                deps.add(os.path.normpath(os.path.join(here, target)))
+                deps.add(os.path.normpath(os.path.join(here, unquote(target))))
+    for _line, target, _anchor in (index_facts.links if index_facts is not None else []):
+        if target:
+            deps.add(os.path.normpath(os.path.join(base, target)))
+            deps.add(os.path.normpath(os.path.join(base, unquote(target))))
+    for entry in symlinks:
+        deps.add(os.path.realpath(entry.path))
+
+
+def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache | None" = None,
+               deps: set[str] | None = None) -> tuple[list[Finding], int]:
     """Audit one node: its index, its articles, its links, its symlinks and its owner.
 
     Args:
         cache: per-article results of an earlier audit, reused for files whose size and
             modification time are unchanged (and filled with the ones read now).
+        deps: when given, filled with the absolute paths outside the node's own folder whose
+            change can change these findings (what its index lists or redirects to, what its
+            articles and index link to, where its symbolic links lead); the node's folder and
+            the indexes above it are dependencies of every node and not listed
+            (:func:`memtui.core.audit.rerun`).
 
     Returns:
         ``(findings, number of articles read)``.
@@ -397,6 +439,8 @@ def audit_node(ws: Workspace, tree: MemoryTree, node: str, cache: "ArticleCache 
         problem = check_symlink(ws, Path(entry.path), tree.shown(f"{node}/{entry.name}" if node else entry.name))
         if problem:
             findings.append(problem)
+    if deps is not None:
+        _dependencies(tree, index, folder, read, index_facts, links, deps)
     listed = _listed(ws, tree, index, folder, index_shown, findings)
     root = os.fspath(ws.root)
     anchor_cache: dict[str, set[str] | None] = {}

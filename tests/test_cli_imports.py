@@ -1,0 +1,69 @@
+"""A command that draws nothing loads no drawing library, and a command that does not search or
+talk to a remote graph loads neither the search engine nor the HTTP client: an agent calls
+memtui as a tool, in a fresh process each time, and pays every import."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Runs one command in this fresh process and prints its exit code and the top-level packages
+#: it loaded among those watched.
+PROBE = """
+import json, sys
+from memtui.cli import main
+code = main(sys.argv[1:])
+watched = {"textual", "rich", "whoosh", "httpx", "rapidfuzz", "pygments"}
+loaded = {m.split(".")[0] for m, module in list(sys.modules.items()) if module is not None}
+print(json.dumps({"code": code, "loaded": sorted(loaded & watched)}))
+"""
+
+
+@pytest.fixture()
+def ws(tmp_path: Path) -> Path:
+    target = tmp_path / "ws"
+    shutil.copytree(ROOT / "sample_workspace", target)
+    return target
+
+
+def _loaded(*argv: str, stdin: str | None = None) -> tuple[int, list[str]]:
+    out = subprocess.run([sys.executable, "-c", PROBE, *argv], input=stdin, capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    return last["code"], last["loaded"]
+
+
+def test_writing_commands_load_no_drawing_search_or_http_library(ws: Path, tmp_path: Path) -> None:
+    article = tmp_path / "article.md"
+    article.write_text("---\ntitle: Tunnel fix\nsummary: a phone loses its fix\n---\n# Tunnel fix\n\nText.\n", "utf-8")
+    notes = (ws / "memory" / "MEMORY_CUSTOM.md").read_text("utf-8")
+    calls = [
+        (["propose", "-w", str(ws), "--node", "support/courier-app", "--article", "tunnel-fix.md", "--from",
+          str(article), "--case", "CASE-1", "--source-request", "SR-1", "--profile", "support.investigator"], None),
+        (["use", "-w", str(ws), "--version", "support/courier-app/gps-drift.md@1", "--case", "CASE-2",
+          "--source-request", "SR-2", "--verdict", "pass", "--check", "checked"], None),
+        (["notes", "set", "-w", str(ws), "--from", "-"], notes + "- one more line\n"),
+        (["graph", "add-observation", "-w", str(ws), "RouteCore", "answers slowly at night"], None),
+        (["notes", "show", "-w", str(ws)], None),
+    ]
+    for argv, stdin in calls:
+        code, loaded = _loaded(*argv, stdin=stdin)
+        assert code == 0, argv
+        assert loaded == [], f"{' '.join(argv[:2])} loaded {loaded}"
+    # the writes happened (the probe ran the real commands)
+    assert "- one more line" in (ws / "memory" / "MEMORY_CUSTOM.md").read_text("utf-8")
+    assert "answers slowly at night" in (ws / "memory" / "graph.jsonl").read_text("utf-8")
+
+
+def test_search_loads_the_engine_but_no_drawing_or_http_library(ws: Path) -> None:
+    code, loaded = _loaded("search", "-w", str(ws), "parcel")
+    assert code == 0
+    assert "whoosh" in loaded  # the probe sees what a search needs
+    assert not {"textual", "rich", "httpx", "pygments"} & set(loaded)

@@ -75,3 +75,21 @@ async def test_an_error_that_is_not_memtuis_is_not_hidden() -> None:
             await settle(pilot)
     chain = [caught.value, caught.value.__cause__, getattr(caught.value, "error", None)]
     assert any(isinstance(e, ZeroDivisionError) for e in chain), "a bug ends the app with its traceback"
+
+
+
+async def test_a_result_that_arrives_after_its_screen_left_is_dropped_not_a_crash() -> None:
+    """A worker that finishes after its area left (the app closing, the area replaced) hands
+    its result or its error to a screen whose widgets are gone: both are dropped, no toast."""
+    app = Host()
+    async with app.run_test() as pilot:
+        screen = app.screen
+        assert isinstance(screen, Probe)
+        app.pop_screen()
+        await pilot.pause()
+        assert not screen.is_attached
+        screen._deliver(screen.results.append, 7)
+        screen._core_failed(ConflictError("changed on disk"), "Not saved", screen.failures.append, "error", True)
+        await pilot.pause()
+        assert screen.results == [] and screen.failures == []
+        assert not app._notifications and app.is_running

@@ -57,12 +57,24 @@ class AreaScreen(Screen):
                 self.app.call_from_thread(self._core_failed, exc, title, failed, severity, toast)
                 return
             if then is not None:
-                self.app.call_from_thread(then, result)
+                self.app.call_from_thread(self._deliver, then, result)
 
         return self.run_worker(work, name=group, group=group, exclusive=True, thread=True)
 
+    def _here(self) -> bool:
+        """Whether the screen is still in the app and not being closed with it."""
+        return self.is_attached and not (self._closing or self._closed or self.app._closing)
+
+    def _deliver(self, then: Callable[[T], object], result: T) -> None:
+        """``then(result)``, unless the screen left the app while the worker ran (the app is
+        closing, or the area was replaced): its widgets are gone, and the result is for no one."""
+        if self._here():
+            then(result)
+
     def _core_failed(self, error: Exception, title: str, failed: Callable[[Exception], object] | None,
                      severity: SeverityLevel, toast: bool) -> None:
+        if not self._here():
+            return
         if failed is not None and failed(error) is True:
             return  # shown where it belongs (a conflict bar)
         if isinstance(error, ReadOnlyError):  # the holder sentence, under one title everywhere

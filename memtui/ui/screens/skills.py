@@ -11,7 +11,7 @@ name, description and message reaches widgets as :class:`rich.text.Text` via
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -102,9 +102,11 @@ class SkillsScreen(AreaScreen):
             self.load()
 
     # -- loading ---------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="skills")
     def load(self) -> None:
-        """Read the catalogue in a thread and hand it to the UI thread."""
+        """Read the catalogue and the skills' governance in a worker; fill the area after."""
+        self.run_core(self._read, lambda read: self._fill(*read), group="skills", title="Skills not read")
+
+    def _read(self) -> tuple[Catalogue, dict[str, tuple[SkillStatus, list[tuple[SkillVersion, dict | None]]]]]:
         catalogue = load_catalogue(self.app.ws)
         governance: dict[str, tuple[SkillStatus, list[tuple[SkillVersion, dict | None]]]] = {}
         store = self.app.session.store
@@ -115,7 +117,7 @@ class SkillsScreen(AreaScreen):
                 versions = [(v, ledger.last_test(v.skill, v.sha256)) for v in ledger.versions(skill.key)] \
                     if skill.root == "skills" else []
                 governance[skill.path] = (status, versions)
-        self.app.call_from_thread(self._fill, catalogue, governance)
+        return catalogue, governance
 
     def _fill(self, catalogue: Catalogue,
               governance: dict[str, tuple[SkillStatus, list[tuple[SkillVersion, dict | None]]]] | None = None) -> None:

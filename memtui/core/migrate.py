@@ -237,6 +237,32 @@ def _shown_name(name: str) -> str:
     return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
+def _usable_file(v1: Path, entry: os.DirEntry) -> tuple[bytes | None, str]:
+    """The bytes of a V1DIR file memtui can migrate (a regular Markdown file, not a link, within
+    the size limit, UTF-8 text), or ``None`` and why it is not taken."""
+    if entry.is_symlink():
+        where = "outside V1DIR" if not is_inside(v1, Path(os.path.realpath(entry.path))) else "inside V1DIR"
+        return None, f"a symbolic link leading {where}; links are not followed"
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    if not stat.S_ISREG(st.st_mode):
+        return None, "not a regular file"
+    if not entry.name.lower().endswith(".md"):
+        return None, "not a Markdown memory file"
+    if st.st_size > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES // 1024} KiB"
+    try:
+        with open(entry.path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    if b"\0" in data[:8192] or not _utf8(data):
+        return None, "binary or not UTF-8 text"
+    return data, ""
+
+
 def _copy_v1(v1: Path, mirror: Path, max_files: int, out: dict[str, Any],
              progress: ProgressFn | None) -> tuple[_Walk, dict[str, bytes]]:
     """Copy the usable Markdown files of ``v1`` into ``mirror`` (flat names: ``a/b.md`` →
@@ -268,36 +294,12 @@ def _copy_v1(v1: Path, mirror: Path, max_files: int, out: dict[str, Any],
                 continue
             if entry.name.startswith("."):
                 continue
-            if entry.is_symlink():
-                target = os.path.realpath(entry.path)
-                where = "outside V1DIR" if not is_inside(v1, Path(target)) else "inside V1DIR"
-                _not_taken(out, name, f"a symbolic link leading {where}; links are not followed")
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                _not_taken(out, name, f"cannot be read ({exc.strerror})")
-                continue
-            if stat.S_ISDIR(st.st_mode):
+            if entry.is_dir(follow_symlinks=False):
                 pending.append((entry.path, name + "/"))
                 continue
-            if not stat.S_ISREG(st.st_mode):
-                _not_taken(out, name, "not a regular file")
-                continue
-            if not entry.name.lower().endswith(".md"):
-                _not_taken(out, name, "not a Markdown memory file")
-                continue
-            if st.st_size > MAX_FILE_BYTES:
-                _not_taken(out, name, f"larger than {MAX_FILE_BYTES // 1024} KiB")
-                continue
-            try:
-                with open(entry.path, "rb") as handle:
-                    data = handle.read(MAX_FILE_BYTES + 1)
-            except OSError as exc:
-                _not_taken(out, name, f"cannot be read ({exc.strerror})")
-                continue
-            if b"\0" in data[:8192] or not _utf8(data):
-                _not_taken(out, name, "binary or not UTF-8 text")
+            data, why_not = _usable_file(v1, entry)
+            if data is None:
+                _not_taken(out, name, why_not)
                 continue
             if name == NOTEBOOK:
                 index[name] = data

@@ -55,6 +55,7 @@ WRITERS_ALLOWED = {
     "memtui/ui/launch.py": "the user's copy of the sample workspace, made on first use",
     "memtui/core/drafts.py": "the Notes editor's drafts, in the user data folder",
     "memtui/core/shown.py": "copies of the member notes memtui showed, in the user cache folder",
+    "memtui/core/skills/content.py": "a scratch copy of a skill version its tests run in, outside the workspace",
 }
 def _write_calls(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -70,7 +70,10 @@ class DefectCase:
 
 
 def defect_cases(store: Store) -> list[DefectCase]:
-    """Every (case, skill) with a ``skill-defect`` use, with its artefacts (module docstring)."""
+    """Every (case, skill) with a ``skill-defect`` use, with its artefacts (module docstring);
+    ``[]`` from a damaged store (its own finding says so)."""
+    if getattr(store, "damaged", False):
+        return []
     tables = store.derived("defects.tables", lambda t: {k: t.get(k, {}) for k in
                                                         ("uses", "skill_versions", "versions")})
     uses = [tables["uses"][i] for i in sorted(tables["uses"], key=int)]

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from memtui.core.files import is_inside, rel, text_name
 
@@ -121,3 +125,15 @@ def write_content(files: dict[str, str], dest: Path) -> None:
             raise ContentError(f"{path!r} would land outside the skill folder")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(text.encode("utf-8"))
+
+
+@contextmanager
+def scratch_folder(prefix: str = "memtui-skill-") -> Iterator[Path]:
+    """A new empty folder outside the workspace (the system's temporary folder), removed with
+    everything in it when the block ends: where a skill version is copied to run its tests,
+    and the ``HOME`` of a test run."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memtui.core.files import is_inside
 from memtui.core.findings import Finding, sort_key
 from memtui.core.skills.binding import Binding, bind
 from memtui.core.skills.content import ContentError, read_content
@@ -70,6 +71,13 @@ def skill_status(ws: Workspace, skill: Skill, store: Any = None) -> SkillStatus:
     """The :class:`SkillStatus` of ``skill``; ``store`` (a :class:`~memtui.core.store.Store`)
     adds what is recorded (versions, proposals, test runs). Never raises for bad input."""
     folder_rel = skill.path.rsplit("/", 1)[0]
+    if not is_inside(ws.root, skill.folder):  # a link leading outside: nothing behind it is read (invariant 4)
+        outside = "the skill folder is a symbolic link leading outside the workspace; memtui reads nothing there"
+        status = SkillStatus(skill, Binding(None, "", None, ""), Manifest(f"{folder_rel}/{MANIFEST_FILE}"),
+                             None, outside)
+        status.findings.append(Finding.make("skill-content-unusable", folder_rel, outside,
+                                            "copy the skill into the workspace, or remove the link"))
+        return status
     try:
         text: str | None = skill.skill_md.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
@@ -78,7 +86,7 @@ def skill_status(ws: Workspace, skill: Skill, store: Any = None) -> SkillStatus:
     manifest = read_manifest(skill.folder, f"{folder_rel}/{MANIFEST_FILE}")
     try:
         sha: str | None = read_content(skill.folder, confine_to=ws.root).sha256
-        problem = None
+        problem: str | None = None
     except (ContentError, OSError) as exc:
         sha, problem = None, str(exc)
     status = SkillStatus(skill, binding, manifest, sha, problem)

@@ -31,7 +31,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -41,7 +40,7 @@ from typing import Any
 
 from memtui.core.errors import RefusedError
 from memtui.core.files import is_inside
-from memtui.core.skills.content import SKIP_DIRS, content_hash, read_content
+from memtui.core.skills.content import SKIP_DIRS, content_hash, read_content, scratch_folder
 from memtui.core.skills.manifest import TestSpec
 
 #: The ``PATH`` a test runs with.
@@ -271,7 +270,13 @@ def run_tests(folder: Path, spec: TestSpec, *, watch: Path | None = None, timeou
     argv = [spec.command, *spec.args]
     run = TestRun(argv, str(folder))
     marker = uuid.uuid4().hex
-    scratch = Path(tempfile.mkdtemp(prefix="memtui-skill-home-"))
+    with scratch_folder("memtui-skill-home-") as scratch:
+        return _run(folder, spec, program, argv, run, marker, scratch, watch, limit)
+
+
+def _run(folder: Path, spec: TestSpec, program: str, argv: list[str], run: TestRun, marker: str, scratch: Path,
+         watch: Path | None, limit: float) -> TestRun:
+    """The body of :func:`run_tests`, with its scratch ``HOME`` made."""
     skip = [folder, scratch] + ([watch / ".memtui"] if watch is not None else [])
     before = _listing(watch, skip) if watch is not None else None
     run.watched = watch is None or before is not None
@@ -280,51 +285,48 @@ def run_tests(folder: Path, spec: TestSpec, *, watch: Path | None = None, timeou
            "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1", MARKER_ENV: marker}
     started = time.monotonic()
     try:
+        proc = subprocess.Popen([program, *spec.args], executable=program, cwd=folder, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True, close_fds=True)
+    except OSError as exc:
+        raise RunRefused(f"the test command {spec.command!r} could not be started: {exc.strerror or exc}") from exc
+    pgid = proc.pid
+    counter, lock, over = [0], threading.Lock(), threading.Event()
+    readers = [_Reader(proc.stdout, counter, lock, over), _Reader(proc.stderr, counter, lock, over)]
+    for r in readers:
+        r.start()
+    deadline = started + limit
+    while True:
         try:
-            proc = subprocess.Popen([program, *spec.args], executable=program, cwd=folder, env=env,
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True, close_fds=True)
-        except OSError as exc:
-            raise RunRefused(f"the test command {spec.command!r} could not be started: {exc.strerror or exc}") from exc
-        pgid = proc.pid
-        counter, lock, over = [0], threading.Lock(), threading.Event()
-        readers = [_Reader(proc.stdout, counter, lock, over), _Reader(proc.stderr, counter, lock, over)]
-        for r in readers:
-            r.start()
-        deadline = started + limit
-        while True:
-            try:
-                proc.wait(timeout=0.05)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if over.is_set():
-                run.output_over = True
-                break
-            if time.monotonic() >= deadline:
-                run.timed_out = True
-                break
-        if run.timed_out or run.output_over:
-            _killpg(pgid)
-            proc.wait()
-        else:
-            run.exit_code = proc.returncode
-        # whatever is still running of the run is left behind: kill it, count it
-        run.left_behind = _sweep(pgid, marker)
-        if run.timed_out or run.output_over:
-            run.left_behind = 0  # those were killed as part of the timeout or the output bound
-        for r in readers:
-            r.join(timeout=5)
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
-        run.seconds = time.monotonic() - started
-        run.stdout = bytes(readers[0].kept).decode("utf-8", "replace")
-        run.stderr = bytes(readers[1].kept).decode("utf-8", "replace")
-        run.out_bytes = counter[0]
-        run.truncated = any(r.dropped for r in readers)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+            proc.wait(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if over.is_set():
+            run.output_over = True
+            break
+        if time.monotonic() >= deadline:
+            run.timed_out = True
+            break
+    if run.timed_out or run.output_over:
+        _killpg(pgid)
+        proc.wait()
+    else:
+        run.exit_code = proc.returncode
+    # whatever is still running of the run is left behind: kill it, count it
+    run.left_behind = _sweep(pgid, marker)
+    if run.timed_out or run.output_over:
+        run.left_behind = 0  # those were killed as part of the timeout or the output bound
+    for r in readers:
+        r.join(timeout=5)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+    run.seconds = time.monotonic() - started
+    run.stdout = bytes(readers[0].kept).decode("utf-8", "replace")
+    run.stderr = bytes(readers[1].kept).decode("utf-8", "replace")
+    run.out_bytes = counter[0]
+    run.truncated = any(r.dropped for r in readers)
     if watch is not None and before is not None:
         after = _listing(watch, skip)
         if after is None:

@@ -27,9 +27,8 @@ Records (``skill_versions``): ``id`` (``skill:NAME@N``), ``skill``, ``node``, ``
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ from memtui.core import atomic
 from memtui.core import governance as gov
 from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.skills.binding import bind, named_node
-from memtui.core.skills.content import ContentError, content_hash, read_content, write_content
+from memtui.core.skills.content import ContentError, content_hash, read_content, scratch_folder, write_content
 from memtui.core.skills.manifest import MANIFEST_FILE, Manifest, check_manifest_bytes, read_manifest
 from memtui.core.skills.model import AGENT_ROOT, SKILL_FILE, UPLOAD_PATTERN
 from memtui.core.skills.testrun import TestRun, run_tests
@@ -354,8 +353,7 @@ def test(session: Any, ref: str, *, timeout: float | None = None) -> tuple[dict[
 
     ws = session.ws
     name, number = parse_ref(ref)
-    scratch: Path | None = None
-    try:
+    with contextlib.ExitStack() as stack:
         if number is None:
             try:
                 shown, folder = skill_folder(ws, name)
@@ -372,20 +370,16 @@ def test(session: Any, ref: str, *, timeout: float | None = None) -> tuple[dict[
         else:
             version = SkillLedger(session.store).get(ref)
             files = version.files
-            scratch = Path(tempfile.mkdtemp(prefix="memtui-skill-"))
-            where = scratch / name
+            where = stack.enter_context(scratch_folder()) / name
             write_content(files, where)
         manifest = check_manifest_bytes(files[MANIFEST_FILE].encode("utf-8"), MANIFEST_FILE) \
             if MANIFEST_FILE in files else None
         spec = manifest.tests if manifest is not None else None
         if spec is None:
             raise RunRefused(f"{name} names no tests: its {MANIFEST_FILE} needs `tests` with a command "
-                              "(and args); nothing was run")
+                             "(and args); nothing was run")
         sha = content_hash(files)
         run = run_tests(where, spec, watch=ws.root, timeout=timeout)
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
     row = {"skill": name, "sha256": sha, "version": version.id if version else None, **run.to_json(),
            "time": gov.now(), "by": session.profile}
 

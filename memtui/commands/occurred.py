@@ -3,7 +3,10 @@
 Occurrence, verified reuse and clean platform execution are distinct counters: an occurrence
 says the symptom was seen again; it is not a use (`memtui use` records a reuse with its check
 and verdict) and promotes nothing. A mirror, fork or subcase counts as the case it derives from.
-Prints the entry's counters after recording; --client-id makes a retry record it once."""
+Prints the entry's counters after recording; --client-id makes a retry record it once.
+An experience entry's occurrences also count on its fix signature (its symptom, systems,
+mechanism and fix shape): at the third distinct case the Consolidate area asks for a skill or
+an article, at the seventh and the twentieth for refining it with the evidence of use."""
 
 from __future__ import annotations
 
@@ -46,4 +49,19 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"recorded: case {record['case']} met the symptom of {record['article']}")
             print(f"{record['article']}: {counts.summary()}")
+            _ladder_note(s, record["article"])
     return ExitCode.OK
+
+
+def _ladder_note(session, article: str) -> None:  # noqa: ANN001 - Session
+    """After an occurrence of an experience entry: its fix signature's case count and rung."""
+    from memtui.core.consolidate import ladder
+
+    rung = ladder.rung_of(session.ws, session.store, article)
+    if rung is None:
+        return
+    print(f"{rung.count} case{'s' if rung.count != 1 else ''} share its fix signature now")
+    if rung.step == ladder.STEPS[0]:
+        print("the Consolidate area now asks for a skill or an article (`memtui consolidate --kind ladder`)")
+    elif rung.step:
+        print(f"{rung.step} or more cases: the Consolidate area asks to refine the skill or article")

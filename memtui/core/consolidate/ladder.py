@@ -6,9 +6,9 @@ outside the ladder" (that is ``memtui contest``, not this).
 The **fix signature** of an experience entry (seed 000 §5) is its ``symptom``, ``systems``,
 ``mechanism`` and ``fix_shape``, each normalised (case, accents, quotes, white space; systems
 as a set), hashed. Its **occurrences** are the distinct cases that met it: each experience
-entry carrying the signature is one (its ``id``, else its path), and every occurrence recorded
-with :func:`record` (``memtui occurrence ENTRY --case C --source-request R``) in the
-``occurrences`` table adds its case. At 3, 7 and 20 cases the signature is a ``ladder``
+entry carrying the signature is one (its ``id``, else its path), and every occurrence of an
+entry recorded with :func:`memtui.core.governance.counters.occurred` (``memtui occurred ENTRY
+--case C --source-request R``, the same record the entry's occurrence counter reads) adds its case. At 3, 7 and 20 cases the signature is a ``ladder``
 candidate of the consolidation pass.
 """
 
@@ -19,24 +19,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from memtui.core.errors import MemtuiError
+from memtui.core.governance.counters import T_OCCURRENCES
 from memtui.core.search.analysis import normalize
 from memtui.core.store import Store
 from memtui.core.tree import shape
 from memtui.core.tree.model import MemoryTree
 
-#: The store table of recorded occurrences.
-T_OCCURRENCES = "occurrences"
-
 #: The rungs: the third occurrence proposes, the seventh and the twentieth refine.
 STEPS = (3, 7, 20)
 
 _QUOTES = re.compile(r"[\"'`„“”«»‚‘’]")
-
-
-class OccurrenceError(MemtuiError):
-    """An occurrence cannot be recorded as given (not an experience entry, no fix signature,
-    the case already counted); ``str(exc)`` says why."""
 
 
 def _norm(value: Any) -> str:
@@ -110,7 +102,8 @@ def rungs(entries: dict[str, dict[str, Any]], store: Store | None) -> dict[str, 
         rows = store.derived("ladder.occurrences", lambda tables: [
             tables.get(T_OCCURRENCES, {})[i] for i in sorted(tables.get(T_OCCURRENCES, {}), key=int)])
         for row in rows:
-            found = out.get(str(row.get("signature")))
+            recorded = entries.get(str(row.get("article") or ""))
+            found = out.get(fix_signature(recorded) or "") if recorded is not None else None
             case = str(row.get("case") or "")
             if found is not None and case and case not in found.cases:
                 found.cases.append(case)
@@ -143,53 +136,14 @@ def candidates(entries: dict[str, tuple[str, dict[str, Any]]], store: Store | No
     return out
 
 
-def record(session: Any, article: str, *, case: str, source_request: str, client_id: str | None = None) -> dict[str, Any]:
-    """Record that ``case`` met the fix signature of the experience entry ``article``
-    (memory-relative), as one guarded write (``consolidate.occurrence``).
-
-    Returns:
-        ``{"row": the recorded row, "count": occurrences of the signature now, "step": the rung
-        reached (3, 7, 20) or None}``.
-
-    Raises:
-        OccurrenceError: not an experience entry, no fix signature, missing case or source
-            request, or the case already counted for this signature.
-    """
-    if not case.strip() or not source_request.strip():
-        raise OccurrenceError("an occurrence needs its case id and source-request id.")
-    path = article.strip().strip("/")
-    path = path[len("memory/"):] if path.startswith("memory/") else path
-    tree = MemoryTree(session.ws)
-    node = path.rsplit("/", 1)[0] if "/" in path else ""
-    if not shape.is_experience(node) or not path.endswith(".md"):
-        raise OccurrenceError(f"{article!r} is not an experience entry (an article in an experience node).")
-    read = tree.read_article(path)
-    meta = read.meta if read.ok and isinstance(read.meta, dict) else {}
-    sig = fix_signature(meta)
-    if sig is None:
-        raise OccurrenceError(f"{path} has no fix signature: it needs symptom, mechanism and fix_shape.")
-    siblings = _experience_entries(tree)
-
-    def change(tx: Any) -> dict[str, Any]:
-        rung = rungs(siblings, session.store).get(sig)
-        if rung is not None and case.strip() in rung.cases:
-            raise OccurrenceError(f"case {case.strip()} is counted for this fix signature already.")
-        row = {"signature": sig, "entry": path, "case": case.strip(), "source_request": source_request.strip(),
-               "time": _now(), "by": session.profile}
-        tx.table(T_OCCURRENCES).insert(row)
-        tx.hashes(None, None)
-        count = (rung.count if rung else 0) + 1
-        tx.detail.update({"entry": path, "signature": sig, "case": case.strip(), "count": count})
-        return {"row": row, "count": count, "step": max([s for s in STEPS if count >= s], default=None)}
-
-    shown = f"{session.ws.memory_rel}/{path}" if session.ws.memory_rel else path
-    done = session.write("consolidate.occurrence", shown, change, client_id=client_id,
-                         request={"entry": path, "case": case.strip(), "source_request": source_request.strip()})
-    if done.retried:
-        rung = rungs(siblings, session.store).get(sig)
-        count = rung.count if rung else 0
-        return {"row": None, "count": count, "step": max([s for s in STEPS if count >= s], default=None)}
-    return done.result
+def rung_of(ws: Any, store: Store, article: str) -> Rung | None:
+    """The rung of the fix signature of the experience entry ``article`` (memory-relative) with
+    every occurrence recorded so far, or ``None`` when it is not an experience entry with a fix
+    signature (``ws``: the :class:`~memtui.core.workspace.Workspace`)."""
+    entries = _experience_entries(MemoryTree(ws))
+    meta = entries.get(article)
+    sig = fix_signature(meta) if meta is not None else None
+    return rungs(entries, store).get(sig) if sig else None
 
 
 def _experience_entries(tree: MemoryTree) -> dict[str, dict[str, Any]]:
@@ -203,8 +157,3 @@ def _experience_entries(tree: MemoryTree) -> dict[str, dict[str, Any]]:
                 out[path] = article.meta
     return out
 
-
-def _now() -> str:
-    from memtui.core.governance.model import now
-
-    return now()

@@ -98,11 +98,18 @@ LONG_LIVED = frozenset({"watch"})
 
 async def settle(pilot) -> None:  # noqa: ANN001
     """Wait until every worker the test started has finished (not the app's long-lived ones,
-    such as the workspace watcher), then let the app handle what they posted."""
+    such as the workspace watcher), then let the app handle what they posted.
+
+    A worker cancelled meanwhile has finished too (the app cancels its workers when it quits:
+    on a loaded machine the first audit can still be running then); a worker that failed
+    still fails the test.
+    """
+    from textual.worker import WorkerCancelled
+
     app = pilot.app
-    started = [w for w in app.workers if w.group not in LONG_LIVED]
-    if started:  # (an empty list would make Textual wait for every worker, the watcher too)
-        await app.workers.wait_for_complete(started)
+    for worker in [w for w in app.workers if w.group not in LONG_LIVED]:
+        with contextlib.suppress(WorkerCancelled):
+            await worker.wait()
     await pilot.pause()
 
 

@@ -136,7 +136,7 @@ async def test_save_over_a_change_is_refused_into_the_conflict_bar(ws: Workspace
 
 
 async def test_save_merges_a_change_on_disk_that_does_not_overlap(ws: Workspace) -> None:
-    """"keep mine" dropped the agent's line and "reload" the member's, even for changes
+    """The conflict bar's "keep mine" dropped the agent's line and "reload" the member's, even for changes
     to different lines. ctrl+s now merges them and the editor shows the result."""
     ws.member_notes.write_bytes(b"first\nmiddle\nlast\n")
     with Session.open(ws, purpose="tui") as session:

@@ -140,8 +140,6 @@ def test_a_refusal_carries_its_reference_in_json_only(
 def test_the_tui_never_reads_a_reference() -> None:
     """The TUI shows a finding's message and fix and an error's sentence; the reference is
     for scripts (``--json``) and ``audit --codes`` only."""
-    from pathlib import Path as _Path
-
-    ui = _Path(__file__).resolve().parent.parent / "memtui" / "ui"
+    ui = Path(__file__).resolve().parent.parent / "memtui" / "ui"
     readers = [str(p) for p in ui.rglob("*.py") if re.search(r"\.reference\b|REFERENCES", p.read_text(encoding="utf-8"))]
     assert not readers, readers

@@ -31,7 +31,7 @@ def text_name(name: str) -> bool:
     surrogates, PEP 383) is valid UTF-8 text.
 
     memtui shows, searches, indexes and edits only files whose whole path is text: a name
-    that is not is left out of the memory tree, the skills catalogue and the
+    that is not text is left out of the memory tree, the skills catalogue and the
     search, and reported once by the audit (``name-not-utf8``, :mod:`memtui.core.strays`);
     backups keep it byte for byte.
     """

@@ -55,6 +55,8 @@ WRITERS_ALLOWED = {
     "memtui/ui/launch.py": "the user's copy of the sample workspace, made on first use",
     "memtui/core/drafts.py": "the Notes editor's drafts, in the user data folder",
     "memtui/core/shown.py": "copies of the member notes memtui showed, in the user cache folder",
+    "memtui/core/governance/gate.py": "the evaluation's scratch copy in .memtui/evals (derived, removed after; "
+                                      "the live files are only read)",
 }
 def _write_calls(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))

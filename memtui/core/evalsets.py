@@ -302,14 +302,15 @@ def _pct(value: float | None) -> str:
 
 def summary_line(ws: Workspace, store, node: str, tree: MemoryTree | None = None) -> str:  # noqa: ANN001 - Store
     """One line for the Tree area: the eval set of ``node`` (or of its nearest ancestor that has
-    one) with its last figures beside the grep baseline — beats / does not beat / no cases."""
+    one) with its last figures beside the grep baseline — beats / does not beat / no cases;
+    ``""`` when neither the node nor an ancestor holds an eval set."""
     tree = tree or MemoryTree(ws)
     try:
         domains = domains_of(ws, [node], tree)
     except EvalSetError as exc:
         return f"eval set: {exc}"
-    if not domains:
-        return "eval set: none here or above"
+    if not domains:  # a domain with no eval set has nothing to show (most trees have none)
+        return ""
     domain = domains[0]
     where = "eval set" if domain == node else f"eval set of {domain or 'the root'}"
     es = load(ws, domain, tree)

@@ -56,6 +56,8 @@ WRITERS_ALLOWED = {
     "memtui/core/drafts.py": "the Notes editor's drafts, in the user data folder",
     "memtui/core/shown.py": "copies of the member notes memtui showed, in the user cache folder",
     "memtui/core/skills/content.py": "a scratch copy of a skill version its tests run in, outside the workspace",
+    "memtui/core/migrate.py": "derived copies under .memtui/migrate/<domain>/ (the inherited files' mirror "
+                              "and its index, the gate's scratch memory); the inherited folder is only read",
     "memtui/core/governance/gate.py": "the evaluation's scratch copy in .memtui/evals (derived, removed after; "
                                       "the live files are only read)",
 }

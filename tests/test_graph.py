@@ -388,8 +388,9 @@ def test_undo_restores_the_previous_bytes_unless_the_file_changed_since(tmp_path
         g.commit(target, saved.graph, g.Restore(before, saved.graph.source_sha256), session=graph_session)
     assert target.read_bytes().endswith(b"\n")
 
+
 def test_import_merges_in_one_pass_as_entity_by_entity_would() -> None:
-    """Issue 19 new-user pass: `graph import` of 20,000 entities did not end in 10 minutes (each
+    """`graph import` of 20,000 entities once did not end in 10 minutes (each
     new entity re-indexed the whole graph); the one-pass import must give the same records."""
     import json as _json
 

@@ -257,7 +257,7 @@ def _question(app) -> str:  # noqa: ANN001
 
 @pytest.mark.slow
 async def test_create_then_undo_twice_and_redo_with_future_tense_questions(sample_copy: Path) -> None:
-    """Issue 19: Graph had no "create entity" and one step of undo; confirmations said "merged 1
+    """The Graph area creates an entity and undoes more than one step; confirmations said "merged 1
     record" (past tense) and showed newlines as a literal ⏎ before anything was done."""
     path = sample_copy / "memory" / "graph.jsonl"
     original = path.read_bytes()

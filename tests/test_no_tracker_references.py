@@ -15,7 +15,6 @@ import re
 import tokenize
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,11 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 TRACKER = re.compile(r"\b[Ii]ssues?\s+\d+|(?<!bug-inputs/)(?<![\w/])B\d{2}\b(?!/)")
 #: A name that records history: a bug input's or a ticket's id, or "fixes".
 HISTORY_NAME = re.compile(r"(?:^|_)(?:b\d{2}|issue_?\d+)(?:_|$)|_fixes$", re.IGNORECASE)
-
-#: The Graph area's files, restructured in a change of their own; checked by the strict xfail
-#: test below until that change is in, then by the first test like every other file.
-GRAPH_AREA = ("memtui/ui/screens/graph", "memtui/commands/graph.py", "memtui/core/graph/", "tests/test_graph")
-
 
 def _python_files() -> list[Path]:
     return sorted(p for top in ("memtui", "tests") for p in (ROOT / top).rglob("*.py")
@@ -70,8 +64,6 @@ def _config_offences() -> list[str]:
     return out
 
 
-def _in_graph_area(path: Path) -> bool:
-    return path.relative_to(ROOT).as_posix().startswith(GRAPH_AREA)
 
 
 def test_the_pattern_finds_tracker_ids_and_spares_paths_and_words() -> None:
@@ -87,13 +79,7 @@ def test_the_pattern_finds_tracker_ids_and_spares_paths_and_words() -> None:
 
 
 def test_no_tracker_id_in_comments_docstrings_or_names() -> None:
-    offences = [o for p in _python_files() if not _in_graph_area(p) for o in _offences(p)]
+    offences = [o for p in _python_files() for o in _offences(p)]
     offences += _config_offences()
     assert not offences, "say what and why instead:\n" + "\n".join(offences)
 
-
-@pytest.mark.xfail(strict=True, reason="the Graph area's files are reworded by the change that restructures "
-                                       "them; once it is in, this passes: drop GRAPH_AREA and this test")
-def test_no_tracker_id_in_the_graph_area() -> None:
-    offences = [o for p in _python_files() if _in_graph_area(p) for o in _offences(p)]
-    assert not offences, "\n".join(offences)

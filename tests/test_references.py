@@ -24,13 +24,10 @@ from tests.conftest import run_cli
 PROJECT_REFERENCE = re.compile(r"seed 0\d\d|[Ss]eed \d|issue \d|DESIGN\.md|§")
 
 
-#: The one sentence of the graph audit (memtui/core/graph/audit.py) still to be reworded,
-#: by the change that restructures the Graph area; delete this once that change is in.
-_GRAPH_SENTENCE_PENDING = "relate it to what it belongs to (seed 002: create the relation too)"
 
 
 def _clean(text: str) -> bool:
-    return text == _GRAPH_SENTENCE_PENDING or not PROJECT_REFERENCE.search(text)
+    return not PROJECT_REFERENCE.search(text)
 
 
 def test_every_code_meaning_reads_without_a_reference() -> None:
@@ -107,7 +104,7 @@ def test_audit_json_carries_the_reference_and_the_text_does_not(
     assert all(_clean(f["message"]) and _clean(f["fix"]) for f in findings)
     code, out, _err = run_cli(capsys, "audit", "-w", str(sample_copy), "--offline")
     assert "node-unlisted" in out
-    assert not PROJECT_REFERENCE.search(out.replace(_GRAPH_SENTENCE_PENDING, "")), out
+    assert not PROJECT_REFERENCE.search(out), out
 
 
 def test_audit_codes_lists_each_reference(capsys: pytest.CaptureFixture) -> None:

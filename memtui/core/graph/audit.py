@@ -99,6 +99,91 @@ def near_duplicates(names: list[str], score: float = NEAR_SCORE,
     return sorted((folded[a], folded[b], s) for (a, b), s in found.items())
 
 
+def _name_findings(shown: str, by_name: dict[str, list], near: bool) -> list[Finding]:
+    """Search before you create: a name written twice, names equal after Unicode
+    normalisation or case folding, and (with ``near``) nearly identical names."""
+    found: list[Finding] = []
+    # search before you create: the same name twice, names equal after folding, near-identical
+    for name, records in by_name.items():
+        if len(records) > 1:
+            lines = ", ".join(str(r.line) for r in records)
+            found.append(Finding.make(
+                "graph-duplicate-entity", shown,
+                f"entity {_q(name)} is written {len(records)} times (lines {lines}); the server's "
+                "add_observations only ever changes the first",
+                f"merge them: memtui graph merge -- {_shell(name)}", line=records[0].line))
+    composed: dict[str, list[str]] = defaultdict(list)
+    for name in by_name:
+        composed[unicodedata.normalize("NFC", name)].append(name)
+    for group in composed.values():
+        if len(group) > 1:
+            first = min(by_name[n][0].line for n in group)
+            found.append(Finding.make(
+                "graph-unicode-twins", shown,
+                "entity names that look the same but are written with different code points (equal after "
+                "Unicode normalisation, NFC): " + ", ".join(f"{_q(n)} ({_code_points(n)})" for n in group),
+                "merge them into one; an agent that searches for one spelling never finds the other", line=first))
+    folds: dict[str, list[str]] = defaultdict(list)
+    for name in by_name:
+        folds[fold_name(name)].append(name)
+    for group in folds.values():
+        if len({unicodedata.normalize("NFC", n) for n in group}) > 1:  # not only twins (reported above)
+            first = min(by_name[n][0].line for n in group)
+            found.append(Finding.make(
+                "graph-similar-names", shown,
+                "entity names equal after case and space folding: " + ", ".join(_q(n) for n in group),
+                "merge them into one (the others are kept as `alias:` observations)", line=first))
+    if near:
+        for a, b, value in near_duplicates(list(by_name)):
+            found.append(Finding.make(
+                "graph-near-duplicate", shown,
+                f"entity names {_q(a)} and {_q(b)} are nearly identical ({value:.0f}% alike)",
+                "merge them if they are the same thing", line=min(by_name[a][0].line, by_name[b][0].line)))
+    return found
+
+
+def _relation_findings(shown: str, relations: list, by_name: dict[str, list]) -> list[Finding]:
+    """Create the relation too: self relations, dangling ends, duplicate relations, orphans."""
+    found: list[Finding] = []
+    # create the relation too: dangling ends, orphans
+    known = set(by_name)
+    linked: set[str] = set()
+    triples: Counter = Counter()
+    first_line: dict[tuple[str, str, str], int] = {}
+    for relation in relations:
+        linked.add(relation.source)
+        linked.add(relation.target)
+        triples[relation.triple] += 1
+        first_line.setdefault(relation.triple, relation.line)
+        if relation.source == relation.target:
+            found.append(Finding.make(
+                "graph-self-relation", shown,
+                f"relation {_q(relation.source)} --{visible(relation.relation_type)}--> {_q(relation.target)} "
+                "points from an entity to itself", "delete it unless it is meant: memtui graph unrelate -- "
+                f"{_shell(relation.source)} {_shell(relation.relation_type)} {_shell(relation.target)}",
+                line=relation.line))
+        missing = [end for end in (relation.source, relation.target) if end not in known]
+        if missing:
+            found.append(Finding.make(
+                "graph-dangling-relation", shown,
+                f"relation {_q(relation.source)} --{visible(relation.relation_type)}--> {_q(relation.target)} "
+                f"points at {' and '.join(_q(m) for m in dict.fromkeys(missing))}, which is not an entity",
+                "create the missing entity, correct the name, or delete the relation", line=relation.line))
+    for triple, count in triples.items():
+        if count > 1:
+            found.append(Finding.make(
+                "graph-duplicate-relation", shown,
+                f"relation {_q(triple[0])} --{visible(triple[2])}--> {_q(triple[1])} is written {count} times",
+                "delete the copies (memtui graph unrelate removes all, then relate once)",
+                line=first_line[triple]))
+    orphans = [name for name in by_name if name not in linked]
+    for name in orphans:
+        found.append(Finding.make(
+            "graph-orphan", shown, f"entity {_q(name)} has no relation; nothing leads to it",
+            "relate it to what it belongs to (an entity is created with its relation)", line=by_name[name][0].line))
+    return found
+
+
 def audit(graph: Graph, near: bool = True) -> list[Finding]:
     """Every finding about ``graph``: reading problems, then content problems.
 
@@ -119,79 +204,8 @@ def audit(graph: Graph, near: bool = True) -> list[Finding]:
     for entity in entities:
         by_name[entity.name].append(entity)
 
-    # search before you create: the same name twice, names equal after folding, near-identical
-    for name, records in by_name.items():
-        if len(records) > 1:
-            lines = ", ".join(str(r.line) for r in records)
-            out.append(Finding.make(
-                "graph-duplicate-entity", shown,
-                f"entity {_q(name)} is written {len(records)} times (lines {lines}); the server's "
-                "add_observations only ever changes the first",
-                f"merge them: memtui graph merge -- {_shell(name)}", line=records[0].line))
-    composed: dict[str, list[str]] = defaultdict(list)
-    for name in by_name:
-        composed[unicodedata.normalize("NFC", name)].append(name)
-    for group in composed.values():
-        if len(group) > 1:
-            first = min(by_name[n][0].line for n in group)
-            out.append(Finding.make(
-                "graph-unicode-twins", shown,
-                "entity names that look the same but are written with different code points (equal after "
-                "Unicode normalisation, NFC): " + ", ".join(f"{_q(n)} ({_code_points(n)})" for n in group),
-                "merge them into one; an agent that searches for one spelling never finds the other", line=first))
-    folds: dict[str, list[str]] = defaultdict(list)
-    for name in by_name:
-        folds[fold_name(name)].append(name)
-    for group in folds.values():
-        if len({unicodedata.normalize("NFC", n) for n in group}) > 1:  # not only twins (reported above)
-            first = min(by_name[n][0].line for n in group)
-            out.append(Finding.make(
-                "graph-similar-names", shown,
-                "entity names equal after case and space folding: " + ", ".join(_q(n) for n in group),
-                "merge them into one (the others are kept as `alias:` observations)", line=first))
-    if near:
-        for a, b, value in near_duplicates(list(by_name)):
-            out.append(Finding.make(
-                "graph-near-duplicate", shown,
-                f"entity names {_q(a)} and {_q(b)} are nearly identical ({value:.0f}% alike)",
-                "merge them if they are the same thing", line=min(by_name[a][0].line, by_name[b][0].line)))
-
-    # create the relation too: dangling ends, orphans
-    known = set(by_name)
-    linked: set[str] = set()
-    triples: Counter = Counter()
-    first_line: dict[tuple[str, str, str], int] = {}
-    for relation in relations:
-        linked.add(relation.source)
-        linked.add(relation.target)
-        triples[relation.triple] += 1
-        first_line.setdefault(relation.triple, relation.line)
-        if relation.source == relation.target:
-            out.append(Finding.make(
-                "graph-self-relation", shown,
-                f"relation {_q(relation.source)} --{visible(relation.relation_type)}--> {_q(relation.target)} "
-                "points from an entity to itself", "delete it unless it is meant: memtui graph unrelate -- "
-                f"{_shell(relation.source)} {_shell(relation.relation_type)} {_shell(relation.target)}",
-                line=relation.line))
-        missing = [end for end in (relation.source, relation.target) if end not in known]
-        if missing:
-            out.append(Finding.make(
-                "graph-dangling-relation", shown,
-                f"relation {_q(relation.source)} --{visible(relation.relation_type)}--> {_q(relation.target)} "
-                f"points at {' and '.join(_q(m) for m in dict.fromkeys(missing))}, which is not an entity",
-                "create the missing entity, correct the name, or delete the relation", line=relation.line))
-    for triple, count in triples.items():
-        if count > 1:
-            out.append(Finding.make(
-                "graph-duplicate-relation", shown,
-                f"relation {_q(triple[0])} --{visible(triple[2])}--> {_q(triple[1])} is written {count} times",
-                "delete the copies (memtui graph unrelate removes all, then relate once)",
-                line=first_line[triple]))
-    orphans = [name for name in by_name if name not in linked]
-    for name in orphans:
-        out.append(Finding.make(
-            "graph-orphan", shown, f"entity {_q(name)} has no relation; nothing leads to it",
-            "relate it to what it belongs to (seed 002: create the relation too)", line=by_name[name][0].line))
+    out.extend(_name_findings(shown, by_name, near))
+    out.extend(_relation_findings(shown, relations, by_name))
 
     # keep entityType consistent
     spellings: dict[str, Counter] = defaultdict(Counter)

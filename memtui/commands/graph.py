@@ -263,15 +263,18 @@ def _read_graph(backend):  # noqa: ANN001, ANN202 - GraphBackend -> Graph
     if not sys.stderr.isatty():
         return backend.load()
     started = time.monotonic()
+    shown: list[bool] = []
 
     def show(count: int) -> None:  # short: a line wider than the terminal would not be overwritten
+        shown.append(True)
         print(f"\rreading the remote graph… {time.monotonic() - started:.0f} s, {count / 1e6:,.1f} MB\033[K",
               end="", file=sys.stderr, flush=True)
 
     try:
         return backend.load(progress=throttled(show, 0.5))
     finally:
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
+        if shown:  # a read that said nothing (the local file) leaves the terminal untouched
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager

@@ -80,7 +80,8 @@ async def test_an_error_that_is_not_memtuis_is_not_hidden() -> None:
 
 async def test_a_result_that_arrives_after_its_screen_left_is_dropped_not_a_crash() -> None:
     """A worker that finishes after its area left (the app closing, the area replaced) hands
-    its result or its error to a screen whose widgets are gone: both are dropped, no toast."""
+    its result, its error or a from_worker call to a screen whose widgets are gone: all are
+    dropped, no toast."""
     app = Host()
     async with app.run_test() as pilot:
         screen = app.screen
@@ -89,6 +90,7 @@ async def test_a_result_that_arrives_after_its_screen_left_is_dropped_not_a_cras
         await pilot.pause()
         assert not screen.is_attached
         screen._deliver(screen.results.append, 7)
+        screen._call_here(screen.results.append, (8,), {})  # what from_worker hands over
         screen._core_failed(ConflictError("changed on disk"), "Not saved", screen.failures.append, "error", True)
         await pilot.pause()
         assert screen.results == [] and screen.failures == []

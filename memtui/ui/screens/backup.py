@@ -170,7 +170,7 @@ class BackupScreen(AreaScreen):
                 state["pending"] = core.pending(self.app.ws, self._repo(), self.subdir)
             except _FAILURES as exc:
                 state["pending_error"] = str(exc)
-        self.app.call_from_thread(self._show_status, state)
+        self.from_worker(self._show_status, state)
 
     def _show_status(self, state: dict[str, Any]) -> None:
         self.state = state
@@ -275,19 +275,19 @@ class BackupScreen(AreaScreen):
         conf = core.settings(ws, self.repo, self.subdir)
 
         def progress(step: str, fraction: float) -> None:
-            self.app.call_from_thread(self._progress, fraction)
-            self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
+            self.from_worker(self._progress, fraction)
+            self.from_worker(self._say, Text(step + "…", style="dim"))
 
         try:
             result = core.backup(ws, conf.repo or self._repo(), conf.path, push=conf.push, remote=conf.remote, git_table=conf.git,
                                  progress=progress, session=self.app.session)
         except core.BackupBlocked as exc:  # a secret or a rewritten history: see the Audit area
-            self.app.call_from_thread(self._failed, f"backup not made: {exc}")
+            self.from_worker(self._failed, f"backup not made: {exc}")
             return
         except _FAILURES as exc:
-            self.app.call_from_thread(self._failed, f"backup failed: {exc}")
+            self.from_worker(self._failed, f"backup failed: {exc}")
             return
-        self.app.call_from_thread(self._backup_done, result)
+        self.from_worker(self._backup_done, result)
 
     def _backup_done(self, result: core.BackupResult) -> None:
         self.busy = False
@@ -325,16 +325,16 @@ class BackupScreen(AreaScreen):
         steps = iter((0.1, 0.4, 0.7, 0.9))
 
         def progress(step: str) -> None:
-            self.app.call_from_thread(self._progress, next(steps, 0.95))
-            self.app.call_from_thread(self._say, Text(step + "…", style="dim"))
+            self.from_worker(self._progress, next(steps, 0.95))
+            self.from_worker(self._say, Text(step + "…", style="dim"))
 
         try:
             result = verify(self._repo(), commit, self.subdir, progress,
                             limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
-            self.app.call_from_thread(self._failed, f"verify failed: {exc}")
+            self.from_worker(self._failed, f"verify failed: {exc}")
             return
-        self.app.call_from_thread(self._verify_done, result)
+        self.from_worker(self._verify_done, result)
 
     def _verify_done(self, result) -> None:  # noqa: ANN001 - VerifyResult
         self.busy = False
@@ -379,15 +379,15 @@ class BackupScreen(AreaScreen):
     @work(thread=True, exclusive=True, group="backup-task")
     def run_restore(self, commit: str, folder: str) -> None:
         def progress(done: int, total: int) -> None:
-            self.app.call_from_thread(self._progress, done / max(total, 1))
+            self.from_worker(self._progress, done / max(total, 1))
 
         try:
             result = restore(self._repo(), commit, self.subdir, folder, progress=progress,
                              limits=Limits.of(self.app.ws.config.backup))
         except _FAILURES as exc:
-            self.app.call_from_thread(self._failed, f"restore failed: {exc}")
+            self.from_worker(self._failed, f"restore failed: {exc}")
             return
-        self.app.call_from_thread(self._restore_done, result)
+        self.from_worker(self._restore_done, result)
 
     def _restore_done(self, result) -> None:  # noqa: ANN001 - RestoreResult
         self.busy = False
@@ -426,17 +426,17 @@ class BackupScreen(AreaScreen):
 
         session = self.app.session
         if session.read_only:
-            self.app.call_from_thread(self.app.notify, f"using {repo} for now; it is not remembered because "
+            self.from_worker(self.app.notify, f"using {repo} for now; it is not remembered because "
                                       f"{session.reason}", title="Backup", severity="warning", markup=False)
             return
         try:
             done = set_setting(session, "backup", "repo", repo)
         except (ValueError, MemtuiError, OSError) as exc:
-            self.app.call_from_thread(self.app.notify, f"using {repo} for now; it could not be remembered: {exc}",
+            self.from_worker(self.app.notify, f"using {repo} for now; it could not be remembered: {exc}",
                                       title="Backup", severity="warning", timeout=10, markup=False)
             return
         if done.written:
-            self.app.call_from_thread(self.app.notify, f"memtui.toml now remembers the backup repository {repo}",
+            self.from_worker(self.app.notify, f"memtui.toml now remembers the backup repository {repo}",
                                       title="Backup", timeout=6, markup=False)
 
     # -- push ----------------------------------------------------------------------------------
@@ -463,9 +463,9 @@ class BackupScreen(AreaScreen):
         try:
             result, notes = core.push(conf.repo or self._repo(), conf.path, conf.remote, conf.git)
         except _FAILURES as exc:
-            self.app.call_from_thread(self._failed, f"push failed: {exc}")
+            self.from_worker(self._failed, f"push failed: {exc}")
             return
-        self.app.call_from_thread(self._push_done, result, notes)
+        self.from_worker(self._push_done, result, notes)
 
     def _push_done(self, result, notes: list[str]) -> None:  # noqa: ANN001 - PushResult
         self.busy = False

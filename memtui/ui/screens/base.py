@@ -65,6 +65,15 @@ class AreaScreen(Screen):
         """Whether the screen is still in the app and not being closed with it."""
         return self.is_attached and not (self._closing or self._closed or self.app._closing)
 
+    def from_worker(self, callback: Callable[..., object], *args: object, **kwargs: object) -> None:
+        """From a worker thread: run ``callback(*args, **kwargs)`` on the UI thread, unless the
+        screen left the app meanwhile (the app closing, the area replaced): its widgets are gone."""
+        self.app.call_from_thread(self._call_here, callback, args, kwargs)
+
+    def _call_here(self, callback: Callable[..., object], args: tuple, kwargs: dict) -> None:
+        if self._here():
+            callback(*args, **kwargs)
+
     def _deliver(self, then: Callable[[T], object], result: T) -> None:
         """``then(result)``, unless the screen left the app while the worker ran (the app is
         closing, or the area was replaced): its widgets are gone, and the result is for no one."""

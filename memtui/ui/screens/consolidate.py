@@ -108,11 +108,11 @@ class ConsolidateScreen(AreaScreen):
 
         def progress(phase: str, done: int, total: int) -> None:
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._progress, phase, done, total)
+                self.from_worker(self._progress, phase, done, total)
 
         report = consolidate.scan(self.app.ws, self.app.session.store, progress=progress, today=clock.today())
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._fill, report, select)
+            self.from_worker(self._fill, report, select)
 
     def _progress(self, phase: str, done: int, total: int) -> None:
         bar = self.query_one("#cons-progress", ProgressBar)

@@ -195,11 +195,11 @@ class MigrateScreen(AreaScreen):
         """Run one pass in a thread with progress; then reload and say how it ended."""
         worker = get_current_worker()
         self.running = True
-        self.app.call_from_thread(self._progress, step, 0, 0)
+        self.from_worker(self._progress, step, 0, 0)
 
         def progress(phase: str, done: int, total: int) -> None:
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._progress, phase, done, total)
+                self.from_worker(self._progress, phase, done, total)
 
         try:
             record = action(self.app.session, progress)
@@ -209,7 +209,7 @@ class MigrateScreen(AreaScreen):
         finally:
             self.running = False
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._done, domain, step, record, error)
+            self.from_worker(self._done, domain, step, record, error)
 
     def _progress(self, phase: str, done: int, total: int) -> None:
         bar = self.query_one("#mig-progress", ProgressBar)

@@ -322,7 +322,7 @@ class NotesScreen(AreaScreen):
         ws = session.ws if session else self.app.ws
         note = notes.load(ws, which)
         signature = notes.signature(note.path)
-        self.app.call_from_thread(self._show_note, note, signature, notice)
+        self.from_worker(self._show_note, note, signature, notice)
 
     def _show_note(self, note: notes.Note, signature, notice: str | None) -> None:  # noqa: ANN001
         self.note = note
@@ -669,7 +669,7 @@ class NotesScreen(AreaScreen):
         current, current_hash = notes.read_current(note.path)
         if current_hash == note.hash:
             return
-        self.app.call_from_thread(self._changed_on_disk, note, current, current_hash)
+        self.from_worker(self._changed_on_disk, note, current, current_hash)
 
     def _changed_on_disk(self, note: notes.Note, current: bytes | None, current_hash: str | None) -> None:
         if note is not self.note:

@@ -237,7 +237,7 @@ class ProposalsScreen(AreaScreen):
             start = max(0, min(start, len(queue) - 1)) // PAGE * PAGE
             rows = queue[start:start + PAGE]
             verdicts = {v.id: gov.eligibility(ledger, v) for v in rows if v.state == "proposed"}
-        self.app.call_from_thread(self._fill, rows, verdicts, select, start, len(queue))
+        self.from_worker(self._fill, rows, verdicts, select, start, len(queue))
 
     def _fill(self, rows: list[gov.Version], verdicts: dict[str, gov.Eligibility], select: str | None,
               offset: int | None = None, total: int | None = None) -> None:
@@ -541,10 +541,10 @@ class ProposalsScreen(AreaScreen):
         try:
             ev = measure(self.app.session, None)
         except MemtuiError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title=f"{what} refused", severity="error",
+            self.from_worker(self.notify, str(exc), title=f"{what} refused", severity="error",
                                       timeout=10, markup=False)
             return
-        self.app.call_from_thread(self._ask_measured, what, ev, question, act, article, select)
+        self.from_worker(self._ask_measured, what, ev, question, act, article, select)
 
     def _ask_measured(self, what: str, ev, question: Text, act, article: str | None,  # noqa: ANN001
                       select: str | None) -> None:
@@ -688,7 +688,7 @@ class ProposalsScreen(AreaScreen):
         if not promoted:
             lines.append("nothing was promoted by uses or by review yet")
         lines.append("held-out cases: memtui eval promotion --cases FILE --domain NODE")
-        self.app.call_from_thread(self.app.push_screen, ValueViewer("Promotion rules measured", "\n".join(lines)))
+        self.from_worker(self.app.push_screen, ValueViewer("Promotion rules measured", "\n".join(lines)))
 
     def _run(self, what: str, action, article: str | None, select: str | None) -> None:  # noqa: ANN001
         """Run ``action(session)`` in a worker, then make the article searchable again."""

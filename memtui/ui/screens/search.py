@@ -324,20 +324,20 @@ class SearchScreen(AreaScreen):
                              kinds=kinds)
         except QueryError as exc:
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._problem, str(exc), seq)
+                self.from_worker(self._problem, str(exc), seq)
             return
         except MemtuiError as exc:  # index busy or unwritable while repairing
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._problem, str(exc), seq)
+                self.from_worker(self._problem, str(exc), seq)
             return
         except Exception as exc:  # noqa: BLE001 - a failed search must not close the app
             if not worker.is_cancelled:
-                self.app.call_from_thread(
+                self.from_worker(
                     self._problem, f"the search failed ({type(exc).__name__}: {exc}); "
                     "try again, or rebuild the index: ctrl+p, then Search: Rebuild the index", seq)
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, results, seq)
+            self.from_worker(self._show, results, seq)
 
     def _problem(self, message: str, seq: int) -> None:
         if seq != self._seq:

@@ -132,7 +132,7 @@ class SessionsScreen(AreaScreen):
         by_path: dict[str, list[Finding]] = {}
         for finding in found:
             by_path.setdefault(finding.path, []).append(finding)
-        self.app.call_from_thread(self._loaded, histories, by_path)
+        self.from_worker(self._loaded, histories, by_path)
 
     def _loaded(self, histories: list[core.History], findings: dict[str, list[Finding]]) -> None:
         self._histories = histories

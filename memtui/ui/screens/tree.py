@@ -287,7 +287,7 @@ class TreeScreen(AreaScreen):
         eval_line = evalsets.summary_line(self.app.ws, self.app.session.store, path, model)
         if not worker.is_cancelled:
             self._eval_line = (path, eval_line)
-            self.app.call_from_thread(self._fill_node, path, index, owner, source, rows, keep_cursor)
+            self.from_worker(self._fill_node, path, index, owner, source, rows, keep_cursor)
 
     def _column_widths(self, rows: list[EntryRow]) -> tuple[int, int]:
         """Title and one-liner widths that fit the entries table now (titles
@@ -489,7 +489,7 @@ class TreeScreen(AreaScreen):
 
         boot = build_boot(self.app.ws, node, with_skills=True)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_boot, boot)
+            self.from_worker(self._show_boot, boot)
 
     def _show_boot(self, boot) -> None:
         self._current_article = None
@@ -516,7 +516,7 @@ class TreeScreen(AreaScreen):
         if not store.damaged and governance.Ledger(store).versions(path):
             counts = governance.counters(store, path).summary()
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_article, article, counts)
+            self.from_worker(self._show_article, article, counts)
 
     def _show_article(self, article: Article, counts: str | None = None) -> None:
         if article.path != self._current_article:

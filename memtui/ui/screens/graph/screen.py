@@ -199,13 +199,13 @@ class GraphScreen(AreaScreen):
         if self.backend is None:
             self.backend = open_graph(ws)
         backend = self.status.backend = self.backend
-        self.app.call_from_thread(self.status.reading, 0)
+        self.from_worker(self.status.reading, 0)
         found = backend.kept(ws.root) if self.graph is None else None
         if found is not None:  # a remote's last read, shown while it is read again
             self._show_snapshot(found)
 
         def progress(count: int) -> None:
-            self.app.call_from_thread(self.status.reading, count)
+            self.from_worker(self.status.reading, count)
 
         graph = backend.load(progress=throttled(progress))  # call_from_thread waits on the UI
         findings = audit(graph)
@@ -225,11 +225,11 @@ class GraphScreen(AreaScreen):
 
         try:
             rows = found.rows()
-            self.app.call_from_thread(self._cached_rows, found, rows)
+            self.from_worker(self._cached_rows, found, rows)
             graph = found.graph()
         except snapshot.SnapshotError:
             return
-        self.app.call_from_thread(self._cached_graph, found, graph)
+        self.from_worker(self._cached_graph, found, graph)
 
     def _cached_rows(self, found: Snapshot, rows: list) -> None:
         """The snapshot's first page (by name), before its records are read: names and counts."""

@@ -121,7 +121,7 @@ def test_render_is_deterministic_and_writes_nothing(tmp_path: Path) -> None:
     assert tree_bytes(ws) == before
     assert first.files[b"files/skills/run/run.sh"].executable
     assert b"files/.memtui/store.json" not in first.files
-    assert set(first.tables) == {"versions", "uses", "pins", "audit"}
+    assert set(first.tables) == {"versions", "uses", "pins", "audit", "audit_head"}
 
 
 # -- seed 004 lessons --------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def test_seed004_a_record_keeps_its_kind(tmp_path: Path) -> None:
     do_backup(ws, tmp_path / "repo")
     restore(tmp_path / "repo", None, SUB, tmp_path / "out")
     restored = parse_store((tmp_path / "out/.memtui" / STORE_NAME).read_bytes(), tmp_path)
-    assert set(restored) == {"versions", "uses", "pins", "audit"}
+    assert set(restored) == {"versions", "uses", "pins", "audit", "audit_head"}
     assert restored["pins"] == {}
     assert [r["state"] for r in restored["versions"].values()] == ["retired", "active", "rejected"]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core import evalsets
+from memtui.core.governance import eval_audit
 from memtui.core import governance as gov
 from memtui.core.governance import gate
 from memtui.core.session import Session
@@ -148,7 +149,7 @@ def test_accepted_regression_is_recorded_and_a_rollback_carries_its_evaluation(
 
 
 def test_retire_is_measured_and_refused_when_it_takes_a_precedent(ws: Path, capsys: pytest.CaptureFixture) -> None:
-    code, out, err = run_cli(capsys, "retire", "-w", str(ws), "--yes", EXP_020)
+    code, out, err = run_cli(capsys, "retire", "-w", str(ws), "--yes", EXP_020, "--reason", "obsolete")
     assert code == 3 and "c005: the precedent was exp-020 at rank 1" in out
     assert (ws / "memory" / EXP_020).is_file()
     code, out, _ = run_cli(capsys, "retire", "-w", str(ws), "--yes", EXP_020, "--reason", "obsolete",
@@ -210,14 +211,14 @@ def test_audit_reports_unknown_ids_duplicates_missing_language_and_a_huge_file(w
         {"id": "c001", "ticket": "again", "language": "en"},
         {"id": "x1", "ticket": "no language", "relevant": ["exp-001"]},
         {"id": "x2", "ticket": "unknown", "language": "en", "relevant": ["exp-777"]})) + "\nnot json\n")
-    found = {(f.code, f.line) for f in evalsets.audit_findings(Workspace.open(ws))}
+    found = {(f.code, f.line) for f in eval_audit.audit_findings(Workspace.open(ws))}
     codes = {c for c, _ in found}
     assert {"eval-case-duplicate", "eval-case-no-language", "eval-case-unknown-id", "eval-set-bad-line"} <= codes
     huge = ws / "memory" / "connectors" / "evals" / "cases.jsonl"
     huge.parent.mkdir()
     with open(huge, "wb") as fh:
         fh.truncate(1024 ** 3)  # a sparse 1 GB file: refused by its size, never read
-    findings = [f for f in evalsets.audit_findings(Workspace.open(ws)) if f.path.endswith("connectors/evals/cases.jsonl")]
+    findings = [f for f in eval_audit.audit_findings(Workspace.open(ws)) if f.path.endswith("connectors/evals/cases.jsonl")]
     assert any(f.code == "eval-set-unreadable" and "1,073,741,824 bytes, more than an eval set may" in f.message
                for f in findings)
 

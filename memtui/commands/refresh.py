@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     with _gov.session(args, "refresh") as s:
         consolidate.check_owner(s, [args.article], "refresh the node's one-liners")
         what = "Put back the previous one-liner of" if args.undo else "Refresh the index one-liner of"
-        ev = None if args.undo else _gov.evaluate(args, s, "refresh", article=args.article)
+        ev = None if args.undo else _gov.evaluate(args, s, "refresh", article=args.article,
+                                                            measure=consolidate.evaluate_refresh)
         _gov.confirm(args, s, f"{what} {args.article}")
         if args.undo:
             done = consolidate.undo_refresh_line(s, args.article)

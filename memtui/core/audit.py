@@ -43,7 +43,7 @@ CHECKS: tuple[str, ...] = (
     "memtui.core.sessions:audit_findings",
     "memtui.core.strays:audit_findings",
     "memtui.core.store:audit_findings",
-    "memtui.core.evalsets:audit_findings",
+    "memtui.core.governance.eval_audit:audit_findings",
     "memtui.core.auditlog:audit_findings",
     "memtui.core.governance.promotion:audit_findings",
 )

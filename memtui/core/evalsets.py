@@ -83,13 +83,14 @@ class EvalSet:
         return set_path(self.node)
 
 
-def _abs(ws: Workspace, node: str):  # noqa: ANN202 - Path
+def set_file(ws: Workspace, node: str):  # noqa: ANN201 - Path
+    """The file of ``node``'s eval set (it may not exist)."""
     return ws.memory / set_path(node)
 
 
 def has_set(ws: Workspace, node: str) -> bool:
     """True when ``node`` holds an eval set file."""
-    return os.path.isfile(_abs(ws, node))
+    return os.path.isfile(set_file(ws, node))
 
 
 def parse(text: str, shown: str) -> tuple[list[Case], list[Finding]]:
@@ -175,10 +176,10 @@ def load(ws: Workspace, node: str, tree: MemoryTree | None = None) -> EvalSet:
     """Read ``node``'s eval set; problems become findings (a set that cannot be read at all
     has no cases and one ``eval-set-unreadable`` finding)."""
     tree = tree or MemoryTree(ws)
-    shown = ws.shown(_abs(ws, node))
+    shown = ws.shown(set_file(ws, node))
     owner = tree.owner(node)[0]
     try:
-        text = read_text_capped(_abs(ws, node), shown)
+        text = read_text_capped(set_file(ws, node), shown)
     except EvalSetError as exc:
         return EvalSet(node, owner, [], [Finding.make("eval-set-unreadable", shown, str(exc),
                                                       "propose a corrected set")], place=shown)
@@ -226,46 +227,6 @@ def all_sets(ws: Workspace) -> list[str]:
             rel = os.path.relpath(node_dir, root).replace(os.sep, "/")
             out.append("" if rel == "." else rel)
     return sorted(out)
-
-
-def audit_findings(ws: Workspace) -> list[Finding]:
-    """The findings of every eval set of the tree (contributed to the audit): unreadable or
-    oversized files, bad lines, duplicate case ids, cases with no language, ids that are not
-    entries of the memory, and sets that are not a governed version (``eval-set-untracked``)."""
-    sets = all_sets(ws)
-    if not sets:
-        return []
-    from memtui.core.search.triage import entry_ids
-
-    ids = set(entry_ids(ws).values())
-    tree = MemoryTree(ws)
-    tracked = _tracked(ws)
-    findings: list[Finding] = []
-    for node in sets:
-        es = load(ws, node, tree)
-        findings.extend(es.findings)
-        findings.extend(unknown_ids(es.cases, ids, es.place))
-        if tracked is not None and set_path(node) not in tracked:
-            findings.append(Finding.make(
-                "eval-set-untracked", ws.shown(_abs(ws, node)),
-                "this eval set is not a governed version, so no change of it is recorded",
-                f"the owner records it: `memtui adopt {set_path(node)}`, or files it as a proposal"))
-    return findings
-
-
-def _tracked(ws: Workspace) -> set[str] | None:
-    """Memory-relative paths the store holds versions of (``None`` when the store cannot be read)."""
-    from memtui.core.store import Store
-
-    store = Store.open(ws, read_only=True)
-    try:
-        if store.damaged:
-            return None
-        from memtui.core.governance.model import Ledger
-
-        return set(Ledger(store).tracked())
-    finally:
-        store.close()
 
 
 #: The store table of each domain's last figures: ``{"node", "at", "figures", "by"}``, one row a

@@ -23,6 +23,7 @@ from memtui.core.consolidate.actions import (  # noqa: F401 - the package's publ
     contest as contest,
     merge as merge,
     merge_content as merge_content,
+    evaluate_refresh as evaluate_refresh,
     refresh_line as refresh_line,
     resolve as resolve,
     reverify as reverify,

@@ -405,7 +405,6 @@ def refresh_line(session, article: str, *, client_id: str | None = None,  # noqa
         :func:`memtui.core.governance.approve`; the evaluation goes into the audit entry).
     """
     from memtui.core.governance import gate
-    from memtui.core.governance.actions import evaluate_change
 
     article = normalise_article(article)
     check_owner(session, [article], "refresh the node's one-liners")
@@ -425,8 +424,23 @@ def refresh_line(session, article: str, *, client_id: str | None = None,  # noqa
             return {"index": shown, **{k: done.entry.detail.get(k) for k in ("article", "line", "before", "after")}}
         return done.result
 
-    return gate.run(session, lambda: evaluate_change(session, "refresh", article=article, progress=progress),
-                    act, evaluation, accept_regression)
+    return gate.run(session, lambda: evaluate_refresh(session, article, progress), act, evaluation, accept_regression)
+
+
+def evaluate_refresh(session, article: str, progress: Any = None) -> Any:  # noqa: ANN001 - Session
+    """Measure what refreshing ``article``'s one-liner would do to the eval sets of its domains,
+    without doing it (:func:`memtui.core.governance.evaluate_change` with this refresh replayed
+    in its scratch copy).
+
+    Returns:
+        The :class:`~memtui.core.governance.gate.Evaluation`, or ``None`` (no eval set).
+    """
+    from memtui.core.governance import gate
+    from memtui.core.governance.actions import evaluate_change
+
+    art = normalise_article(article)
+    return evaluate_change(session, "refresh", article=art, progress=progress,
+                           redo=lambda s: refresh_line(s, art, evaluation=gate.SKIP))
 
 
 def last_refresh(session, article: str) -> AuditEntry | None:  # noqa: ANN001 - Session

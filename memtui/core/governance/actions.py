@@ -313,11 +313,13 @@ def approve(session, version_id: str, *, reviewed: bool = False, why: str = "", 
 def evaluate_change(session, action: str, *, version_id: str | None = None,  # noqa: ANN001 - Session
                     article: str | None = None, to: int | None = None, reviewed: bool = False,
                     replace_newer: bool = False, progress: gate.Progress | None = None,
-                    as_profile: str | None = None) -> gate.Evaluation | None:
+                    as_profile: str | None = None, redo: Any = None) -> gate.Evaluation | None:
     """Measure what a change would do to the eval sets of its domains, without making it
     (:func:`memtui.core.governance.gate.measure`): ``approve`` (``version_id``, a merge too),
     ``rollback`` (``article``, ``to``), ``retire`` (``article``) or ``refresh`` (``article``);
-    ``as_profile`` makes it in the scratch copy as another profile (a preview by a reader).
+    ``as_profile`` makes it in the scratch copy as another profile (a preview by a reader);
+    ``redo(session)`` makes a ``refresh`` in the scratch copy
+    (:func:`memtui.core.consolidate.actions.evaluate_refresh` passes it).
 
     Returns:
         The :class:`~memtui.core.governance.gate.Evaluation`, or ``None`` when the change sits
@@ -347,10 +349,9 @@ def evaluate_change(session, action: str, *, version_id: str | None = None,  # n
             def replay(s) -> Any:  # noqa: ANN001
                 return retire(s, art, "measured", evaluation=gate.SKIP)
         elif action == "refresh":
-            from memtui.core.consolidate.actions import refresh_line
-
-            def replay(s) -> Any:  # noqa: ANN001
-                return refresh_line(s, art, evaluation=gate.SKIP)
+            if redo is None:  # the one-liner refresh lives in the consolidation pass, which imports this module
+                raise ValueError("a refresh is measured with its own replay: memtui.core.consolidate.evaluate_refresh")
+            replay = redo
         else:
             raise ValueError(f"no evaluation for {action!r}")
     nodes = [node_of_set(a) if is_set_path(a) else node_of(a) for a in articles if a]

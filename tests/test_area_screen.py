@@ -89,9 +89,27 @@ async def test_a_result_that_arrives_after_its_screen_left_is_dropped_not_a_cras
         app.pop_screen()
         await pilot.pause()
         assert not screen.is_attached
-        screen._deliver(screen.results.append, 7)
-        screen._call_here(screen.results.append, (8,), {})  # what from_worker hands over
+        await screen._deliver(screen.results.append, 7)
+        await screen._call_here(screen.results.append, (8,), {})  # what from_worker hands over
         screen._core_failed(ConflictError("changed on disk"), "Not saved", screen.failures.append, "error", True)
         await pilot.pause()
         assert screen.results == [] and screen.failures == []
         assert not app._notifications and app.is_running
+
+
+async def test_an_async_then_is_awaited_on_the_ui_thread() -> None:
+    """``then`` may be a coroutine function (an area switch awaits the new mode): it runs to
+    its end, as Textual's call_from_thread runs one."""
+    app = Host()
+    async with app.run_test() as pilot:
+        screen = app.screen
+        assert isinstance(screen, Probe)
+        ran: list[int] = []
+
+        async def then(value: int) -> None:
+            await pilot.pause()
+            ran.append(value)
+
+        screen.run_core(lambda: 5, then, group="async-then")
+        await settle(pilot)
+        assert ran == [5]

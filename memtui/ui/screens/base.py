@@ -12,6 +12,8 @@ a memtui error turned into a toast with the error's sentence instead of a crash.
 
 from __future__ import annotations
 
+import inspect
+
 from collections.abc import Callable
 from typing import TypeVar, cast
 
@@ -57,7 +59,7 @@ class AreaScreen(Screen):
                 self.app.call_from_thread(self._core_failed, exc, title, failed, severity, toast)
                 return
             if then is not None:
-                self.app.call_from_thread(self._deliver, then, result)
+                self.app.call_from_thread(self._deliver, then, result)  # type: ignore[arg-type]  # an async callback: Textual awaits it
 
         return self.run_worker(work, name=group, group=group, exclusive=True, thread=True)
 
@@ -68,17 +70,21 @@ class AreaScreen(Screen):
     def from_worker(self, callback: Callable[..., object], *args: object, **kwargs: object) -> None:
         """From a worker thread: run ``callback(*args, **kwargs)`` on the UI thread, unless the
         screen left the app meanwhile (the app closing, the area replaced): its widgets are gone."""
-        self.app.call_from_thread(self._call_here, callback, args, kwargs)
+        self.app.call_from_thread(self._call_here, callback, args, kwargs)  # type: ignore[arg-type]  # an async callback: Textual awaits it
 
-    def _call_here(self, callback: Callable[..., object], args: tuple, kwargs: dict) -> None:
+    async def _call_here(self, callback: Callable[..., object], args: tuple, kwargs: dict) -> None:
         if self._here():
-            callback(*args, **kwargs)
+            outcome = callback(*args, **kwargs)
+            if inspect.isawaitable(outcome):  # an async callback, as call_from_thread allows
+                await outcome
 
-    def _deliver(self, then: Callable[[T], object], result: T) -> None:
+    async def _deliver(self, then: Callable[[T], object], result: T) -> None:
         """``then(result)``, unless the screen left the app while the worker ran (the app is
         closing, or the area was replaced): its widgets are gone, and the result is for no one."""
         if self._here():
-            then(result)
+            outcome = then(result)
+            if inspect.isawaitable(outcome):  # an async ``then``, as call_from_thread allows
+                await outcome
 
     def _core_failed(self, error: Exception, title: str, failed: Callable[[Exception], object] | None,
                      severity: SeverityLevel, toast: bool) -> None:

@@ -29,6 +29,16 @@ _SORTS = {
 }
 
 
+#: Characters of a place the table shows; a longer one keeps its end (the file and the line).
+PLACE_WIDTH = 36
+
+
+def _tail(place: str, width: int = PLACE_WIDTH) -> str:
+    """``place`` cut from the left to ``width`` characters with a leading ``…``: the file name
+    and the line number are what tell places apart (the detail pane shows the whole place)."""
+    return place if len(place) <= width else "…" + place[-(width - 1):]
+
+
 def matches(finding: Finding, query: str) -> bool:
     """True when ``finding`` passes the filter ``query``.
 
@@ -114,7 +124,7 @@ class AuditScreen(AreaScreen):
         table = self.query_one("#findings", DataTable)
         table.clear()
         for i, finding in enumerate(self._shown):
-            table.add_row(severity_text(finding.severity.value), safe(finding.code), safe(finding.place),
+            table.add_row(severity_text(finding.severity.value), safe(finding.code), safe(_tail(finding.place)),
                           safe(finding.message), key=str(i))
         status = Text(f"{len(found):,} of {len(report.findings):,} shown · {report.summary()}"
                       f" · sorted by {self._sort}{' ↓' if self._reverse else ''}")

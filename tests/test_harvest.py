@@ -129,3 +129,16 @@ def test_evidence_with_personal_data_is_held_back(case_ws: Path, capsys) -> None
     assert code == 0 and held and not held[0]["proposal"] and "personal data" in held[0]["held"]
     with Session.open(case_ws, read_only=True) as s:
         assert not any("+359 88" in p.content for p in gov.Ledger(s.store).proposals())
+
+
+def test_a_history_belongs_to_the_case_its_lines_name_else_its_key_without_the_day(case_ws: Path, capsys) -> None:
+    ws = Workspace.open(case_ws)
+    from memtui.core import sessions
+
+    assert harvest.case_of(sessions.read(ws, f"{CASE}-2026-11-20")) == CASE
+    named = case_ws / "sessions/durable/chat-77.jsonl"
+    named.write_text(_line(ts="2026-11-22T08:00:00Z", role="user", content="hello", case="CASE-4002"), "utf-8")
+    assert harvest.case_of(sessions.read(ws, "chat-77")) == "CASE-4002"
+    code, out, _ = run_cli(capsys, "harvest", "-w", str(case_ws), "--since", "2026-11-20", "--json", "--dry-run")
+    cases = [c["case"] for c in json.loads(out)["cases"]]
+    assert code == 0 and "CASE-4002" in cases and f"{CASE}-2026-11-20" not in cases  # one case, not two

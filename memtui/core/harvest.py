@@ -143,6 +143,18 @@ def case_sessions(ws: Workspace, case: str) -> list[str]:
     return out
 
 
+_DAY_SUFFIX = re.compile(r"[-_.]\d{4}-\d{2}-\d{2}$")
+
+
+def case_of(history: sessions.History) -> str:
+    """The case a session history belongs to: the ``case``/``case_id`` its lines name, else its
+    key without a trailing day (``CASE-3001-2026-11-20`` is a history of ``CASE-3001``, the key
+    form :func:`case_sessions` matches), else the key itself."""
+    named = next((str(t.raw.get("case") or t.raw.get("case_id")) for t in history.turns
+                  if t.raw and (t.raw.get("case") or t.raw.get("case_id"))), None)
+    return named or _DAY_SUFFIX.sub("", history.key) or history.key
+
+
 def papers(ws: Workspace, store: Any, case: str) -> Papers:
     """The papers of ``case`` (module docstring)."""
     from memtui.core.governance import Ledger
@@ -361,8 +373,7 @@ def file_requests(session: Any, result: Harvest, profile: str = "harvest") -> li
 
 def cases_since(ws: Workspace, store: Any, since: _dt.date) -> list[str]:
     """The cases with papers from ``since`` on: proposals filed, uses recorded, and session
-    histories begun on or after it (a history's case is the ``case`` its lines name, else its
-    key), in order."""
+    histories begun on or after it (a history's case: :func:`case_of`), in order."""
     from memtui.core.governance import Ledger
 
     day = since.isoformat()
@@ -380,9 +391,7 @@ def cases_since(ws: Workspace, store: Any, since: _dt.date) -> list[str]:
         except MemtuiError:
             continue
         if (history.first or "") >= day:
-            named = next((str(t.raw.get("case") or t.raw.get("case_id")) for t in history.turns
-                          if t.raw and (t.raw.get("case") or t.raw.get("case_id"))), None)
-            found[named or key] = None
+            found[case_of(history)] = None
     return list(found)
 
 

@@ -10,7 +10,8 @@ Left tab **Candidates**: the pass runs in a worker thread with a progress bar (`
 again). Keys act on the row under the cursor: ``m`` merge (a proposal, approved in
 Proposals), ``c`` contest, ``v`` resolve, ``e`` re-verify (a passing check), ``t`` retire,
 ``o`` refresh the one-liner, ``u`` undo the last refresh, ``p`` the pins of the article's
-active version. Every action is refused for a non-owner before anything is asked.
+active version, ``H`` the harvest of the candidate's case (nothing proposed). Every action is
+refused for a non-owner before anything is asked.
 
 Tab **Pins**: type a case id (the versions it relied on, with their state now) or a version
 id ``article@N`` (the cases that pinned it).
@@ -34,6 +35,7 @@ from memtui.ui import clock
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, AskText, Confirm
 from memtui.ui.screens.base import AreaScreen
+from memtui.ui.screens.harvest_report import show_harvest
 
 _KIND_STYLE = {"duplicate": "cyan", "contested": "bold red", "conflict": "magenta", "stale": "yellow",
                "one-liner": "dim", "ladder": "green",
@@ -66,6 +68,9 @@ class ConsolidateScreen(AreaScreen):
         Binding("u", "undo_refresh", "Undo refresh", id="consolidate.undo-refresh"),
         Binding("p", "pins", "Pins", id="consolidate.pins"),
         Binding("r", "rescan", "Run again", id="consolidate.rescan"),
+        Binding("H", "harvest", "Harvest", key_display="H",
+                tooltip="what the candidate's case learned, reused and missed (nothing is proposed)",
+                id="consolidate.harvest"),
     ]
 
     def __init__(self) -> None:
@@ -352,6 +357,19 @@ class ConsolidateScreen(AreaScreen):
         self.notify(note, timeout=6, markup=False)
         self.app.tree_model = MemoryTree(self.app.ws)
         self.scan(select)
+
+    # -- harvest -------------------------------------------------------------------------------
+    def action_harvest(self) -> None:
+        """The harvest of the candidate's case (a dry run); a candidate of no single case says
+        how to harvest one from the command line."""
+        c = self.current
+        cases = [str(x) for x in (c.detail.get("cases") or []) if x] if c is not None else []
+        case = str(c.detail.get("case") or "") if c is not None else ""
+        case = case or (cases[0] if len(cases) == 1 else "")
+        if not case:
+            self.notify("this candidate names no single case: run memtui harvest CASE for one", markup=False)
+            return
+        show_harvest(self, case)
 
     # -- pins ------------------------------------------------------------------------------------
     def action_pins(self) -> None:

@@ -6,7 +6,8 @@ time and the first line of the text, tool calls and results folded to one line; 
 below shows the highlighted turn whole: its text, its tool calls and results, the graph facts
 and proposals that cite it, and the findings on it (a malformed line, a rewrite, a claimed
 graph write the graph lacks). ``o`` shows the turn's JSON as written instead (``j``/``k`` move); ``m`` records
-what memtui sees now as "last seen" (the append-only check, an audited write).
+what memtui sees now as "last seen" (the append-only check, an audited write); ``H`` shows the
+harvest of the history's case (learned, reused, missing; nothing proposed).
 
 From the Graph area, ``h`` on an observation with provenance opens its turn here
 (:meth:`SessionsScreen.reveal`). Reading happens in worker threads; user text is never markup.
@@ -22,6 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from memtui.core import harvest
 from memtui.core import sessions as core
 from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding, Severity
@@ -30,6 +32,7 @@ from memtui.ui.text import as_data, join, safe, severity_text
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
 from memtui.ui.screens.base import AreaScreen
+from memtui.ui.screens.harvest_report import show_harvest
 
 #: Turns listed at once; a longer history is paged with [ and ].
 PAGE = 1000
@@ -76,6 +79,9 @@ class SessionsScreen(AreaScreen):
         Binding("o", "toggle_raw", "JSON", tooltip="show the turn's JSON as written, or the turn again",
                 id="sessions.toggle-raw"),
         Binding("m", "mark_seen", "Mark seen", id="sessions.mark-seen"),
+        Binding("H", "harvest", "Harvest", key_display="H",
+                tooltip="what the history's case learned, reused and missed (nothing is proposed)",
+                id="sessions.harvest"),
         Binding("right_square_bracket", "page(1)", "Next page", show=False, id="sessions.next-page"),
         Binding("left_square_bracket", "page(-1)", "Previous page", show=False, id="sessions.previous-page"),
     ]
@@ -297,6 +303,13 @@ class SessionsScreen(AreaScreen):
         if page != self._page:
             self._page = page
             self._fill()
+
+    def action_harvest(self) -> None:
+        """The harvest of the open history's case (:func:`memtui.core.harvest.case_of`), a dry run."""
+        if self._history is None:
+            self.notify("no session history selected", markup=False)
+            return
+        show_harvest(self, harvest.case_of(self._history))
 
     def action_mark_seen(self) -> None:
         session = self.app.session

@@ -248,10 +248,11 @@ async def test_a_skill_proposal_is_a_row_and_is_not_published_untested(sample_co
         await wait_for(pilot, lambda: ref in [v.id for v in screen._rows])
         queue = screen.query_one("#prop-queue", DataTable)
         row = [v.id for v in screen._rows].index(ref)
-        assert str(queue.get_row_at(row)[1]) == "not tested"
+        assert (str(queue.get_row_at(row)[0]), str(queue.get_row_at(row)[1])) == ("parcel-trace", "skill · not tested")
         _select(screen, ref)
         await wait_for(pilot, lambda: screen.current_skill is not None and screen.current_skill.id == ref)
-        assert "+After 48 hours without a scan" in str(screen.query_one("#prop-diff", Static).render())
+        diff = str(screen.query_one("#prop-diff", Static).render())
+        assert "\n+After 48 hours without a scan" in diff and "⏎" not in diff  # its lines kept
         await pilot.press("a")
         await wait_for(pilot, lambda: any("its tests have not passed on this content" in str(n.message)
                                           for n in app._notifications))

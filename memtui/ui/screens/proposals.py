@@ -279,9 +279,11 @@ class ProposalsScreen(AreaScreen):
         for v in rows:
             if isinstance(v, SkillVersion):
                 state = self._skill_tests.get(v.id, v.state) if v.state == "proposed" else v.state
-                status = Text(state, style={"tests passed": "green", "tests failed": "red",
-                                            "not tested": "yellow"}.get(state, "dim"))
-                name = safe(v.id)
+                # the skill's name (its id is cut at 80 columns), marked as a skill where the state is
+                status = join(Text("skill · ", style="dim"),
+                              Text(state, style={"tests passed": "green", "tests failed": "red",
+                                                 "not tested": "yellow"}.get(state, "dim")))
+                name = safe(v.skill)
                 name.truncate(name_width, overflow="ellipsis")
                 table.add_row(name, status, Text(age(v.created)), safe(v.node or "(root)"), safe(v.author or "—"),
                               key=v.id)
@@ -358,8 +360,8 @@ class ProposalsScreen(AreaScreen):
         if active is None:
             shown = safe("no published version to compare with; it holds: " + ", ".join(sorted(v.files)), "dim")
         else:
-            patch = skill_versions.diff(skills, v.skill, active.number, v.number)
-            shown = safe(patch or "no difference from the published version", "" if patch else "dim")
+            # line by line (as_data per line): safe() would fold the lines into one with ⏎ marks
+            shown = unified_text(skill_versions.diff(skills, v.skill, active.number, v.number))
         self.query_one("#prop-diff", Static).update(shown)
         self.query_one("#prop-side", Static).update(shown.copy())
         prov = Text()

@@ -11,6 +11,7 @@ from memtui.core.auditlog import AuditLog
 from memtui.core.search.index import SearchIndex
 from memtui.core.search.query import search
 from memtui.core.session import Session
+from memtui.core.skills.versions import SkillLedger
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
@@ -216,3 +217,54 @@ async def test_promotion_rules_view_shows_both_rules_per_node(sample_copy: Path)
         for node in ("support/courier-app", "support/experience"):
             assert any(line.startswith(node) and "· by review:" in line for line in text.splitlines())
             assert any(line.startswith(node) and "· by uses:" in line for line in text.splitlines())
+
+
+async def test_a_skill_proposal_is_a_row_and_is_not_published_untested(sample_copy: Path, tmp_path: Path,
+                                                                        capsys) -> None:  # noqa: ANN001
+    import json
+    import shutil
+
+    from tests.conftest import run_cli
+
+    owner = "support.parcels-lost"
+    for argv in (("skills", "bind", "parcel-trace", "support/parcels-lost"), ("skills", "adopt", "parcel-trace")):
+        assert run_cli(capsys, *argv[:2], "-w", str(sample_copy), *argv[2:])[0] == 0
+    draft = tmp_path / "parcel-trace"
+    shutil.copytree(sample_copy / "skills/parcel-trace", draft)
+    (draft / "skill-manifest.json").write_text(json.dumps({
+        "inputs": [{"name": "waybill"}], "read_set": [{"system": "DepotScan"}],
+        "classification": {"outcomes": ["scan gap"]}, "write_packet": {"writes": []},
+        "verification": [{"check": "names the last scan"}], "tests": {"command": "python3", "args": ["t.py"]}}))
+    with open(draft / "SKILL.md", "a") as fh:
+        fh.write("\nAfter 48 hours without a scan, open the depot search.\n")
+    code, _, err = run_cli(capsys, "propose", "-w", str(sample_copy), "--skill", "parcel-trace", "--from", str(draft),
+                           "--case", "C-1", "--source-request", "SR-1", "--profile", "support.agent")
+    assert code == 0, err
+    published = (sample_copy / "skills/parcel-trace/SKILL.md").read_text()
+    ref = "skill:parcel-trace@2"
+    app = MemtuiApp(Workspace.open(sample_copy), session=Session.open(sample_copy, purpose="tui", profile=owner))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot, app)
+        await wait_for(pilot, lambda: ref in [v.id for v in screen._rows])
+        queue = screen.query_one("#prop-queue", DataTable)
+        row = [v.id for v in screen._rows].index(ref)
+        assert (str(queue.get_row_at(row)[0]), str(queue.get_row_at(row)[1])) == ("parcel-trace", "skill · not tested")
+        _select(screen, ref)
+        await wait_for(pilot, lambda: screen.current_skill is not None and screen.current_skill.id == ref)
+        diff = str(screen.query_one("#prop-diff", Static).render())
+        assert "\n+After 48 hours without a scan" in diff and "⏎" not in diff  # its lines kept
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any("its tests have not passed on this content" in str(n.message)
+                                          for n in app._notifications))
+        assert not isinstance(app.screen, Confirm)
+        assert SkillLedger(app.session.store).get(ref).state == "proposed"  # nothing published
+        await pilot.press("x")  # reject asks for the reason, then confirms
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText))
+        await pilot.press(*"no depot search here", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: ref not in [v.id for v in screen._rows])
+    assert (sample_copy / "skills/parcel-trace/SKILL.md").read_text() == published
+    with Session.open(sample_copy, read_only=True) as s:
+        rejected = SkillLedger(s.store).get(ref)
+        assert (rejected.state, (rejected.decision or {}).get("why")) == ("rejected", "no depot search here")

@@ -194,3 +194,23 @@ def test_an_unbound_skill_cannot_be_proposed_or_adopted(sample_copy: Path, tmp_p
     assert code == 3 and "bound to no node" in err
     with Session.open(sample_copy) as s:
         assert sv.SkillLedger(s.store).versions() == []
+
+
+def test_the_proposals_queue_lists_a_skill_proposal_with_its_test_state(governed: Path, tmp_path: Path,
+                                                                        capsys) -> None:  # noqa: ANN001
+    ws = governed
+    code, before, _ = run_cli(capsys, "proposals", "list", "-w", str(ws))
+    assert code == 0
+    v2 = propose(capsys, ws, draft(ws, tmp_path, line="\n48 hours\n"))
+    code, out, _ = run_cli(capsys, "proposals", "list", "-w", str(ws))
+    lines = out.splitlines()
+    assert code == 0 and [x for x in lines if x.startswith(v2)] and "[skill]  not tested" in out
+    assert [x for x in before.splitlines() if x.strip() and not x.startswith("no ")] == \
+        [x for x in lines if not x.startswith(v2)]  # the article lines stay as they were
+    assert cli(capsys, ws, "skills", "test", "parcel-trace@2")[0] == 0
+    code, out, _ = run_cli(capsys, "proposals", "list", "-w", str(ws), "--kind", "skill", "--json")
+    items = json.loads(out)["proposals"]
+    assert code == 0 and [(i["kind"], i["id"], i["tests"], i["owner"]) for i in items] == \
+        [("skill", v2, "tests passed", OWNER)]
+    code, out, _ = run_cli(capsys, "proposals", "list", "-w", str(ws), "--kind", "article", "--json")
+    assert code == 0 and v2 not in out

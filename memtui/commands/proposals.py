@@ -1,8 +1,9 @@
 """``memtui proposals``: the queue of proposals and the owner's decisions.
 
-- ``list [--state S|all] [--class C] [--limit N] [--cursor C]``: proposals, oldest first, with node,
-  author, age, eligibility, untrusted mark (a page; ``--json``: ``{"state", "proposals",
-  "count", "total", "cursor"}``);
+- ``list [--state S|all] [--class C] [--kind article|skill] [--limit N] [--cursor C]``: proposals,
+  oldest first, with node, author, age, eligibility, untrusted mark; skill proposals follow,
+  marked ``[skill]`` with the test state of their content (a page; ``--json``: ``{"state",
+  "proposals", "count", "total", "cursor"}``, a skill proposal with ``"kind": "skill"``);
 - ``show ID [--evaluate]``: provenance, uses, assigned cases, eligibility, the evaluation
   kept with it (``--evaluate``: what approving it would do, measured now) and the diff against
   the active version;
@@ -30,6 +31,7 @@ from memtui.core import classify
 from memtui.core import governance as gov
 from memtui.core.paging import Page
 from memtui.core.session import Session
+from memtui.core.skills.versions import SkillLedger, SkillVersion
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--class", dest="cls", choices=classify.CLASSES, metavar="CLASS",
                    help=f"only proposals of this class ({', '.join(classify.CLASSES)}): what a migration "
                         "or a harvest classified them as")
+    p.add_argument("--kind", choices=KINDS,
+                   help="only article proposals or only skill proposals (default: both; skills follow articles)")
     _common.add_page_args(p, "proposals")
     p.set_defaults(func=run_list)
     p = verbs.add_parser("show", help="one proposal with its provenance, uses and diff")
@@ -111,20 +115,38 @@ def _reader(args: argparse.Namespace) -> Session:
     return _gov.reading(args, "proposals")
 
 
+KINDS = ("article", "skill")
+
+
+def _skill_line(v: SkillVersion, skills: SkillLedger) -> str:
+    """One skill proposal in the queue: marked ``[skill]``, with the test state of its content."""
+    return f"{v.id}  {v.state}  {v.author or '-'}  {v.created}  [skill]  {skills.test_state(v)}"
+
+
 def run_list(args: argparse.Namespace) -> int:
     with _reader(args) as s:
         ledger = gov.Ledger(s.store)
-        queue = ledger.queue(None if args.state == "all" else args.state)
-        page = Page.of(classify.of_class(queue, args.cls) if args.cls else queue, args.cursor or 0, args.limit)
+        skills = SkillLedger(s.store)
+        state = None if args.state == "all" else args.state
+        queue: list[gov.Version | SkillVersion] = []
+        if args.kind != "skill":
+            articles = ledger.queue(state)
+            queue.extend(classify.of_class(articles, args.cls) if args.cls else articles)
+        if args.kind != "article" and not args.cls:  # a skill proposal has no class
+            queue.extend(skills.proposals(state))
+        page = Page.of(queue, args.cursor or 0, args.limit)
         if args.json:
             owners = {node: gov.owner_of(s.ws, node)[0] for node in {v.node for v in page.items}}
             _common.emit_json(_common.page_json("proposals", page, [
+                {"kind": "skill", **v.to_json(), "owner": owners[v.node], "tests": skills.test_state(v),
+                 "eligibility": gov.eligibility(ledger, v.as_version()).to_json()}
+                if isinstance(v, SkillVersion) else
                 {**v.to_json(content=False), "owner": owners[v.node],
                  "eligibility": gov.eligibility(ledger, v).to_json()} for v in page.items], state=args.state,
-                **({"class": args.cls} if args.cls else {})))
+                **({"class": args.cls} if args.cls else {}), **({"kind": args.kind} if args.kind else {})))
         else:
             for v in page.items:
-                print(_gov.version_line(v, ledger))
+                print(_skill_line(v, skills) if isinstance(v, SkillVersion) else _gov.version_line(v, ledger))
             _common.print_more(page, "proposals")
             if not page.total:
                 of = f" of class {args.cls}" if args.cls else ""

@@ -309,8 +309,7 @@ def _cmd_test(args: argparse.Namespace) -> int:
 
 
 def _version_line(v, ledger) -> str:  # noqa: ANN001 - SkillVersion, SkillLedger
-    test = ledger.last_test(v.skill, v.sha256)
-    tested = "not tested" if test is None else ("tests passed" if test.get("passed") else "tests failed")
+    tested = ledger.test_state(v)
     prov = v.provenance
     how = prov.get("kind") or "-"
     if prov.get("rollback_of"):

@@ -178,6 +178,12 @@ class SkillLedger:
         found = [r for r in self.tests(name) if r.get("sha256") == sha]
         return found[-1] if found else None
 
+    def test_state(self, version: SkillVersion) -> str:
+        """The test state of ``version``'s exact content, as shown to people: ``tests passed``,
+        ``tests failed`` (its latest run failed) or ``not tested`` (no run on this content)."""
+        last = self.last_test(version.skill, version.sha256)
+        return "not tested" if last is None else ("tests passed" if last.get("passed") else "tests failed")
+
     def passed(self, name: str, sha: str) -> bool:
         """A run on exactly ``sha`` passed, and no later run on it failed."""
         last = self.last_test(name, sha)

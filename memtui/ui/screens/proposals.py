@@ -18,6 +18,12 @@ eligible), ``x`` reject with a reason, ``c`` assign validation cases, ``b`` roll
 history row under the cursor, ``t`` retire the article (asking why). ``e`` shows the promotion
 rules measured (what became of the versions promoted by two uses and by review, per node). A
 read-only session refuses with its reason. All user text reaches widgets as :class:`rich.text.Text` (never markup).
+
+Skill proposals (:mod:`memtui.core.skills.versions`) follow the articles on the queue's last
+page, their state column saying the test state of their content; the Diff tab shows the diff
+against the published version. On such a row ``a`` publishes it (the checks of
+:func:`~memtui.core.skills.versions.check_publish` first, their sentence shown when refused)
+and ``x`` rejects it with a reason; the other actions concern articles only.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from memtui.core import text
 from memtui.core import classify
 from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
+from memtui.core.skills import versions as skill_versions
+from memtui.core.skills.versions import SkillLedger, SkillVersion
 from memtui.ui import clock
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar
@@ -159,7 +167,13 @@ class ProposalsScreen(AreaScreen):
         #: only proposals of this class (``f``), or ``None`` for all
         self.class_filter: str | None = None
         #: the rows of the page shown, where the page starts in the queue, and the queue's length
-        self._rows: list[gov.Version] = []
+        self._rows: list[gov.Version | SkillVersion] = []
+        #: the test state of each skill proposal on the page (``tests passed`` …), by id
+        self._skill_tests: dict[str, str] = {}
+        #: the skill proposal under the cursor (``current`` is then ``None``)
+        self.current_skill: SkillVersion | None = None
+        #: what the side-by-side tab diffs: (base, content, base label, version id)
+        self._diff_pair: tuple[str, str, str, str] | None = None
         self._offset = 0
         self._total = 0
         self._history: list[gov.Version] = []
@@ -235,13 +249,23 @@ class ProposalsScreen(AreaScreen):
             if at is not None:
                 start = at
             start = max(0, min(start, len(queue) - 1)) // PAGE * PAGE
-            rows = queue[start:start + PAGE]
-            verdicts = {v.id: gov.eligibility(ledger, v) for v in rows if v.state == "proposed"}
-        self.from_worker(self._fill, rows, verdicts, select, start, len(queue))
+            articles = queue[start:start + PAGE]
+            verdicts = {v.id: gov.eligibility(ledger, v) for v in articles if v.state == "proposed"}
+            rows: list[gov.Version | SkillVersion] = list(articles)
+            skills = SkillLedger(ledger.store)
+            # skill proposals have no class; they follow the articles, on the last page
+            pending = [] if self.class_filter else skills.proposals(None if self.all_states else "proposed")
+            if start + PAGE >= len(queue):
+                rows.extend(pending)
+            tests = {v.id: skills.test_state(v) for v in pending}
+        self.from_worker(self._fill, rows, verdicts, select, start, len(queue) + len(pending), tests)
 
-    def _fill(self, rows: list[gov.Version], verdicts: dict[str, gov.Eligibility], select: str | None,
-              offset: int | None = None, total: int | None = None) -> None:
+    def _fill(self, rows: list[gov.Version | SkillVersion], verdicts: dict[str, gov.Eligibility],
+              select: str | None, offset: int | None = None, total: int | None = None,
+              tests: dict[str, str] | None = None) -> None:
         self._rows = rows
+        if tests is not None:
+            self._skill_tests = tests
         self._verdicts = verdicts
         if offset is not None:
             self._offset = offset
@@ -253,6 +277,17 @@ class ProposalsScreen(AreaScreen):
         # the article's name gives way so its state and eligibility stay in view
         name_width = max(12, width - 2 - 2 * 2 - len("review only · untrusted"))
         for v in rows:
+            if isinstance(v, SkillVersion):
+                state = self._skill_tests.get(v.id, v.state) if v.state == "proposed" else v.state
+                # the skill's name (its id is cut at 80 columns), marked as a skill where the state is
+                status = join(Text("skill · ", style="dim"),
+                              Text(state, style={"tests passed": "green", "tests failed": "red",
+                                                 "not tested": "yellow"}.get(state, "dim")))
+                name = safe(v.skill)
+                name.truncate(name_width, overflow="ellipsis")
+                table.add_row(name, status, Text(age(v.created)), safe(v.node or "(root)"), safe(v.author or "—"),
+                              key=v.id)
+                continue
             e = verdicts.get(v.id)
             if e is None:
                 status = Text(v.state, style="dim")
@@ -269,7 +304,7 @@ class ProposalsScreen(AreaScreen):
         self.query_one("#prop-count", Static).update(Text(self.count_line(), style="dim"))
         self.on_screen_resume()
         if not rows:
-            self.current = None
+            self.current = self.current_skill = None
             self.query_one("#prop-head", Static).update(Text("no proposals", style="dim"))
             return
         index = next((i for i, v in enumerate(rows) if v.id == select), 0)
@@ -299,13 +334,50 @@ class ProposalsScreen(AreaScreen):
         if 0 <= event.cursor_row < len(self._rows):
             self.show(self._rows[event.cursor_row])
 
-    def show(self, v: gov.Version) -> None:
+    def show(self, v: gov.Version | SkillVersion) -> None:
         """Fill the right side for proposal ``v`` (its reads: one look at the store)."""
         with self.app.session.store.reading():
-            self._show(v)
+            if isinstance(v, SkillVersion):
+                self._show_skill(v)
+            else:
+                self._show(v)
+
+    def _show_skill(self, v: SkillVersion) -> None:
+        """The right side for a skill proposal: its diff against the published version (plain
+        text), its provenance; no uses or history tab content (``memtui skills versions``)."""
+        self.current, self.current_skill, self._diff_pair = None, v, None
+        skills = SkillLedger(self.app.session.store)
+        active = skills.active(v.skill)
+        owner, how = gov.owner_of(self.app.ws, v.node)
+        head = join(safe(v.skill, "bold"), Text("  "), safe(v.id, "dim"), Text("  [skill]", style="dim"))
+        head.append("\nowner: ")
+        head.append(safe(owner or "none — nobody may publish here", "bold" if owner else "yellow"))
+        head.append(Text(f"  ·  you act as {self.app.session.profile or '(no profile)'}", style="dim"))
+        head.append("\n")
+        head.append(safe(skills.test_state(v) if v.state == "proposed"
+                         else f"{v.state}: {(v.decision or {}).get('why', '')}", "dim"))
+        self.query_one("#prop-head", Static).update(head)
+        if active is None:
+            shown = safe("no published version to compare with; it holds: " + ", ".join(sorted(v.files)), "dim")
+        else:
+            # line by line (as_data per line): safe() would fold the lines into one with ⏎ marks
+            shown = unified_text(skill_versions.diff(skills, v.skill, active.number, v.number))
+        self.query_one("#prop-diff", Static).update(shown)
+        self.query_one("#prop-side", Static).update(shown.copy())
+        prov = Text()
+        for label, value in (("kind", "skill proposal"), ("case", v.provenance.get("case")),
+                             ("source request", v.provenance.get("source_request")), ("author", v.author),
+                             ("created", v.created), ("based on version", v.based_on),
+                             ("content", v.sha256[:12]), ("owner resolved", how)):
+            prov.append(Text(f"{label}: ", style="bold"))
+            prov.append(safe(value if value not in (None, "") else "—"))
+            prov.append("\n")
+        self.query_one("#prop-prov", Static).update(prov)
+        self.query_one("#prop-uses", Static).update(Text("uses of skill versions: memtui skills versions", style="dim"))
+        self._fill_history([])
 
     def _show(self, v: gov.Version) -> None:
-        self.current = v
+        self.current, self.current_skill = v, None
         self._mark = None
         ledger = self.ledger
         active = ledger.active(v.article)
@@ -488,7 +560,8 @@ class ProposalsScreen(AreaScreen):
         self.load(offset=0)
 
     def action_reload(self) -> None:
-        self.load(self.current.id if self.current else None)
+        shown = self.current or self.current_skill
+        self.load(shown.id if shown else None)
 
     def action_mark(self) -> None:
         table = self.query_one("#prop-history", DataTable)
@@ -505,7 +578,46 @@ class ProposalsScreen(AreaScreen):
             return True
         return False
 
+    def _publish_skill(self, v: SkillVersion) -> None:
+        """``a`` on a skill proposal: every check of publishing first (the refusal's sentence as
+        the toast), then a confirmation, then the publication in a worker."""
+        e = gov.eligibility(self.ledger, v.as_version())
+        reviewed = not e.by_uses  # a human publishing here is the human review, as for articles
+        try:
+            skill_versions.check_publish(self.app.session, v.id, reviewed=reviewed)
+        except MemtuiError as exc:
+            self.notify(str(exc), title="Publish refused", severity="error", timeout=10, markup=False)
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._run("publish", lambda s: skill_versions.publish(s, v.id, reviewed=reviewed), None, v.id)
+        self.app.push_screen(Confirm(join(f"Publish {v.id}, acting as ", safe(self._acting()),
+                                          "? Its files will replace the skill's folder.")), confirmed)
+
+    def _reject_skill(self, v: SkillVersion) -> None:
+        if self._owner_refuses(v.node, f"reject a proposal of the skill {v.skill}"):
+            return
+
+        def got_reason(reason: str | None) -> None:
+            if reason is None:
+                return
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._run("reject", lambda s: skill_versions.reject(s, v.id, reason), None, v.id)
+            self.app.push_screen(Confirm(join(f"Reject {v.id}, acting as ", safe(self._acting()),
+                                              ", with the reason: ", safe(reason), "? It will not be published.")),
+                                 confirmed)
+        self.app.push_screen(AskText(f"Why reject {v.id}? (the reason is recorded)", required="a reason"),
+                             got_reason)
+
     def action_approve(self) -> None:
+        skill = self.current_skill
+        if skill is not None:
+            if skill.state == "proposed" and self._writable():
+                self._publish_skill(skill)
+            return
         v = self.current
         if v is None or v.state != "proposed" or not self._writable():
             return
@@ -573,6 +685,11 @@ class ProposalsScreen(AreaScreen):
                                      required="a reason"), got_reason)
 
     def action_reject(self) -> None:
+        skill = self.current_skill
+        if skill is not None:
+            if skill.state == "proposed" and self._writable():
+                self._reject_skill(skill)
+            return
         v = self.current
         if v is None or v.state != "proposed" or not self._writable() or self._owner_refuses(v.node, "reject"):
             return

@@ -61,6 +61,9 @@ class EntityDetail(Vertical):
         self.record_line: int | None = None
         #: the observations listed, by option index: ``(entity, text)``
         self.observations: list[tuple[str, str]] = []
+        #: ``(entity, file line)`` of a relation to highlight, kept until the entity's tree holds it
+        #: (an audit jump can arrive before the tree is built, or be followed by a rebuild)
+        self._relation_wanted: tuple[str, int] | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="entity-scroll"):
@@ -123,6 +126,11 @@ class EntityDetail(Vertical):
         tree.root.data = (name, 0, None)
         self._add_neighbours(tree.root)
         tree.root.expand()
+        if self._relation_wanted is not None:
+            if self._relation_wanted[0] == name:
+                self._cursor_to_relation(self._relation_wanted[1])
+            else:  # another entity was chosen: the jump is over
+                self._relation_wanted = None
 
     def _list_observations(self, name: str, records: list[g.Entity]) -> None:
         assert self.model is not None
@@ -189,13 +197,19 @@ class EntityDetail(Vertical):
 
     def reveal_relation(self, line: int) -> None:
         """Put the tree's cursor on the relation written at file ``line`` (once the tree has laid
-        out its new lines), and focus the tree."""
+        out its new lines, and again if the entity's tree is built anew before the user moves
+        on), and focus the tree."""
+        if self.current is not None:
+            self._relation_wanted = (self.current, line)
+        self._cursor_to_relation(line)
+        self.neighbourhood.focus()
+
+    def _cursor_to_relation(self, line: int) -> None:
         tree = self.neighbourhood
         node = next((n for n in tree.root.children if n.data and n.data[2] is not None
                      and n.data[2].line == line), None)
         if node is not None:
             self.call_after_refresh(tree.move_cursor, node)
-        tree.focus()
 
     @on(Tree.NodeExpanded, "#neighbourhood")
     def _expanded(self, event: Tree.NodeExpanded) -> None:

@@ -208,8 +208,11 @@ class EntityDetail(Vertical):
         tree = self.neighbourhood
         node = next((n for n in tree.root.children if n.data and n.data[2] is not None
                      and n.data[2].line == line), None)
-        if node is not None:
-            self.call_after_refresh(tree.move_cursor, node)
+        # a node knows its line only once the tree has laid out its lines (``last_line`` lays
+        # them out): moving before that, or after a refresh that had not run yet under load,
+        # left the cursor where it was
+        if node is not None and tree.last_line >= 0:
+            tree.move_cursor(node)
 
     @on(Tree.NodeExpanded, "#neighbourhood")
     def _expanded(self, event: Tree.NodeExpanded) -> None:

@@ -18,6 +18,29 @@ from memtui.core.skills.rules import parse_skill
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9(][^\n\r]*$")
 
 
+def _front_matter_lines(text: str) -> tuple[str, str, list[str], int]:
+    """``(bom, line end, lines without the BOM, index of the closing ``---`` line)`` of a SKILL.md
+    whose front matter can be edited.
+
+    Raises:
+        ValueError: a second front matter block (the key would land in the block nobody reads),
+            no front matter, or front matter never closed.
+    """
+    fm = frontmatter.split(text)
+    if fm.second_block_line is not None:  # the key would land in the block nobody reads
+        raise ValueError(f"{fm.second_block_message()}; {frontmatter.SECOND_BLOCK_FIX}")
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    body_text = text[len(bom):]
+    eol = _line_end(body_text)
+    lines = body_text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
+        raise ValueError("the file has no front matter to edit; add a `---` block first")
+    end = next((i for i in range(1, len(lines)) if re.match(r"^(?:---|\.\.\.)[ \t]*$", lines[i].rstrip("\r\n"))), None)
+    if end is None:
+        raise ValueError("the front matter is never closed (no second `---` line); close it first")
+    return bom, eol, lines, end
+
+
 def yaml_scalar(value: str) -> str:
     """``value`` as a YAML scalar: plain when it reads back unchanged as text, else quoted.
 
@@ -60,18 +83,7 @@ def set_front_matter_field(text: str, key: str, value: str) -> str:
             once (the user must choose which line to keep), or a second front matter block
             follows the first (the edit would land in the block agents do not read).
     """
-    fm = frontmatter.split(text)
-    if fm.second_block_line is not None:  # the key would land in the block nobody reads
-        raise ValueError(f"{fm.second_block_message()}; {frontmatter.SECOND_BLOCK_FIX}")
-    bom = "\ufeff" if text.startswith("\ufeff") else ""
-    body_text = text[len(bom):]
-    eol = _line_end(body_text)
-    lines = body_text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
-        raise ValueError("the file has no front matter to edit; add a `---` block first")
-    end = next((i for i in range(1, len(lines)) if re.match(r"^(?:---|\.\.\.)[ \t]*$", lines[i].rstrip("\r\n"))), None)
-    if end is None:
-        raise ValueError("the front matter is never closed (no second `---` line); close it first")
+    bom, eol, lines, end = _front_matter_lines(text)
     key_re = re.compile(rf"^{re.escape(key)}[ \t]*:(?:[ \t]|$)")
     starts = [i for i in range(1, end) if key_re.match(lines[i])]
     if len(starts) > 1:
@@ -108,18 +120,7 @@ def set_metadata_field(text: str, key: str, value: str) -> str:
         ValueError: no closed front matter, ``metadata`` given more than once or written
             inline (``metadata: {…}``, edit it by hand), or a second front matter block.
     """
-    fm = frontmatter.split(text)
-    if fm.second_block_line is not None:
-        raise ValueError(f"{fm.second_block_message()}; {frontmatter.SECOND_BLOCK_FIX}")
-    bom = "\ufeff" if text.startswith("\ufeff") else ""
-    body_text = text[len(bom):]
-    eol = _line_end(body_text)
-    lines = body_text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
-        raise ValueError("the file has no front matter to edit; add a `---` block first")
-    end = next((i for i in range(1, len(lines)) if re.match(r"^(?:---|\.\.\.)[ \t]*$", lines[i].rstrip("\r\n"))), None)
-    if end is None:
-        raise ValueError("the front matter is never closed (no second `---` line); close it first")
+    bom, eol, lines, end = _front_matter_lines(text)
     starts = [i for i in range(1, end) if re.match(r"^metadata[ \t]*:", lines[i])]
     if len(starts) > 1:
         raise ValueError(f"metadata is given {len(starts)} times; delete the extra block first")

@@ -595,22 +595,27 @@ class ProposalsScreen(AreaScreen):
         self.app.push_screen(Confirm(join(f"Publish {v.id}, acting as ", safe(self._acting()),
                                           "? Its files will replace the skill's folder.")), confirmed)
 
-    def _reject_skill(self, v: SkillVersion) -> None:
-        if self._owner_refuses(v.node, f"reject a proposal of the skill {v.skill}"):
-            return
-
+    def _ask_reject(self, version_id: str, outcome: str, reject: Callable[..., object]) -> None:
+        """Ask why, confirm, then ``reject(session, reason)`` in a worker (an article's or a skill's
+        proposal; ``outcome`` is what it will not be: activated, published)."""
         def got_reason(reason: str | None) -> None:
             if reason is None:
                 return
 
             def confirmed(yes: bool | None) -> None:
                 if yes:
-                    self._run("reject", lambda s: skill_versions.reject(s, v.id, reason), None, v.id)
-            self.app.push_screen(Confirm(join(f"Reject {v.id}, acting as ", safe(self._acting()),
-                                              ", with the reason: ", safe(reason), "? It will not be published.")),
+                    self._run("reject", lambda s: reject(s, reason), None, version_id)
+            self.app.push_screen(Confirm(join(f"Reject {version_id}, acting as ", safe(self._acting()),
+                                              ", with the reason: ", safe(reason), f"? It will not be {outcome}.")),
                                  confirmed)
-        self.app.push_screen(AskText(f"Why reject {v.id}? (the reason is recorded)", required="a reason"),
+        self.app.push_screen(AskText(f"Why reject {version_id}? (the reason is recorded)", required="a reason"),
                              got_reason)
+
+    def _reject_skill(self, v: SkillVersion) -> None:
+        if self._owner_refuses(v.node, f"reject a proposal of the skill {v.skill}"):
+            return
+
+        self._ask_reject(v.id, "published", lambda s, reason: skill_versions.reject(s, v.id, reason))
 
     def action_approve(self) -> None:
         skill = self.current_skill
@@ -694,18 +699,7 @@ class ProposalsScreen(AreaScreen):
         if v is None or v.state != "proposed" or not self._writable() or self._owner_refuses(v.node, "reject"):
             return
 
-        def got_reason(reason: str | None) -> None:
-            if reason is None:
-                return
-
-            def confirmed(yes: bool | None) -> None:
-                if yes:
-                    self._run("reject", lambda s: gov.reject(s, v.id, reason), None, v.id)
-            self.app.push_screen(Confirm(join(f"Reject {v.id}, acting as ", safe(self._acting()),
-                                              ", with the reason: ", safe(reason), "? It will not be activated.")),
-                                 confirmed)
-        self.app.push_screen(AskText(f"Why reject {v.id}? (the reason is recorded)", required="a reason"),
-                             got_reason)
+        self._ask_reject(v.id, "activated", lambda s, reason: gov.reject(s, v.id, reason))
 
     def action_assign(self) -> None:
         v = self.current

@@ -4,7 +4,6 @@ and the record says whether a human reviewed it and how a version left."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,19 +11,10 @@ from tests.test_governance_cli import _no_tty, _run  # noqa: F401 - _no_tty is a
 from memtui.core import governance as gov
 from memtui.core.session import Session
 
+from tests.governance_helpers import open_session
 from tests.test_governance import CURATOR, LEAD, LOCKOUT_V1, LOCKOUT_V2, ws  # noqa: F401 - the fixture
 
 
-def _session(root: Path, profile: str | None = CURATOR) -> Session:
-    return Session.open(root, purpose="test", profile=profile)
-
-
-def _cli_propose(ws: Path, tmp_path: Path, *extra: str) -> int:
-    src = tmp_path / "new.md"
-    src.write_text("# Case one\n\nThe mechanism.\n")
-    return _run(["propose", "-w", str(ws), "--node", "support/experience", "--article", "exp-1.md",
-                 "--from", str(src), "--case", "C1", "--source-request", "SR1",
-                 "--profile", "support.investigator", "--json", *extra])
 
 
 # -- approving a proposal built on an older version ------------------------------------------------
@@ -39,7 +29,7 @@ def _two_rivals(s: Session) -> tuple[gov.Version, gov.Version]:
 
 
 def test_approving_a_proposal_on_an_older_version_is_refused_and_keeps_the_newer_change(ws):
-    with _session(ws, profile=LEAD) as s:
+    with open_session(ws, profile=LEAD) as s:
         a, b = _two_rivals(s)
         with pytest.raises(gov.RefusedError,
                            match=r"based on @1, but @2 is active now: file the change again on @2"):
@@ -50,7 +40,7 @@ def test_approving_a_proposal_on_an_older_version_is_refused_and_keeps_the_newer
 
 
 def test_replace_newer_approves_a_stale_proposal_and_records_it(ws):
-    with _session(ws, profile=LEAD) as s:
+    with open_session(ws, profile=LEAD) as s:
         a, b = _two_rivals(s)
         v = gov.approve(s, b.id, reviewed=True, replace_newer=True)
         assert v.state == "active" and v.decision["replaced_newer"] == a.id
@@ -59,7 +49,7 @@ def test_replace_newer_approves_a_stale_proposal_and_records_it(ws):
 
 
 def test_cli_approve_stale_exits_3_with_the_reason_and_flag_overrides(ws, capsys):
-    with _session(ws, profile=LEAD) as s:
+    with open_session(ws, profile=LEAD) as s:
         _a, b = _two_rivals(s)
     capsys.readouterr()
     assert _run(["proposals", "approve", b.id, "-w", str(ws), "--yes", "--reviewed", "--as", LEAD]) == 3
@@ -71,7 +61,7 @@ def test_cli_approve_stale_exits_3_with_the_reason_and_flag_overrides(ws, capsys
 
 # -- human review recorded; how a version was retired ----------------------------------------------
 def test_approve_reviewed_sets_human_reviewed_in_provenance_and_decision(ws, capsys):
-    with _session(ws, profile=LEAD) as s:
+    with open_session(ws, profile=LEAD) as s:
         gov.adopt(s, "support/lockout.md")
         v = gov.propose(s, "support", "lockout.md", LOCKOUT_V2, case="C1", source_request="SR1", profile="p.a")
         assert v.provenance["human_reviewed"] is False
@@ -82,7 +72,7 @@ def test_approve_reviewed_sets_human_reviewed_in_provenance_and_decision(ws, cap
 
 
 def test_versions_tell_a_replaced_version_from_an_explicitly_retired_one(ws, capsys):
-    with _session(ws, profile=LEAD) as s:
+    with open_session(ws, profile=LEAD) as s:
         gov.adopt(s, "support/lockout.md")
         v = gov.propose(s, "support", "lockout.md", LOCKOUT_V2, case="C1", source_request="SR1", profile="p.a")
         gov.approve(s, v.id, reviewed=True)

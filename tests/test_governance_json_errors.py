@@ -4,31 +4,21 @@ a usage mistake is a usage error."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 
 from tests.test_governance_cli import _no_tty, _run  # noqa: F401 - _no_tty is an autouse fixture
 from memtui.core import governance as gov
 from memtui.core.session import Session
 
+from tests.governance_helpers import cli_propose
 from tests.test_governance import CURATOR, LEAD, LOCKOUT_V1, LOCKOUT_V2, ws  # noqa: F401 - the fixture
 
 
-def _session(root: Path, profile: str | None = CURATOR) -> Session:
-    return Session.open(root, purpose="test", profile=profile)
-
-
-def _cli_propose(ws: Path, tmp_path: Path, *extra: str) -> int:
-    src = tmp_path / "new.md"
-    src.write_text("# Case one\n\nThe mechanism.\n")
-    return _run(["propose", "-w", str(ws), "--node", "support/experience", "--article", "exp-1.md",
-                 "--from", str(src), "--case", "C1", "--source-request", "SR1",
-                 "--profile", "support.investigator", "--json", *extra])
 
 
 # -- --json refusals and errors; use --origin without --origin-of ----------------------------------
 def test_json_refusals_and_errors_print_a_json_object_on_stdout(ws, tmp_path, capsys):
-    assert _cli_propose(ws, tmp_path) == 0
+    assert cli_propose(ws, tmp_path) == 0
     capsys.readouterr()
     vid = "support/experience/exp-1.md@1"
     assert _run(["proposals", "approve", vid, "-w", str(ws), "--json", "--reviewed"]) == 2  # no --yes, no terminal
@@ -47,7 +37,7 @@ def test_json_backup_refusal_prints_a_json_object(ws, capsys):
 
 
 def test_use_with_an_origin_but_no_origin_of_is_a_usage_error(ws, tmp_path, capsys):
-    assert _cli_propose(ws, tmp_path) == 0
+    assert cli_propose(ws, tmp_path) == 0
     capsys.readouterr()
     code = _run(["use", "-w", str(ws), "--version", "support/experience/exp-1.md@1", "--case", "C2",
                  "--source-request", "SR2", "--verdict", "pass", "--check", "replayed", "--origin", "subcase"])

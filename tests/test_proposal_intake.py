@@ -4,7 +4,6 @@ article's own front matter."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 
 from tests.test_governance_cli import _no_tty, _run  # noqa: F401 - _no_tty is an autouse fixture
@@ -12,30 +11,21 @@ from memtui.core import governance as gov
 from memtui.core.tree.index import index_with_line
 from memtui.core.session import Session
 
+from tests.governance_helpers import cli_propose, open_session
 from tests.test_governance import CURATOR, LEAD, LOCKOUT_V1, LOCKOUT_V2, ws  # noqa: F401 - the fixture
 
 
-def _session(root: Path, profile: str | None = CURATOR) -> Session:
-    return Session.open(root, purpose="test", profile=profile)
-
-
-def _cli_propose(ws: Path, tmp_path: Path, *extra: str) -> int:
-    src = tmp_path / "new.md"
-    src.write_text("# Case one\n\nThe mechanism.\n")
-    return _run(["propose", "-w", str(ws), "--node", "support/experience", "--article", "exp-1.md",
-                 "--from", str(src), "--case", "C1", "--source-request", "SR1",
-                 "--profile", "support.investigator", "--json", *extra])
 
 
 # -- propose --source ------------------------------------------------------------------------------
 def test_propose_source_is_repeatable_and_stored_as_given(ws, tmp_path, capsys):
-    assert _cli_propose(ws, tmp_path, "--source", "https://a.example/x", "--source", "notes/b.md") == 0
+    assert cli_propose(ws, tmp_path, "--source", "https://a.example/x", "--source", "notes/b.md") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["provenance"]["sources"] == ["https://a.example/x", "notes/b.md"]
 
 
 def test_propose_without_source_stores_no_sources(ws, tmp_path, capsys):
-    assert _cli_propose(ws, tmp_path) == 0
+    assert cli_propose(ws, tmp_path) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["provenance"]["sources"] == []
     with Session.open(ws, purpose="test", read_only=True) as s:
@@ -49,14 +39,14 @@ def test_ingest_stores_a_single_source_as_a_list(ws):
     (inbox / "a.md").write_text("---\nnode: support/experience\narticle: exp-9.md\ncase: C9\n"
                                 "source_request: SR9\nprofile: support.investigator\n"
                                 "sources: https://one.example/page\n---\n# Nine\n\nBody.\n")
-    with _session(ws) as s:
+    with open_session(ws) as s:
         [v], findings = gov.ingest(s)
         assert findings == [] and v.provenance["sources"] == ["https://one.example/page"]
 
 
 # -- a new node's AGENTS.md ------------------------------------------------------------------------
 def test_a_new_node_index_has_one_articles_section_holding_the_line(ws):
-    with _session(ws, profile=LEAD) as s:
+    with open_session(ws, profile=LEAD) as s:
         v = gov.propose(s, "support/sso", "sso-loop.md", "# SSO loop\n\nCookie domain.\n", case="C1",
                         source_request="SR1", profile="p.a", new_node_owner="support.sso")
         gov.approve(s, v.id, reviewed=True)
@@ -81,7 +71,7 @@ def test_ingest_keeps_title_summary_and_tags_and_drops_only_governance_fields(ws
         "source_request: SR9\nprofile: support.investigator\nprofile_version: '3'\n"
         "sources:\n  - https://a.example\n  - https://b.example\nuntrusted: false\n"
         "summary: Nine's mechanism in one line\ntags: [sso, cookies]\n---\n# Case nine\n\nMechanism nine.\n")
-    with _session(ws) as s:
+    with open_session(ws) as s:
         [v], findings = gov.ingest(s)
         assert findings == []
         assert v.content == ("---\ntitle: Case nine\nsummary: Nine's mechanism in one line\n"

@@ -990,12 +990,14 @@ def _weights_of(matcher, only: list[int] | None, size: int) -> dict[int, float]:
                 out[d] = matcher.weight()
         return out
     out = {}
-    if only is None:
-        for ids, weights in _posting_blocks(matcher):
+    wanted = set(only) if only is not None else None
+    for block in _posting_blocks(matcher):  # no skip function: every block is read
+        if block is None:
+            continue
+        ids, weights = block
+        if wanted is None:
             out.update(zip(ids, weights, strict=False))
-    else:
-        wanted = set(only)
-        for ids, weights in _posting_blocks(matcher):
+        else:
             out.update((d, w) for d, w in zip(ids, weights, strict=False) if d in wanted)
     return out
 

@@ -296,6 +296,7 @@ def timed_loop(engines: dict[str, Any], mix: list[tuple[str, str]], words: list[
             if got is None:  # the engine cannot run this query (grep: fuzzy)
                 continue
             row["ms"][name] = ms
+            row.setdefault("cpu", {})[name] = cpu  # this process's CPU (grep's children not counted)
             if name == "memtui":
                 row["cpu_ms"] = cpu
                 row["memtui_reported"] = got.total
@@ -319,7 +320,9 @@ def summarise(rows: list[dict[str, Any]], engines: list[str]) -> dict[str, Any]:
         for e in engines:
             vals = [r["ms"][e] for r in sel if e in r["ms"]]
             counts = [r["count"][e] for r in sel if e in r["count"]]
+            cpus = [r["cpu"][e] for r in sel if e in r.get("cpu", {})]
             k[e] = {"p50": statistics.median(vals) if vals else None, "p95": pct(vals, 0.95) if vals else None,
+                    "cpu_p50": statistics.median(cpus) if cpus else None,
                     "count_p50": statistics.median(counts) if counts else None}
         cpu = [r["cpu_ms"] for r in sel if "cpu_ms" in r]
         k["memtui_cpu_p50"] = statistics.median(cpu) if cpu else None
@@ -342,6 +345,20 @@ def print_latency(summary: dict[str, Any], engines: list[str]) -> None:
             m, a = (k.get("memtui") or {}).get("p50"), k[e]["p50"]
             line += f"{m / a:>10.1f}" if m is not None and a else f"{'—':>10}"
         line += "   " + " / ".join(f"{k[e]['count_p50']:.0f}" if k[e]["count_p50"] is not None else "—" for e in engines)
+        print(line)
+    # CPU of this process per query (in-process engines; grep's work is in its children)
+    cpu_engines = [e for e in engines if e != "grep"]
+    print(f"\nCPU ms per query (p50, this process): {'query type':<11}"
+          + "".join(f"{e:>10}" for e in cpu_engines) + "".join(f"{'×' + e:>10}" for e in cpu_engines if e != "memtui"))
+    for kind, k in summary.items():
+        line = f"{'':<37}{kind:<11}"
+        line += "".join(f"{k[e]['cpu_p50']:>10.2f}" if k[e].get("cpu_p50") is not None else f"{'—':>10}"
+                        for e in cpu_engines)
+        for e in cpu_engines:
+            if e == "memtui":
+                continue
+            m, a = k["memtui"].get("cpu_p50") if "memtui" in k else None, k[e].get("cpu_p50")
+            line += f"{m / a:>10.1f}" if m is not None and a else f"{'—':>10}"
         print(line)
 
 
@@ -419,8 +436,12 @@ def main() -> None:
                      f"{b['memtui']['cpu_s'] / b['tantivy']['cpu_s']:.1f}× CPU, "
                      f"index {b['memtui']['bytes'] / b['tantivy']['bytes']:.1f}×" if "tantivy" in b else ""))
 
-    # 4a. start (before the loop: the page cache holds what the builds left)
+    # 4a. start (before the loop: the page cache holds what the builds left); an installed
+    # memtui has its bytecode compiled (pip does it): with PYTHONDONTWRITEBYTECODE set, a
+    # checkout would compile every module in the probe's process and measure that
     if "memtui" in engines_wanted:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "memtui")], check=True,
+                       capture_output=True)
         report["start"] = start = probe(root, catchup=False)
         report["catchup"] = catch = probe(root, catchup=True)
         print(f"first result after start (new process): {start['first_result_ms']:.0f} ms, peak RSS {start['rss_mb']:.0f} MB; "

@@ -67,3 +67,44 @@ def test_search_loads_the_engine_but_no_drawing_or_http_library(ws: Path) -> Non
     assert code == 0
     assert "whoosh" in loaded  # the probe sees what a search needs
     assert not {"textual", "rich", "httpx", "pygments"} & set(loaded)
+
+
+#: Runs one command in this fresh process and prints which of the modules named on the
+#: first line it loaded.
+MODULES_PROBE = """
+import json, sys
+watched = sys.argv[1].split(",")
+from memtui.cli import main
+code = main(sys.argv[2:])
+print(json.dumps({"code": code, "loaded": sorted(m for m in watched if m in sys.modules)}))
+"""
+
+
+def test_a_typed_search_loads_only_what_it_uses(ws: Path) -> None:
+    """Whoosh's import drags in modules a search never calls (urllib.request with http.client,
+    ssl and email for a download helper; the cached_property package, which loads asyncio;
+    the English morphology tables of a query memtui never builds); a typed query needs no
+    mail parser, no fuzzy matcher and no process pool; a workspace without a store has no
+    governance marks to read."""
+    (ws / ".memtui" / "store.json").unlink()
+    watched = ["asyncio", "ssl", "http.client", "urllib.request", "email", "cached_property", "multiprocessing",
+               "rapidfuzz", "mailparser_reply", "whoosh.lang.morph_en", "whoosh.qparser",
+               "memtui.core.governance", "whoosh.searching"]
+    out = subprocess.run([sys.executable, "-c", MODULES_PROBE, ",".join(watched), "search", "-w", str(ws), "parcel"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    assert last["code"] in (0, 1), out.stderr
+    assert last["loaded"] == ["whoosh.searching"]  # the probe sees what a search needs
+
+
+def test_the_stand_ins_leave_the_real_modules_importable() -> None:
+    """After Whoosh is imported with stand-ins, importing the real modules gives the real
+    ones, and Whoosh's deferred helpers reach them."""
+    code = ("import sys; import memtui.core.search.engine.index\n"
+            "assert 'urllib.request' not in sys.modules and 'whoosh.lang.morph_en' not in sys.modules\n"
+            "import urllib.request, cached_property, whoosh.lang.morph_en, whoosh.compat\n"
+            "assert hasattr(urllib.request, 'Request') and hasattr(cached_property, 'threaded_cached_property')\n"
+            "assert 'pulled' in whoosh.query.terms.variations('pull')\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr

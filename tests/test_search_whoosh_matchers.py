@@ -114,7 +114,7 @@ def test_parallel_build_ranks_exactly_as_a_serial_one(tmp_path: Path, monkeypatc
     monkeypatch.setattr(index_mod, "PARALLEL_SOURCES", 10**9)
     serial = ranked()
     monkeypatch.setattr(index_mod, "PARALLEL_SOURCES", 5)
-    monkeypatch.setattr(index_mod, "worker_count", lambda: 2)
+    monkeypatch.setattr(index_mod, "_workers", lambda: 2)
     parallel = ranked()
     segments = [p for p in (root / ".memtui" / "index").iterdir() if p.name.endswith(".pst")]
     assert len(segments) == 2, "one segment per worker"

@@ -12,6 +12,7 @@ ranking, ``total`` and the verdicts are those of the whole list from the first h
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from memtui.commands import _common
@@ -127,7 +128,10 @@ def _page(res: Results, offset: int, limit: int) -> Page[Hit]:
 
 
 def _marks(ws, hits) -> list[tuple[str, ...]]:  # noqa: ANN001
-    """The marks of each hit's article (:meth:`Ledger.marks`; an index line carries its article's)."""
+    """The marks of each hit's article (:meth:`Ledger.marks`; an index line carries its article's).
+    A workspace without a store has no versions, so no marks (and governance is not loaded)."""
+    if not hits or not os.path.lexists(ws.state_dir / "store.json"):
+        return [() for _ in hits]
     from memtui.core import governance as gov
     from memtui.core.store import Store
 

@@ -25,14 +25,11 @@ Nothing here imports the engine; the ranking only sees words and their weights.
 
 from __future__ import annotations
 
-import email
-import email.policy
+import functools
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-
-from mailparser_reply import constants as mail_constants
-from mailparser_reply.parser import EmailMessage
+from typing import Any
 
 #: Characters of a pasted ticket that are read at all; the rest is said to be left unread.
 MAX_CHARS = 100_000
@@ -48,20 +45,27 @@ MAX_LINES = 1_000
 #: fitted on any case.
 ASIDE_WEIGHT = 0.5
 
-#: Bulgarian for ``mail-parser-reply``, in its table format: Gmail's reply header ("На пн,
-#: 1.12.2026 г. в 9:14 Иван <…> написа:"), Outlook's and Gmail's header blocks
-#: ("От:/Изпратено:/До:/Относно:", "Дата:/Тема:/Копие:"), the usual closings and the mobile
-#: clients' "Изпратено от …".
-BULGARIAN: dict[str, object] = {
-    "wrote_header": (r"^(?!На[.\s]*На\s(.+?\s?.+?)\sнаписа:)(" + mail_constants.QUOTED_MATCH_INCLUDE
-                     + r"На\s(?:.+?\s?.+?)\s?написа:)$"),
-    "from_header": (r"((?:(?:^|\n|\n" + mail_constants.QUOTED_MATCH_INCLUDE
-                    + r")[* ]*(?:От|Изпратено|До|Относно|Дата|Тема|Копие):[ *]*(?:\s{,2}).*){2,}(?:\n.*){,1})"),
-    "disclaimers": [r"Това (?:съобщение|писмо|електронно писмо)", r"(?:ПОВЕРИТЕЛНО|Поверително):"],
-    "signatures": ["Поздрави", "Поздрав,", "С уважение", "Благодаря,", "Благодаря предварително", "Хубав ден"],
-    "sent_from": "Изпратено от",
-}
-mail_constants.MAIL_LANGUAGES.setdefault("bg", BULGARIAN)
+@functools.cache
+def _mail_parser() -> Any:
+    """``mail-parser-reply``'s ``EmailMessage``, with Bulgarian added to its table of
+    languages: Gmail's reply header ("На пн, 1.12.2026 г. в 9:14 Иван <…> написа:"),
+    Outlook's and Gmail's header blocks ("От:/Изпратено:/До:/Относно:", "Дата:/Тема:/Копие:"),
+    the usual closings and the mobile clients' "Изпратено от …". Imported when a pasted text
+    is first read (a typed query never needs it)."""
+    from mailparser_reply import constants as mail_constants
+    from mailparser_reply.parser import EmailMessage
+
+    bulgarian: dict[str, object] = {
+        "wrote_header": (r"^(?!На[.\s]*На\s(.+?\s?.+?)\sнаписа:)(" + mail_constants.QUOTED_MATCH_INCLUDE
+                         + r"На\s(?:.+?\s?.+?)\s?написа:)$"),
+        "from_header": (r"((?:(?:^|\n|\n" + mail_constants.QUOTED_MATCH_INCLUDE
+                        + r")[* ]*(?:От|Изпратено|До|Относно|Дата|Тема|Копие):[ *]*(?:\s{,2}).*){2,}(?:\n.*){,1})"),
+        "disclaimers": [r"Това (?:съобщение|писмо|електронно писмо)", r"(?:ПОВЕРИТЕЛНО|Поверително):"],
+        "signatures": ["Поздрави", "Поздрав,", "С уважение", "Благодаря,", "Благодаря предварително", "Хубав ден"],
+        "sent_from": "Изпратено от",
+    }
+    mail_constants.MAIL_LANGUAGES.setdefault("bg", bulgarian)
+    return EmailMessage
 
 _BASE64_LINE = re.compile(r"^[A-Za-z0-9+/]{60,}={0,2}$")
 #: The last, shorter line of a base64 block.
@@ -183,6 +187,9 @@ def html_text(html: str) -> str:
 
 def _mime_text(text: str, parts: list[tuple[str, int]]) -> str:
     """The text part of a raw MIME source (HTML read as text); attachments counted."""
+    import email
+    import email.policy
+
     msg = email.message_from_string(text, policy=email.policy.default)
     attachments = sum(1 for _ in msg.iter_attachments()) if msg.is_multipart() else 0
     if attachments:
@@ -315,7 +322,7 @@ def _read_mail(text: str, parts: list[tuple[str, int]]) -> Reading:
     """An e-mail (or any text): the newest message and the one it answers, apart from older
     history, header lines, signatures and disclaimers; subject lines are read with their
     message."""
-    mail = EmailMessage(text, ["bg"], keep_hyphen_lists=True).read()
+    mail = _mail_parser()(text, ["bg"], keep_hyphen_lists=True).read()
     pieces: list[str] = []
     header_lines: list[str] = []
     for r in mail.replies:

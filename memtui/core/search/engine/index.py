@@ -44,7 +44,6 @@ from memtui.core.errors import MemtuiError
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding
 from memtui.core.text import json_text, well_formed
-from memtui.core.procs import spawn_context, worker_count
 from memtui.core.search.engine import whoosh_fixes
 from memtui.core.search.analysis import term_positions, term_positions_and_keys
 from memtui.core.search.engine.analyzer import MemtuiAnalyzer
@@ -636,7 +635,7 @@ class SearchIndex:
         total = len(current) + report.unchanged
         if progress:
             progress(0, total)
-        if empty and only is None and total >= PARALLEL_SOURCES and worker_count() > 1:
+        if empty and only is None and total >= PARALLEL_SOURCES and _workers() > 1:
             self._build_parallel(ix, list(current.values()), report, progress)
             return self._finish_report(ix, report, progress, total, started)
         todo = self._changed_sources(current, old, gone, changed, report)
@@ -772,7 +771,7 @@ class SearchIndex:
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
         import queue as queue_mod
 
-        workers = worker_count()
+        workers = _workers()
         parts = [[(s.rel, os.fspath(s.path), s.kind) for s in sources[i::workers]] for i in range(workers)]
         context = _worker_context()
         messages = context.Queue()
@@ -995,7 +994,17 @@ def _worker_context():  # noqa: ANN202 - a multiprocessing context
     forked from this process, whose scan of the workspace each forked worker would carry
     (a build worker's resident memory held the parent's too). The resource tracker
     runs, and each worker dies with this process (:func:`memtui.core.procs.spawn_context`)."""
+    from memtui.core.procs import spawn_context
+
     return spawn_context()
+
+
+def _workers() -> int:
+    """:func:`memtui.core.procs.worker_count`, its module (``multiprocessing``) imported only by
+    a build (a search never starts a process)."""
+    from memtui.core.procs import worker_count
+
+    return worker_count()
 
 
 def _release_memory() -> None:

@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
-from rapidfuzz.distance import OSA
 from whoosh import query as wq
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.util.numeric import byte_to_length, length_to_byte
@@ -227,6 +226,8 @@ def _fuzzy(reader, fieldname: str, word: str) -> list[tuple[str, float]]:
     only after the third letter). Reading every term with the first two letters, and
     Whoosh's own pure-Python distance over them, were the cost of a fuzzy word.
     """
+    from rapidfuzz.distance import OSA  # only a fuzzy word needs it
+
     maxdist = 2 if len(word) >= 6 else 1
     found: dict[str, tuple[float, int]] = {}
 
@@ -908,6 +909,210 @@ def _term_alone(searcher, term: str, boost: float, limit: int,
     return ranked, total
 
 
+#: A clause of :func:`_conjunction`: one query word's ``(field, term, boost)`` variants (one,
+#: or two scored as Whoosh's ``DisjunctionMax`` with :data:`FIELD_TIEBREAK`).
+Clause = list[tuple[str, str, float]]
+
+
+def _conjuncts(query) -> list[Clause] | None:  # noqa: ANN001 - a Whoosh query
+    """The clauses of a query :func:`_conjunction` can match (an ``And`` of words, each a
+    ``Term`` or a two-term ``DisjunctionMax``; or one such word), else ``None``."""
+    if type(query) is wq.And and query.boost == 1.0:
+        out: list[Clause] = []
+        for sub in query.subqueries:
+            got = _conjuncts(sub)
+            if got is None:
+                return None
+            out.extend(got)
+        return out
+    if type(query) is wq.Term:
+        return [[(query.fieldname, query.text, query.boost)]]
+    if type(query) is wq.DisjunctionMax and query.boost == 1.0 and len(query.subqueries) == 2 \
+            and query.tiebreak == FIELD_TIEBREAK and all(type(q) is wq.Term for q in query.subqueries):
+        return [[(q.fieldname, q.text, q.boost) for q in query.subqueries]]
+    return None
+
+
+def _filter_docs(searcher, filter_query) -> frozenset[int]:  # noqa: ANN001
+    """The documents (top-level numbers) ``filter_query`` matches, remembered on the searcher
+    (kept between searches until the index changes): a filter is a set of documents, looked
+    up, never scored."""
+    cache = getattr(searcher, "_memtui_filters", None)
+    if cache is None:
+        cache = {}
+        try:
+            searcher._memtui_filters = cache
+        except AttributeError:
+            return frozenset(searcher.docs_for_query(filter_query))
+    got = cache.get(filter_query)
+    if got is None:
+        if len(cache) > FILTER_CACHE:
+            cache.clear()
+        got = cache[filter_query] = frozenset(searcher.docs_for_query(filter_query))
+    return got
+
+
+#: Filters whose documents a searcher remembers (:func:`_filter_docs`).
+FILTER_CACHE = 256
+
+
+def _leaf_lengths(leaf, fieldname: str) -> Any:  # noqa: ANN001
+    """A segment's length bytes of ``fieldname`` (:func:`_length_bytes`; else read once and
+    remembered on the segment's reader)."""
+    got = _length_bytes(leaf, fieldname)
+    if got is None:
+        attr = f"_memtui_len_{fieldname}"
+        got = getattr(leaf, attr, None)
+        if got is None:
+            get = leaf.doc_field_length
+            got = bytearray(length_to_byte(get(d, fieldname, 1)) for d in range(leaf.doc_count_all()))
+            try:
+                setattr(leaf, attr, got)
+            except AttributeError:
+                pass
+    return got
+
+
+def _weights_of(matcher, only: list[int] | None, size: int) -> dict[int, float]:  # noqa: ANN001
+    """``{document: weight}`` of a segment's posting list of ``size`` postings; with ``only``
+    (sorted document numbers), just those: found by skipping when they are few against the
+    list (the blocks between them unread), else by reading the blocks as arrays."""
+    if only is not None and len(only) * 8 < size:
+        out: dict[int, float] = {}
+        for d in only:
+            if not matcher.is_active():
+                break
+            if matcher.id() < d:
+                matcher.skip_to(d)
+                if not matcher.is_active():
+                    break
+            if matcher.id() == d:
+                out[d] = matcher.weight()
+        return out
+    out = {}
+    wanted = set(only) if only is not None else None
+    for block in _posting_blocks(matcher):  # no skip function: every block is read
+        if block is None:
+            continue
+        ids, weights = block
+        if wanted is None:
+            out.update(zip(ids, weights, strict=False))
+        else:
+            out.update((d, w) for d, w in zip(ids, weights, strict=False) if d in wanted)
+    return out
+
+
+def _conjunction(searcher, clauses: list[Clause], allowed: frozenset[int] | None, limit: int,
+                 mask: set[int] | None) -> tuple[list[tuple[int, float]], int]:  # noqa: ANN001
+    """The top ``limit`` documents holding every clause (and in ``allowed``, when given; none
+    of ``mask``), scored as Whoosh scores the ``And`` of the clauses: the sum of each word's
+    BM25F score (a two-variant word: the better plus :data:`FIELD_TIEBREAK` of the other),
+    ties by lower document number.
+
+    Whoosh intersects by moving matchers posting by posting and scores every document of the
+    intersection through its collector (common words: thousands of Python calls a query).
+    Here, per segment, the rarest clause's postings (or the filter's documents, when fewer)
+    are the candidates; each further clause is looked up only at them (by skipping blocks
+    when they are few, else by reading its blocks as arrays), and the scores are computed
+    from the weights and the length bytes in one expression a posting.
+
+    Returns:
+        ``(docnum, score)`` best first, and the exact number of matching documents.
+    """
+    reader = searcher.reader()
+    n_docs = reader.doc_count_all()
+    consts: dict[tuple[str, str], tuple[float, list[float], float]] = {}
+    for clause in clauses:
+        for fieldname, text, _boost in clause:
+            if (fieldname, text) not in consts and (fieldname, text) in reader:
+                scorer = searcher.weighting.scorer(searcher, fieldname, text)
+                consts[(fieldname, text)] = (scorer.idf, _norms(scorer.B, scorer.K1, scorer.avgfl), scorer.K1)
+    if any(not any((f, t) in consts for f, t, _ in clause) for clause in clauses):
+        return [], 0  # a word found nowhere: nothing holds every word
+    page: list[tuple[float, int]] = []  # min-heap of (score, -docnum)
+    total = 0
+    for leaf, offset in reader.leaf_readers():
+        size = leaf.doc_count_all()
+        local_allowed: list[int] | None = None
+        if allowed is not None:
+            local_allowed = sorted(d - offset for d in allowed if offset <= d < offset + size) \
+                if len(allowed) < n_docs else None
+            if local_allowed is not None and not local_allowed:
+                continue
+
+        scores = _leaf_conjunction(leaf, clauses, consts, local_allowed)
+        if not scores:
+            continue
+        for d, score in scores.items():
+            d += offset
+            if mask is not None and d in mask:
+                continue
+            total += 1
+            if len(page) < limit:
+                heapq.heappush(page, (score, -d))
+            elif (score, -d) > page[0]:
+                heapq.heapreplace(page, (score, -d))
+    ranked = sorted(((-d, score) for score, d in page), key=lambda x: (-x[1], x[0]))
+    return ranked, total
+
+
+def _leaf_conjunction(leaf, clauses: list[Clause], consts: dict[tuple[str, str], tuple[float, list[float], float]],  # noqa: ANN001
+                      local_allowed: list[int] | None) -> dict[int, float] | None:
+    """``{document: summed score}`` of the segment's documents holding every clause (and in
+    ``local_allowed``, segment numbers, when given); see :func:`_conjunction`."""
+    def df(clause: Clause) -> int:
+        return sum(leaf.doc_frequency(f, t) for f, t, _ in clause if (f, t) in consts)
+
+    ordered = sorted(((df(c), i, c) for i, c in enumerate(clauses)), key=lambda x: (x[0], x[1]))
+    if ordered[0][0] == 0:
+        return None
+    # the filter's documents are the candidates when fewer than the rarest word's, else
+    # they are checked on that word's documents
+    filter_first = local_allowed is not None and len(local_allowed) <= ordered[0][0]
+    candidates: list[int] | None = local_allowed if filter_first else None
+    scores: dict[int, float] | None = None
+    for _df_c, _i, clause in ordered:
+        got = _clause_scores(leaf, clause, consts, candidates)
+        if scores is None:
+            if local_allowed is not None and not filter_first:
+                keep = set(local_allowed)
+                got = {d: s for d, s in got.items() if d in keep}
+            scores = got
+        else:
+            scores = {d: s + got[d] for d, s in scores.items() if d in got}
+        if not scores:
+            return None
+        candidates = sorted(scores)
+    return scores
+
+
+def _clause_scores(leaf, clause: Clause, consts: dict[tuple[str, str], tuple[float, list[float], float]],  # noqa: ANN001
+                   only: list[int] | None) -> dict[int, float]:
+    """``{document: score}`` of one clause in one segment (at ``only``'s documents when
+    given): BM25F as Whoosh computes it (``whoosh.scoring.bm25``, then the term's boost), a
+    two-variant word combined as the fixed ``DisjunctionMaxMatcher`` combines its sides."""
+    parts: list[dict[int, float]] = []
+    for fieldname, text, boost in clause:
+        if (fieldname, text) not in consts or (fieldname, text) not in leaf:
+            parts.append({})
+            continue
+        idf, norms, K1 = consts[(fieldname, text)]
+        lengths = _leaf_lengths(leaf, fieldname)
+        weights = _weights_of(leaf.postings(fieldname, text), only, leaf.doc_frequency(fieldname, text))
+        if boost == 1.0:
+            parts.append({d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) for d, w in weights.items()})
+        else:
+            parts.append({d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) * boost for d, w in weights.items()})
+    if len(parts) == 1:
+        return parts[0]
+    a, b = parts
+    out = dict(b)
+    for d, x in a.items():
+        y = out.get(d)
+        out[d] = x if y is None else (x + FIELD_TIEBREAK * y if x >= y else y + FIELD_TIEBREAK * x)
+    return out
+
+
 @functools.lru_cache(maxsize=64)
 def _norms(B: float, K1: float, avgfl: float) -> list[float]:
     """BM25's length part ``K1 * ((1 - B) + B * fl / avgfl)`` for each of the 256 length
@@ -1033,6 +1238,16 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
             query = wq.And([query, _DocSet(candidates, reader)])
     if isinstance(query, wq.Term) and query.fieldname == CONTENT_FIELD and filter_query is None:
         ranked, total = _term_alone(searcher, query.text, query.boost, limit, mask)
+        docs = [(searcher.stored_fields(d), score) for d, score in ranked]
+        full = len(docs) >= limit
+        docs, docnums = _boosted(docs, [d for d, _ in ranked], kind_boost)
+        return _covered(Ranking(docs, max(len(docs), total) if full else len(docs), count, highlight, estimated=full),
+                        searcher, docnums, extra)
+    clauses = _conjuncts(query) if query is not None and "rare" not in extra else None
+    if clauses is not None and (len(clauses) > 1 or filter_query is not None):
+        # every word required (a AND b), or words and a filter: intersected here
+        allowed = _filter_docs(searcher, filter_query) if filter_query is not None else None
+        ranked, total = _conjunction(searcher, clauses, allowed, limit, mask)
         docs = [(searcher.stored_fields(d), score) for d, score in ranked]
         full = len(docs) >= limit
         docs, docnums = _boosted(docs, [d for d, _ in ranked], kind_boost)

@@ -251,3 +251,57 @@ def test_a_publication_killed_while_measured_records_nothing(gated: Path, tmp_pa
     with Session.open(gated, profile=OWNER) as s:  # the next one clears the leftover and lands
         v = sv.publish(s, v3, reviewed=True, accept_regression="r")
     assert v.provenance["evaluation"]["accepted_regression"] and not any(scratch.iterdir())
+
+
+async def test_the_proposals_area_asks_why_a_gated_skills_regression_is_accepted_and_both_areas_show_it(
+        gated: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    from textual.widgets import DataTable, Static, TabbedContent
+
+    from memtui.core.workspace import Workspace
+    from memtui.ui.app import MemtuiApp
+    from memtui.ui.screens.proposals import ProposalsScreen
+    from memtui.ui.screens.skills import SkillsScreen
+    from memtui.ui.widgets import AskText, Confirm
+    from tests.conftest import wait_for
+
+    v3 = propose_tested(capsys, gated, draft(gated, tmp_path, narrowed=True), 2)
+    app = MemtuiApp(Workspace.open(gated), session=Session.open(gated, purpose="tui", profile=OWNER))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("7")
+        screen = app.screen
+        assert isinstance(screen, ProposalsScreen)
+        await wait_for(pilot, lambda: v3 in [v.id for v in screen._rows])
+        screen.query_one("#prop-queue", DataTable).move_cursor(row=[v.id for v in screen._rows].index(v3))
+        await wait_for(pilot, lambda: screen.current_skill is not None and screen.current_skill.id == v3)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText), timeout=120)
+        shown = str(app.screen._prompt)
+        assert "WORSE" in shown and "pl-1: the precedent was skill:parcel-trace at rank 1" in shown
+        await pilot.press("escape")  # nothing changes
+        await pilot.pause()
+        assert _record(gated, v3).state == "proposed"
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskText), timeout=120)
+        await pilot.press(*"tracing moves", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "Accepted because: tracing moves" in str(app.screen._question)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: _record(gated, v3).state == "active", timeout=120)
+        published = _record(gated, v3)
+        assert published.provenance["evaluation"]["reason"] == "tracing moves"
+        screen.show(published)
+        prov = str(screen.query_one("#prop-prov", Static).render())
+        assert "evaluation:" in prov and "pl-1: the precedent was skill:parcel-trace at rank 1" in prov
+        await pilot.press("3")
+        skills = app.screen
+        assert isinstance(skills, SkillsScreen)
+        table = skills.query_one("#skills-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0 and skills._governance)
+        table.move_cursor(row=next(i for i, s in enumerate(skills._rows) if s.key == "parcel-trace" and s.root == "skills"))
+        await pilot.press("v")
+        assert skills.query_one("#skill-tabs", TabbedContent).active == "tab-versions"
+        await wait_for(pilot, lambda: "eval: worse in support/parcels-lost (accepted)"
+                       in str(skills.query_one("#skill-governance", Static).render()), timeout=60)
+        text = str(skills.query_one("#skill-governance", Static).render())
+        assert "regression accepted by support.parcels-lost: tracing moves" in text
+        assert "eval: no domain worse" in text  # version 2, the publication that brought the gate in

@@ -176,6 +176,12 @@ def test_the_core_publish_refuses_the_regression_too(gated: Path, tmp_path: Path
         sv.publish(s, v3, reviewed=True)
     assert any(c.case == "pl-1" and c.worse for d in caught.value.evaluation.domains for c in d.changes)
     assert _record(gated, v3).state == "proposed"
+    # a reader previews what publishing it would do, and nothing is recorded
+    store = (gated / ".memtui/store.json").read_bytes()
+    code, out, _ = cli(capsys, gated, "proposals", "show", v3, "--evaluate")
+    assert code == 0 and "evaluation (measured now, if published):" in out and "worse" in out
+    assert "+description: Use for courier route questions." in out  # the diff against the published version
+    assert (gated / ".memtui/store.json").read_bytes() == store
 
 
 def test_a_skill_gated_on_nothing_is_published_and_rolled_back_unmeasured(

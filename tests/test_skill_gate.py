@@ -222,6 +222,16 @@ def test_a_gate_on_a_node_without_an_eval_set_is_a_clear_sentence(bound: Path, t
     assert code == 1 and "gated on the eval set of support/courier-app, but memory/support/courier-app/evals/" \
                          "cases.jsonl does not exist" in err
     assert _record(bound, v2).state == "proposed"
+    # the governance check names it on the folder's manifest too
+    (bound / "skills/parcel-trace/skill-manifest.json").write_text(json.dumps(elsewhere))
+    code, out, _ = cli(capsys, bound, "skills", "check", "--governance")
+    assert "skill-gate-without-eval-set" in out and "gates the skill on the eval set of support/courier-app" in out
+
+
+def test_skills_show_names_the_eval_set_a_skill_is_gated_on(gated: Path, capsys) -> None:  # noqa: ANN001
+    code, out, _ = cli(capsys, gated, "skills", "show", "parcel-trace")
+    assert code == 0 and "gated on:    the eval set of support/parcels-lost" in out
+    assert "skill-gate-without-eval-set" not in out
 
 
 def test_a_revert_of_a_gated_skill_is_measured_and_audited(gated: Path, capsys) -> None:  # noqa: ANN001

@@ -163,6 +163,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print(f"manifest:    {'complete' if status.manifest.complete else 'not publishable: ' + visible(status.manifest.why_not())}")
     if status.published or status.state != "untracked":
         print(f"state:       {status.state}{'  (' + status.published + ')' if status.published else ''}")
+    if status.gated_on:
+        print(f"gated on:    the eval set of {', '.join(n or '(root)' for n in status.gated_on)} "
+              "(re-run on publish, rollback and revert)")
     files = skill.files_beside()
     if files:
         print(f"files:       {len(files)} beside SKILL.md: " + ", ".join(files[:10])

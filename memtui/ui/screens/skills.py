@@ -233,6 +233,9 @@ class SkillsScreen(AreaScreen):
         text.append(Text("\nmanifest  ", style="bold"))
         text.append(Text("complete", style="green") if status.manifest.complete
                     else safe("not publishable: " + status.manifest.why_not(), "yellow"))
+        if status.gated_on:  # a skill the modules gate on: its eval set re-runs before a version is used
+            text.append(Text("\ngated on  ", style="bold"))
+            text.append(safe("the eval set of " + ", ".join(n or "the root node" for n in status.gated_on)))
         text.append(Text("\nstate     ", style="bold"))
         text.append(safe(status.state + (f" ({status.published})" if status.published else "")))
         test = status.last_test

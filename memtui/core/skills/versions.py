@@ -21,7 +21,9 @@ and publishing needs a complete manifest and a passing test run of exactly that 
 Records (``skill_versions``): ``id`` (``skill:NAME@N``), ``skill``, ``node``, ``number``,
 ``state`` (``proposed``, ``active``, ``retired``, ``rejected``), ``files``, ``sha256``,
 ``created``, ``author``, ``provenance`` (``kind``: ``baseline``, ``proposal`` or
-``rollback``; ``case``, ``source_request``, ``rollback_of``), ``based_on``, ``base_hash``,
+``rollback``; ``case``, ``source_request``, ``rollback_of``; for a skill the modules gate on,
+``evaluation``: its eval set before and after, :meth:`memtui.core.governance.gate.Evaluation.to_json`,
+kept as it became active), ``based_on``, ``base_hash``,
 ``decision``, ``retirement``.
 """
 

@@ -97,7 +97,10 @@ def run_domains(args: argparse.Namespace) -> int:
             index = SearchIndex(ws)
             index.update()
             ids = triage.entry_ids(ws)
-            measured = {node: gate.run_set(ws, index, es.cases, ids)[0] for node, es in sets.items()}
+            from memtui.core.skills.gating import gated_ids  # the skills gated on a set are its entries too
+
+            measured = {node: gate.run_set(ws, index, es.cases, {**ids, **gated_ids(ws, node)})[0]
+                        for node, es in sets.items()}
 
             def change(tx) -> None:  # noqa: ANN001 - Tx
                 at = now()

@@ -4,7 +4,7 @@
   oldest first, with node, author, age, eligibility, untrusted mark; skill proposals follow,
   marked ``[skill]`` with the test state of their content (a page; ``--json``: ``{"state",
   "proposals", "count", "total", "cursor"}``, a skill proposal with ``"kind": "skill"``);
-- ``show ID [--evaluate]``: provenance, uses, assigned cases, eligibility, the evaluation
+- ``show ID [--evaluate]`` (an article version, or a skill version ``skill:NAME@N``): provenance, uses, assigned cases, eligibility, the evaluation
   kept with it (``--evaluate``: what approving it would do, measured now) and the diff against
   the active version;
 - ``approve ID [--reviewed] [--replace-newer] [--accept-regression --reason WHY]``: activate
@@ -154,8 +154,54 @@ def run_list(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _show_skill(args: argparse.Namespace, s: Session) -> int:
+    """``show skill:NAME@N``: a skill version with its provenance, test state, eligibility, the
+    evaluation kept with it (``--evaluate``: what publishing it would do, measured now) and
+    the diff against the published version."""
+    from memtui.core.skills import versions as sv
+
+    skills = SkillLedger(s.store)
+    v = skills.get(args.id)
+    active = skills.active(v.skill)
+    owner = gov.owner_of(s.ws, v.node)[0]
+    e = gov.eligibility(gov.Ledger(s.store), v.as_version())
+    patch = sv.diff(skills, v.skill, active.number, v.number) if active and active.number != v.number else ""
+    record = v.provenance.get("evaluation")
+    measured_now = args.evaluate and v.state == "proposed"
+    if measured_now:
+        ev = sv.evaluate_change(s, "publish", v.skill, ref=v.id, reviewed=True, progress=_gov._progress(),
+                                as_profile=owner)
+        record = ev.to_json() if ev else None
+    if args.json:
+        _common.emit_json({"kind": "skill", **v.to_json(), "owner": owner, "tests": skills.test_state(v),
+                           "eligibility": e.to_json(), "diff": patch, "evaluation": record})
+        return ExitCode.OK
+    prov = v.provenance
+    print(f"{v.id}: {v.state}  [skill]")
+    print(f"  skill: {v.skill}  node: {v.node or '(root)'}  content {v.sha256[:12]}  {skills.test_state(v)}")
+    print(f"  provenance: {prov.get('kind')}  case {prov.get('case') or '-'}  source request "
+          f"{prov.get('source_request') or '-'}  by {v.author or '-'}")
+    if prov.get("rollback_of"):
+        print(f"  rollback of version {prov['rollback_of']}")
+    for label, d in (("decision", v.decision), ("retired", v.retirement)):
+        if d:
+            print(f"  {label}: {d.get('action')} by {d.get('by')} at {d.get('at')}: {d.get('why')}")
+    print(f"  owner: {owner or '(none)'}")
+    if v.state == "proposed":
+        print(f"  eligibility: {e.summary}")
+    if measured_now and record is None:
+        print("  evaluation: the skill is gated on no eval set")
+    if record:
+        print("  evaluation:" if not measured_now else "  evaluation (measured now, if published):")
+        _gov.print_evaluation(record)
+    print(text.visible_lines(patch) if patch else "", end="")
+    return ExitCode.OK
+
+
 def run_show(args: argparse.Namespace) -> int:
     with _reader(args) as s:
+        if args.id.startswith("skill:"):  # a skill version (skill:NAME@N)
+            return _show_skill(args, s)
         ledger = gov.Ledger(s.store)
         v = ledger.get(args.id)
         active = ledger.active(v.article)

@@ -24,7 +24,10 @@ Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for th
 - ``publish NAME@N [--reviewed]``: the owner publishes a proposal (refused, naming the part or
   the test, when the manifest is incomplete or the tests have not passed on that content);
   ``reject NAME@N --reason``; ``rollback NAME --to N`` publishes version N's content again as a
-  new version; ``revert NAME`` puts the published version back over an unrecorded edit.
+  new version; ``revert NAME`` puts the published version back over an unrecorded edit. A
+  skill gated on an eval set (its manifest's verification names ``eval_set``) re-runs that set
+  before and after each of the three, shows the figures, and is refused when they get worse
+  unless ``--accept-regression --reason WHY``; the evaluation is kept with the version.
 A skill change is filed with ``memtui propose --skill NAME --from FOLDER``; a case pins the
 versions it ran with ``memtui use --skill NAME@N``, and ``memtui pins`` shows them both ways.
 """
@@ -37,6 +40,7 @@ from memtui.commands import _common
 from memtui.core.text import clip as _clip, visible, visible_lines
 from memtui.commands._common import ExitCode, add_json_arg, add_workspace_arg, emit_json, open_workspace
 from memtui.core.findings import Finding, Severity, sort_key
+from memtui.core.governance import gate as gov_gate
 from memtui.core.paging import Page
 from memtui.core.skills import (
     DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue, save_skill_field,
@@ -159,6 +163,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print(f"manifest:    {'complete' if status.manifest.complete else 'not publishable: ' + visible(status.manifest.why_not())}")
     if status.published or status.state != "untracked":
         print(f"state:       {status.state}{'  (' + status.published + ')' if status.published else ''}")
+    if status.gated_on:
+        print(f"gated on:    the eval set of {', '.join(n or '(root)' for n in status.gated_on)} "
+              "(re-run on publish, rollback and revert)")
     files = skill.files_beside()
     if files:
         print(f"files:       {len(files)} beside SKILL.md: " + ", ".join(files[:10])
@@ -316,7 +323,10 @@ def _version_line(v, ledger) -> str:  # noqa: ANN001 - SkillVersion, SkillLedger
         how += f" of @{prov['rollback_of']}"
     if prov.get("case"):
         how += f" (case {prov['case']})"
-    return f"{v.id}  {v.state:8}  {v.author or '-'}  {v.created}  {how}  {v.sha256[:12]}  {tested}"
+    line = f"{v.id}  {v.state:8}  {v.author or '-'}  {v.created}  {how}  {v.sha256[:12]}  {tested}"
+    if prov.get("evaluation"):
+        line += "  " + gov_gate.verdict(prov["evaluation"])
+    return line
 
 
 def _cmd_adopt(args: argparse.Namespace) -> int:
@@ -349,6 +359,7 @@ def _cmd_versions(args: argparse.Namespace) -> int:
             return int(ExitCode.OK)
         for v in page.items:
             print(_version_line(v, ledger))
+            _gov.print_evaluation(v.provenance.get("evaluation"))
         _common.print_more(page, "versions")
     return int(ExitCode.OK)
 
@@ -372,14 +383,24 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from memtui.core.skills import versions as sv
 
     with _gov.session(args, "skills publish") as session:
-        sv.check_publish(session, args.ref, reviewed=args.reviewed)  # refused before asking
+        version = sv.check_publish(session, args.ref, reviewed=args.reviewed)  # refused before asking
+        ev = _gov.evaluate(args, session, "publish", measure=lambda s, progress: sv.evaluate_change(
+            s, "publish", version.skill, ref=args.ref, reviewed=args.reviewed, progress=progress))
         _gov.confirm(args, session, f"Publish {args.ref}")
-        v = sv.publish(session, args.ref, reviewed=args.reviewed, why=args.why)
+        v = sv.publish(session, args.ref, reviewed=args.reviewed, why=args.why,
+                       accept_regression=_gov.accepted(args), evaluation=ev, progress=_gov._progress())
     if args.json:
         emit_json(v.to_json())
     else:
         print(f"published {v.id}: skills/{v.skill}/ holds it ({len(v.files)} file{'s' if len(v.files) != 1 else ''}, content {v.sha256[:12]})")
+        _accepted_line(v.provenance.get("evaluation"))
     return int(ExitCode.OK)
+
+
+def _accepted_line(record: dict | None) -> None:
+    """Say that a regression was accepted, and why (the figures were printed before)."""
+    if record and record.get("accepted_regression"):
+        print(f"regression accepted: {visible(str(record.get('reason')))}")
 
 
 def _cmd_reject(args: argparse.Namespace) -> int:
@@ -401,12 +422,16 @@ def _cmd_rollback(args: argparse.Namespace) -> int:
 
     with _gov.session(args, "skills rollback") as session:
         sv.check_rollback(session, args.name, args.to)
+        ev = _gov.evaluate(args, session, "rollback", measure=lambda s, progress: sv.evaluate_change(
+            s, "rollback", args.name, to=args.to, progress=progress))
         _gov.confirm(args, session, f"Roll the skill {args.name} back to version {args.to}")
-        v = sv.rollback(session, args.name, args.to, args.reason)
+        v = sv.rollback(session, args.name, args.to, args.reason, accept_regression=_gov.accepted(args),
+                        evaluation=ev, progress=_gov._progress())
     if args.json:
         emit_json(v.to_json())
     else:
         print(f"published {v.id} with the content of version {args.to} (content {v.sha256[:12]})")
+        _accepted_line(v.provenance.get("evaluation"))
     return int(ExitCode.OK)
 
 
@@ -415,8 +440,12 @@ def _cmd_revert(args: argparse.Namespace) -> int:
     from memtui.core.skills import versions as sv
 
     with _gov.session(args, "skills revert") as session:
+        sv.check_revert(session, args.name)
+        ev = _gov.evaluate(args, session, "revert", measure=lambda s, progress: sv.evaluate_change(
+            s, "revert", args.name, progress=progress))
         _gov.confirm(args, session, f"Put {args.name}'s published version back over the folder")
-        v = sv.revert(session, args.name)
+        v = sv.revert(session, args.name, accept_regression=_gov.accepted(args), evaluation=ev,
+                      progress=_gov._progress())
     if args.json:
         emit_json(v.to_json())
     else:
@@ -522,6 +551,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("ref", metavar="NAME@N", help="the proposal")
     p.add_argument("--reviewed", action="store_true", help="a person reviewed the change (else two independent uses)")
     p.add_argument("--why", default="", help="the decision's note")
+    _gov.add_regression_args(p, reason=True)
     p.set_defaults(func=_cmd_publish)
 
     p = sub.add_parser("reject", help="reject a skill proposal with a reason (owner)")
@@ -534,10 +564,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _gov.add_common(p, confirm=True)
     p.add_argument("name", metavar="NAME")
     p.add_argument("--to", type=_common.positive_int, required=True, metavar="N", help="the version whose content comes back")
-    p.add_argument("--reason", default="", help="why, recorded with the new version")
+    p.add_argument("--reason", default="", help="why, recorded with the new version (and why a regression "
+                                                 "is accepted, with --accept-regression)")
+    _gov.add_regression_args(p, reason=False)
     p.set_defaults(func=_cmd_rollback)
 
     p = sub.add_parser("revert", help="put the published version back over an unrecorded edit (owner)")
     _gov.add_common(p, confirm=True)
     p.add_argument("name", metavar="NAME")
+    _gov.add_regression_args(p, reason=True)
     p.set_defaults(func=_cmd_revert)

@@ -144,6 +144,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "skill-binding-invalid": (Severity.ERROR, "a skill names a memory node that does not exist"),
     "skill-unrecorded-edit": (Severity.WARNING, "a governed skill's folder differs from its published version (changed outside governance)"),
     "skill-content-unusable": (Severity.ERROR, "a skill folder cannot be kept as a version (a symbolic link, a file that is not UTF-8, too large)"),
+    "skill-gate-without-eval-set": (Severity.ERROR, "a skill's manifest gates it on the eval set of a node that holds none, so no amended version of it can be published"),
 }
 
 
@@ -184,6 +185,7 @@ REFERENCES: dict[str, str] = {
     "skill-manifest-missing": "seed 000 Part II §10",
     "skill-manifest-part-missing": "seed 000 Part II §10",
     "skill-unbound": "seed 000 Part II §10",
+    "skill-gate-without-eval-set": "seed 000 Part II §10, §7.4b",
 }
 
 

@@ -24,7 +24,9 @@ def audit_findings(ws: Workspace) -> list[Finding]:
         return []
     from memtui.core.search.triage import entry_ids
 
-    ids = set(entry_ids(ws).values())
+    from memtui.core.skills.gating import skill_ids
+
+    ids = set(entry_ids(ws).values()) | skill_ids(ws)  # a case may name a skill (skill:NAME)
     tree = MemoryTree(ws)
     tracked = _tracked(ws)
     findings: list[Finding] = []

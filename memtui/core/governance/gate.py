@@ -6,8 +6,10 @@ sets of the domains it sits in — its node and the ancestors that hold an eval 
 after the change**, beside the same figures before:
 
 1. a scratch copy of the workspace is made under ``.memtui/evals/<pid>-<id>/``: the memory
-   tree as hard links (a copy where links cannot be made), the store and the search index as
-   copies; the live files, store and index are only read;
+   tree and the skill roots (a skill is searched with the memory, and the skills gated on a
+   set are entries of it: :mod:`memtui.core.skills.gating`) as hard links (a copy where links
+   cannot be made), the store and the search index as copies; the live files, store and
+   index are only read;
 2. the scratch index is brought up to date and every case of each set is run through the
    same search a user gets (:mod:`memtui.core.search.triage`): the figures *before*;
 3. the very same action is replayed in the scratch copy (its own guarded write there), the
@@ -266,21 +268,36 @@ def _beats(fig: dict[str, Any]) -> str:
 
 # -- the scratch copy ---------------------------------------------------------------------
 
+def _measured_roots(ws: Workspace) -> list[Path]:
+    """The folders whose files make the measured memory: the memory tree, and the skill roots
+    (a skill's ``SKILL.md`` is searched with it; :mod:`memtui.core.skills.gating`) when they
+    are real folders of the workspace outside the memory tree."""
+    from memtui.core.files import is_inside
+
+    roots = [ws.memory]
+    if ws.memory != ws.root:
+        roots += [r for r in ws.skill_roots.values()
+                  if r.is_dir() and not r.is_symlink() and is_inside(ws.root, r) and ws.linked_outside(r) is None]
+    return roots
+
+
 def tree_digest(ws: Workspace) -> str:
-    """A fingerprint of every file of the memory tree (path, size, time, inode): equal when
-    nothing under it changed. Hidden folders (``.memtui``, ``.git``) are left out."""
+    """A fingerprint of every file of the measured memory (the memory tree and the skill
+    roots; path, size, time, inode): equal when nothing under it changed. Hidden folders
+    (``.memtui``, ``.git``) are left out."""
     h = hashlib.sha256()
-    root = str(ws.memory)
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            h.update(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode(
-                "utf-8", "surrogateescape"))
+    for base in _measured_roots(ws):
+        root = str(base)
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                h.update(f"{os.path.relpath(path, ws.root)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode(
+                    "utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -355,6 +372,8 @@ class Scratch:
                 _mirror(ws.root, self.root, {".memtui", ".git"})
             else:
                 _mirror(ws.memory, self.root / ws.memory_rel, {".git"})
+                for skill_root in _measured_roots(ws)[1:]:  # the skills searched with the memory
+                    _mirror(skill_root, self.root / skill_root.relative_to(ws.root), {".git"})
                 for name in ("memtui.toml",):
                     if (ws.root / name).is_file():
                         shutil.copy2(ws.root / name, self.root / name)
@@ -382,17 +401,18 @@ class Scratch:
 
 
 def _files(ws: Workspace) -> dict[str, tuple[int, int, int]]:
-    """Workspace-relative path → (inode, size, mtime) of every file of the memory tree."""
+    """Workspace-relative path → (inode, size, mtime) of every file of the measured memory."""
     out = {}
-    for folder, dirs, files in os.walk(ws.memory):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
-            p = os.path.join(folder, name)
-            try:
-                st = os.lstat(p)
-            except OSError:
-                continue
-            out[ws.shown(Path(p))] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    for root in _measured_roots(ws):
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in files:
+                p = os.path.join(folder, name)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                out[ws.shown(Path(p))] = (st.st_ino, st.st_size, st.st_mtime_ns)
     return out
 
 
@@ -486,6 +506,7 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
     from memtui.core.search import triage
     from memtui.core.search.index import SearchIndex
     from memtui.core.session import Session
+    from memtui.core.skills import gating  # the skills gated on a set are entries of its memory
     from memtui.core.tree.model import MemoryTree
 
     ws = session.ws
@@ -515,9 +536,12 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
         tree = MemoryTree(sws)
         sets_before = {node: evalsets.load(sws, node, tree) for node in domains}
         before = {}
+        gated_before = {node: gating.gated_ids(sws, node) for node in domains}
         for node, es in sets_before.items():
-            before[node] = run_set(sws, index, es.cases, ids, tell(f"measuring {node or '.'} before the change"))
+            before[node] = run_set(sws, index, es.cases, {**ids, **gated_before[node]},
+                                   tell(f"measuring {node or '.'} before the change"))
         files_before = _files(sws)
+        skill_ids = gating.skill_ids(sws)
         s = Session.open(sws, purpose="evaluation", profile=profile or session.profile)
         try:
             replay(s)
@@ -528,7 +552,7 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
         index = SearchIndex(sws)
         index.update(only=changed, progress=tell("indexing the change"))
         ids_after = _patched_ids(sws, ids, changed)
-        known = set(ids_after.values())
+        known = set(ids_after.values()) | gating.skill_ids(sws)
         tree = MemoryTree(sws)
         results = []
         for node in domains:
@@ -542,11 +566,11 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
                         f"the eval set of {node or 'the root'} would not be usable after this change: "
                         + "; ".join(f.message for f in bad[:5])
                         + (f" (and {len(bad) - 5} more)" if len(bad) > 5 else "") + ". Nothing was changed.")
-            after_fig, after_per = run_set(sws, index, es_after.cases, ids_after,
+            after_fig, after_per = run_set(sws, index, es_after.cases, {**ids_after, **gating.gated_ids(sws, node)},
                                             tell(f"measuring {node or '.'} after the change"))
             before_fig, before_per = before[node]
             changes = [] if set_changed else _changes(es_after.cases, before_per, after_per)
-            notes = [f.message for f in evalsets.unknown_ids(sets_before[node].cases, set(ids.values()),
+            notes = [f.message for f in evalsets.unknown_ids(sets_before[node].cases, set(ids.values()) | skill_ids,
                                                              sets_before[node].place)]
             results.append(DomainResult(node, es_after.owner, before_fig, after_fig, changes, set_changed,
                                         notes[:10]))

@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memtui.core.evalsets import has_set, set_path
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding, sort_key
 from memtui.core.skills.binding import Binding, bind
 from memtui.core.skills.content import ContentError, read_content
+from memtui.core.skills.gating import gate_sets
 from memtui.core.skills.manifest import MANIFEST_FILE, Manifest, read_manifest
 from memtui.core.skills.model import Catalogue, Skill
 from memtui.core.workspace import Workspace
@@ -47,6 +49,8 @@ class SkillStatus:
     published: str | None = None
     proposals: list[str] = field(default_factory=list)
     last_test: dict[str, Any] | None = None
+    #: the eval sets (memory nodes) its manifest gates it on (:mod:`memtui.core.skills.gating`)
+    gated_on: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -57,7 +61,7 @@ class SkillStatus:
         return {"skill": self.skill.key, "path": self.skill.path, "binding": self.binding.to_json(),
                 "owner": self.binding.owner, "manifest": self.manifest.to_json(), "sha256": self.sha256,
                 "content_error": self.content_error, "state": self.state, "published": self.published,
-                "proposals": list(self.proposals), "last_test": self.last_test,
+                "proposals": list(self.proposals), "last_test": self.last_test, "gated_on": list(self.gated_on),
                 "findings": [f.to_json() for f in self.findings]}
 
 
@@ -93,6 +97,15 @@ def skill_status(ws: Workspace, skill: Skill, store: Any = None) -> SkillStatus:
     if binding.finding is not None:
         status.findings.append(binding.finding)
     status.findings.extend(manifest.findings)
+    status.gated_on = gate_sets(manifest.data)
+    for node in status.gated_on:
+        if not has_set(ws, node):
+            status.findings.append(Finding.make(
+                "skill-gate-without-eval-set", manifest.place,
+                f"the manifest gates the skill on the eval set of {node or 'the root node'}, but "
+                f"memory/{set_path(node)} does not exist, so publishing a version of it is refused",
+                "name the node whose eval set gates it (verification: eval_set), or that node's owner "
+                "proposes the set"))
     if problem is not None:
         status.findings.append(Finding.make(
             "skill-content-unusable", folder_rel, f"the skill folder cannot be kept as a version: {problem}",

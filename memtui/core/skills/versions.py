@@ -21,7 +21,9 @@ and publishing needs a complete manifest and a passing test run of exactly that 
 Records (``skill_versions``): ``id`` (``skill:NAME@N``), ``skill``, ``node``, ``number``,
 ``state`` (``proposed``, ``active``, ``retired``, ``rejected``), ``files``, ``sha256``,
 ``created``, ``author``, ``provenance`` (``kind``: ``baseline``, ``proposal`` or
-``rollback``; ``case``, ``source_request``, ``rollback_of``), ``based_on``, ``base_hash``,
+``rollback``; ``case``, ``source_request``, ``rollback_of``; for a skill the modules gate on,
+``evaluation``: its eval set before and after, :meth:`memtui.core.governance.gate.Evaluation.to_json`,
+kept as it became active), ``based_on``, ``base_hash``,
 ``decision``, ``retirement``.
 """
 
@@ -36,6 +38,8 @@ from typing import Any
 from memtui.core import atomic
 from memtui.core import governance as gov
 from memtui.core.errors import ConflictError, ReadOnlyError
+from memtui.core.governance import gate
+from memtui.core.skills import gating
 from memtui.core.skills.binding import bind, named_node
 from memtui.core.skills.content import ContentError, content_hash, read_content, scratch_folder, write_content
 from memtui.core.skills.manifest import MANIFEST_FILE, Manifest, check_manifest_bytes, read_manifest
@@ -472,7 +476,7 @@ def _write_folder(tx: Any, shown: str, old: dict[str, str], new: dict[str, str])
 
 
 def _activate(tx: Any, version: SkillVersion, active: SkillVersion | None, action: str, why: str,
-              extra: dict[str, Any] | None = None) -> SkillVersion:
+              extra: dict[str, Any] | None = None, evaluation: dict[str, Any] | None = None) -> SkillVersion:
     session = tx.session
     shown, _folder = skill_folder(session.ws, version.skill)
     _check_folder(session.ws, version.skill, active)
@@ -481,29 +485,57 @@ def _activate(tx: Any, version: SkillVersion, active: SkillVersion | None, actio
         _move(tx, active, "retired", "retirement", {**_decision(session, "retire", f"superseded by version {version.number}"),
                                                     "superseded_by": version.id})
     _move(tx, version, "active", "decision", {**_decision(session, action, why), **(extra or {})})
+    if evaluation:  # kept with the provenance as it becomes active (seed 000 §7.4b), never after
+        tx.table(T_SKILL_VERSIONS).update({"provenance": {**version.provenance, "evaluation": evaluation}},
+                                          doc_ids=[version.doc_id])
     tx.hashes(active.sha256 if active else None, version.sha256)
     tx.detail.update({"version": version.id, "retired": active.id if active else None, **(extra or {})})
     return SkillLedger(session.store).get(version.id)
 
 
-def publish(session: Any, ref: str, *, reviewed: bool = False, why: str = "") -> SkillVersion:
+def publish(session: Any, ref: str, *, reviewed: bool = False, why: str = "",
+            accept_regression: str | None = None, evaluation: Any = None,
+            progress: gate.Progress | None = None) -> SkillVersion:
     """Publish a skill proposal: its files are written to ``skills/NAME/`` (one change), the
     previous version retired. Owner only; checks as :func:`check_publish`.
 
+    A skill the modules gate on (:mod:`memtui.core.skills.gating`) re-runs its eval set first,
+    on the memory as it will be after the publication, beside the figures before (seed 000
+    Part II §10); the evaluation is kept in the version's provenance and the audit entry, in
+    the same guarded write. A skill gated on nothing is published without one.
+
+    Args:
+        accept_regression: the reason a publication that makes the gate's figures worse is
+            made anyway; without it such a publication is refused.
+        evaluation: an :func:`evaluate_change` made beforehand (shown to the person who
+            confirms); ``None`` measures here; :data:`memtui.core.governance.gate.SKIP` none.
+        progress: told each stage of the evaluation.
+
     Returns:
         The published :class:`SkillVersion`.
+
+    Raises:
+        As :func:`check_publish`; RegressionRefused: worse figures not accepted with a reason;
+        memtui.core.evalsets.EvalSetError: the gate's eval set cannot be run.
     """
     name = parse_ref(ref)[0]
 
-    def change(tx: Any) -> SkillVersion:
-        version = check_publish(session, ref, reviewed=reviewed)
-        active = SkillLedger(session.store).active(version.skill)
-        how = "human review" if reviewed else "uses"
-        return _activate(tx, version, active, "publish", why or f"published after {how}; tests passed on "
-                         f"{version.sha256[:12]}", {"human_reviewed": bool(reviewed)})
+    def act(ev: Any) -> SkillVersion:
+        def change(tx: Any) -> SkillVersion:
+            version = check_publish(session, ref, reviewed=reviewed)
+            record = gate.inside(tx, ev, accept_regression)
+            active = SkillLedger(session.store).active(version.skill)
+            how = "human review" if reviewed else "uses"
+            return _activate(tx, version, active, "publish", why or f"published after {how}; tests passed on "
+                             f"{version.sha256[:12]}", {"human_reviewed": bool(reviewed)}, evaluation=record)
 
-    return session.write("skills.publish", f"{AGENT_ROOT}/{name}", change,
-                         request={"version": ref, "reviewed": bool(reviewed), "why": why}).result
+        return session.write("skills.publish", f"{AGENT_ROOT}/{name}", change,
+                             request={"version": ref, "reviewed": bool(reviewed), "why": why}).result
+
+    if evaluation is not gate.SKIP:
+        check_publish(session, ref, reviewed=reviewed)  # refused before anything is measured
+    return gate.run(session, lambda: evaluate_change(session, "publish", name, ref=ref, reviewed=reviewed,
+                                                     progress=progress), act, evaluation, accept_regression)
 
 
 def reject(session: Any, ref: str, reason: str) -> SkillVersion:
@@ -539,51 +571,127 @@ def check_rollback(session: Any, name: str, to: int) -> SkillVersion:
     return target
 
 
-def rollback(session: Any, name: str, to: int, reason: str = "") -> SkillVersion:
+def rollback(session: Any, name: str, to: int, reason: str = "", *, accept_regression: str | None = None,
+             evaluation: Any = None, progress: gate.Progress | None = None) -> SkillVersion:
     """Publish a new version holding version ``to``'s files (provenance ``rollback``,
     ``rollback_of``); nothing earlier is edited (seed 000 §10: "rollback is selecting the
     previous version"). Owner only. Its content was published before, so no new test run is
-    asked for.
+    asked for; a gated skill's eval set is re-run, and the new version carries its
+    evaluation (``accept_regression``, ``evaluation``, ``progress`` as for :func:`publish`).
 
     Raises:
         GovernanceError: no such published version, or it is the published content already.
         RefusedError: not the owner. ConflictError: an unrecorded edit in the folder.
+        RegressionRefused, EvalSetError: as :func:`publish`.
     """
-    def change(tx: Any) -> SkillVersion:
-        ledger = SkillLedger(session.store)
-        target = check_rollback(session, name, to)
-        active = ledger.active(name)
-        record = _record(name, _next(ledger, name), target.node, target.files, state="proposed",
-                         author=session.profile, active=active,
-                         provenance={"kind": "rollback", "rollback_of": to, "human_reviewed": True})
-        version = _insert(tx, record)
-        return _activate(tx, version, active, "rollback", reason or f"rollback to version {to}", {"rollback_of": to})
+    def act(ev: Any) -> SkillVersion:
+        def change(tx: Any) -> SkillVersion:
+            ledger = SkillLedger(session.store)
+            target = check_rollback(session, name, to)
+            measured = gate.inside(tx, ev, accept_regression)
+            active = ledger.active(name)
+            record = _record(name, _next(ledger, name), target.node, target.files, state="proposed",
+                             author=session.profile, active=active,
+                             provenance={"kind": "rollback", "rollback_of": to, "human_reviewed": True,
+                                         **({"evaluation": measured} if measured else {})})
+            version = _insert(tx, record)
+            return _activate(tx, version, active, "rollback", reason or f"rollback to version {to}",
+                             {"rollback_of": to})
 
-    return session.write("skills.rollback", f"{AGENT_ROOT}/{name}", change,
-                         request={"skill": name, "to": to, "reason": reason}).result
+        return session.write("skills.rollback", f"{AGENT_ROOT}/{name}", change,
+                             request={"skill": name, "to": to, "reason": reason}).result
+
+    return gate.run(session, lambda: evaluate_change(session, "rollback", name, to=to, progress=progress),
+                    act, evaluation, accept_regression)
 
 
-def revert(session: Any, name: str) -> SkillVersion:
-    """Put the published version's files back over an unrecorded edit of the folder (owner only).
+def check_revert(session: Any, name: str) -> tuple[SkillVersion, dict[str, str]]:
+    """``(the published version, the folder's files now)`` for :func:`revert`, with its checks.
 
     Raises:
         GovernanceError: nothing published, or the folder holds it already. RefusedError: not the owner.
     """
-    def change(tx: Any) -> SkillVersion:
-        active = SkillLedger(session.store).active(name)
-        if active is None:
-            raise gov.GovernanceError(f"{name} has no published version to put back.")
-        gov.require_owner(session, active.node, f"revert the skill {name}")
-        shown, folder = skill_folder(session.ws, name)
-        now = _files_now(session.ws, folder) or {}
-        if content_hash(now) == active.sha256:
-            raise gov.GovernanceError(f"{shown} already holds its published version {active.id}.")
-        _write_folder(tx, shown, now, active.files)
-        tx.hashes(content_hash(now), active.sha256)
-        tx.detail["version"] = active.id
-        return active
+    active = SkillLedger(session.store).active(name)
+    if active is None:
+        raise gov.GovernanceError(f"{name} has no published version to put back.")
+    gov.require_owner(session, active.node, f"revert the skill {name}")
+    shown, folder = skill_folder(session.ws, name)
+    now = _files_now(session.ws, folder) or {}
+    if content_hash(now) == active.sha256:
+        raise gov.GovernanceError(f"{shown} already holds its published version {active.id}.")
+    return active, now
 
-    return session.write("skills.revert", f"{AGENT_ROOT}/{name}", change, request={"skill": name}).result
+
+def revert(session: Any, name: str, *, accept_regression: str | None = None, evaluation: Any = None,
+           progress: gate.Progress | None = None) -> SkillVersion:
+    """Put the published version's files back over an unrecorded edit of the folder (owner only).
+    A gated skill's eval set is re-run first (the folder as edited, then as published); no
+    version is written, so its evaluation is kept in the audit entry (``accept_regression``,
+    ``evaluation``, ``progress`` as for :func:`publish`).
+
+    Raises:
+        As :func:`check_revert`; RegressionRefused, EvalSetError: as :func:`publish`.
+    """
+    def act(ev: Any) -> SkillVersion:
+        def change(tx: Any) -> SkillVersion:
+            active, now = check_revert(session, name)
+            gate.inside(tx, ev, accept_regression)
+            _write_folder(tx, f"{AGENT_ROOT}/{name}", now, active.files)
+            tx.hashes(content_hash(now), active.sha256)
+            tx.detail["version"] = active.id
+            return active
+
+        return session.write("skills.revert", f"{AGENT_ROOT}/{name}", change, request={"skill": name}).result
+
+    return gate.run(session, lambda: evaluate_change(session, "revert", name, progress=progress),
+                    act, evaluation, accept_regression)
+
+
+def evaluate_change(session: Any, action: str, name: str, *, ref: str | None = None, to: int | None = None,
+                    reviewed: bool = False, progress: gate.Progress | None = None,
+                    as_profile: str | None = None) -> gate.Evaluation | None:
+    """Measure what a change of a gated skill would do to the eval sets it is gated on, without
+    making it (:func:`memtui.core.governance.gate.measure`): ``publish`` (``ref``),
+    ``rollback`` (``to``) or ``revert``. The sets are those the manifest of the content
+    published now and of the content it replaces name (:mod:`memtui.core.skills.gating`).
+
+    Returns:
+        The :class:`~memtui.core.governance.gate.Evaluation`, or ``None`` when the skill is gated
+        on no eval set (nothing is measured).
+
+    Raises:
+        memtui.core.evalsets.EvalSetError: a set it is gated on is missing, unreadable, empty or
+            names unknown ids. Whatever the change itself would raise (not the owner …).
+    """
+    ledger = SkillLedger(session.store)
+    active = ledger.active(name)
+    if action == "publish":
+        new = ledger.get(str(ref)).files
+        target = ledger.get(str(ref)).id
+
+        def replay(s: Any) -> Any:
+            return publish(s, str(ref), reviewed=reviewed, evaluation=gate.SKIP)
+    elif action == "rollback":
+        new = check_rollback(session, name, int(to or 0)).files
+        target = f"{name} back to @{to}"
+
+        def replay(s: Any) -> Any:
+            return rollback(s, name, int(to or 0), evaluation=gate.SKIP)
+    elif action == "revert":
+        new = (active.files if active else {})
+        target = f"{name} back to {active.id if active else '?'}"
+        replaced = check_revert(session, name)[1]
+
+        def replay(s: Any) -> Any:
+            return revert(s, name, evaluation=gate.SKIP)
+    else:
+        raise ValueError(f"no evaluation for {action!r}")
+    old = replaced if action == "revert" else (active.files if active else {})
+    sets = list(dict.fromkeys([*gating.files_gate_sets(new), *gating.files_gate_sets(old)]))
+    if not sets:
+        return None
+    gating.check_sets(session.ws, sets, name)
+    return gate.measure(session, action, target, [], replay, progress, sets=tuple(sets), profile=as_profile)
 
 
 def use(session: Any, ref: str, *, case: str, source_request: str, verdict: str | None = None,
@@ -667,5 +775,5 @@ def pinned_state(store: Store, version_ref: str) -> tuple[str, str | None, str, 
 
 
 __all__ = ["PREFIX", "SkillLedger", "SkillVersion", "T_SKILL_TESTS", "T_SKILL_VERSIONS", "adopt", "check_publish",
-           "check_rollback", "diff", "named_node", "parse_ref", "pinned_state", "propose", "publish", "reject",
+           "check_revert", "check_rollback", "diff", "evaluate_change", "named_node", "parse_ref", "pinned_state", "propose", "publish", "reject",
            "revert", "rollback", "skill_folder", "test", "use", "version_id"]

@@ -22,8 +22,10 @@ read-only session refuses with its reason. All user text reaches widgets as :cla
 Skill proposals (:mod:`memtui.core.skills.versions`) follow the articles on the queue's last
 page, their state column saying the test state of their content; the Diff tab shows the diff
 against the published version. On such a row ``a`` publishes it (the checks of
-:func:`~memtui.core.skills.versions.check_publish` first, their sentence shown when refused)
-and ``x`` rejects it with a reason; the other actions concern articles only.
+:func:`~memtui.core.skills.versions.check_publish` first, their sentence shown when refused;
+a skill the modules gate on is measured on its eval set first, as an approval is, and the
+Provenance tab shows the evaluation kept with it) and ``x`` rejects it with a reason; the
+other actions concern articles only.
 """
 
 from __future__ import annotations
@@ -372,6 +374,9 @@ class ProposalsScreen(AreaScreen):
             prov.append(Text(f"{label}: ", style="bold"))
             prov.append(safe(value if value not in (None, "") else "—"))
             prov.append("\n")
+        if v.provenance.get("evaluation"):  # a gated skill's eval set, measured as it was published
+            prov.append(Text("evaluation:\n", style="bold"))
+            prov.append(evaluation_text(v.provenance["evaluation"], cases=20))
         self.query_one("#prop-prov", Static).update(prov)
         self.query_one("#prop-uses", Static).update(Text("uses of skill versions: memtui skills versions", style="dim"))
         self._fill_history([])
@@ -589,11 +594,13 @@ class ProposalsScreen(AreaScreen):
             self.notify(str(exc), title="Publish refused", severity="error", timeout=10, markup=False)
             return
 
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._run("publish", lambda s: skill_versions.publish(s, v.id, reviewed=reviewed), None, v.id)
-        self.app.push_screen(Confirm(join(f"Publish {v.id}, acting as ", safe(self._acting()),
-                                          "? Its files will replace the skill's folder.")), confirmed)
+        # a skill the modules gate on is measured on its eval set first, as an article's approval is
+        self._gate(
+            "publish", lambda s, p: skill_versions.evaluate_change(s, "publish", v.skill, ref=v.id, reviewed=reviewed,
+                                                                   progress=p),
+            join(f"Publish {v.id}, acting as ", safe(self._acting()), "? Its files will replace the skill's folder."),
+            lambda ev, why: (lambda s: skill_versions.publish(s, v.id, reviewed=reviewed, evaluation=ev,
+                                                              accept_regression=why)), None, v.id)
 
     def _ask_reject(self, version_id: str, outcome: str, reject: Callable[..., object]) -> None:
         """Ask why, confirm, then ``reject(session, reason)`` in a worker (an article's or a skill's

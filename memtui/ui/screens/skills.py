@@ -1,7 +1,8 @@
 """The Skills area: the catalogue as a table, the selected SKILL.md rendered, its findings,
 the files beside it, the budget view of the index an agent gets (seed 002), and the skill's
 governance: its node and owner, manifest, state, versions and the test result of each
-version's content (seed 000 Part II §10).
+version's content (seed 000 Part II §10), and for a skill the modules gate on, the evaluation
+of its eval set kept with each version.
 
 The catalogue is read in a worker thread (:func:`memtui.core.skills.load_catalogue`); every
 name, description and message reaches widgets as :class:`rich.text.Text` via
@@ -19,7 +20,9 @@ from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, 
 
 from memtui.core.skills import DEFAULT_INDEX_BUDGET, Catalogue, Skill, build_index, load_catalogue
 from memtui.core.skills.status import SkillStatus, governed, skill_status
+from memtui.core.governance import gate
 from memtui.core.skills.versions import SkillLedger, SkillVersion
+from memtui.ui.screens.proposals import evaluation_text
 from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, DataMarkdown
 from memtui.ui.text import join, safe, severity_text
@@ -230,6 +233,9 @@ class SkillsScreen(AreaScreen):
         text.append(Text("\nmanifest  ", style="bold"))
         text.append(Text("complete", style="green") if status.manifest.complete
                     else safe("not publishable: " + status.manifest.why_not(), "yellow"))
+        if status.gated_on:  # a skill the modules gate on: its eval set re-runs before a version is used
+            text.append(Text("\ngated on  ", style="bold"))
+            text.append(safe("the eval set of " + ", ".join(n or "the root node" for n in status.gated_on)))
         text.append(Text("\nstate     ", style="bold"))
         text.append(safe(status.state + (f" ({status.published})" if status.published else "")))
         test = status.last_test
@@ -256,6 +262,12 @@ class SkillsScreen(AreaScreen):
             text.append("\n   ")
             text.append(safe(f"{v.author or '-'}  {v.created[:16].replace('T', ' ')}  {v.sha256[:12]}", "dim"))
             text.append("\n")
+            record = prov.get("evaluation")
+            if record:  # a gated skill: its eval set before → after this version, as the Proposals area shows it
+                text.append(safe(f"   {gate.verdict(record)}", "red" if record.get("regressed") else "green"))
+                text.append("\n")
+                text.append(evaluation_text(record, cases=5))
+                text.append("\n")
         if not versions and skill.root == "skills":
             text.append(Text("none recorded: `memtui skills adopt` records the folder as version 1", style="dim"))
         return text

@@ -90,7 +90,9 @@ def watcher_figures(ws: Workspace, samples: int, idle: float) -> dict[str, float
             "event_max_ms": max(latencies) * 1000, "files": files, "poll_pass_ms": poll * 1000}
 
 
-async def refreshed_figures(ws: Workspace, samples: int) -> list[float]:
+async def refreshed_figures(ws: Workspace, samples: int, cpu: list[float] | None = None) -> list[float]:
+    """Seconds from each outside write to the open TUI's refreshed counts; ``cpu`` gets the CPU
+    seconds of the whole process (every thread) over each of them."""
     from memtui.ui.app import MemtuiApp
 
     app = MemtuiApp(ws)
@@ -102,13 +104,15 @@ async def refreshed_figures(ws: Workspace, samples: int) -> list[float]:
         for i in range(samples):
             articles = app.report.articles
             target = node / f"bench-refresh-{i}.md"
-            before = time.perf_counter()
+            before, cpu0 = time.perf_counter(), _cpu()
             _outside_write(target, f"# refreshed {i}\n")
             while app.report.articles != articles + 1:
                 if time.perf_counter() - before > 60:
                     break
                 await pilot.pause(0.01)
             out.append(time.perf_counter() - before)
+            if cpu is not None:
+                cpu.append(_cpu() - cpu0)
             target.unlink()
             while app.report.articles != articles:
                 await pilot.pause(0.05)
@@ -132,9 +136,16 @@ def main() -> int:
           f"max {figures['event_max_ms']:.0f} ms (watchfiles gathers a burst for up to 200 ms)")
     print(f"anchor: one stat() pass over every file (what a poller pays per pass): "
           f"{figures['poll_pass_ms']:.0f} ms")
-    refreshed = asyncio.run(refreshed_figures(ws, max(3, args.samples // 2)))
+    cpu: list[float] = []
+    refreshed = asyncio.run(refreshed_figures(ws, max(3, args.samples // 2), cpu))
+    load = os.getloadavg()[0]
     print(f"outside write -> TUI audit counts refreshed: median {statistics.median(refreshed):.2f} s, "
-          f"max {max(refreshed):.2f} s ({len(refreshed)} samples; load average {os.getloadavg()[0]:.1f})")
+          f"max {max(refreshed):.2f} s ({len(refreshed)} samples; load average {load:.1f})")
+    print(f"row: outside write -> open TUI refreshed, {figures['files']:,} files | median "
+          f"{statistics.median(refreshed):.2f} s wall, max {max(refreshed):.2f} s, median "
+          f"{statistics.median(cpu):.2f} s CPU of the app's process | anchor: the watcher's batch median "
+          f"{figures['event_median_ms']:.0f} ms, one stat() pass {figures['poll_pass_ms']:.0f} ms | load {load:.1f} "
+          f"on {os.cpu_count()} cores")
     return 0
 
 

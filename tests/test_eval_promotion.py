@@ -149,3 +149,27 @@ def test_the_setting_in_memtui_toml_is_inherited(sample_copy: Path) -> None:
 
     _, findings = load(toml)
     assert any("[promotion] 'support' must be" in f.message for f in findings)
+
+
+def test_the_audit_notes_each_node_that_sets_review_itself_and_no_other(sample_copy: Path) -> None:
+    """The audit's note reads only each node's own setting (the bytes of its index name it, or
+    memtui.toml does); nodes that inherit the rule, an index that only mentions the word in its
+    text, and a node that sets "uses" get none — the same nodes as the promotion rule says."""
+    toml = sample_copy / "memtui.toml"
+    toml.write_text(toml.read_text("utf-8") + '\n[promotion]\n"support" = "review"\n', encoding="utf-8")
+    mentions = sample_copy / "memory/platform/AGENTS.md"
+    mentions.write_text(mentions.read_text("utf-8") + "\nThe promotion of articles follows the root.\n", "utf-8")
+    agents = sample_copy / "memory/support/experience/AGENTS.md"
+    text = agents.read_text("utf-8")
+    agents.write_text(("---\npromotion: uses\n" + text[4:]) if text.startswith("---\n")
+                      else "---\npromotion: uses\n---\n" + text, encoding="utf-8")
+    ws = Workspace.open(sample_copy)
+    from memtui.core.tree.model import MemoryTree
+
+    tree = MemoryTree(ws)
+    expected = sorted(n for n in tree.walk_nodes()
+                      if promotion.required_rule(ws, n, tree)[1].startswith(f"{n or 'root'} (")
+                      and promotion.required_rule(ws, n, tree)[0] == "review")
+    assert expected == ["support"]
+    notes = promotion.audit_findings(ws)
+    assert [(f.path, f.message.split(" and ")[0]) for f in notes] == [("memtui.toml", "support")]

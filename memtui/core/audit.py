@@ -49,9 +49,10 @@ CHECKS: tuple[str, ...] = (
 )
 
 
-def _contributed(ws: Workspace, offline: bool = False) -> list[Finding]:
+def _contributed(ws: Workspace, offline: bool = False, tree: MemoryTree | None = None) -> list[Finding]:
     """The findings of every entry of :data:`CHECKS`; a check whose function takes an
-    ``offline`` keyword gets the audit's (the remote graph's check: read nothing over the network)."""
+    ``offline`` keyword gets the audit's (the remote graph's check: read nothing over the network),
+    one that takes ``tree`` gets the audit's :class:`MemoryTree` (its walk of the nodes is reused)."""
     import importlib
     import inspect
 
@@ -59,10 +60,13 @@ def _contributed(ws: Workspace, offline: bool = False) -> list[Finding]:
     for name in CHECKS:
         module, _, function = name.partition(":")
         check = getattr(importlib.import_module(module), function)
-        if "offline" in inspect.signature(check).parameters:
-            findings.extend(check(ws, offline=offline))
-        else:
-            findings.extend(check(ws))
+        parameters = inspect.signature(check).parameters
+        extra: dict[str, Any] = {}
+        if "offline" in parameters:
+            extra["offline"] = offline
+        if "tree" in parameters and tree is not None:
+            extra["tree"] = tree
+        findings.extend(check(ws, **extra))
     return findings
 
 
@@ -244,10 +248,11 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
                 progress(done, total)
     if cache is not None and (cache.new or len(cache.hits) != len(cache.entries)):
         cache.save(ws)
-    return _finish(ws, report, nodes, offline, started)
+    return _finish(ws, report, nodes, offline, started, tree)
 
 
-def _finish(ws: Workspace, report: AuditReport, nodes: list[str], offline: bool, started: float) -> AuditReport:
+def _finish(ws: Workspace, report: AuditReport, nodes: list[str], offline: bool, started: float,
+            tree: MemoryTree | None = None) -> AuditReport:
     """The report from its nodes' parts (``report.by_node``, in the order of ``nodes``) and the
     workspace-wide checks, which always run whole (they are cheap)."""
     for node in nodes:
@@ -256,7 +261,7 @@ def _finish(ws: Workspace, report: AuditReport, nodes: list[str], offline: bool,
         report.articles += part.articles
     report.nodes = sum(1 for n in nodes if report.by_node[n].indexed)
     report.findings.extend(_audit_workspace_files(ws))
-    report.findings.extend(_contributed(ws, offline))
+    report.findings.extend(_contributed(ws, offline, tree))
     # one finding once: a link met by two checks (the root node's folder and the member notes
     # beside it) was reported twice
     report.findings, report.allowed = _allowances(ws, list(dict.fromkeys(report.findings)))
@@ -329,7 +334,7 @@ def rerun(ws: Workspace, previous: AuditReport, changed: "Iterable[str]", tree: 
         cache.entries.update(cache.new)
         cache.new = {}
         cache.hits = []
-    return _finish(ws, report, nodes, offline, started)
+    return _finish(ws, report, nodes, offline, started, tree)
 
 
 def allow(session: Any, code: str, place: str, reason: str, *, client_id: str | None = None) -> Any:

@@ -245,10 +245,13 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
         raise
     step("reading the remote graph", 0.05)
     remote_graph, remote_missing = _remote_snapshot(ws)
-    step("rendering the workspace", 0.1)
-    tree = rd.render(ws.root, skip=[dest], remote_graph=remote_graph)
-    step("looking for secrets", 0.3)
-    blocked = _open_secrets(ws, tree)
+    from memtui.core.backup.state import BackupState
+
+    known = BackupState.load(ws, dest)
+    try:
+        taken, tree, blocked, stats = _render_scan_write(ws, dest, subdir, remote_graph, known, step)
+    except rd.StaleEntry:  # a file changed under the backup: everything is read again
+        taken, tree, blocked, stats = _render_scan_write(ws, dest, subdir, remote_graph, None, step)
     if blocked:
         if created is not None:  # a refused backup leaves no repository it just made
             shutil.rmtree(created, ignore_errors=True)
@@ -258,19 +261,11 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
             f"the workspace holds {len(blocked)} open secret finding{'s' if len(blocked) != 1 else ''}, so "
             f"nothing was written to the backup repository: {places}{more}. Remove each secret (and revoke "
             "it), or, for a false positive, `memtui audit allow secret PLACE --reason …`.", blocked)
-    step("writing the changed files of the backup tree", 0.4)
-    try:
-        stats = rd.write_tree(tree, dest)
-    except OSError as exc:  # a full disk, a read-only repository: a sentence, and no commit
-        failure = write_failure(exc, dest)
-        if failure is None:
-            raise
-        failure.args = (f"{failure} No backup commit was made: the repository's history is as it was, "
-                        f"and the next backup rewrites the files of {subdir}/.",)
-        raise failure from exc
+    assert stats is not None
     step("committing the backup path", 0.6)
     commit = repo.commit_path(subdir, message_for(tree, len(stats.written), len(stats.removed), message),
                               identity)
+    BackupState.of(taken, tree, stats.stats).save(ws, dest)  # what the next backup need not read
     if commit:
         step("tidying the repository (git gc --auto)", 0.8)
         repo.gc()
@@ -287,6 +282,40 @@ def backup(ws: Workspace, repo_path: str | os.PathLike[str], subdir: str = DEFAU
         result.push = _push(repo, branch, remote, result.notes)
     step("done", 1.0)
     return result
+
+
+def _render_scan_write(ws: Workspace, dest: Path, subdir: str, remote_graph: bytes | None, known: Any,
+                       step: Callable[[str, float], None]) -> tuple[int, rd.BackupTree, list[Finding],
+                                                                     rd.WriteStats | None]:
+    """Render the workspace (reading only what ``known`` does not vouch for), look for open
+    secrets, and, when there is none, write the changed files of the backup folder.
+
+    Returns:
+        ``(when the render began, tree, open secret findings, write stats or None when blocked)``.
+
+    Raises:
+        StaleEntry: a file ``known`` vouched for holds other bytes (call again without it).
+    """
+    from memtui.core.backup.state import now
+
+    taken = now()
+    step("rendering the workspace", 0.1)
+    tree = rd.render(ws.root, skip=[dest], remote_graph=remote_graph, known=known)
+    step("looking for secrets", 0.3)
+    blocked = _open_secrets(ws, tree)
+    if blocked:
+        return taken, tree, blocked, None
+    step("writing the changed files of the backup tree", 0.4)
+    try:
+        stats = rd.write_tree(tree, dest, known)
+    except OSError as exc:  # a full disk, a read-only repository: a sentence, and no commit
+        failure = write_failure(exc, dest)
+        if failure is None:
+            raise
+        failure.args = (f"{failure} No backup commit was made: the repository's history is as it was, "
+                        f"and the next backup rewrites the files of {subdir}/.",)
+        raise failure from exc
+    return taken, tree, blocked, stats
 
 
 def _record_sessions(ws: Workspace, session: Any, accept: Any) -> None:
@@ -316,8 +345,11 @@ def _open_secrets(ws: Workspace, tree: rd.BackupTree) -> list[Finding]:
     from memtui.core.scan.backup import open_secrets
     from memtui.core.store import Store
 
-    store = Store.open(ws, read_only=True)
-    return open_secrets(ws, tree, None if store.damaged else store)
+    def store() -> Any:
+        opened = Store.open(ws, read_only=True)
+        return None if opened.damaged else opened
+
+    return open_secrets(ws, tree, store)
 
 
 def compared(state: dict[str, Any]) -> str:

@@ -38,6 +38,7 @@ newline, or its absence, survives (same round: "every document lost its trailing
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -75,12 +76,76 @@ class BackupFormatError(ValueError):
     """A backup tree file cannot be parsed; ``str(exc)`` names the file, line and reason."""
 
 
-@dataclass(slots=True)
-class Entry:
-    """One file of a backup tree: its bytes and whether it is executable."""
+class StaleEntry(Exception):
+    """A file a backup took as unchanged (by its ``stat``) holds other bytes when read: the
+    caller renders the workspace again, reading every file (:mod:`memtui.core.backup.state`)."""
 
-    data: bytes
-    executable: bool = False
+
+class Entry:
+    """One file of a backup tree: its bytes and whether it is executable.
+
+    ``Entry(data, executable)`` holds the bytes. ``Entry.known(load, digest, size, executable)``
+    holds only what the last backup recorded of an unchanged file (its SHA-256 and size) and reads
+    the bytes with ``load`` when asked for :attr:`data`; bytes that do not hash to ``digest``
+    raise :class:`StaleEntry`.
+    """
+
+    __slots__ = ("_data", "executable", "_digest", "_size", "_load")
+
+    def __init__(self, data: bytes, executable: bool = False) -> None:
+        self._data: bytes | None = data
+        self.executable = executable
+        self._digest: str | None = None
+        self._size = len(data)
+        self._load: Callable[[], bytes] | None = None
+
+    @classmethod
+    def known(cls, load: Callable[[], bytes], digest: str, size: int, executable: bool = False) -> "Entry":
+        entry = cls(b"", executable)
+        entry._data, entry._digest, entry._size, entry._load = None, digest, size, load
+        return entry
+
+    @property
+    def data(self) -> bytes:
+        """The bytes (read now for an entry made by :meth:`known`).
+
+        Raises:
+            StaleEntry: they no longer hash to the recorded digest.
+        """
+        if self._data is None:
+            assert self._load is not None
+            data = self._load()
+            if len(data) != self._size or hashlib.sha256(data).hexdigest() != self._digest:
+                raise StaleEntry("a file changed while the backup read it")
+            self._data = data
+        return self._data
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the bytes are in memory (an entry made by :meth:`known` reads them on demand)."""
+        return self._data is not None
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the bytes (hex), computed once."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.data).hexdigest()
+        return self._digest
+
+    @property
+    def size(self) -> int:
+        """Length of the bytes."""
+        return self._size
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Entry):
+            return NotImplemented
+        return self.executable == other.executable and self.size == other.size and self.digest == other.digest
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Entry(size={self._size}, executable={self.executable})"
 
 
 @dataclass(slots=True)
@@ -103,6 +168,24 @@ class BackupTree:
     tables: dict[str, dict[str, Any]] | None = None
     findings: list[Finding] = field(default_factory=list)
     left_out: dict[bytes, int] = field(default_factory=dict)
+    #: records per table of a store taken as unchanged since the last backup (not parsed:
+    #: :attr:`tables` is then ``None``), else ``None``
+    table_counts: dict[str, int] | None = None
+    #: the store records' secret findings as the last backup scanned them (an unchanged store)
+    store_findings: list[Finding] | None = None
+    #: what was read to render it: workspace-relative path → ``stat`` (for the next backup)
+    stats: dict[bytes, os.stat_result] = field(default_factory=dict)
+
+    @property
+    def store_present(self) -> bool:
+        """Whether the workspace has a store file."""
+        return self.tables is not None or self.table_counts is not None
+
+    def table_sizes(self) -> dict[str, int]:
+        """Records per table."""
+        if self.tables is not None:
+            return {name: len(t) for name, t in self.tables.items()}
+        return dict(self.table_counts or {})
 
     @property
     def workspace_files(self) -> int:
@@ -112,15 +195,15 @@ class BackupTree:
     @property
     def records(self) -> int:
         """How many store records the tree holds."""
-        return sum(len(t) for t in (self.tables or {}).values())
+        return sum(self.table_sizes().values())
 
     def counts(self) -> dict[str, Any]:
         """``{"files", "bytes", "empty_folders", "tables": {name: records}, "records"}``."""
         return {
             "files": self.workspace_files,
-            "bytes": sum(len(e.data) for p, e in self.files.items() if p.startswith(FILES)),
+            "bytes": sum(e.size for p, e in self.files.items() if p.startswith(FILES)),
             "empty_folders": len(self.empty_folders),
-            "tables": {name: len(t) for name, t in (self.tables or {}).items()},
+            "tables": self.table_sizes(),
             "records": self.records,
         }
 
@@ -353,8 +436,19 @@ def _is_git_dir(name: bytes) -> bool:
     return name.lower() == b".git"
 
 
-def _walk(root: bytes, skip: set[bytes], tree: BackupTree) -> None:
-    """Add every regular file under ``root`` to ``tree`` (sorted, symlinks not followed)."""
+def _reader(path: bytes) -> Callable[[], bytes]:
+    def load() -> bytes:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError as exc:  # gone or unreadable since its stat: rendered again, reading everything
+            raise StaleEntry(f"a file changed while the backup read it ({exc.strerror or exc})") from exc
+    return load
+
+
+def _walk(root: bytes, skip: set[bytes], tree: BackupTree, known: Known | None = None) -> None:
+    """Add every regular file under ``root`` to ``tree`` (sorted, symlinks not followed); a file
+    ``known`` vouches for by its ``stat`` is not read (:meth:`Entry.known`)."""
     stack: list[bytes] = [b""]
     while stack:
         rel_dir = stack.pop()
@@ -413,6 +507,14 @@ def _walk(root: bytes, skip: set[bytes], tree: BackupTree) -> None:
                                                   "nothing to do; it is not in this backup"))
                 kept += 1
                 continue
+            if rel_dir:  # a top-level file is always read (config.json's tokens are left out)
+                tree.stats[rel] = st
+                digest = known.file(rel, st) if known is not None else None
+                if digest is not None:
+                    tree.files[FILES + rel] = Entry.known(_reader(entry.path), digest, st.st_size,
+                                                          bool(st.st_mode & stat.S_IXUSR))
+                    kept += 1
+                    continue
             try:
                 with open(entry.path, "rb") as handle:
                     data = handle.read()
@@ -437,15 +539,14 @@ def render_manifest(tree: BackupTree) -> bytes:
     counts = tree.counts()
     lines = [_MANIFEST_TITLE, f"format {FORMAT}", f"files {counts['files']}",
              f"bytes {counts['bytes']}", f"empty-folders {counts['empty_folders']}",
-             f"store {'absent' if tree.tables is None else 'present'}"]
+             f"store {'present' if tree.store_present else 'absent'}"]
     lines += [f"table {_json(name)} {n}" for name, n in counts["tables"].items()]
     lines += ["", "sha256 mode size path"]
     for path in sorted(tree.files):
         if path == MANIFEST:
             continue
         entry = tree.files[path]
-        lines.append(f"{hashlib.sha256(entry.data).hexdigest()} {'100755' if entry.executable else '100644'} "
-                     f"{len(entry.data)} {_path_json(path)}")
+        lines.append(f"{entry.digest} {'100755' if entry.executable else '100644'} {entry.size} {_path_json(path)}")
     lines += ["", "empty folders"]
     lines += [_path_json(p) for p in sorted(tree.empty_folders)]
     return ("\n".join(lines) + "\n").encode("utf-8")
@@ -517,8 +618,35 @@ def parse_manifest(data: bytes) -> Manifest:
     return out
 
 
+class Known:
+    """What a renderer may take as unchanged without reading it (the interface
+    :class:`memtui.core.backup.state.BackupState` implements; this base vouches for nothing)."""
+
+    def file(self, rel: bytes, st: os.stat_result) -> str | None:
+        """The SHA-256 of workspace file ``rel`` when its ``st`` says it is unchanged, else ``None``."""
+        return None
+
+    def store(self, st: os.stat_result) -> "KeptStore | None":
+        """What the last backup rendered of ``store.json`` when ``st`` says it is unchanged."""
+        return None
+
+    def dest(self, path: bytes, st: os.stat_result) -> str | None:
+        """The SHA-256 of backup-folder file ``path`` when its ``st`` says it is unchanged."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class KeptStore:
+    """An unchanged store as the last backup rendered it: ``tables`` name → (records, SHA-256 and
+    size of its ``store/<name>.md``), in the store's order; ``findings``: its records' secret
+    findings."""
+
+    tables: dict[str, tuple[int, str, int]]
+    findings: list[Finding]
+
+
 def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str]] = (),
-           remote_graph: bytes | None = None) -> BackupTree:
+           remote_graph: bytes | None = None, known: Known | None = None) -> BackupTree:
     """Render the workspace at ``root`` into a :class:`BackupTree` (read-only: writes nothing).
 
     Args:
@@ -527,6 +655,9 @@ def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str
         remote_graph: the remote graph read at backup time, in server file form
             (:func:`memtui.core.graph.remote.view_bytes`); ``None``: the snapshot a restore left
             in :data:`REMOTE_STATE`, if any.
+        known: what the last backup read, vouched for by ``stat`` (:mod:`memtui.core.backup.state`):
+            such files and an unchanged store are not read; their entries read on demand and
+            raise :class:`StaleEntry` when the bytes differ after all (render again without it).
 
     Returns:
         The tree, with ``MANIFEST`` and ``.gitattributes``; skipped entries are findings.
@@ -541,8 +672,14 @@ def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str
     if store_path.is_symlink() or (os.path.lexists(store_path) and not is_inside(Path(os.fsdecode(root_b)), store_path)):
         raise StoreDamagedError(store_path, "it is (or lies behind) a symbolic link; memtui does not follow it")
     if store_path.exists():
-        tree.tables = parse_store(store_path.read_bytes(), store_path)
-    _walk(root_b, {os.fsencode(os.path.realpath(s)) for s in skip}, tree)
+        st = os.stat(store_path)
+        tree.stats[b".memtui/" + STORE_NAME.encode()] = st
+        unchanged = known.store(st) if known is not None else None
+        if unchanged is None:
+            tree.tables = parse_store(store_path.read_bytes(), store_path)
+        else:
+            _kept_store(tree, store_path, unchanged)
+    _walk(root_b, {os.fsencode(os.path.realpath(s)) for s in skip}, tree, known)
     if remote_graph is None:
         kept = Path(os.fsdecode(root_b)) / REMOTE_STATE
         if kept.is_file() and not kept.is_symlink():
@@ -557,15 +694,37 @@ def render(root: str | os.PathLike[str], *, skip: Sequence[str | os.PathLike[str
     return tree
 
 
+def _kept_store(tree: BackupTree, store_path: Path, kept: KeptStore) -> None:
+    """Entries for the tables of an unchanged store, rendered only when read."""
+    parsed: list[dict[str, dict[str, Any]]] = []
+
+    def table(name: str) -> bytes:
+        if not parsed:
+            try:
+                parsed.append(parse_store(store_path.read_bytes(), store_path))
+            except (OSError, StoreDamagedError) as exc:
+                raise StaleEntry("the store changed while the backup read it") from exc
+        if name not in parsed[0]:
+            raise StaleEntry("the store changed while the backup read it")
+        return render_table(name, parsed[0][name])
+
+    tree.table_counts = {name: count for name, (count, _digest, _size) in kept.tables.items()}
+    tree.store_findings = list(kept.findings)
+    for name, (_count, digest, size) in kept.tables.items():
+        tree.files[table_file(name)] = Entry.known(functools.partial(table, name), digest, size)
+
+
 # -- the backup folder on disk -----------------------------------------------------------------
 
 @dataclass(slots=True)
 class WriteStats:
-    """What :func:`write_tree` did: paths written, removed, and left unchanged (counts)."""
+    """What :func:`write_tree` did: paths written, removed, and left unchanged (counts), and the
+    ``stat`` of every file of the tree in the folder afterwards (for the next backup)."""
 
     written: list[bytes] = field(default_factory=list)
     removed: list[bytes] = field(default_factory=list)
     unchanged: int = 0
+    stats: dict[bytes, os.stat_result] = field(default_factory=dict)
 
 
 def _existing(dest: bytes) -> dict[bytes, os.stat_result]:
@@ -587,12 +746,14 @@ def _existing(dest: bytes) -> dict[bytes, os.stat_result]:
     return found
 
 
-def write_tree(tree: BackupTree, dest: str | os.PathLike[str]) -> WriteStats:
+def write_tree(tree: BackupTree, dest: str | os.PathLike[str], known: Known | None = None) -> WriteStats:
     """Make the folder ``dest`` hold exactly ``tree``, rewriting only files that changed.
 
     A file whose bytes and executable bit already match is not touched (so git sees no
     change and the repository grows by diffs); files no longer in the tree are
-    removed, then empty folders. Symbolic links in ``dest`` are replaced, never followed.
+    removed, then the folders they leave empty. Symbolic links in ``dest`` are replaced, never
+    followed. A file ``known`` vouches for by its ``stat`` (the last backup wrote it, and nothing
+    touched it since) is compared by its recorded SHA-256, without reading it.
 
     Returns:
         :class:`WriteStats`.
@@ -608,12 +769,16 @@ def write_tree(tree: BackupTree, dest: str | os.PathLike[str]) -> WriteStats:
         entry = tree.files[path]
         full = os.path.join(dest_b, path)
         st = existing.get(path)
-        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == len(entry.data) \
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == entry.size \
                 and bool(st.st_mode & stat.S_IXUSR) == entry.executable:
-            with open(full, "rb") as handle:
-                if handle.read() == entry.data:
-                    stats.unchanged += 1
-                    continue
+            same = known is not None and known.dest(path, st) == entry.digest
+            if not same:
+                with open(full, "rb") as handle:
+                    same = hashlib.sha256(handle.read()).hexdigest() == entry.digest
+            if same:
+                stats.unchanged += 1
+                stats.stats[path] = st
+                continue
         parent = os.path.dirname(full)
         if not os.path.isdir(parent) or os.path.islink(parent):
             _make_folder(dest_b, os.path.dirname(path))
@@ -632,14 +797,16 @@ def write_tree(tree: BackupTree, dest: str | os.PathLike[str]) -> WriteStats:
             raise
         os.chmod(full, 0o755 if entry.executable else 0o644)
         stats.written.append(path)
+        stats.stats[path] = os.stat(full, follow_symlinks=False)
     for path in sorted(set(existing) - set(tree.files)):
         full = os.path.join(dest_b, path)
         if os.path.lexists(full) and not (os.path.isdir(full) and not os.path.islink(full)):
             os.unlink(full)
             stats.removed.append(path)
-    for folder, _dirs, _files in sorted(os.walk(dest_b, topdown=False), reverse=True):
-        if folder != dest_b and not os.listdir(folder):
-            os.rmdir(folder)
+    if stats.removed or known is None:  # a folder is left empty only by a removal (or by hand)
+        for folder, _dirs, _files in sorted(os.walk(dest_b, topdown=False), reverse=True):
+            if folder != dest_b and not os.listdir(folder):
+                os.rmdir(folder)
     return stats
 
 

@@ -23,6 +23,8 @@ revise the rule for a domain (the per-node setting ``promotion: review``,
 
 from __future__ import annotations
 
+import os
+
 import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,6 +230,32 @@ def required_rule(ws: Workspace, node: str, tree: Any = None) -> tuple[str, str]
     return "uses", ""
 
 
+def _own_rule(ws: Workspace, node: str, tree: Any) -> tuple[str, str]:
+    """The rule ``node`` sets itself, as :func:`required_rule` would return it from ``node``'s own
+    step (``("", "")`` when the node sets none: its rule comes from above). The node's
+    ``AGENTS.md`` is parsed only when its bytes name the setting (an audit after each outside
+    change reads every node's rule: parsing every index made it a whole pass over the tree)."""
+    value: Any = None
+    file = os.path.join(os.fspath(tree.abs(node)), "AGENTS.md")
+    try:
+        with open(file, "rb", opener=_no_follow) as handle:
+            named = SETTING.encode() in handle.read()
+    except OSError:  # a link (read through the tree, which confines it), or none
+        named = os.path.islink(file)
+    if named:
+        value = tree.index(node).meta.get(SETTING)
+    how = "front matter"
+    if not (isinstance(value, str) and value.strip()):
+        value, how = ws.config.promotion.get(node), "memtui.toml"
+    if isinstance(value, str) and value.strip().lower() in RULES:
+        return value.strip().lower(), f"{node or 'root'} ({how})"
+    return "", ""
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+
+
 def _days_text(d: float | None) -> str:
     return "?" if d is None else f"{d:g} d"
 
@@ -285,19 +313,20 @@ def report_lines(promoted: list[Promoted], rows: list[dict[str, Any]], required:
     return out
 
 
-def audit_findings(ws: Workspace) -> list[Any]:
+def audit_findings(ws: Workspace, tree: Any = None) -> list[Any]:
     """``promotion-review-required``: one note per node that sets its own promotion rule to
     review (contributed to :data:`memtui.core.audit.CHECKS`), so the audit shows where two
     independent uses no longer promote. Never raises for a bad tree (a node that cannot be
-    read has its own findings)."""
+    read has its own findings). ``tree``: the audit's
+    :class:`~memtui.core.tree.model.MemoryTree` of ``ws`` (its walk is reused), else one is read."""
     from memtui.core.findings import Finding
     from memtui.core.tree.model import MemoryTree
 
-    tree = MemoryTree(ws)
+    tree = tree or MemoryTree(ws)
     out = []
     for node in tree.walk_nodes():
-        rule, where = required_rule(ws, node, tree)
-        if rule == "review" and where.startswith(f"{node or 'root'} ("):
+        rule, where = _own_rule(ws, node, tree)
+        if rule == "review":
             index = f"{node}/AGENTS.md" if node else "AGENTS.md"
             place = ws.shown(ws.memory / index) if "front matter" in where else "memtui.toml"
             out.append(Finding.make(

@@ -137,11 +137,28 @@ def open_secrets(ws: Workspace, tree: Any, store: Any = None) -> list[Finding]:
     Args:
         ws: the workspace the tree was rendered from.
         tree: the rendered backup tree (``files/<path>`` entries and ``tables``).
-        store: the workspace's store (for the allowances), read-only is enough.
+        store: the workspace's store (for the allowances), read-only is enough; or a function
+            that opens it, called only when there is a finding to check.
     """
+    from memtui.core.scan import allow
+
+    found = tree_secrets(ws, tree)
+    if not found:
+        return []
+    if callable(store):
+        store = store()
+    kept, _allowed = allow.split(found, allow.keys(store))
+    return kept
+
+
+def tree_secrets(ws: Workspace, tree: Any) -> list[Finding]:
+    """The ``secret`` findings of every file of ``tree``, allowed or not (see :func:`open_secrets`).
+    A file is scanned only when its content (size and SHA-256) was not scanned before
+    (:class:`BackupScanCache`); the store's records only when they changed
+    (:class:`StoreScanCache`), or not at all for a store the backup took as unchanged (its
+    findings are then ``tree.store_findings``). Sets ``tree.store_findings`` for a parsed store."""
     from memtui.core import scan
     from memtui.core.backup import render as rd
-    from memtui.core.scan import allow
 
     cache = BackupScanCache.load(ws)
     found: list[Finding] = []
@@ -153,10 +170,10 @@ def open_secrets(ws: Workspace, tree: Any, store: Any = None) -> list[Finding]:
             shown = f"remote graph ({rd.shown(name)} in the backup)"
         else:
             continue
-        data = entry.data
-        stamp = (len(data), int(hashlib.sha256(data).hexdigest()[:12], 16))
+        stamp = (entry.size, int(entry.digest[:12], 16))
         facts = cache.get(shown, stamp)
         if facts is None:
+            data = entry.data
             if b"\0" in data[:8192]:
                 hits: list[Finding] = []
             else:
@@ -167,7 +184,10 @@ def open_secrets(ws: Workspace, tree: Any, store: Any = None) -> list[Finding]:
     if cache.new or len(cache.hits) != len(cache.entries):
         cache.save(ws)
     if tree.tables:
+        tree.store_findings = _table_findings(ws, tree)
+    elif tree.tables is not None:
+        tree.store_findings = []
+    if tree.store_findings:
         seen = {f.fingerprint for f in found}
-        found.extend(f for f in _table_findings(ws, tree) if f.fingerprint not in seen)
-    kept, _allowed = allow.split(found, allow.keys(store))
-    return kept
+        found.extend(f for f in tree.store_findings if f.fingerprint not in seen)
+    return found

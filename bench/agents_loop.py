@@ -1,4 +1,4 @@
-"""Agents writing beside an open TUI (issue 13, "Done when").
+"""Agents writing beside an open TUI.
 
 A copy of the sample workspace is opened in the TUI (in tmux, on its Proposals area); two
 other processes then run ``memtui propose`` / ``memtui use`` / ``memtui notes set

@@ -4,7 +4,7 @@ Usage: python bench/audit.py WORKSPACE [--base DIR] [--runs N] [--no-wall] [--pr
 
 ``WORKSPACE`` is a folder made by ``bench/make_workspace.py`` (``python bench/make_workspace.py
 10000 /tmp/ws10k``). ``--base`` is a checkout of the reference code with its own ``.venv``
-(issue 17's target compares with the audit before it, commit 4949762:
+(the target compares with the audit before it, commit 4949762:
 ``git worktree add /tmp/memtui-base 4949762`` and a venv there); without it only this
 checkout is measured.
 
@@ -133,7 +133,7 @@ def main() -> None:
     if "base" in medians:
         ratios = {k: medians["this"][k] / medians["base"][k] for k in medians["this"]}
         print("this / base: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()))
-        print("target (issue 17): cold CPU <= 1.5x, warm CPU <= 1.2x")
+        print("target: cold CPU <= 1.5x, warm CPU <= 1.2x")
 
 
 if __name__ == "__main__":

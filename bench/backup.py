@@ -1,4 +1,4 @@
-"""Benchmark backup, incremental backup, restore and verify at the sizes of issue 6.
+"""Benchmark backup, incremental backup, restore and verify at the sizes a maintainer meets (10,000 articles, a big graph and store).
 
 Usage: python bench/backup.py [--articles N] [--observations N] [--audit N] [--keep DIR]
 

@@ -1,10 +1,10 @@
-"""Graph speed at issue 4's scale: load, full audit, one edit saved, peak RSS.
+"""Graph speed at scale (a graph of tens of thousands of entities): load, full audit, one edit saved, peak RSS.
 
 Usage: python bench/bench_graph.py [ENTITIES] [OBS_PER_ENTITY] [RELATIONS_PER_ENTITY]
 Default 50,000 entities x 5 observations, 2 relations each (= 250,000 observations,
 100,000 relations), generated into a temporary folder; a few misspelt names and type
 variants are mixed in so the audit has work to do. Prints figures; it is not a test.
-Targets (issue 4): load < 2 s, full audit < 3 s (fuzzy included), one edit saved < 0.5 s,
+Targets: load < 2 s, full audit < 3 s (fuzzy included), one edit saved < 0.5 s,
 peak RSS < 500 MB.
 """
 

@@ -1,4 +1,4 @@
-"""Figures of the remote graph (issue 16) on loopback: a big remote graph's first page (cold: nothing
+"""Figures of the remote graph on loopback: a big remote graph's first page (cold: nothing
 kept; warm: memtui's last read kept in the user cache), the full read, and memtui's own share of it
 against the gateway's, with anchors on the same graph in the same run, interleaved.
 

@@ -1,4 +1,4 @@
-"""datasketch MinHash/LSH against rapidfuzz on normalised text, for duplicate articles (issue 18).
+"""datasketch MinHash/LSH against rapidfuzz on normalised text, for duplicate articles.
 
 Usage: python bench/consolidate/compare.py WORKSPACE [--sample 1000]
 

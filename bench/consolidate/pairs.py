@@ -1,4 +1,4 @@
-"""The duplicate detector's precision on hand-labelled pairs (issue 18).
+"""The duplicate detector's precision on hand-labelled pairs.
 
 Usage:
   python bench/consolidate/pairs.py candidates WORKSPACE [--top N]   # pairs to label, JSON lines

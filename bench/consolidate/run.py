@@ -1,4 +1,4 @@
-"""Time and peak memory of the consolidation pass (issue 18).
+"""Time and peak memory of the consolidation pass.
 
 Usage: python bench/consolidate/run.py WORKSPACE [--repeat 3]
 

@@ -12,7 +12,7 @@ from memtui.core.search import confidence
 from memtui.core.search.analysis import terms
 from memtui.core.search.engine.matching import is_code
 from memtui.core.search.index import SearchIndex
-from memtui.core.search.query import Results, Hit, search
+from memtui.core.search.query import Results, Hit, code_share, merged_lacks, search
 from memtui.core.workspace import Workspace
 
 
@@ -74,10 +74,13 @@ def test_agreement_is_measured_against_what_the_listed_items_hold() -> None:
 
 
 def test_a_code_the_best_item_lacks_lowers_the_probability() -> None:
-    assert confidence.features([5.0, 1.0], conflict=True)[3] == 1.0
+    assert confidence.features([5.0, 1.0], conflict=0.5)[3] == 0.5
     assert confidence.features([5.0, 1.0])[3] == 0.0
-    assert confidence.probability([5.0, 1.0], agreement=0.8, conflict=True) < confidence.probability(
-        [5.0, 1.0], agreement=0.8, conflict=False)
+    assert confidence.probability([5.0, 1.0], agreement=0.8, conflict=1.0) < confidence.probability(
+        [5.0, 1.0], agreement=0.8, conflict=0.5) < confidence.probability([5.0, 1.0], agreement=0.8, conflict=0.0)
+    assert code_share(("ora-06512",), ["ora-00001", "ora-06512"]) == 0.5
+    assert code_share((), []) == 0.0 and code_share(None, ["ora-00001"]) is None
+    assert merged_lacks(("a", "b"), ("b",)) == ("b",), "an item holds a code when its index line or its article does"
 
 
 def test_verdicts_label_a_likely_answer_or_the_best_possible_ones() -> None:
@@ -176,7 +179,8 @@ def test_codes_are_error_codes_and_identifiers_not_dates_or_inflections() -> Non
     for code in ("ora-01017", "uk_user_login", "pol.pk_policy", "premiumcalculator.agefactor",
                  "api/claims/submit", "err_connection_timed_out"):
         assert is_code(code), code
-    for other in ("2026-03-03", "08:52", "1-vi", "iban-at", "client@example.com", "policy", "503"):
+    for other in ("2026-03-03", "08:52", "1-vi", "iban-at", "client@example.com", "policy", "503",
+                  "clm-0000771", "pol-0000123"):
         assert not is_code(other), other
 
 
@@ -194,11 +198,11 @@ def test_a_ticket_naming_another_code_of_a_known_family_is_not_its_look_alikes(t
     idx.update()
     own = search(idx, "при запис на полица излиза ORA-00001: unique constraint (POL.PK_POLICY) violated")
     unknown = search(idx, "при запис на полица излиза ORA-00001: unique constraint (USR.UK_USER_LOGIN) violated")
-    assert own.hits[0].entry_id == "pk-clash" and own.hits[0].lacks_code == ""
-    assert unknown.hits[0].lacks_code in ("usr.uk_user_login", "uk_user_login")
+    assert own.hits[0].entry_id == "pk-clash" and own.hits[0].lacks_codes == ()
+    assert unknown.hits[0].lacks_codes == ("usr.uk_user_login",)
     assert unknown.likelihood < own.likelihood
     elsewhere = search(idx, "при запис на полица ORA-00001 PK_POLICY UK_POLICY_NUMBER")
-    assert any(h.lacks_code for h in elsewhere.hits[:2] if h.lacks_code is not None)
+    assert all(h.lacks_codes for h in elsewhere.hits[:2]), "each holds one of the two constraints"
 
 
 def test_features_carry_agreement_and_default_to_one() -> None:

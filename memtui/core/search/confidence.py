@@ -18,11 +18,12 @@ language or noise:
   against what the listed items hold together, not against the whole ticket: a long
   forwarded e-mail, or an English ticket beside symptoms quoted in Bulgarian, has many
   words no symptom holds, and the share of the whole ticket fell with them (see below);
-- ``code``: 1 when the ticket's own words name a code (an error code, a constraint, a
-  method, an endpoint: :func:`memtui.core.search.engine.matching.ticket_codes`) that the
-  best item does not hold — a code the memory holds elsewhere, or one it does not hold
-  whose family it knows (``ORA-01017`` beside ``ORA-00001``) — else 0. A support person
-  reads the code first: an entry of the same family with another code is a look-alike.
+- ``code``: of the codes the ticket's own words name (an error code, a constraint, a
+  method, an endpoint: :func:`memtui.core.search.engine.matching.ticket_codes`), the share
+  the best item does not hold — a code the memory holds elsewhere, or one it does not hold
+  whose family it knows (``ORA-01017`` beside ``ORA-00001``); 0 for a ticket naming none.
+  A support person reads the code first: an entry of the same family with another code is
+  a look-alike.
   A pasted ticket's set-apart words (quoted history, signature) weigh half in
   ``agreement`` and name no code (:mod:`memtui.core.search.reading`).
 
@@ -107,7 +108,7 @@ class Calibration:
 #: bench/triage/holdout-1.jsonl --cases bench/triage/cases-5.jsonl`` (606 cases); its
 #: leave-one-style-out and leave-one-language-out figures are in the changelog. Refit it
 #: when the scoring changes.
-DEFAULT = Calibration(coef=(1.1365, 1.3607, 2.6060, -1.3290), intercept=-2.1165, cases=606,
+DEFAULT = Calibration(coef=(1.0642, 1.4180, 2.6179, -2.4363), intercept=-2.1396, cases=606,
                       lower=(0.0004, 0.0422, 0.0000, 0.0000), upper=(2.3026, 2.3026, 1.0000, 1.0000))
 
 
@@ -142,7 +143,7 @@ def relative_agreement(agreed: Sequence[Collection[int] | None], weights: Sequen
 
 
 def features(scores: Sequence[float], complete: bool = True,
-             agreement: float | None = None, conflict: bool | None = None) -> tuple[float, ...] | None:
+             agreement: float | None = None, conflict: float | None = None) -> tuple[float, ...] | None:
     """The feature vector of a ranked list of distinct items (see the module docstring).
 
     Args:
@@ -152,8 +153,9 @@ def features(scores: Sequence[float], complete: bool = True,
             :data:`ANSWER_SIZE`-th item means "not fetched", and counts as a tie.
         agreement: :func:`relative_agreement` of the list; ``None`` (not measured) counts
             as 1, as for a query with no plain word.
-        conflict: the ticket names a code the best item does not hold (the ``code``
-            feature); ``None`` (not measured) counts as no.
+        conflict: the share (0…1) of the ticket's codes the best item does not hold (the
+            ``code`` feature, :func:`memtui.core.search.query.code_share`); ``None`` (not
+            measured) counts as 0.
 
     Returns:
         ``(lead, spread, agreement, code)``, or ``None`` for an empty list.
@@ -168,11 +170,11 @@ def features(scores: Sequence[float], complete: bool = True,
         return None if complete else best
 
     return (_lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)), 1.0 if agreement is None else agreement,
-            1.0 if conflict else 0.0)
+            conflict or 0.0)
 
 
 def probability(scores: Sequence[float], calibration: Calibration | None = None,
-                complete: bool = True, agreement: float | None = None, conflict: bool | None = None) -> float:
+                complete: bool = True, agreement: float | None = None, conflict: float | None = None) -> float:
     """``calibration``'s (default :data:`DEFAULT`) probability that the first
     :data:`ANSWER_SIZE` of ``scores`` hold a right precedent; 0 for an empty list
     (``agreement``, ``conflict``: see :func:`features`)."""

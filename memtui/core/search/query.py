@@ -118,7 +118,7 @@ class Hit:
             first results only, else ``None``.
         agreement: the same share in the item's symptom, aliases, title and summary
             (:data:`AGREEMENT_FIELDS`); ``None`` where ``coverage`` is.
-        agreed, lacks_code: see the attributes' comments (inputs of the answer's
+        agreed, lacks_codes: see the attributes' comments (inputs of the answer's
             confidence).
     """
 
@@ -139,10 +139,10 @@ class Hit:
     #: The indexes into the query's words (:attr:`Results.weights`) that the item's
     #: :data:`AGREEMENT_FIELDS` hold; ``None`` where ``coverage`` is.
     agreed: frozenset[int] | None = None
-    #: The first code the ticket names that the item does not hold
-    #: (:func:`memtui.core.search.engine.matching.ticket_codes`), ``""`` for none; ``None``
-    #: where ``coverage`` is.
-    lacks_code: str | None = None
+    #: The codes the ticket names that the item does not hold, in the ticket's order
+    #: (:func:`memtui.core.search.engine.matching.ticket_codes`); ``None`` where
+    #: ``coverage`` is.
+    lacks_codes: tuple[str, ...] | None = None
     #: For a ``possible`` hit, why it was set apart: the ticket's words it shares (rarest
     #: first), the ticket's rare words it lacks, and its own cause (:func:`set_apart`).
     shares: list[str] = field(default_factory=list)
@@ -204,6 +204,8 @@ class Results:
     #: The weight (idf, times the reading's weight) of each of the query's words the index
     #: holds, in the order :attr:`Hit.agreed` counts them.
     weights: list[float] = field(default_factory=list)
+    #: The codes the ticket names (:func:`memtui.core.search.engine.matching.ticket_codes`).
+    codes: list[str] = field(default_factory=list)
 
     def assess(self) -> "Results":
         """Set :attr:`likelihood` and every hit's ``verdict`` (an index line and the article
@@ -212,22 +214,22 @@ class Results:
         firsts: dict[str, int] = {}
         scores: list[float] = []
         agreed: list[frozenset[int] | None] = []
-        lacks: list[str | None] = []
+        lacks: list[tuple[str, ...] | None] = []
         for h in self.hits:
             key = h.target or h.path
             if key not in firsts:
                 firsts[key] = len(scores)
                 scores.append(h.score)
                 agreed.append(h.agreed)
-                lacks.append(h.lacks_code)
+                lacks.append(h.lacks_codes)
             else:  # an index line and its article: the item holds what either holds
                 i = firsts[key]
                 agreed[i] = merged_agreed(agreed[i], h.agreed)
-                lacks[i] = merged_lacks(lacks[i], h.lacks_code)
+                lacks[i] = merged_lacks(lacks[i], h.lacks_codes)
         complete = not (self.at_least or self.estimated) or len(self.hits) < 1
         self.likelihood = confidence_model.probability(
             scores, complete=complete, agreement=confidence_model.relative_agreement(agreed, self.weights),
-            conflict=bool(lacks[0]) if lacks and lacks[0] is not None else None)
+            conflict=code_share(lacks[0] if lacks else None, self.codes))
         if self.reading is not None and not self.reading.message.strip():
             self.likelihood = 0.0  # only a signature or headers: nothing was asked, no precedent
         labels = confidence_model.verdicts(self.likelihood, len(scores))
@@ -243,9 +245,18 @@ def merged_agreed(a: frozenset[int] | None, b: frozenset[int] | None) -> frozens
     return b if a is None else a if b is None else a | b
 
 
-def merged_lacks(a: str | None, b: str | None) -> str | None:
-    """What an item of two hits lacks: a code lacked by both (either holding it is enough)."""
-    return b if a is None else a if b is None else (a if a and b else "")
+def merged_lacks(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """What an item of two hits lacks: the codes both lack (either holding one is enough)."""
+    return b if a is None else a if b is None else tuple(c for c in a if c in b)
+
+
+def code_share(lacks: tuple[str, ...] | None, codes: list[str]) -> float | None:
+    """The share (0…1) of the ticket's ``codes`` that an item ``lacks`` (the ``code``
+    feature of :mod:`memtui.core.search.confidence`); ``None`` when not measured, 0 when the
+    ticket names no code."""
+    if lacks is None:
+        return None
+    return len(lacks) / len(codes) if codes else 0.0
 
 
 #: Fields whose agreement with the query is measured apart (a precedent's symptom and aliases
@@ -487,16 +498,16 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
             hits = [_hit(stored, score, found.words, found.highlight, snippets and i < limit)
                     for i, (stored, score) in enumerate(found.docs)]
             total = sum(idf for _, idf in found.terms)
-            for hit, (stored, _), covered, lacking in zip(hits, found.docs, found.coverage, found.lacks_code,
+            for hit, (stored, _), covered, lacking in zip(hits, found.docs, found.coverage, found.lacks_codes,
                                                           strict=False):
                 hit.coverage = covered
                 hit.agreed = agreed_terms(stored, found.terms)
                 hit.agreement = (sum(found.terms[k][1] for k in hit.agreed) / total) if total > 0 else 1.0
-                hit.lacks_code = lacking
+                hit.lacks_codes = lacking
             res = Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
                            query_words=found.words, findings=findings, at_least=found.at_least,
                            estimated=found.estimated, known=found.known, keyed=found.keyed,
-                           reading=reading, weights=[idf for _, idf in found.terms]).assess()
+                           reading=reading, weights=[idf for _, idf in found.terms], codes=found.codes).assess()
             if reading is not None or len(items) >= WHY_MIN_WORDS:
                 set_apart(res, found.holds, found.terms, [stored for stored, _ in found.docs],
                           reading.message + "\n" + reading.aside if reading else text)
@@ -530,7 +541,7 @@ def set_apart(results: Results, holds: list[set[int]], terms: list[tuple[tuple[s
               stored: list[dict[str, Any]], text: str) -> None:
     """For each ``possible`` hit of ``results`` (an answer that is not likely), say why it
     was set apart: the query's words it holds (rarest first, as the ticket wrote them), the
-    query's rarest words it lacks — first the ticket's code it lacks (:attr:`Hit.lacks_code`),
+    query's rarest words it lacks — first the ticket's codes it lacks (:attr:`Hit.lacks_codes`),
     if any — and its own cause (its ``mechanism``, else its summary).
 
     Args:
@@ -556,8 +567,8 @@ def set_apart(results: Results, holds: list[set[int]], terms: list[tuple[tuple[s
             continue
         hit.shares = list(dict.fromkeys(shown(terms[k][0]) for k in rarest if k in held))[:WHY_WORDS]
         lacked = [shown(terms[k][0]) for k in rarest if k not in held]
-        if hit.lacks_code:  # the ticket's code it lacks first: the look-alike's tell (its own code differs)
-            lacked.insert(0, written.get(hit.lacks_code, hit.lacks_code))
+        if hit.lacks_codes:  # the ticket's codes it lacks first: a look-alike's tell (its own code differs)
+            lacked[:0] = [written.get(code, code) for code in hit.lacks_codes]
         hit.lacks = list(dict.fromkeys(lacked))[:WHY_WORDS]
         cause = next((str(fields[f]) for f in CAUSE_FIELDS if fields.get(f)), "")
         hit.cause = " ".join(cause.split())[:WHY_CAUSE]

@@ -88,10 +88,11 @@ class Ranking:
     #: Of the query's words the index holds, the share (0…1) it holds only under their sound
     #: key (a Latin-typed Bulgarian word, a transliteration); ``None`` where ``known`` is.
     keyed: float | None = None
-    #: For each of the first :data:`COVERED_DOCS` of ``docs``: the first code of the ticket's
-    #: own words (:func:`ticket_codes`) the document does not hold, ``""`` when it holds them
-    #: all (or the ticket names none).
-    lacks_code: list[str] = field(default_factory=list)
+    #: The codes the ticket's own words name (:func:`ticket_codes`).
+    codes: list[str] = field(default_factory=list)
+    #: For each of the first :data:`COVERED_DOCS` of ``docs``: the codes of :attr:`codes` it
+    #: does not hold, in the ticket's order.
+    lacks_codes: list[tuple[str, ...]] = field(default_factory=list)
 
 
 # -- building ---------------------------------------------------------------------------------
@@ -1102,8 +1103,8 @@ def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, An
     own = [vs for vs in words if weights.get(vs, 1.0) >= 1.0] or words
     ranking.known, ranking.keyed = _word_shares(searcher.reader(), own)
     codes = ticket_codes(searcher.reader(), [vs for vs in words if weights.get(vs, 1.0) >= 1.0], ranking.terms)
-    ranking.lacks_code = [next((code for code, k in codes if k is None or k not in held), "")
-                          for held in ranking.holds]
+    ranking.codes = [code for code, _ in codes]
+    ranking.lacks_codes = [tuple(code for code, k in codes if k is None or k not in held) for held in ranking.holds]
     return ranking
 
 
@@ -1124,11 +1125,17 @@ def _family_known(reader, code: str) -> bool:  # noqa: ANN001 - a Whoosh reader
 _CODE = re.compile(r"^(?=.*[a-z]{2})[a-z][a-z0-9]*(?:[-_./:][a-z0-9]+)+$")
 
 
+#: Six digits in a row: the number of one policy, claim, order or telephone (``CLM-0000771``),
+#: what the ticket is about, not what went wrong; error codes are shorter (``ORA-01017``).
+_INSTANCE = re.compile(r"\d{6}")
+
+
 def is_code(term: str) -> bool:
     """True for an analysed term that names an error code or an identifier (:data:`_CODE`,
     with letters and digits together or letters joined by ``_``, ``.`` or ``/``); not a date,
-    a time, an e-mail address or an inflected number such as ``1-vi``."""
-    if not _CODE.match(term):
+    a time, an e-mail address, an inflected number such as ``1-vi``, nor the number of one
+    policy, claim or order (:data:`_INSTANCE`)."""
+    if not _CODE.match(term) or _INSTANCE.search(term):
         return False
     return bool(re.search(r"\d", term)) or bool(re.search(r"[_./]", term))
 

@@ -60,8 +60,10 @@ def memtui(ws: Path, *args: str, check: bool = True, code: Path | None = None) -
         env["PYTHONPATH"] = str(code) + os.pathsep + env.get("PYTHONPATH", "")
     _cpu()  # what earlier children used is not this run's
     started = time.perf_counter()
+    # run from the workspace: ``-m`` puts the working folder first on the path, and this
+    # checkout's folder there would shadow the anchor
     proc = subprocess.Popen([sys.executable, "-m", "memtui", *args, "-w", str(ws)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env, cwd=ws)
     out, err = proc.communicate()
     wall = time.perf_counter() - started
     cpu = _cpu()
@@ -186,7 +188,7 @@ def main() -> None:
     parser.add_argument("--anchor", type=Path, help="a memtui checkout to compare with (its approve is run too)")
     parser.add_argument("--keep", type=Path, help="work in this folder (kept) instead of a temporary one")
     args = parser.parse_args()
-    root = args.keep or Path(tempfile.mkdtemp(prefix="eval-gate-"))
+    root = (args.keep or Path(tempfile.mkdtemp(prefix="eval-gate-"))).resolve()  # the runs start in the workspace
     anchor = args.anchor.resolve() if args.anchor else None
     if anchor is not None and not (anchor / "memtui" / "__main__.py").is_file():
         raise SystemExit(f"--anchor {anchor}: not a memtui checkout (no memtui/__main__.py)")

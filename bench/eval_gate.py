@@ -1,14 +1,22 @@
 """Measure what the dependency-scoped evaluation adds to an approve (seed 000 §7.4b).
 
-Usage: python bench/eval_gate.py triage [--runs 3]
-       python bench/eval_gate.py big [--articles 10000] [--cases 200] [--runs 3] [--keep DIR]
+Usage: python bench/eval_gate.py triage|big|all [--runs 3] [--anchor DIR]
+       python bench/eval_gate.py big [--articles 10000] [--cases 200] [--keep DIR]
 
-Each run approves the same proposal twice, in two fresh copies of one prepared workspace:
-once with the domain's eval set in place (the approve is measured first) and once without it
-(nothing to measure), each as a fresh ``memtui proposals approve`` process; the difference is
-the evaluation's cost. Wall seconds and the child's CPU seconds (user+sys, ``RUSAGE_CHILDREN``)
-are printed per run with their medians, beside the load average (the machine is shared: CPU
-time is the figure to compare).
+Each run approves the same proposal in fresh copies of one prepared workspace, each as a
+fresh ``memtui proposals approve`` process, interleaved:
+
+- ``without``: the domain's eval set removed (nothing to measure);
+- ``anchor`` (with ``--anchor DIR``, a checkout of another memtui, e.g. ``git worktree add
+  DIR REF``): that code's approve with the eval set, the figures *before* a change of the code;
+- ``cold``: this code's approve with the eval set, nothing measured before it;
+- ``warm``: the same after ``proposals show ID --evaluate`` (not timed) measured the same
+  change on the same memory: the figures before the change are recalled, only those after
+  it are measured (the flow of a reviewer who reads the evaluation, then approves).
+
+The difference with ``without`` is the evaluation's cost. Wall seconds and the child's CPU
+seconds (user+sys, ``RUSAGE_CHILDREN``) are printed per run with their medians, beside the
+load average (the machine is shared: CPU time is the figure to compare).
 
 - ``triage``: the triage memory of ../shared (about 100 entries) with its 40 dev cases as the
   ``support/experience`` eval set; the proposal removes exp-020's key passage (a regression,
@@ -18,6 +26,7 @@ time is the figure to compare).
   article's one-line summary) as the ``support`` eval set, and a new article proposed into a
   ``support`` node. The live search index is built first (not counted). Target: at most 10 s
   more, with progress shown (the stages the approve printed are listed).
+- ``all``: both, triage first.
 
 Not a test.
 """
@@ -43,11 +52,18 @@ SHARED = Path(os.environ.get("MEMTUI_SHARED", REPO.parent / "shared"))
 CURATOR = "support.curator"
 
 
-def memtui(ws: Path, *args: str, check: bool = True) -> tuple[float, float, str, str, int]:
-    """Run ``memtui ARGS -w WS`` in a fresh process: (wall s, CPU s, stdout, stderr, code)."""
+def memtui(ws: Path, *args: str, check: bool = True, code: Path | None = None) -> tuple[float, float, str, str, int]:
+    """Run ``memtui ARGS -w WS`` in a fresh process (``code``: the memtui checkout imported
+    instead of this one): (wall s, CPU s, stdout, stderr, code)."""
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = str(code) + os.pathsep + env.get("PYTHONPATH", "")
+    _cpu()  # what earlier children used is not this run's
     started = time.perf_counter()
+    # run from the workspace: ``-m`` puts the working folder first on the path, and this
+    # checkout's folder there would shadow the anchor
     proc = subprocess.Popen([sys.executable, "-m", "memtui", *args, "-w", str(ws)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env, cwd=ws)
     out, err = proc.communicate()
     wall = time.perf_counter() - started
     cpu = _cpu()
@@ -127,53 +143,75 @@ def prepare_big(base: Path, articles: int, n_cases: int) -> tuple[Path, str, str
     return ws, out.split()[-1], "support/evals"
 
 
-def run(base: Path, ws: Path, proposal: str, evals: str, runs: int) -> dict:
-    figures: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
+KINDS = ("without", "anchor", "cold", "warm")
+
+
+def run(base: Path, ws: Path, proposal: str, evals: str, runs: int, anchor: Path | None) -> dict:
+    kinds = [k for k in KINDS if k != "anchor" or anchor is not None]
+    figures: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
     stages: list[str] = []
     for i in range(runs):
-        for kind in ("without", "with"):
+        for kind in kinds:
             copy = base / f"run-{i}-{kind}"
             shutil.copytree(ws, copy, symlinks=True)
             if kind == "without":
                 shutil.rmtree(copy / "memory" / evals)
+            if kind == "warm":
+                memtui(copy, "proposals", "show", proposal, "--evaluate")
             load = os.getloadavg()[0]
             wall, cpu, out, err, _ = memtui(copy, "proposals", "approve", "--yes", "--reviewed", proposal,
-                                            "--accept-regression", "--reason", "benchmark")
+                                            "--accept-regression", "--reason", "benchmark",
+                                            code=anchor if kind == "anchor" else None)
             figures[kind].append((wall, cpu))
-            if kind == "with" and not stages:
+            if kind == "cold" and not stages:
                 stages = [line for line in err.splitlines() if line.strip()]
             print(f"  run {i + 1} {kind:<8} wall {wall:6.2f} s  cpu {cpu:6.2f} s  (load {load:.2f})", flush=True)
             shutil.rmtree(copy)
     med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in figures.items()}
-    print(f"  median without eval set: wall {med['without'][0]:.2f} s, cpu {med['without'][1]:.2f} s")
-    print(f"  median with eval set:    wall {med['with'][0]:.2f} s, cpu {med['with'][1]:.2f} s")
-    print(f"  the evaluation adds:     wall {med['with'][0] - med['without'][0]:.2f} s, "
-          f"cpu {med['with'][1] - med['without'][1]:.2f} s   (load now {os.getloadavg()[0]:.2f})")
+    names = {"without": "without eval set", "anchor": "with, anchor code", "cold": "with, cold", "warm": "with, warm"}
+    for k in kinds:
+        print(f"  median {names[k] + ':':<19} wall {med[k][0]:6.2f} s, cpu {med[k][1]:6.2f} s")
+    for k in kinds[1:]:
+        print(f"  the evaluation adds ({k:<6}): wall {med[k][0] - med['without'][0]:6.2f} s, "
+              f"cpu {med[k][1] - med['without'][1]:6.2f} s")
+    print(f"  (load now {os.getloadavg()[0]:.2f})")
     print("  progress shown: " + " | ".join(stages))
     return {"median": med, "runs": figures, "progress": stages}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenario", choices=("triage", "big"))
+    parser.add_argument("scenario", choices=("triage", "big", "all"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--articles", type=int, default=10_000)
     parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--anchor", type=Path, help="a memtui checkout to compare with (its approve is run too)")
     parser.add_argument("--keep", type=Path, help="work in this folder (kept) instead of a temporary one")
     args = parser.parse_args()
-    base = args.keep or Path(tempfile.mkdtemp(prefix="eval-gate-"))
-    base.mkdir(parents=True, exist_ok=True)
+    root = (args.keep or Path(tempfile.mkdtemp(prefix="eval-gate-"))).resolve()  # the runs start in the workspace
+    anchor = args.anchor.resolve() if args.anchor else None
+    if anchor is not None and not (anchor / "memtui" / "__main__.py").is_file():
+        raise SystemExit(f"--anchor {anchor}: not a memtui checkout (no memtui/__main__.py)")
     try:
-        if args.scenario == "triage":
-            print(f"triage memory, 40 cases (load {os.getloadavg()[0]:.2f})", flush=True)
-            ws, proposal, evals = prepare_triage(base)
-        else:
-            print(f"{args.articles} articles, {args.cases} cases (load {os.getloadavg()[0]:.2f})", flush=True)
-            ws, proposal, evals = prepare_big(base, args.articles, args.cases)
-        run(base, ws, proposal, evals, args.runs)
+        for scenario in (("triage", "big") if args.scenario == "all" else (args.scenario,)):
+            base = root / scenario
+            base.mkdir(parents=True, exist_ok=True)
+            prepared = base / "prepared.json"
+            if scenario == "triage":
+                print(f"triage memory, 40 cases (load {os.getloadavg()[0]:.2f})", flush=True)
+            else:
+                print(f"{args.articles} articles, {args.cases} cases (load {os.getloadavg()[0]:.2f})", flush=True)
+            if prepared.is_file() and (base / "ws").is_dir():  # --keep: a workspace prepared by an earlier run
+                ws, (proposal, evals) = base / "ws", json.loads(prepared.read_text())
+                print(f"  reusing the workspace prepared in {base}", flush=True)
+            else:
+                ws, proposal, evals = (prepare_triage(base) if scenario == "triage"
+                                       else prepare_big(base, args.articles, args.cases))
+                prepared.write_text(json.dumps([proposal, evals]))
+            run(base, ws, proposal, evals, args.runs, anchor)
     finally:
         if not args.keep:
-            shutil.rmtree(base, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

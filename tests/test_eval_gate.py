@@ -284,7 +284,8 @@ def test_an_evaluation_killed_half_way_records_nothing_and_leaves_the_index(ws: 
     assert v.provenance["evaluation"]["accepted_regression"] and not any(scratch.iterdir())
 
 
-async def test_the_approve_dialog_shows_the_drop_and_asks_why_a_regression_is_accepted(ws: Path) -> None:
+async def test_the_approve_dialog_shows_the_drop_and_asks_why_a_regression_is_accepted(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from textual.widgets import DataTable, Static
 
     from memtui.core.workspace import Workspace
@@ -295,6 +296,10 @@ async def test_the_approve_dialog_shows_the_drop_and_asks_why_a_regression_is_ac
     from tests.conftest import wait_for
 
     vid = _propose(ws, Path(EXP_020).name, _trimmed(ws))
+    measuring: list[str | None] = []  # what the line under the queue said while measuring
+    real_show = ProposalsScreen._show_measuring
+    monkeypatch.setattr(ProposalsScreen, "_show_measuring",
+                        lambda self, line: measuring.append(line) or real_show(self, line))
     app = MemtuiApp(Workspace.open(ws))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("7")
@@ -303,6 +308,8 @@ async def test_the_approve_dialog_shows_the_drop_and_asks_why_a_regression_is_ac
         await wait_for(pilot, lambda: screen.current is not None and screen.current.id == vid)
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, AskText), timeout=120)
+        assert any(line and line.startswith("measuring support/experience before the change: ") for line in measuring)
+        assert measuring[-1] is None  # the count is back
         shown = str(app.screen._prompt)
         assert "WORSE" in shown and "c005: the precedent was exp-020 at rank 1" in shown
         await pilot.press("escape")  # nothing changes
@@ -348,3 +355,74 @@ def test_a_read_only_session_is_refused_before_anything_is_measured(ws: Path) ->
         gov.approve(s, vid, reviewed=True)
     assert not (ws / ".memtui" / "evals").exists()
     assert _state(ws, vid) == "proposed"
+
+
+def test_the_figures_before_are_recalled_only_for_the_memory_and_index_they_were_measured_on(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vid = _propose(ws, Path(EXP_020).name, _trimmed(ws))
+    runs: list[int] = []
+    real = gate.run_set
+    monkeypatch.setattr(gate, "run_set", lambda *a, **k: runs.append(1) or real(*a, **k))
+    with Session.open(ws, profile=CURATOR) as s:
+        first = gov.evaluate_change(s, "approve", version_id=vid, reviewed=True)
+        assert len(runs) == 2  # before and after
+        stages: list[str] = []
+        again = gov.evaluate_change(s, "approve", version_id=vid, reviewed=True,
+                                    progress=lambda stage, done, total: stages.append(stage))
+        assert len(runs) == 3  # only after: the figures before were recalled
+        assert any("recalled" in st for st in stages)
+        assert again.to_json()["domains"] == first.to_json()["domains"]
+        # a record that is not whole (or not JSON) is never used: measured again
+        [record] = list((ws / ".memtui" / "evals-before").iterdir())
+        record.write_text(record.read_text()[:100])
+        gov.evaluate_change(s, "approve", version_id=vid, reviewed=True)
+        assert len(runs) == 5
+        # the memory changed (another article): measured again, and the same as from nothing
+        other = ws / "memory" / "support" / "experience" / "exp-777-x.md"
+        other.write_text("---\nid: exp-777\ntitle: double debit auth hold\nsummary: x\n---\n\nAuth hold.\n")
+        changed = gov.evaluate_change(s, "approve", version_id=vid, reviewed=True)
+        assert len(runs) == 7
+    shutil.rmtree(ws / ".memtui" / "evals-before")
+    with Session.open(ws, profile=CURATOR) as s:
+        fresh = gov.evaluate_change(s, "approve", version_id=vid, reviewed=True)
+    assert fresh.to_json()["domains"] == changed.to_json()["domains"]
+
+
+def test_the_scratch_index_links_the_segment_files_and_never_writes_the_live_ones(ws: Path) -> None:
+    from memtui.core.search.index import SearchIndex
+    from memtui.core.workspace import Workspace
+
+    live = ws / ".memtui" / "index"
+    before = _digest(live)
+    copy = ws / "copy"
+    SearchIndex(Workspace.open(ws)).mirror_to(copy / ".memtui" / "index")
+    segments = [p for p in live.iterdir() if p.name.startswith("MAIN_") and p.name != "MAIN_WRITELOCK"]
+    assert segments and all((copy / ".memtui" / "index" / p.name).stat().st_ino == p.stat().st_ino for p in segments)
+    assert not (copy / ".memtui" / "index" / "MAIN_WRITELOCK").exists()  # a shared lock would lock both
+    manifest = copy / ".memtui" / "index" / "manifest.sqlite"
+    assert manifest.stat().st_ino != (live / "manifest.sqlite").stat().st_ino
+    shutil.copytree(ws / "memory", copy / "memory")
+    shutil.copy(ws / "memtui.toml", copy / "memtui.toml")
+    (copy / "memory" / EXP_020).write_text(_trimmed(copy))
+    index = SearchIndex(Workspace.open(copy))
+    report = index.update(rebuild=False)
+    assert report.updated == 1
+    from memtui.core.search.query import search
+
+    assert search(index, "auth hold double debit", limit=3).hits
+    assert _digest(live) == before
+
+
+def test_an_evaluation_search_finds_what_a_counted_search_finds(ws: Path) -> None:
+    from memtui.core.search import triage
+    from memtui.core.search.index import SearchIndex
+    from memtui.core.search.query import search
+    from memtui.core.workspace import Workspace
+
+    index = SearchIndex(Workspace.open(ws))
+    cases = triage.load_cases(ws / "memory" / SET)
+    for case in cases:
+        counted = search(index, case.ticket, limit=triage.CANDIDATES, snippets=False)
+        quick = search(index, case.ticket, limit=triage.CANDIDATES, snippets=False, count=False)
+        assert [(h.path, h.score, h.verdict) for h in quick.hits] == [(h.path, h.score, h.verdict) for h in counted.hits]
+        assert (quick.likelihood, quick.known, quick.keyed) == (counted.likelihood, counted.known, counted.keyed)

@@ -8,14 +8,26 @@ after the change**, beside the same figures before:
 1. a scratch copy of the workspace is made under ``.memtui/evals/<pid>-<id>/``: the memory
    tree and the skill roots (a skill is searched with the memory, and the skills gated on a
    set are entries of it: :mod:`memtui.core.skills.gating`) as hard links (a copy where links
-   cannot be made), the store and the search index as copies; the live files, store and
-   index are only read;
+   cannot be made), the store as a copy, the search index's segment files as hard links and
+   its other files as copies (:meth:`memtui.core.search.index.SearchIndex.mirror_to`: Whoosh
+   never rewrites a segment file); the live files, store and index are only read;
 2. the scratch index is brought up to date and every case of each set is run through the
-   same search a user gets (:mod:`memtui.core.search.triage`): the figures *before*;
+   same search a user gets (:mod:`memtui.core.search.triage`): the figures *before*. They
+   and the answer per case are recorded in ``.memtui/evals-before/`` under a digest of what
+   they depend on (:func:`_before_key`: the memory tree, the index as copied, the
+   calibration, the code); the next evaluation of the same domain on the same memory and
+   index (a regression refused, then accepted; a dialog cancelled, then confirmed) recalls
+   them instead of searching again. A record is written whole or not at all, and one made
+   for anything else is never used;
 3. the very same action is replayed in the scratch copy (its own guarded write there), the
-   files it changed are re-indexed there, and the cases run again: the figures *after*;
+   files it changed are re-indexed there (the same index object: its searcher keeps the
+   readers of the segments the change left), and the cases run again: the figures *after*;
 4. the scratch copy is removed (a killed evaluation leaves it behind; the next one removes
    it, and nothing else reads it).
+
+Every case is searched after the change: a case whose answers "cannot change" cannot be told
+apart soundly, since BM25's statistics (document count, average length, each word's rarity)
+move with any change, and a pasted ticket's words are chosen by their rarity.
 
 A domain whose figures get worse (hit@1, hit@5, MRR — of the answers shown, or of every
 candidate before the confidence cut — lower, the false-precedent rate higher) makes the change a **regression**: refused (:class:`RegressionRefused`) unless the
@@ -360,6 +372,7 @@ class Scratch:
 
     def __init__(self, ws: Workspace):
         from memtui.core.files import is_inside
+        from memtui.core.search.index import SearchIndex
 
         self.live = ws
         if not is_inside(ws.root, ws.state_dir):  # a .memtui linked out of the workspace: never written
@@ -384,7 +397,7 @@ class Scratch:
                 shutil.copy2(store, state / "store.json")
             index = ws.state_dir / "index"
             if index.is_dir() and not index.is_symlink():
-                shutil.copytree(index, state / "index", symlinks=True)
+                SearchIndex(ws).mirror_to(state / "index")
             self.ws = Workspace.open(self.root)
         except BaseException:
             self.close()
@@ -416,6 +429,79 @@ def _files(ws: Workspace) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+# -- the figures before, recalled ---------------------------------------------------------------
+
+#: Folder (under ``.memtui``) of each domain's figures before its last evaluated change.
+RECALL_DIR = "evals-before"
+
+
+def _before_key(ws: Workspace, basis: str, node: str) -> str | None:
+    """What the figures of ``node``'s eval set before a change depend on, as one digest: the
+    memory tree (``basis``, :func:`tree_digest`: the set, the articles, their ids and the
+    node indexes), ``ws``'s search index as it is (its tables of contents and manifest: the
+    index measured is it brought up to date from those files), the confidence calibration,
+    the cut-offs and the code of search, of the skills' gating and of this module (file stamps). ``None`` when the
+    index cannot be read (nothing is recalled then)."""
+    from memtui.core.search import confidence, triage
+
+    h = hashlib.sha256(f"{basis}\0{node}\0{K}\0{triage.CANDIDATES}\0{confidence.LIKELY}\0"
+                       f"{confidence.DEFAULT!r}\0".encode())
+    index = ws.state_dir / "index"
+    try:
+        names = sorted(os.listdir(index))
+        tocs = [n for n in names if n.startswith("_") and n.endswith(".toc")]
+        if not tocs:
+            return None
+        for name in [*tocs, "manifest.sqlite"]:
+            h.update(name.encode("utf-8", "surrogateescape") + b"\0" + (index / name).read_bytes())
+        code = Path(__file__).resolve().parents[1]  # memtui/core: search, the eval sets, this module
+        for sub in ("search", "search/engine"):
+            for f in sorted((code / sub).glob("*.py")):
+                st = f.stat()
+                h.update(f"{f.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        for f in (Path(__file__), code / "evalsets.py", code / "skills" / "gating.py"):
+            st = f.stat()
+            h.update(f"{f.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _recall_path(ws: Workspace, node: str) -> Path:
+    return ws.state_dir / RECALL_DIR / f"{hashlib.sha256(node.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.json"
+
+
+def _recalled(ws: Workspace, node: str, key: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The figures and answers per case of ``node`` recorded under ``key`` (``None`` when
+    none are, or they were recorded for another memory, index or code)."""
+    from memtui.core import jsonio
+
+    try:
+        data = jsonio.loads((_recall_path(ws, node)).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or data.get("node") != node:
+        return None
+    fig, per = data.get("figures"), data.get("per")
+    return (fig, per) if isinstance(fig, dict) and isinstance(per, dict) else None
+
+
+def _remember(ws: Workspace, node: str, key: str, figures: dict[str, Any], per: dict[str, Any]) -> None:
+    """Record ``node``'s figures before a change under ``key`` (atomically: a killed write
+    leaves the previous record or none; a record that cannot be written is not an error)."""
+    import json
+
+    from memtui.core import atomic
+
+    path = _recall_path(ws, node)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        atomic.write_bytes(path, json.dumps(
+            {"key": key, "node": node, "figures": figures, "per": per}).encode(), durable=False)
+    except OSError:
+        pass
+
+
 # -- measuring ------------------------------------------------------------------------------
 
 def run_set(ws: Workspace, index: Any, cases: list[Any], ids: dict[str, str],
@@ -428,6 +514,8 @@ def run_set(ws: Workspace, index: Any, cases: list[Any], ids: dict[str, str],
 
     cands = []
     step = max(1, len(cases) // 20)
+    if progress:
+        progress(0, len(cases))
     for i in range(0, len(cases), step):
         cands.extend(triage.candidates(index, cases[i:i + step], ids))
         if progress:
@@ -530,16 +618,28 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
     with scratch:
         sws = scratch.ws
         tell("copying the memory")(1, 1)
+        # keyed on the copy (its files are links to the live ones, its index the live one's):
+        # what is recalled or recorded is what this evaluation measures
+        copied = tree_digest(sws)
+        keys = {node: _before_key(sws, copied, node) for node in domains}
         index = SearchIndex(sws)
         index.update(progress=tell("bringing the scratch index up to date"))
         ids = triage.entry_ids(sws)
         tree = MemoryTree(sws)
         sets_before = {node: evalsets.load(sws, node, tree) for node in domains}
-        before = {}
+        before: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         gated_before = {node: gating.gated_ids(sws, node) for node in domains}
         for node, es in sets_before.items():
-            before[node] = run_set(sws, index, es.cases, {**ids, **gated_before[node]},
-                                   tell(f"measuring {node or '.'} before the change"))
+            key = keys[node]
+            recalled = _recalled(ws, node, key) if key else None
+            if recalled is None:
+                before[node] = run_set(sws, index, es.cases, {**ids, **gated_before[node]},
+                                       tell(f"measuring {node or '.'} before the change"))
+                if key:
+                    _remember(ws, node, key, *before[node])
+            else:
+                before[node] = recalled
+                tell(f"{node or '.'} before the change: recalled from the last evaluation")(1, 1)
         files_before = _files(sws)
         skill_ids = gating.skill_ids(sws)
         s = Session.open(sws, purpose="evaluation", profile=profile or session.profile)
@@ -549,7 +649,7 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
             s.close()
         files_after = _files(sws)
         changed = sorted(p for p in set(files_before) | set(files_after) if files_before.get(p) != files_after.get(p))
-        index = SearchIndex(sws)
+        # the same index object: its searcher keeps the readers of the segments the change left
         index.update(only=changed, progress=tell("indexing the change"))
         ids_after = _patched_ids(sws, ids, changed)
         known = set(ids_after.values()) | gating.skill_ids(sws)

@@ -196,7 +196,7 @@ def candidates(index: SearchIndex, cases: list[Case], ids: dict[str, str]) -> li
     out = []
     for case in cases:
         started = time.perf_counter()
-        res = search(index, case.ticket, limit=CANDIDATES, snippets=False)
+        res = search(index, case.ticket, limit=CANDIDATES, snippets=False, count=False)  # total unused
         entries: list[str] = []
         scores: list[float] = []
         covered: list[float | None] = []

@@ -31,6 +31,7 @@ other actions concern articles only.
 from __future__ import annotations
 
 import datetime as _dt
+import time
 from typing import Callable
 
 from rich.text import Text
@@ -662,13 +663,32 @@ class ProposalsScreen(AreaScreen):
     @work(thread=True, exclusive=True, group="proposals-measure")
     def _measure_change(self, what: str, measure, question: Text, act, article: str | None,  # noqa: ANN001
                  select: str | None) -> None:
+        shown: list[str] = [""]
+        at: list[float] = [0.0]
+
+        def progress(stage: str, done: int, total: int) -> None:
+            # each stage, then at most a few updates a second (a 10,000-article evaluation runs
+            # hundreds of searches)
+            line = f"{stage}: {done}/{total}"
+            now = time.monotonic()
+            if line != shown[0] and (not shown[0].startswith(stage + ":") or done >= total or now - at[0] > 0.25):
+                shown[0], at[0] = line, now
+                self.from_worker(self._show_measuring, line)
+
         try:
-            ev = measure(self.app.session, None)
+            ev = measure(self.app.session, progress)
         except MemtuiError as exc:
             self.from_worker(self.notify, str(exc), title=f"{what} refused", severity="error",
                                       timeout=10, markup=False)
             return
+        finally:
+            self.from_worker(self._show_measuring, None)
         self.from_worker(self._ask_measured, what, ev, question, act, article, select)
+
+    def _show_measuring(self, line: str | None) -> None:
+        """The evaluation's stage under the queue while it runs (``None``: the count again)."""
+        self.query_one("#prop-count", Static).update(
+            Text(self.count_line(), style="dim") if line is None else Text(f"measuring the change · {line}"))
 
     def _ask_measured(self, what: str, ev, question: Text, act, article: str | None,  # noqa: ANN001
                       select: str | None) -> None:

@@ -79,8 +79,11 @@ SEGMENT_BUDGET_MB = 128
 #: stay readable.
 BLOCK_COMPRESSION = 0
 MANIFEST = "manifest.sqlite"
+#: Whoosh's name of the index: its segment files are ``MAIN_<segment id>.<ext>``, its tables
+#: of contents ``_MAIN_<generation>.toc``.
+INDEX_NAME = "MAIN"
 #: Whoosh's write lock file (``<index name>_WRITELOCK``).
-LOCK_NAME = "MAIN_WRITELOCK"
+LOCK_NAME = f"{INDEX_NAME}_WRITELOCK"
 PIDFILE = "writer.pid"
 
 #: Exceptions Whoosh raises on a damaged index (it never says "damaged").
@@ -430,6 +433,40 @@ class SearchIndex:
         _load_lengths(current.reader())
         self._searcher = current
         return current
+
+    def mirror_to(self, target: Path) -> None:
+        """Make ``target`` (a new folder) a copy of this index's folder that shares no
+        writable file with it: segment files as hard links, everything else copied.
+
+        Whoosh never rewrites a segment file: a commit writes new segment files and a new
+        table of contents (deleted documents are recorded in the table of contents), and
+        removes files no table of contents uses any more; so a segment file linked into
+        another folder stays valid for that folder's index, and an index written there
+        never changes a byte here. The manifest (SQLite, written in place) and the tables
+        of contents are copied; the write lock and the writer's pid file are not (a shared
+        lock file would lock both indexes). A file that cannot be linked (another file
+        system) is copied.
+
+        Raises:
+            OSError: the folder cannot be read or ``target`` written.
+        """
+        target.mkdir(parents=True)
+        for entry in os.scandir(self.dir):
+            name = entry.name
+            if name in (LOCK_NAME, PIDFILE) or name.endswith(".tmp"):
+                continue
+            dst = target / name
+            if entry.is_symlink():
+                os.symlink(os.readlink(entry.path), dst)
+            elif entry.is_dir():
+                shutil.copytree(entry.path, dst, symlinks=True)
+            elif name.startswith(f"{INDEX_NAME}_"):
+                try:
+                    os.link(entry.path, dst, follow_symlinks=False)
+                except OSError:
+                    shutil.copy2(entry.path, dst)
+            else:
+                shutil.copy2(entry.path, dst)
 
     def _busy(self) -> IndexBusyError:
         """The error for a write lock held by another writer, naming its process."""

@@ -1211,12 +1211,14 @@ def _hidden(searcher) -> set[int] | None:  # noqa: ANN001 - a Whoosh searcher
 
 
 def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], limit: int,
-         include_proposed: bool, kind_boost: dict[str, float] | None = None) -> Ranking:
+         include_proposed: bool, kind_boost: dict[str, float] | None = None, exact_total: bool = True) -> Ranking:
     """Rank the documents of ``index`` for a parsed query (``items`` and ``filters`` from
     :func:`memtui.core.search.query.parse`): the engine's side of a search. ``kind_boost``
     multiplies the scores of the documents of those kinds within the page fetched, which is
     then ranked again before its coverage is measured (a lone prefix or fuzzy word is not
-    re-ranked). The caller holds ``index.search_lock``; Whoosh's errors on a damaged index
+    re-ranked). ``exact_total`` off: a full page's total is the query's size estimate, not a count
+    (Whoosh's ``Results.estimated_length`` counts every match: a walk of every posting list).
+    The caller holds ``index.search_lock``; Whoosh's errors on a damaged index
     pass through (the caller repairs)."""
     searcher = index.searcher()  # kept between searches (SearchIndex.searcher)
     reader = searcher.reader()
@@ -1275,8 +1277,18 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
     # estimate adds up its clauses' sizes and ignores filters and hidden states)
     full = len(docs) >= limit
     docs, docnums = _boosted(docs, [r.docnum for r in res], kind_boost)
-    return _covered(Ranking(docs, max(len(docs), res.estimated_length()) if full else len(docs), count, highlight,
-                            estimated=full), searcher, docnums, extra)
+    total = len(docs)
+    if full:
+        total = max(total, res.estimated_length() if exact_total else _estimate(query, reader))
+    return _covered(Ranking(docs, total, count, highlight, estimated=full), searcher, docnums, extra)
+
+
+def _estimate(query, reader) -> int:  # noqa: ANN001 - a Whoosh query and reader
+    """Whoosh's size estimate of ``query`` (its clauses' sizes added up), without walking a match."""
+    try:
+        return int(query.estimate_size(reader))
+    except NotImplementedError:
+        return 0
 
 
 def _word_shares(reader, words: list[tuple[str, ...]]) -> tuple[float | None, float | None]:  # noqa: ANN001

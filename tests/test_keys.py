@@ -45,7 +45,7 @@ async def test_help_on_question_mark_and_f1_lists_the_area_and_the_global_keys(s
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("5")
-        await wait_for(pilot, lambda: app.current_mode == "graph")
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.is_mounted)
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, KeysHelp))
         text = app.screen.render_text().plain
@@ -56,7 +56,7 @@ async def test_help_on_question_mark_and_f1_lists_the_area_and_the_global_keys(s
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, KeysHelp))
         await pilot.press("2")
-        await wait_for(pilot, lambda: app.current_mode == "audit")
+        await wait_for(pilot, lambda: app.current_mode == "audit" and app.screen.is_mounted)
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, KeysHelp))
         text = app.screen.render_text().plain
@@ -73,7 +73,7 @@ async def test_keys_rebound_in_the_user_config(sample_copy: Path, tmp_path: Path
     async with app.run_test(size=(120, 40)) as pilot:
         assert any("'graph.typo' is not a key" in n.message for n in app._notifications)
         await pilot.press("5")
-        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.graph is not None)
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.is_mounted and app.screen.graph is not None)
         await pilot.press("m")
         await pilot.pause()
         assert not isinstance(app.screen, AskText), "m no longer merges"
@@ -97,7 +97,7 @@ async def test_every_action_of_every_area_is_in_the_palette(sample_copy: Path) -
                     assert f"{area.title}: {binding.description}" in titles, (area.title, binding.description)
         assert "Proposals: Approve" in titles and "Graph: Unrelate" in titles
         await pilot.press("5")
-        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.graph is not None)
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.is_mounted and app.screen.graph is not None)
         await pilot.press("1")
         await app._run_in_area("graph", "create")
         await wait_for(pilot, lambda: isinstance(app.screen, AskText), what="Graph: New entity from the palette")
@@ -126,8 +126,9 @@ async def test_the_footer_and_area_bar_never_cut_a_label(sample_copy: Path, size
             await pilot.press(area.key)
             if area.mode == "search":
                 await pilot.press("escape")  # leave the query box
-            await wait_for(pilot, lambda area=area: app.current_mode == area.mode)
-            await pilot.pause()
+            await wait_for(pilot, lambda area=area: app.current_mode == area.mode and app.screen.is_mounted
+                           and bool(app.screen.query_one(KeyFooter).query(FooterKey)),
+                           what=f"the {area.mode} area's footer keys")
             footer = app.screen.query_one(KeyFooter)
             keys = list(footer.query(FooterKey))
             assert keys and all(k.region.right <= size[0] for k in keys), area.mode
@@ -148,7 +149,7 @@ async def test_j_and_k_move_in_tables(sample_copy: Path) -> None:
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("2")
-        await wait_for(pilot, lambda: app.report is not None and app.current_mode == "audit")
+        await wait_for(pilot, lambda: app.report is not None and app.current_mode == "audit" and app.screen.is_mounted)
         table = app.screen.query_one("#findings", DataTable)
         await wait_for(pilot, lambda: table.row_count > 2)
         table.focus()
@@ -165,7 +166,7 @@ async def test_escape_leaves_the_search_box_so_area_keys_work(sample_copy: Path)
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search")
+        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
         box = app.screen.query_one("#search-query")
         await wait_for(pilot, lambda: app.screen.focused is box)
         await pilot.press(*"route")
@@ -174,7 +175,7 @@ async def test_escape_leaves_the_search_box_so_area_keys_work(sample_copy: Path)
         await pilot.press("escape")
         assert box.value == "", "a second Esc clears it"
         await pilot.press("2")
-        await wait_for(pilot, lambda: app.current_mode == "audit", what="the area key after Esc")
+        await wait_for(pilot, lambda: app.current_mode == "audit" and app.screen.is_mounted, what="the area key after Esc")
         # the same rule in Audit's filter
         audit_box = app.screen.query_one("#audit-filter")
         await pilot.press("slash", *"link")
@@ -193,7 +194,7 @@ async def test_back_in_search_the_first_escape_keeps_the_query(sample_copy: Path
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search")
+        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
         search_screen = app.screen
         box = search_screen.query_one("#search-query")
         await wait_for(pilot, lambda: search_screen.focused is box)
@@ -201,9 +202,12 @@ async def test_back_in_search_the_first_escape_keeps_the_query(sample_copy: Path
         results = search_screen.query_one("#search-results", DataTable)
         await wait_for(pilot, lambda: results.row_count > 0 and search_screen.focused is results, what="results")
         await pilot.press("2")
-        await wait_for(pilot, lambda: app.current_mode == "audit")
+        await wait_for(pilot, lambda: app.current_mode == "audit" and app.screen.is_mounted)
         await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search")
+        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
+        await wait_for(pilot, lambda: app.screen is search_screen and app.focused is results,
+                       what="the Search area resumed with its results focused")
+        await pilot.pause()  # the resumed screen's pending messages handled: keys reach it
         status = str(search_screen.query_one("#search-status", Static).render())
         assert search_screen.focused is results and "/ edits the query" in status
         await pilot.press("escape")
@@ -213,13 +217,13 @@ async def test_back_in_search_the_first_escape_keeps_the_query(sample_copy: Path
         await pilot.press("escape")
         assert box.value == "", "Escape twice clears it"
         await pilot.press("2")
-        await wait_for(pilot, lambda: app.current_mode == "audit")
+        await wait_for(pilot, lambda: app.current_mode == "audit" and app.screen.is_mounted)
         audit_box = app.screen.query_one("#audit-filter")
         await pilot.press("slash", *"link", "enter")  # Enter leaves the filter for the table
         await pilot.press("escape")
         assert audit_box.value == "link", "the same rule in Audit's filter"
         await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search")
+        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
         assert search_screen.focused is box, "an empty query: typing goes to the box"
     app.session.close()
 
@@ -239,9 +243,9 @@ async def test_a_click_on_the_area_bar_opens_the_area_as_its_key_does(sample_cop
             await pilot.pause()
 
         await click("Graph")
-        await wait_for(pilot, lambda: app.current_mode == "graph", what="the Graph area after a click")
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.is_mounted, what="the Graph area after a click")
         await click("Notes")
-        await wait_for(pilot, lambda: app.current_mode == "notes")
+        await wait_for(pilot, lambda: app.current_mode == "notes" and app.screen.is_mounted)
         await settle(pilot)
         app.screen.query_one("#notes-editor", TextArea).focus()
         await pilot.press("x")

@@ -63,7 +63,7 @@ async def test_app_indexes_on_open_and_results_come_as_you_type(sample_copy: Pat
         marked = [snippet.plain[s.start:s.end].lower() for s in snippet.spans if getattr(s.style, "reverse", False)]
         assert marked and all(word in m for m in marked), "the matched word is highlighted"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.current_mode == "tree")
+        await wait_for(pilot, lambda: app.current_mode == "tree" and app.screen.is_mounted)
         await pilot.pause()
         tree = app.screen.query_one("#nodes", Tree)
         assert tree.cursor_node is not None and tree.cursor_node.data.path == "support/cod-payments"

@@ -163,7 +163,7 @@ async def test_audit_screen_filters_sorts_and_jumps_to_the_place(tmp_path: Path)
         await wait_for(pilot, lambda: table.row_count == 1)
         await pilot.press("enter")  # leave the filter
         await pilot.press("enter")  # jump
-        await wait_for(pilot, lambda: app.current_mode == "tree")
+        await wait_for(pilot, lambda: app.current_mode == "tree" and app.screen.is_mounted)
         await wait_for(pilot, lambda: "STRAY" in markdown_text(app))
         tree = app.screen.query_one("#nodes", Tree)
         assert tree.cursor_node.data.path == "n"
@@ -246,7 +246,7 @@ async def test_audit_jump_opens_the_unlisted_article_itself(sample_copy: Path) -
         table = app.screen.query_one("#findings", DataTable)
         await wait_for(pilot, lambda: table.row_count == 1)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.current_mode == "tree")
+        await wait_for(pilot, lambda: app.current_mode == "tree" and app.screen.is_mounted)
         await wait_for(pilot, lambda: "label-printers.md" in static_text(app, "#article-head"))
         await settle(pilot)  # what the jump started has finished, and the article is still the one shown
         assert "label-printers.md" in static_text(app, "#article-head")
@@ -284,7 +284,7 @@ async def test_audit_jump_to_a_graph_relation_opens_the_graph_at_it(sample_copy:
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await _jump_to(pilot, app, "code:graph-dangling")
-        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.current == "CourierApp",
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.is_mounted and app.screen.current == "CourierApp",
                        what="the Graph area at the relation's source")
         tree = app.screen.query_one("#neighbourhood", Tree)
         await wait_for(pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data
@@ -300,7 +300,7 @@ async def test_audit_jump_to_a_graph_entity_selects_it_even_when_filtered_out(sa
         await wait_for(pilot, lambda: app.screen.graph is not None)
         app.screen.query_one("#graph-filter").value = "BillingHub"  # hides the orphan
         await _jump_to(pilot, app, "code:graph-orphan")
-        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.current == "Black Friday peak",
+        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.is_mounted and app.screen.current == "Black Friday peak",
                        what="the orphan selected")
         table = app.screen.query_one("#entities", DataTable)
         await pilot.pause()
@@ -312,7 +312,7 @@ async def test_audit_jump_to_a_skill_finding_opens_the_skills_area_at_it(sample_
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await _jump_to(pilot, app, "code:skill-name-invalid")
-        await wait_for(pilot, lambda: app.current_mode == "skills" and app.screen.catalogue is not None)
+        await wait_for(pilot, lambda: app.current_mode == "skills" and app.screen.is_mounted and app.screen.catalogue is not None)
         table = app.screen.query_one("#skills-table", DataTable)
         await wait_for(pilot, lambda: app.screen._rows[table.cursor_row].path == "skills/Bad_Skill/SKILL.md",
                        what="Bad_Skill selected")
@@ -329,7 +329,7 @@ async def test_audit_jump_to_an_article_line_scrolls_to_it(sample_copy: Path) ->
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await _jump_to(pilot, app, "path:long-read code:link-outside")
-        await wait_for(pilot, lambda: app.current_mode == "tree" and "long-read.md" in static_text(app, "#article-head"))
+        await wait_for(pilot, lambda: app.current_mode == "tree" and app.screen.is_mounted and "long-read.md" in static_text(app, "#article-head"))
         await wait_for(pilot, lambda: "scrolled to it" in static_text(app, "#article-head"), what="the line said")
         scroll = app.screen.query_one("#article-scroll")
         last = app.screen.query_one("#body", Markdown).children[-1]  # the link's paragraph

@@ -220,13 +220,15 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
     if parallel:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        if cache is None or not cache.entries:  # a cold audit: every worker will scan
-            from memtui.core import scan
-
-            scan.prepare()  # before the fork: the workers inherit the configured detectors
-
         chunks = [nodes[i:i + _CHUNK] for i in range(0, total, _CHUNK)]
         context = process_context()
+        if (cache is None or not cache.entries) and context.get_start_method() == "fork":
+            from memtui.core import scan
+
+            # a cold audit: every worker will scan. Before a fork the workers inherit the
+            # configured detectors; spawned workers (the TUI's: it runs threads) load their
+            # own, so the TUI process does not hold detectors it never uses (RSS)
+            scan.prepare()
         done = 0
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             futures = {pool.submit(_audit_chunk, os.fspath(ws.root), chunk,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from functools import partial
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -29,19 +29,34 @@ from textual.screen import Screen
 from textual.signal import Signal
 from textual.worker import get_current_worker
 
-from memtui.core import audit
-from memtui.core.audit import AuditReport
-from memtui.core.watch import Changes
 from memtui.core.errors import MemtuiError
-from memtui.core.search.index import IndexReport, SearchIndex
 from memtui.core.session import Session
-from memtui.core.tree.audit import ArticleCache
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.areas import AREAS
 from memtui.ui.context import WorkspaceApp
-from memtui.ui.screens.search import SearchCommands
 from memtui.themes import DEFAULT_THEME, load_themes
+
+if TYPE_CHECKING:
+    from textual.command import Provider
+
+    from memtui.core.audit import AuditReport
+    from memtui.core.search.index import IndexReport, SearchIndex
+    from memtui.core.tree.audit import ArticleCache
+    from memtui.core.watch import Changes
+
+
+def _search_commands() -> type[Provider]:
+    """The palette's search provider, imported when the palette first opens: the search
+    modules (Whoosh, the query parser) are not needed to draw the first screen."""
+    from memtui.ui.screens.search import SearchCommands
+
+    return SearchCommands
+
+
+def _new_screen(area) -> Screen:  # noqa: ANN001 - memtui.ui.areas.Area
+    """A new screen of ``area``, its module imported now (when the area is first shown)."""
+    return area.load()()
 
 
 class MemtuiApp(WorkspaceApp):
@@ -57,7 +72,7 @@ class MemtuiApp(WorkspaceApp):
 
     CSS_PATH = str(Path(__file__).with_name("memtui.tcss"))  # absolute: subclasses may live anywhere
     TITLE = "memtui"
-    COMMANDS = App.COMMANDS | {SearchCommands}  # type a query in the palette
+    COMMANDS = App.COMMANDS | {_search_commands}  # type a query in the palette
     BINDINGS = [
         # shown in the AreaBar under the header instead of in every footer
         *(Binding(a.key, f"switch_mode('{a.mode}')", a.title, show=False, id=f"area.{a.mode}") for a in AREAS),
@@ -86,8 +101,9 @@ class MemtuiApp(WorkspaceApp):
         self.findings_by_folder: dict[str, list] = {}
         self.audit_ready: Signal[AuditReport] = Signal(self, "audit-ready")
         self.audit_progress: Signal[tuple[int, int]] = Signal(self, "audit-progress")
-        #: the workspace's search index; searched by the Search area and the command palette
-        self.search_index = SearchIndex(workspace)
+        #: the workspace's search index (:attr:`search_index`), made on first use
+        self._search_index: SearchIndex | None = None
+        self._search_index_lock = threading.Lock()
         #: held by every index update of this process (Whoosh allows one writer at a time)
         self.index_lock = threading.Lock()
         #: the report of the last finished index update, ``None`` while the first one runs
@@ -128,22 +144,44 @@ class MemtuiApp(WorkspaceApp):
         self._remember_theme = remember_theme
         self._apply_user_keys()
         self.sub_title = str(workspace.root)
-        for area in AREAS:
-            self.add_mode(area.mode, area.load())
+        for area in AREAS:  # a screen's module is imported when its area is first shown
+            self.add_mode(area.mode, partial(_new_screen, area))
 
     def _apply_user_keys(self) -> None:
-        """Rebind keys from the user config's ``[keys]`` table (binding id = key)."""
+        """Rebind keys from the user config's ``[keys]`` table (binding id = key).
+
+        The ids are checked against every screen's bindings, which imports every screen: only
+        when the table has entries, so a config without ``[keys]`` opens without that cost."""
         from memtui import userconfig
-        from memtui.ui.keys import all_ids, keymap_from
 
         broken = userconfig.problem()
         if broken:  # said at start, not only when a theme change cannot be remembered
             self._startup_warnings.append(f"{broken}: its keys and theme are not used, and memtui will not write "
                                           "over it; fix it by hand")
-        keymap, warnings = keymap_from(userconfig.table("keys"), all_ids(type(self)))
+        table = userconfig.table("keys")
+        if table is None or table == {}:  # anything else is checked (a value that is not a table says so)
+            return
+        from memtui.ui.keys import all_ids, keymap_from
+
+        keymap, warnings = keymap_from(table, all_ids(type(self)))
         self._startup_warnings.extend(warnings)
         if keymap:
             self.set_keymap(keymap)
+
+    @property
+    def search_index(self) -> SearchIndex:  # type: ignore[override]
+        """The workspace's search index, searched by the Search area and the command palette;
+        made on first use (in a worker: it imports the search engine, which the first screen
+        does not need)."""
+        index = self._search_index
+        if index is None:
+            with self._search_index_lock:
+                if self._search_index is None:
+                    from memtui.core.search.index import SearchIndex
+
+                    self._search_index = SearchIndex(self.ws)
+                index = self._search_index
+        return index
 
     #: the key pressed before the last one (``"escape"`` twice in a row clears a filter box)
     previous_key: str | None = None
@@ -344,6 +382,9 @@ class MemtuiApp(WorkspaceApp):
             if not worker.is_cancelled:
                 self.call_from_thread(self.audit_progress.publish, (done, total))
 
+        from memtui.core import audit
+        from memtui.core.tree.audit import ArticleCache
+
         try:
             with self._audit_lock:
                 if base is not None and base.by_node:
@@ -432,6 +473,8 @@ class MemtuiApp(WorkspaceApp):
         self.index_error = message
         self.notify(message, title="Search index", severity="warning", timeout=8, markup=False)
         if self.index_report is None:
+            from memtui.core.search.index import IndexReport
+
             self.index_report = IndexReport()
         self.index_ready.publish(self.index_report)
 

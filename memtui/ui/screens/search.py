@@ -235,7 +235,8 @@ class SearchScreen(AreaScreen):
             yield Select([(Text(k), k) for k in KINDS], prompt="any kind", id="search-kind")
             yield Checkbox("proposals & retired", id="search-proposed")
         yield Static(Text(""), id="search-status")
-        yield ProgressBar(id="search-progress", show_eta=False)
+        # a total from the start: an indeterminate bar animates 15 times a second even hidden
+        yield ProgressBar(total=1, id="search-progress", show_eta=False)
         yield DataTable(id="search-results", cursor_type="row", zebra_stripes=True)
         yield Static(Text(""), id="search-snippet")
         yield KeyFooter()

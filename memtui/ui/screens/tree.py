@@ -10,6 +10,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -21,7 +22,6 @@ from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
 from memtui.core import evalsets, governance
-from memtui.core.audit import AuditReport
 from memtui.core.findings import Finding
 from memtui.core.frontmatter import json_safe
 from memtui.core.tree.model import Article
@@ -32,6 +32,9 @@ from memtui.ui.widgets import KeyFooter
 from memtui.ui.widgets import AreaBar, DataMarkdown, DataTextArea
 from memtui.ui.text import as_data, join, safe, severity_text
 from memtui.ui.screens.base import AreaScreen
+
+if TYPE_CHECKING:
+    from memtui.core.audit import AuditReport  # the audit (and its scanners) loads after the first frame
 
 #: Largest body (characters) rendered as Markdown. Textual's Markdown widget builds every
 #: block on the UI thread, so a larger file is shown as plain text in a read-only, virtualised

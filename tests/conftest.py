@@ -44,6 +44,25 @@ def _isolate_git_identity() -> None:
 _isolate_git_identity()
 
 
+def _compile_memtui_once() -> None:
+    """Write memtui's bytecode once, before the workers start.
+
+    Where ``PYTHONDONTWRITEBYTECODE`` is set (it is on some CI machines) an editable install
+    never caches bytecode, so every process a test starts (the CLI, the scan's worker
+    processes, a fresh interpreter) compiled memtui from source again: about a fifth of each
+    start's CPU. ``compileall`` writes the cache whatever that variable says, and Python reads
+    an up-to-date cache either way. Only the controlling process compiles.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import compileall
+
+    compileall.compile_dir(str(REPO / "memtui"), quiet=1)
+
+
+_compile_memtui_once()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the tests marked ``slow`` first (in their own order, the others after them in theirs).
 
@@ -54,7 +73,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
-async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0,  # noqa: ANN001
+async def wait_for(pilot, condition: Callable[[], object], timeout: float = 60.0,  # noqa: ANN001
                    what: str = "the condition") -> None:
     """Let the app run (its workers, timers and messages) until ``condition()`` is true.
 

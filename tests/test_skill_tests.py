@@ -142,6 +142,9 @@ def test_a_change_to_its_own_files_fails_the_run(sample_copy: Path) -> None:
 
 def test_only_the_named_command_runs_in_a_restricted_environment(sample_copy: Path, monkeypatch) -> None:
     monkeypatch.setenv("MEMTUI_TEST_SECRET", "do-not-pass")
+    # the user's PATH is passed on (a program found there may set variables of its own, as a
+    # version manager's shim does): the system folders only, so what is seen is what memtui set
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
     folder = make_skill(sample_copy, "exact", (
         "import json, os, sys\n"
         "print(json.dumps({'argv': sys.argv, 'env': sorted(os.environ), 'home': os.environ['HOME'],"

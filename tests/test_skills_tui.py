@@ -95,3 +95,19 @@ async def test_versions_tab_shows_binding_state_versions_and_test_results(sample
         assert "support/parcels-lost (front matter)" in text and "owner     support.parcels-lost" in text
         assert "state     published (skill:parcel-trace@1)" in text
         assert "@2 proposed  proposal  tests passed" in text and "@1 active  baseline  not tested" in text
+
+
+async def test_a_skill_with_a_broken_manifest_is_not_valid_in_the_area(sample_copy: Path) -> None:
+    (sample_copy / "skills/parcel-trace/skill-manifest.json").write_text('{"classification": "answered"}')
+    expected = load_folder(sample_copy)
+    row = next(i for i, s in enumerate(expected.skills) if s.path == "skills/parcel-trace/SKILL.md")
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.press("3")
+        screen = app.screen
+        table = screen.query_one("#skills-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == len(expected.skills))
+        assert str(table.get_row_at(row)[2]) == "NO"
+        table.move_cursor(row=row)
+        await pilot.pause()
+        assert "skill-manifest-invalid" in static_text(screen, "#skill-findings")

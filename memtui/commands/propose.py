@@ -81,12 +81,13 @@ def _skill(args: argparse.Namespace) -> int:
     if args.node or args.article:
         _common.fail("--skill replaces --node and --article; give one or the other", ExitCode.USAGE)
     try:
-        files = read_content(Path(args.from_file)).files
+        content = read_content(Path(args.from_file))
     except (ContentError, OSError) as exc:
         _common.fail(f"cannot read {args.from_file} as a skill folder: {exc}", ExitCode.USAGE)
     with _gov.session(args, "propose") as s:
-        v = sv.propose(s, args.skill, files, case=args.case, source_request=args.source_request,
-                       profile=args.profile, sources=args.source, client_id=args.client_id)
+        v = sv.propose(s, args.skill, content.files, case=args.case, source_request=args.source_request,
+                       profile=args.profile, sources=args.source, client_id=args.client_id,
+                       executable=content.executable)
         if args.json:
             _common.emit_json(v.to_json())
         else:

@@ -11,14 +11,17 @@ Subcommands (each takes ``-w/--workspace``; see :mod:`memtui.core.skills` for th
 - ``show NAME [--json]``: one skill: fields, findings, files beside it, its body.
 - ``set NAME KEY VALUE``: change one front matter field, keeping BOM and line ends.
 - ``status [NAME] [--json]``: each skill's governance: the node it is bound to and its owner,
-  its manifest, its state (untracked, published, edited) and its last test run.
+  its manifest, its state (untracked, published, edited) and its last test run; exit 1 when
+  a skill listed has an error finding (each is printed).
 - ``bind NAME NODE``: bind a skill to a memory node (``metadata: memory-node`` in its front
   matter); the node's owner becomes the skill's owner (seed 000 Part II §10).
 - ``test NAME[@N] [--timeout S] [--json]``: run the tests the skill's manifest names (its
   folder as it is, or version N in a scratch copy): no shell, a timeout that kills the process
   group, a restricted environment, output bounded; the result is recorded with the content
   hash (exit 1 when they fail).
-- ``adopt NAME``: record the skill's folder as it is as version 1 (its baseline).
+- ``adopt NAME``: record the skill's folder as it is as its first published version (its
+  baseline); a skill must be adopted before a change of it is proposed.
+- ``schema``: print the JSON Schema of ``skill-manifest.json`` that memtui checks manifests with.
 - ``versions NAME`` / ``diff NAME A B``: its history (state, provenance, test result of each
   version's content) and the difference between two versions, file by file.
 - ``publish NAME@N [--reviewed]``: the owner publishes a proposal (refused, naming the part or
@@ -35,6 +38,7 @@ versions it ran with ``memtui use --skill NAME@N``, and ``memtui pins`` shows th
 from __future__ import annotations
 
 import argparse
+import sys
 
 from memtui.commands import _common
 from memtui.core.text import clip as _clip, visible, visible_lines
@@ -243,18 +247,27 @@ def _cmd_status(args: argparse.Namespace) -> int:
         rows = [skill_status(ws, sk, s.store) for sk in skills]
     finally:
         s.close()
+    # exit 1 = it ran and found a problem: an error finding of a skill listed
+    found = ExitCode.PROBLEM if any(f.severity is Severity.ERROR for r in rows for f in r.findings) else ExitCode.OK
     if args.json:
         emit_json({"skills": [r.to_json() for r in rows], "count": len(rows)})
-        return int(ExitCode.OK)
+        return int(found)
     for r in rows:
         test = r.last_test
         tested = "not tested" if test is None else ("tests passed" if test.get("passed") else f"tests FAILED ({test.get('why')})")
         node = r.binding.node if r.binding.node is not None else "unbound"
         print(f"{_clip(r.skill.shown_name, 30):30}  {_clip(node or 'root', 26):26}  {_clip(r.binding.owner or '-', 20):20}  "
               f"{r.state:9}  {'manifest ok' if r.manifest.complete else 'manifest incomplete'}  {tested}")
-        for f in (r.findings if args.name else []):  # one skill: its findings too
-            if f.severity is not Severity.INFO:
+        for f in r.findings:  # one skill: its findings; every skill: its errors (they set the exit code)
+            if f.severity is Severity.ERROR or (args.name and f.severity is not Severity.INFO):
                 print("    " + _format_finding(f).replace("\n", "\n    "))
+    return int(found)
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from memtui.core.skills.manifest import schema_text
+
+    sys.stdout.write(schema_text())
     return int(ExitCode.OK)
 
 
@@ -507,6 +520,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_arg(p)
     p.add_argument("name", metavar="NAME", nargs="?", help="one skill (default: every skill)")
     p.set_defaults(func=_cmd_status)
+
+    p = sub.add_parser("schema", help="print the JSON Schema skill-manifest.json is checked against")
+    p.set_defaults(func=_cmd_schema)
 
     p = sub.add_parser("bind", help="bind a skill to a memory node: the node's owner owns the skill")
     add_workspace_arg(p)

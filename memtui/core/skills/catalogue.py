@@ -17,6 +17,7 @@ from memtui.core.files import is_inside, rel, text_name
 from memtui.core.findings import Finding, sort_key
 from memtui.core.workspace import Workspace
 from memtui.core.skills.model import AGENT_ROOT, CASCADE_DIR, Catalogue, SCOPES, SHARED_ROOT, SKILL_FILE, Skill, SKIP_DIRS
+from memtui.core.skills.manifest import MANIFEST_FILE, present_findings
 from memtui.core.skills.rules import parse_skill
 
 
@@ -80,6 +81,7 @@ def scan_root(path: str | os.PathLike[str], root_label: str, *, base: Path | Non
 def _add(folder: Path, root: Path, base: Path, label: str, skills: list[Skill],
          skill_dirs: dict[Path, Skill], limit: int | None) -> None:
     skill = parse_skill(folder, rel(base, folder / SKILL_FILE), label, limit=limit)
+    skill.findings.extend(present_findings(folder, rel(base, folder / MANIFEST_FILE)))
     parent = next((skill_dirs[a] for a in folder.parents if a in skill_dirs), None)
     if parent is not None:
         skill.nested_in = parent.path

@@ -4,8 +4,11 @@ A skill version holds every plain file of the skill folder as UTF-8 text (``SKIL
 manifest, its tests and references). Its **content hash** is the SHA-256 of the sorted list
 of ``path NUL sha256(bytes)`` lines, so it names exactly those paths with exactly those
 bytes; a test result is bound to it (seed 000 Part II §10: "its own tests re-run before an
-amended version is used"). File modes are not part of it: a test command names its
-interpreter (``python3 test_skill.py``).
+amended version is used"). File modes are not part of the hash (runs recorded before modes were
+kept stay bound to their content); the paths whose owner may execute them are kept beside the
+files (:attr:`Content.executable`, a version's ``executable``) and given back when the version
+is written out, so a test command that is a script of the folder (``tests/smoke.sh``) runs from
+a version as it does from the folder.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from memtui.core.files import is_inside, rel, text_name
 
@@ -38,9 +42,11 @@ class ContentError(ValueError):
 
 @dataclass(slots=True)
 class Content:
-    """The files of a skill folder: ``{relative path: text}`` and their hash."""
+    """The files of a skill folder: ``{relative path: text}`` and their hash; ``executable``:
+    the paths among them whose owner may execute them."""
 
     files: dict[str, str] = field(default_factory=dict)
+    executable: frozenset[str] = frozenset()
 
     @property
     def sha256(self) -> str:
@@ -80,6 +86,7 @@ def read_content(folder: str | os.PathLike[str], *, confine_to: Path | None = No
         raise ContentError(f"{root} is not a folder")
     real = Path(os.path.realpath(root))
     out: dict[str, str] = {}
+    runnable: set[str] = set()
     total = 0
     for dirpath, dirnames, filenames in os.walk(real, followlinks=False):
         here = Path(dirpath)
@@ -101,6 +108,8 @@ def read_content(folder: str | os.PathLike[str], *, confine_to: Path | None = No
             if len(out) >= MAX_FILES:
                 raise ContentError(f"the folder holds more than {MAX_FILES} files; a skill version holds at most that")
             data = full.read_bytes()
+            if os.stat(full).st_mode & stat.S_IXUSR:
+                runnable.add(shown)
             total += len(data)
             if total > MAX_CONTENT_BYTES:
                 raise ContentError(f"the folder holds more than {MAX_CONTENT_BYTES:,} bytes; "
@@ -109,22 +118,25 @@ def read_content(folder: str | os.PathLike[str], *, confine_to: Path | None = No
                 out[shown] = data.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise ContentError(f"{shown} is not UTF-8 text (byte {exc.start}); a skill version holds text files") from exc
-    return Content(out)
+    return Content(out, frozenset(runnable))
 
 
-def write_content(files: dict[str, str], dest: Path) -> None:
-    """Write ``files`` under the new folder ``dest`` (a scratch copy a test runs in).
+def write_content(files: dict[str, str], dest: Path, executable: Iterable[str] = ()) -> None:
+    """Write ``files`` under the new folder ``dest`` (a scratch copy a test runs in); the
+    paths in ``executable`` are made executable (``0o755``, the others ``0o644``).
 
     Raises:
         ContentError: a path would land outside ``dest``.
     """
     dest.mkdir(parents=True, exist_ok=True)
+    runnable = set(executable)
     for path, text in files.items():
         target = dest / path
         if not is_inside(dest, target) or ".." in Path(path).parts or Path(path).is_absolute():
             raise ContentError(f"{path!r} would land outside the skill folder")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(text.encode("utf-8"))
+        os.chmod(target, 0o755 if path in runnable else 0o644)
 
 
 @contextmanager

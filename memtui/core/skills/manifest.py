@@ -127,11 +127,15 @@ class Manifest:
                 "findings": [f.to_json() for f in self.findings]}
 
 
+def schema_text() -> str:
+    """The shipped JSON Schema of the manifest's core, as the file holds it (``memtui skills schema``)."""
+    return resources.files("memtui.core.skills").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+
+
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
     """The shipped JSON Schema (draft 2020-12) of the manifest's core."""
-    text = resources.files("memtui.core.skills").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
+    return json.loads(schema_text())
 
 
 @lru_cache(maxsize=1)
@@ -139,6 +143,17 @@ def _validator() -> Any:
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(schema())
+
+
+def present_findings(folder: str | os.PathLike[str], place: str) -> list[Finding]:
+    """The findings of ``folder/skill-manifest.json`` when the skill has one (not JSON, a wrong
+    shape, a part missing): a broken file is a problem of the skill wherever its findings are
+    shown (``memtui audit``, ``skills check``, the Skills area's valid column). A skill with no
+    manifest gives none here: that it cannot be published is a governance finding
+    (``skill-manifest-missing``, :mod:`memtui.core.skills.status`). Never raises."""
+    if not os.path.lexists(Path(folder) / MANIFEST_FILE):
+        return []
+    return [f for f in read_manifest(folder, place).findings if f.code != "skill-manifest-missing"]
 
 
 def read_manifest(folder: str | os.PathLike[str], place: str) -> Manifest:

@@ -1,9 +1,10 @@
 """A skill's governance at a glance: its binding and owner, its manifest, its content hash and
 state, and the findings that keep it from being published (seed 000 Part II §8, §10).
 
-These findings are not part of ``memtui skills check`` by default nor of ``memtui audit``:
-the seed 002 catalogue and its checks stay exactly as they are (``skills check --governance``
-adds them).
+These findings are not part of ``memtui skills check`` by default nor of ``memtui audit``
+(``skills check --governance`` adds them), except those of a manifest the skill has: a broken
+manifest is a catalogue finding too (:func:`memtui.core.skills.manifest.present_findings`),
+listed once.
 """
 
 from __future__ import annotations
@@ -135,8 +136,9 @@ def skill_status(ws: Workspace, skill: Skill, store: Any = None) -> SkillStatus:
 
 
 def governance_findings(ws: Workspace, cat: Catalogue, store: Any = None) -> list[Finding]:
-    """The findings of :func:`skill_status` for every :func:`governed` skill, most severe first."""
+    """The findings of :func:`skill_status` for every :func:`governed` skill that the catalogue
+    does not hold already (a present manifest's), most severe first."""
     out: list[Finding] = []
     for skill in governed(cat):
-        out.extend(skill_status(ws, skill, store).findings)
+        out.extend(f for f in skill_status(ws, skill, store).findings if f not in skill.findings)
     return sorted(out, key=sort_key)

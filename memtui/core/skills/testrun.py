@@ -21,12 +21,20 @@ What the run may and may not do, and what memtui does about it:
 - **its own folder**: a run in the skill's folder that changes the skill's files fails (the
   result is bound to the content hash it started from);
 - **nothing else runs**: the argument vector is ``[command, *args]`` from the manifest; a
-  bare command is looked up on :data:`SAFE_PATH` only, a command with a ``/`` must be a file
-  inside the skill folder.
+  bare command is looked up on the run's ``PATH`` (:func:`run_path`), a command with a ``/``
+  must be a file inside the skill folder, executable (a version keeps its files' executable
+  bits, :mod:`memtui.core.skills.content`).
+
+The environment is rebuilt, not inherited: ``PATH`` (:func:`run_path`), ``HOME``, ``TMPDIR``,
+the locale and the run's marker. ``PATH`` is the one value taken from the user's environment:
+it is a list of folders where programs are installed, not a secret (no token, password or
+address is in it), and without it a script's ``#!/usr/bin/env python3`` line finds no
+interpreter the user installed outside the system folders.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -43,8 +51,19 @@ from memtui.core.files import is_inside
 from memtui.core.skills.content import SKIP_DIRS, content_hash, read_content, scratch_folder
 from memtui.core.skills.manifest import TestSpec
 
-#: The ``PATH`` a test runs with.
+#: The system folders, always on a test's ``PATH`` (after the user's own, :func:`run_path`).
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def run_path() -> str:
+    """The ``PATH`` a test runs with: the absolute folders of the user's ``PATH`` (``os.defpath``
+    when unset), then :data:`SAFE_PATH`'s not yet named. A relative entry (``.``, empty) is left
+    out: it would name folders of the skill itself, and a skill could ship its own ``python3``."""
+    out: list[str] = []
+    for entry in [*os.environ.get("PATH", os.defpath).split(os.pathsep), *SAFE_PATH.split(os.pathsep)]:
+        if entry and os.path.isabs(entry) and entry not in out:
+            out.append(entry)
+    return os.pathsep.join(out)
 
 #: Seconds a test may run when neither the manifest nor the caller says.
 DEFAULT_TIMEOUT = 60.0
@@ -136,21 +155,46 @@ def resolve_command(folder: Path, command: str) -> str:
     """The program to run for the manifest's ``command``.
 
     Raises:
-        RunRefused: not found on :data:`SAFE_PATH`, or a path leading outside the folder.
+        RunRefused: not found on :func:`run_path`, a path leading outside the folder, or a file
+            of the folder that is not executable.
     """
     if "/" in command:
         candidate = (folder / command) if not os.path.isabs(command) else Path(command)
         if not is_inside(folder, candidate):
             raise RunRefused(f"the test command {command!r} leads outside the skill folder; name a program "
-                              f"on {SAFE_PATH} or a file inside the folder")
+                              "on the PATH or a file inside the folder")
         if not candidate.is_file():
             raise RunRefused(f"the test command {command!r} is not a file in the skill folder")
+        if not os.access(candidate, os.X_OK):
+            raise RunRefused(f"the test command {command!r} is not executable; make it so "
+                             f"(`chmod +x {command}`) or name its interpreter as the command "
+                             f"(`\"command\": \"sh\", \"args\": [\"{command}\"]`)")
         return str(candidate)
-    found = shutil.which(command, path=SAFE_PATH)
+    path = run_path()
+    found = shutil.which(command, path=path)
     if found is None:
-        raise RunRefused(f"the test command {command!r} is not found on {SAFE_PATH}; install it or name "
+        raise RunRefused(f"the test command {command!r} is not found on the PATH ({path}); install it or name "
                           "another program in the manifest")
     return found
+
+
+def _start_error(command: str, program: str, exc: OSError) -> str:
+    """Why ``program`` could not be started, naming the real cause: the interpreter its ``#!``
+    line names when that is what is missing or not executable."""
+    try:
+        with open(program, "rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        first = b""
+    interpreter = first[2:].strip().decode("utf-8", "replace") if first.startswith(b"#!") else ""
+    if interpreter and exc.errno in (errno.ENOENT, errno.EACCES):
+        why = "was not found" if exc.errno == errno.ENOENT else "cannot be executed"
+        return (f"the test command {command!r} could not be started: the interpreter {interpreter!r} named by "
+                f"its first line {why}; install it or correct that line")
+    if exc.errno == errno.ENOEXEC:
+        return (f"the test command {command!r} could not be started: it is not a program and its first line "
+                "names no interpreter (`#!/bin/sh`); add one or name its interpreter as the command")
+    return f"the test command {command!r} could not be started: {exc.strerror or exc}"
 
 
 def _listing(root: Path, skip: list[Path]) -> dict[str, tuple[int, int, int]] | None:
@@ -281,7 +325,7 @@ def _run(folder: Path, spec: TestSpec, program: str, argv: list[str], run: TestR
     before = _listing(watch, skip) if watch is not None else None
     run.watched = watch is None or before is not None
     own_before = _own_hash(folder)
-    env = {"PATH": SAFE_PATH, "HOME": str(scratch), "TMPDIR": str(scratch), "LANG": "C.UTF-8",
+    env = {"PATH": run_path(), "HOME": str(scratch), "TMPDIR": str(scratch), "LANG": "C.UTF-8",
            "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1", MARKER_ENV: marker}
     started = time.monotonic()
     try:
@@ -289,7 +333,7 @@ def _run(folder: Path, spec: TestSpec, program: str, argv: list[str], run: TestR
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True, close_fds=True)
     except OSError as exc:
-        raise RunRefused(f"the test command {spec.command!r} could not be started: {exc.strerror or exc}") from exc
+        raise RunRefused(_start_error(spec.command, program, exc)) from exc
     pgid = proc.pid
     counter, lock, over = [0], threading.Lock(), threading.Event()
     readers = [_Reader(proc.stdout, counter, lock, over), _Reader(proc.stderr, counter, lock, over)]
@@ -353,4 +397,4 @@ def _killpg(pgid: int) -> None:
 
 
 __all__ = ["DEFAULT_TIMEOUT", "KEEP_BYTES", "MAX_OUTPUT", "MARKER_ENV", "SAFE_PATH", "SKIP_DIRS", "RunRefused",
-           "TestRun", "resolve_command", "run_tests"]
+           "TestRun", "resolve_command", "run_path", "run_tests"]

@@ -19,7 +19,9 @@ and publishing needs a complete manifest and a passing test run of exactly that 
 ``skill_tests`` table by :func:`record_test`.
 
 Records (``skill_versions``): ``id`` (``skill:NAME@N``), ``skill``, ``node``, ``number``,
-``state`` (``proposed``, ``active``, ``retired``, ``rejected``), ``files``, ``sha256``,
+``state`` (``proposed``, ``active``, ``retired``, ``rejected``), ``files``, ``executable``
+(the paths among them that are executable; absent from versions recorded before modes were
+kept, :meth:`SkillVersion.executables`), ``sha256``,
 ``created``, ``author``, ``provenance`` (``kind``: ``baseline``, ``proposal`` or
 ``rollback``; ``case``, ``source_request``, ``rollback_of``; for a skill the modules gate on,
 ``evaluation``: its eval set before and after, :meth:`memtui.core.governance.gate.Evaluation.to_json`,
@@ -31,6 +33,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +45,7 @@ from memtui.core.errors import ConflictError, ReadOnlyError
 from memtui.core.governance import gate
 from memtui.core.skills import gating
 from memtui.core.skills.binding import bind, named_node
-from memtui.core.skills.content import ContentError, content_hash, read_content, scratch_folder, write_content
+from memtui.core.skills.content import Content, ContentError, content_hash, read_content, scratch_folder, write_content
 from memtui.core.skills.manifest import MANIFEST_FILE, Manifest, check_manifest_bytes, read_manifest
 from memtui.core.skills.model import AGENT_ROOT, SKILL_FILE, UPLOAD_PATTERN
 from memtui.core.skills.testrun import TestRun, run_tests
@@ -77,6 +81,7 @@ class SkillVersion:
     base_hash: str | None
     decision: dict[str, Any] | None = None
     retirement: dict[str, Any] | None = None
+    executable: tuple[str, ...] | None = None
     doc_id: int = 0
 
     @classmethod
@@ -84,7 +89,24 @@ class SkillVersion:
         data: dict[str, Any] = {k: doc.get(k) for k in _FIELDS}
         data["files"] = dict(data.get("files") or {})
         data["provenance"] = dict(data.get("provenance") or {})
+        if data.get("executable") is not None:
+            data["executable"] = tuple(data["executable"])
         return cls(**data, doc_id=doc_id)
+
+    def executables(self) -> set[str]:
+        """The paths of this version that are executable. A version recorded before modes were
+        kept names none: then the file its manifest names as the test command is taken as
+        executable (it was in the folder it was read from, or its tests could not have run)."""
+        if self.executable is not None:
+            return set(self.executable) & set(self.files)
+        try:
+            command = json.loads(self.files.get(MANIFEST_FILE, "")).get("tests", {}).get("command")
+        except (ValueError, AttributeError):
+            return set()
+        if not isinstance(command, str):
+            return set()
+        path = command[2:] if command.startswith("./") else command
+        return {path} if path in self.files else set()
 
     def as_version(self) -> gov.Version:
         """This version as the articles' :class:`~memtui.core.governance.Version`, for the
@@ -107,6 +129,8 @@ class SkillVersion:
         data["paths"] = sorted(self.files)
         if not files:
             data.pop("files")
+        if data.get("executable") is not None:
+            data["executable"] = list(data["executable"])
         return data
 
 
@@ -215,7 +239,13 @@ def skill_folder(ws: Workspace, name: str) -> tuple[str, Path]:
 
 
 def _files_now(ws: Workspace, folder: Path) -> dict[str, str] | None:
-    """The folder's content now, ``None`` when absent.
+    """The folder's files now, ``None`` when absent (raises as :func:`_content_now`)."""
+    content = _content_now(ws, folder)
+    return None if content is None else content.files
+
+
+def _content_now(ws: Workspace, folder: Path) -> Content | None:
+    """The folder's content now (files and executable bits), ``None`` when absent.
 
     Raises:
         GovernanceError: it cannot be taken as a version (a link leading outside, a binary file …).
@@ -223,9 +253,25 @@ def _files_now(ws: Workspace, folder: Path) -> dict[str, str] | None:
     if not folder.exists() and not folder.is_symlink():
         return None
     try:
-        return read_content(folder, confine_to=ws.root).files
+        return read_content(folder, confine_to=ws.root)
     except ContentError as exc:
         raise gov.GovernanceError(str(exc)) from exc
+
+
+def _set_modes(ws: Workspace, version: SkillVersion) -> None:
+    """Give the files of ``skills/NAME/`` the executable bits ``version`` records, after it was
+    written there (the guarded write carries bytes only; modes are not part of the content hash)."""
+    folder = ws.root / AGENT_ROOT / version.skill
+    runnable = version.executables()
+    for path in version.files:
+        target = folder / path
+        try:
+            mode = os.stat(target, follow_symlinks=False).st_mode & 0o7777
+            wanted = (mode | ((mode & 0o444) >> 2)) if path in runnable else (mode & ~0o111)
+            if wanted != mode:
+                os.chmod(target, wanted)
+        except OSError:
+            continue
 
 
 def _node_of(ws: Workspace, folder: Path, files: dict[str, str], name: str) -> str:
@@ -243,9 +289,10 @@ def _node_of(ws: Workspace, folder: Path, files: dict[str, str], name: str) -> s
 
 def _record(name: str, number: int, node: str, files: dict[str, str], *, state: str, author: str | None,
             provenance: dict[str, Any], active: SkillVersion | None,
-            decision: dict[str, Any] | None = None) -> dict[str, Any]:
+            decision: dict[str, Any] | None = None, executable: Any = ()) -> dict[str, Any]:
     return {"id": version_id(name, number), "skill": name, "node": node, "number": number, "state": state,
-            "files": dict(sorted(files.items())), "sha256": content_hash(files), "created": gov.now(),
+            "files": dict(sorted(files.items())), "executable": sorted(set(executable) & set(files)),
+            "sha256": content_hash(files), "created": gov.now(),
             "author": author, "provenance": {"case": None, "source_request": None, "human_reviewed": False,
                                              "untrusted": False, **provenance},
             "based_on": active.number if active else None, "base_hash": active.sha256 if active else None,
@@ -275,26 +322,31 @@ def _move(tx: Any, version: SkillVersion, state: str, field_name: str, decision:
 
 # -- actions ------------------------------------------------------------------------------------------
 def adopt(session: Any, name: str, reason: str = "") -> SkillVersion:
-    """Record the skill's folder as it is as version 1 (``baseline``, active): the start of its
-    history. Anyone may adopt a baseline (it publishes nothing new); the skill must be bound.
+    """Record the skill's folder as it is as its first published version (``baseline``,
+    active): the start of its history. Anyone may adopt a baseline (it publishes nothing new);
+    the skill must be bound. A skill holding only proposals (recorded before proposing for an
+    untracked skill was refused) or rejected ones is adopted as the next number; those
+    proposals stay, filed on no published version.
 
     Raises:
-        GovernanceError: the skill has versions already, or its folder is missing or unusable.
+        GovernanceError: the skill has a published (or retired) version already, or its folder
+            is missing or unusable.
         RefusedError: it is bound to no node.
     """
     shown, folder = skill_folder(session.ws, name)
 
     def change(tx: Any) -> SkillVersion:
         ledger = SkillLedger(session.store)
-        if ledger.versions(name):
+        if any(v.state in ("active", "retired") for v in ledger.versions(name)):
             raise gov.GovernanceError(f"{name} has recorded versions already; `memtui skills versions {name}` lists them.")
-        files = _files_now(session.ws, folder)
-        if not files:
+        content = _content_now(session.ws, folder)
+        if content is None or not content.files:
             raise gov.GovernanceError(f"{shown} holds no skill to adopt.")
+        files = content.files
         node = _node_of(session.ws, folder, files, name)
-        record = _record(name, 1, node, files, state="active", author=session.profile,
+        record = _record(name, _next(ledger, name), node, files, state="active", author=session.profile,
                          provenance={"kind": "baseline"}, active=None,
-                         decision=_decision(session, "adopt", reason or "baseline"))
+                         decision=_decision(session, "adopt", reason or "baseline"), executable=content.executable)
         version = _insert(tx, record)
         tx.hashes(None, version.sha256)
         tx.detail.update({"version": version.id, "node": node, "provenance": "baseline"})
@@ -304,14 +356,17 @@ def adopt(session: Any, name: str, reason: str = "") -> SkillVersion:
 
 
 def propose(session: Any, name: str, files: dict[str, str], *, case: str, source_request: str, profile: str,
-            sources: list[str] | tuple[str, ...] = (), client_id: str | None = None) -> SkillVersion:
+            sources: list[str] | tuple[str, ...] = (), client_id: str | None = None,
+            executable: Any = ()) -> SkillVersion:
     """File a skill change: a candidate version of skill ``name`` holding ``files`` (a
-    folder's content). Anyone may propose; nothing in ``skills/`` changes until the owner
-    publishes it.
+    folder's content; ``executable``: the paths among them that are executable). Anyone may
+    propose; nothing in ``skills/`` changes until the owner publishes it.
 
     Raises:
         GovernanceError: no ``SKILL.md`` in it, missing case or source request or profile,
-            content identical to the published version.
+            content identical to the published version; the skill's folder exists but is
+            untracked (no version recorded: it must be adopted first, or its publication
+            would be refused; nothing is filed).
         RefusedError: the content binds the skill to no node.
     """
     if SKILL_FILE not in files:
@@ -328,11 +383,15 @@ def propose(session: Any, name: str, files: dict[str, str], *, case: str, source
         active = ledger.active(name)
         if active is not None and active.sha256 == sha:
             raise gov.GovernanceError(f"the proposed content is the published version {active.id}; nothing was filed.")
+        if active is None and _files_now(session.ws, folder):
+            raise gov.GovernanceError(f"{shown} exists but is untracked; adopt it first (`memtui skills adopt {name}`) "
+                                      "so its current content is kept as a version, then propose the change; "
+                                      "nothing was filed.")
         node = _node_of(session.ws, folder, files, name)
         record = _record(name, _next(ledger, name), node, files, state="proposed", author=profile.strip(),
                          provenance={"kind": "proposal", "case": case.strip(),
                                      "source_request": source_request.strip(),
-                                     "sources": [s for s in sources if s]}, active=active)
+                                     "sources": [s for s in sources if s]}, active=active, executable=executable)
         version = _insert(tx, record)
         tx.hashes(None, version.sha256)
         tx.detail.update({"version": version.id, "node": node, "case": case.strip()})
@@ -381,7 +440,7 @@ def test(session: Any, ref: str, *, timeout: float | None = None) -> tuple[dict[
             version = SkillLedger(session.store).get(ref)
             files = version.files
             where = stack.enter_context(scratch_folder()) / name
-            write_content(files, where)
+            write_content(files, where, version.executables())
         manifest = check_manifest_bytes(files[MANIFEST_FILE].encode("utf-8"), MANIFEST_FILE) \
             if MANIFEST_FILE in files else None
         spec = manifest.tests if manifest is not None else None
@@ -529,8 +588,10 @@ def publish(session: Any, ref: str, *, reviewed: bool = False, why: str = "",
             return _activate(tx, version, active, "publish", why or f"published after {how}; tests passed on "
                              f"{version.sha256[:12]}", {"human_reviewed": bool(reviewed)}, evaluation=record)
 
-        return session.write("skills.publish", f"{AGENT_ROOT}/{name}", change,
+        done = session.write("skills.publish", f"{AGENT_ROOT}/{name}", change,
                              request={"version": ref, "reviewed": bool(reviewed), "why": why}).result
+        _set_modes(session.ws, done)
+        return done
 
     if evaluation is not gate.SKIP:
         check_publish(session, ref, reviewed=reviewed)  # refused before anything is measured
@@ -591,15 +652,17 @@ def rollback(session: Any, name: str, to: int, reason: str = "", *, accept_regre
             measured = gate.inside(tx, ev, accept_regression)
             active = ledger.active(name)
             record = _record(name, _next(ledger, name), target.node, target.files, state="proposed",
-                             author=session.profile, active=active,
+                             author=session.profile, active=active, executable=target.executables(),
                              provenance={"kind": "rollback", "rollback_of": to, "human_reviewed": True,
                                          **({"evaluation": measured} if measured else {})})
             version = _insert(tx, record)
             return _activate(tx, version, active, "rollback", reason or f"rollback to version {to}",
                              {"rollback_of": to})
 
-        return session.write("skills.rollback", f"{AGENT_ROOT}/{name}", change,
+        done = session.write("skills.rollback", f"{AGENT_ROOT}/{name}", change,
                              request={"skill": name, "to": to, "reason": reason}).result
+        _set_modes(session.ws, done)
+        return done
 
     return gate.run(session, lambda: evaluate_change(session, "rollback", name, to=to, progress=progress),
                     act, evaluation, accept_regression)
@@ -641,7 +704,9 @@ def revert(session: Any, name: str, *, accept_regression: str | None = None, eva
             tx.detail["version"] = active.id
             return active
 
-        return session.write("skills.revert", f"{AGENT_ROOT}/{name}", change, request={"skill": name}).result
+        done = session.write("skills.revert", f"{AGENT_ROOT}/{name}", change, request={"skill": name}).result
+        _set_modes(session.ws, done)
+        return done
 
     return gate.run(session, lambda: evaluate_change(session, "revert", name, progress=progress),
                     act, evaluation, accept_regression)

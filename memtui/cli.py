@@ -102,6 +102,18 @@ def _tui_path(argv: list[str]) -> str | None:
     return None
 
 
+def _tui_option(argv: list[str], option: str) -> str | None:
+    """The value of the TUI's ``option`` in ``argv`` (``--theme X`` or ``--theme=X``), or ``None``."""
+    for i, word in enumerate(argv):
+        if word == "--":
+            break
+        if word == option and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith(option + "="):
+            return word.split("=", 1)[1]
+    return None
+
+
 def _reader_left() -> int:
     """The reader of standard output went away (``memtui graph list --json | head``).
 
@@ -168,7 +180,19 @@ def _main(argv: list[str] | None) -> int:
                 _common.fail(message, code, exc.reference)
             except SystemExit as done:
                 return int(done.code or 0)
+    theme = _tui_option(argv, "--theme")
+    if theme is not None:  # before the PATH: `memtui --theme nosuch audit` is the theme's problem
+        from memtui.themes import theme_names
+
+        names = theme_names()
+        if theme not in names:
+            _common.fail(f"--theme {theme} is not a theme; the themes are {', '.join(names)} "
+                         "(`memtui themes` shows them)", ExitCode.USAGE)
     path = _tui_path(argv)
+    if path is not None and path in commands and not os.path.exists(path):
+        _common.fail(f"{path} is a command: the command comes first, its options after it "
+                     f"(`memtui {path} --help`); --theme, --read-only and --as are for opening the TUI",
+                     ExitCode.USAGE)
     if path is not None and path not in commands and not os.path.exists(path):
         import difflib
 
@@ -176,6 +200,9 @@ def _main(argv: list[str] | None) -> int:
         if near:  # `memtui serch x` would otherwise try to open a folder named serch
             _common.fail(f"{path!r} is neither a command nor a folder; did you mean `memtui {near[0]}`? "
                          "(`memtui --help` lists the commands)", ExitCode.USAGE)
+        if os.sep not in path and "/" not in path:  # a bare word; a path that is not there "does not exist"
+            _common.fail(f"{path!r} is neither a command nor a folder (`memtui --help` lists the commands)",
+                         ExitCode.USAGE)
     args = _tui_parser().parse_args(argv)
     from memtui.ui.launch import run_tui
 

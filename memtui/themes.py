@@ -90,3 +90,12 @@ def load_themes(folder: Path | None = None) -> LoadedThemes:
             continue
         out.themes[theme.name] = theme
     return out
+
+
+def theme_names() -> list[str]:
+    """Every name ``memtui --theme NAME`` accepts: memtui's theme files, then Textual's
+    built-in themes that no file replaces (each list sorted)."""
+    from textual.theme import BUILTIN_THEMES
+
+    ours = sorted(load_themes().themes)
+    return ours + sorted(name for name in BUILTIN_THEMES if name not in ours)

@@ -304,7 +304,35 @@ def test_boot_json_has_the_same_shape_with_and_without_skills(sample_copy: Path,
 def test_an_option_value_before_the_path_is_not_taken_for_a_command(capsys, tmp_path, monkeypatch) -> None:
     """`memtui --theme nope PATH` said "'nope' is neither a command nor a folder"."""
     monkeypatch.setattr("memtui.ui.launch.has_terminal", lambda: False)  # stop before the app starts
-    code, _out, err = _run(capsys, "--theme", "nope", str(tmp_path))
+    code, _out, err = _run(capsys, "--theme", "memtui-light", str(tmp_path))
     assert "neither a command" not in err and "needs a terminal" in err and code == 2
-    code, _out, err = _run(capsys, "--theme", "nope", "serch")
+    code, _out, err = _run(capsys, "--theme", "memtui-light", "serch")
     assert code == 2 and "did you mean `memtui search`" in err
+
+
+def test_a_word_that_is_neither_a_command_nor_a_folder_says_so(capsys, tmp_path, monkeypatch) -> None:
+    """`memtui frobnicate` said only "frobnicate does not exist", as if a folder were meant."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, "frobnicate")
+    assert code == 2 and out == ""
+    assert "'frobnicate' is neither a command nor a folder (`memtui --help` lists the commands)" in err
+    code, _out, err = _run(capsys, str(tmp_path / "missing"))  # a path that is not there is still a path
+    assert code == 2 and "does not exist" in err
+
+
+def test_an_unknown_theme_is_said_as_the_themes_problem_with_the_themes(capsys, tmp_path, monkeypatch) -> None:
+    """`memtui --theme nosuch audit` said "audit does not exist"."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("memtui.ui.launch.has_terminal", lambda: False)
+    for argv in (["--theme", "nosuch", "audit"], ["--theme=nosuch", str(tmp_path)]):
+        code, out, err = _run(capsys, *argv)
+        assert code == 2 and out == ""
+        assert "--theme nosuch is not a theme; the themes are memtui-dark" in err and "textual-dark" in err
+        assert "does not exist" not in err and "needs a terminal" not in err
+
+
+def test_a_command_after_an_option_of_the_tui_is_named_as_a_command(capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _out, err = _run(capsys, "--theme", "memtui-light", "audit")
+    assert code == 2 and "does not exist" not in err
+    assert "audit is a command: the command comes first" in err and "`memtui audit --help`" in err

@@ -117,9 +117,10 @@ def test_the_core_approve_refuses_a_regression_too(ws: Path) -> None:
 def test_accepted_regression_is_recorded_and_a_rollback_carries_its_evaluation(
         ws: Path, capsys: pytest.CaptureFixture) -> None:
     vid = _propose(ws, Path(EXP_020).name, _trimmed(ws))
-    code, out, _ = run_cli(capsys, "proposals", "approve", "-w", str(ws), "--yes", "--reviewed", vid,
-                           "--accept-regression")
-    assert code == 2  # no reason given
+    code, out, err = run_cli(capsys, "proposals", "approve", "-w", str(ws), "--yes", "--reviewed", vid,
+                             "--accept-regression")
+    assert code == 2 and "--accept-regression needs --reason" in err  # no reason given
+    assert "measuring" not in err and out == ""  # said before the evaluation runs, not after it
     code, out, _ = run_cli(capsys, "proposals", "approve", "-w", str(ws), "--yes", "--reviewed", vid,
                            "--accept-regression", "--reason", "the analysis moves to a checklist")
     assert code == 0, out
@@ -158,6 +159,10 @@ def test_retire_is_measured_and_refused_when_it_takes_a_precedent(ws: Path, caps
     code, out, _ = run_cli(capsys, "versions", "-w", str(ws), EXP_020, "--json")
     retired = json.loads(out)["versions"][-1]
     assert retired["retirement"]["evaluation"]["accepted_regression"] is True
+    code, out, _ = run_cli(capsys, "versions", "-w", str(ws), EXP_020)
+    [line] = [x for x in out.splitlines() if x.startswith(retired["id"] + " ")]
+    assert f"retired by {retired['retirement']['by']}: obsolete" in line  # the reason, not only --json's
+    assert line.count("eval:") == 1
 
 
 def test_only_the_domains_the_change_sits_in_are_measured(ws: Path, capsys: pytest.CaptureFixture) -> None:

@@ -178,6 +178,40 @@ def test_a_damaged_store_is_said_by_every_listing_never_an_empty_list(ws, shared
     assert store_file.read_bytes() == before  # never written over
 
 
+@pytest.mark.parametrize("argv", [
+    ["occurred", "support/lockout.md", "--case", "C-1", "--source-request", "R-1"],
+    ["use", "--version", "support/lockout.md@1", "--case", "C-1", "--source-request", "R-1",
+     "--verdict", "pass", "--check", "replayed"],
+    ["adopt", "--yes"]])
+def test_a_damaged_store_is_said_first_by_every_acting_command_the_same_way(ws, shared, capsys, argv):
+    """`occurred` on a truncated store said "has no recorded version; adopt it first" (exit 1),
+    blaming the entry, while `adopt` named the damaged store (exit 3)."""
+    store_file = ws / ".memtui" / "store.json"
+    store_file.parent.mkdir(exist_ok=True)
+    store_file.write_bytes((shared / "bug-inputs" / "B01" / "store-truncated.json").read_bytes())
+    before = store_file.read_bytes()
+    assert _run([*argv, "-w", str(ws)]) == 3
+    err = capsys.readouterr().err
+    assert "refused: memtui's store" in err and "is damaged: the JSON breaks at line 1, column 229" in err
+    assert "no recorded version" not in err and "set-aside" in err
+    assert store_file.read_bytes() == before  # never written over
+
+
+def test_a_version_line_shows_the_retirement_reason_and_one_evaluation():
+    from memtui.commands._gov import version_line
+    from memtui.core.governance import Version
+
+    record = {"domains": [{"node": "support", "worse": []}]}
+    v = Version(id="support/x.md@1", article="support/x.md", node="support", number=1, state="retired",
+                content="", sha256="", created="2026-12-01", author="a.b", profile_version=None,
+                provenance={"kind": "proposal", "evaluation": record}, based_on=None, base_hash=None,
+                title="X", one_liner="x",
+                retirement={"by": "c.d", "at": "2026-12-02", "why": "moved to\nthe FAQ", "evaluation": record})
+    line = version_line(v)
+    assert "retired by c.d: moved to the FAQ" in line
+    assert line.count("eval: no domain worse") == 1
+
+
 def test_retire_without_a_reason_is_refused_and_retires_nothing(ws, capsys):
     assert _run(["adopt", "-w", str(ws), "--yes", "--as", LEAD]) == 0
     capsys.readouterr()

@@ -125,6 +125,28 @@ def test_bad_cases_file_is_a_clear_error(tmp_path: Path) -> None:
         triage.load_cases(bad)
 
 
+def test_a_missing_cases_file_names_the_flag_in_plain_words(tmp_path: Path, capsys) -> None:
+    missing = tmp_path / "nonexistent.jsonl"
+    try:
+        code = main(["eval", "triage", "-w", str(tmp_path), "--cases", str(missing)])
+    except SystemExit as exc:
+        code = int(exc.code)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"--cases {missing} cannot be read: no such file" in err
+    assert "Errno" not in err
+
+
+@pytest.mark.parametrize(("styles", "said"), [
+    ([None, None], 'none of these cases says its style: add a "style" field to the cases, or use --leave-out language'),
+    (["mail", "mail"], "these are all 'mail': add cases of another style, or use --leave-out language")])
+def test_leaving_out_a_grouping_the_cases_do_not_vary_by_says_what_to_do(styles, said) -> None:
+    cases = [triage.Case(f"c{i}", "ticket", "en", [], [], style or "") for i, style in enumerate(styles)]
+    with pytest.raises(ValueError) as caught:
+        triage.cross_validate(cases, [], "style")
+    assert said in str(caught.value)
+
+
 def test_several_cases_files_are_one_set_and_ids_stay_unique(tmp_path: Path) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     a.write_text('{"id": "c1", "ticket": "x"}\n', "utf-8")

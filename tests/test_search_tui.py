@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Input, Select, Static, TextArea, Tree
 
 from memtui.core.frontmatter import split
@@ -223,6 +224,33 @@ def test_the_readme_search_examples_find_something_on_the_sample(sample_copy, ca
         query = " ".join(example.split())
         code, out, _ = run_cli(capsys, "search", "-w", str(sample_copy), "--json", query)
         assert code == 0 and json.loads(out)["total"] > 0, query
+
+
+@pytest.mark.parametrize("line_end", ["\r", "\r\n"], ids=["cr", "crlf"])
+async def test_a_paste_with_cr_line_ends_keeps_its_lines_and_is_read_as_a_mail(sample_copy: Path,
+                                                                               line_end: str) -> None:
+    """Most terminals (and tmux's paste-buffer) send CR line ends: the box keeps every line as
+    with LF, and the search reads the mail's structure."""
+    from textual import events
+
+    from memtui.ui.screens.search import PASTE_BREAK, query_text
+
+    lines = ["Hello,", "the courier parcel never arrived and the COD payment is missing.", "",
+             "Best regards,", "Ann", "", "On Mon, Dec 1, 2026 at 9:14 AM Bob <bob@example.com> wrote:",
+             "> The parcel shows delivered but no cash on delivery was recorded."]
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _search_area(pilot, app)
+        box = screen.query_one("#search-query", Input)
+        box.focus()
+        box.value = ""
+        box.post_message(events.Paste(line_end.join(lines) + line_end))
+        await wait_for(pilot, lambda: PASTE_BREAK in box.value, what="the pasted lines in the box")
+        assert query_text(box.value) == "\n".join(lines), "every line kept, each line end read as one break"
+        assert "\r" not in box.value
+        await wait_for(pilot, lambda: "read the newest message" in str(
+            screen.query_one("#search-status", Static).render()), what="what was read, in the status")
+    app.session.close()
 
 
 async def test_a_pasted_email_stays_whole_and_the_status_says_what_was_read(sample_copy: Path) -> None:

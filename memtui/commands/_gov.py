@@ -15,6 +15,7 @@ import sys
 from memtui.commands import _common
 from memtui.commands._common import ExitCode
 from memtui.core import governance as gov
+from memtui.core.errors import ReadOnlyError
 from memtui.core.session import Session
 
 
@@ -50,8 +51,23 @@ def reading(args: argparse.Namespace, purpose: str) -> Session:
 
 
 def session(args: argparse.Namespace, purpose: str) -> Session:
+    """The session of an acting command. A damaged store is refused first (exit 3, with the
+    store's own sentence: where the JSON breaks and how to recover), as a write would be: a
+    damaged store reads as empty, so a check against it ("has no recorded version") would
+    blame the entry instead of the store.
+
+    Raises:
+        ReadOnlyError: the store is damaged or cannot be read. SystemExit: 2 when the workspace
+        cannot be opened or ``--accept-regression`` comes without a reason.
+    """
+    accepted(args)  # --accept-regression without a reason is a usage error before anything is measured
     ws = _common.open_workspace(args)
-    return Session.open(ws, purpose=f"cli {purpose}", profile=getattr(args, "as_profile", None))
+    s = Session.open(ws, purpose=f"cli {purpose}", profile=getattr(args, "as_profile", None))
+    if s.store.damaged:
+        reason = s.store.reason or f"memtui's store {s.store.path} cannot be read."
+        s.close()
+        raise ReadOnlyError(reason)
+    return s
 
 
 def confirm(args: argparse.Namespace, s: Session, question: str) -> None:
@@ -71,12 +87,29 @@ def version_line(v: gov.Version, ledger: gov.Ledger | None = None) -> str:
     if ledger is not None and v.state == "proposed":
         extra = "  " + gov.eligibility(ledger, v).summary
     if v.state == "retired":
-        extra += "  " + (gov.retired_how(v) or "")
+        extra += "  " + retired_phrase(v)
     cls = f"  [{v.classification['class']}]" if v.classification and v.classification.get("class") else ""
-    for record in (v.provenance.get("evaluation"), (v.retirement or {}).get("evaluation")):
-        if record:
-            extra += "  " + gov.gate.verdict(record)
+    record = evaluation_of(v)
+    if record:
+        extra += "  " + gov.gate.verdict(record)
     return f"{v.id}  {v.state}  {v.author or '-'}  {v.created}{cls}{mark}{extra}"
+
+
+def retired_phrase(v: gov.Version) -> str:
+    """How a retired version was retired, for text: ``retired by PROFILE: REASON`` when its owner
+    retired it with a reason, else :func:`memtui.core.governance.retired_how`'s phrase (a
+    replacing activation or merge says why by itself)."""
+    how = gov.retired_how(v) or ""
+    r = v.retirement or {}
+    why = " ".join(str(r.get("why") or "").split())
+    if how.startswith("retired: by ") and why:
+        return f"retired by {r.get('by') or 'unknown'}: {why}"
+    return how
+
+
+def evaluation_of(v: gov.Version) -> dict | None:
+    """The one evaluation record a version's text shows: its approval's, else its retirement's."""
+    return v.provenance.get("evaluation") or (v.retirement or {}).get("evaluation")
 
 
 def print_version(v: gov.Version) -> None:

@@ -242,8 +242,8 @@ def run_triage(args: argparse.Namespace) -> int:
     ws = _common.open_workspace(args)
     try:
         cases = triage.load_cases(*[Path(p) for p in args.cases])
-    except triage.CasesError as exc:
-        _common.fail(str(exc), ExitCode.USAGE)
+    except triage.CasesError as exc:  # each sentence starts with the file: name the flag it came from
+        _common.fail(f"--cases {exc}", ExitCode.USAGE)
     try:
         report = triage.run(ws, cases, k=args.k, likely=args.likely, folds=args.folds, refit=args.fit,
                             leave_out=tuple(dict.fromkeys(args.leave_out)))

@@ -54,6 +54,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             for v in page.items:
                 print(_gov.version_line(v))
-                _gov.print_evaluation(v.provenance.get("evaluation") or (v.retirement or {}).get("evaluation"))
+                _gov.print_evaluation(_gov.evaluation_of(v))
             _common.print_more(page, "versions")
     return ExitCode.OK

@@ -170,6 +170,10 @@ class KeysHelp(ModalScreen[None]):
     def render_text(self) -> Text:
         """The whole help as text (tests read it)."""
         out = Text()
+        # said first: the closing keys were only at the foot, below the fold of a long list
+        close = next(b for b in self.BINDINGS if isinstance(b, Binding) and b.action == "close")
+        keys = key_label(self.app, close, dict(getattr(self.app, "_keymap", {}) or {}))
+        out.append(f"{keys}: close this list (↑ ↓ and PgUp/PgDn scroll it)\n\n", style="bold")
         groups = help_groups(self.app, self._screen)
         width = max((cell_len(r.keys) for _, rows in groups for r in rows), default=8)
         width = min(width, 24)
@@ -193,7 +197,7 @@ class KeysHelp(ModalScreen[None]):
 
         out.append("Rebind a key in ", style="dim")
         out.append(str(config_path()), style="dim italic")
-        out.append(' under [keys], by the id shown: graph.merge = "M". Escape closes this.', style="dim")
+        out.append(' under [keys], by the id shown: graph.merge = "M".', style="dim")
         return out
 
     def action_close(self) -> None:

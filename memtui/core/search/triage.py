@@ -156,8 +156,12 @@ def load_cases(*paths: Path) -> list[Case]:
 def _load_file(path: Path) -> list[Case]:
     try:
         text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CasesError(f"{path} cannot be read: {exc}") from exc
+    except FileNotFoundError as exc:
+        raise CasesError(f"{path} cannot be read: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise CasesError(f"{path} cannot be read: it is not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise CasesError(f"{path} cannot be read: {(exc.strerror or str(exc)).lower()}") from exc
     cases = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -351,7 +355,13 @@ def cross_validate(cases: list[Case], cands: list[Candidates], k: int | str,
     if isinstance(k, str):
         parts = [p for _, p in group_folds(cases, k)]
         if len(parts) < 2:
-            raise ValueError(f"leaving one {k} out needs cases of at least two; these are all one")
+            other = " or ".join(f"--leave-out {g}" for g in GROUPINGS if g != k)
+            only = group_folds(cases, k)[0][0] if cases else UNSTATED
+            if only == UNSTATED:
+                raise ValueError(f"leaving one {k} out needs cases of at least two {k}s, and none of these cases "
+                                 f'says its {k}: add a "{k}" field to the cases, or use {other}')
+            raise ValueError(f"leaving one {k} out needs cases of at least two {k}s; these are all {only!r}: "
+                             f"add cases of another {k}, or use {other}")
     else:
         if not 2 <= k <= len(cases):
             raise ValueError(f"--folds must be between 2 and the number of cases ({len(cases)})")

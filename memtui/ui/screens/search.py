@@ -157,6 +157,12 @@ def _searchable(app) -> bool:  # noqa: ANN001
     return getattr(app, "index_report", True) is not None or bool(getattr(app, "index_existed", False))
 
 
+def normalise_line_ends(text: str) -> str:
+    """``text`` with each CR LF and each lone CR turned into LF (a paste's line ends differ by
+    terminal: most send CR)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 #: How a line break of a pasted ticket shows in the one-line query box.
 PASTE_BREAK = " \u23ce "
 
@@ -166,10 +172,13 @@ class TicketInput(Input):
     line break shown as :data:`PASTE_BREAK`."""
 
     def _on_paste(self, event: events.Paste) -> None:
-        if "\n" not in event.text.strip("\r\n"):
+        # Terminals (and tmux's paste-buffer) send CR line ends: read CR LF and a lone CR as
+        # line breaks before deciding whether the paste has more than one line.
+        lines = normalise_line_ends(event.text).strip("\n")
+        if "\n" not in lines:
             return  # one line: Input's own paste (handlers run for each class in turn)
         event.prevent_default()  # Input's own would insert the first line again
-        text = PASTE_BREAK.join(event.text.replace("\r\n", "\n").replace("\r", "\n").strip("\n").split("\n"))
+        text = PASTE_BREAK.join(lines.split("\n"))
         if self.selection.is_empty:
             self.insert_text_at_cursor(text)
         else:

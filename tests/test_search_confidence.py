@@ -10,9 +10,8 @@ import pytest
 
 from memtui.core.search import confidence
 from memtui.core.search.analysis import terms
-from memtui.core.search.engine.matching import is_code
 from memtui.core.search.index import SearchIndex
-from memtui.core.search.query import Results, Hit, code_share, merged_lacks, search
+from memtui.core.search.query import Results, Hit, search
 from memtui.core.workspace import Workspace
 
 
@@ -53,34 +52,9 @@ def test_features_are_scale_free_and_a_flat_list_has_no_lead() -> None:
 def test_no_feature_moves_with_a_tickets_length() -> None:
     """The same ranked list, from a ticket of 5 words or of 500 (a forwarded e-mail), is
     as likely right: no feature reads the word count."""
-    assert confidence.FEATURES == ("lead", "spread", "agreement", "code")
+    assert confidence.FEATURES == ("lead", "spread", "agreement")
     assert confidence.features([9.0, 3.0, 2.0, 1.5, 1.0], agreement=0.4) == pytest.approx(
         confidence.features([90.0, 30.0, 20.0, 15.0, 10.0], agreement=0.4))
-
-
-def test_agreement_is_measured_against_what_the_listed_items_hold() -> None:
-    """Words no listed item's symptom holds (a long e-mail's, an English ticket's beside
-    Bulgarian symptoms) leave the agreement as it was; a word only a look-alike holds
-    lowers it."""
-    weights = [2.0, 1.0, 1.0]
-    agreed = [frozenset({0, 1}), frozenset({1, 2}), frozenset()]
-    assert confidence.relative_agreement(agreed, weights) == pytest.approx(3.0 / 4.0)
-    noisy = weights + [5.0] * 40  # forty more words, none in any listed item's symptom
-    assert confidence.relative_agreement(agreed, noisy) == pytest.approx(3.0 / 4.0)
-    assert confidence.relative_agreement([frozenset({0, 1, 2}), frozenset({1})], weights) == 1.0
-    assert confidence.relative_agreement([frozenset(), frozenset()], weights) == 1.0, "nothing to tell apart by"
-    assert confidence.relative_agreement([None, frozenset({1})], weights) is None
-    assert confidence.relative_agreement([], weights) is None
-
-
-def test_a_code_the_best_item_lacks_lowers_the_probability() -> None:
-    assert confidence.features([5.0, 1.0], conflict=0.5)[3] == 0.5
-    assert confidence.features([5.0, 1.0])[3] == 0.0
-    assert confidence.probability([5.0, 1.0], agreement=0.8, conflict=1.0) < confidence.probability(
-        [5.0, 1.0], agreement=0.8, conflict=0.5) < confidence.probability([5.0, 1.0], agreement=0.8, conflict=0.0)
-    assert code_share(("ora-06512",), ["ora-00001", "ora-06512"]) == 0.5
-    assert code_share((), []) == 0.0 and code_share(None, ["ora-00001"]) is None
-    assert merged_lacks(("a", "b"), ("b",)) == ("b",), "an item holds a code when its index line or its article does"
 
 
 def test_verdicts_label_a_likely_answer_or_the_best_possible_ones() -> None:
@@ -173,36 +147,6 @@ def test_coverage_is_the_share_of_the_query_word_weight_an_item_holds(tmp_path: 
     assert common.agreement == 0.0
     # a query with no plain word has no word to miss
     assert all(h.coverage == 1.0 for h in search(idx, "zanzi*").hits if h.coverage is not None)
-
-
-def test_codes_are_error_codes_and_identifiers_not_dates_or_inflections() -> None:
-    for code in ("ora-01017", "uk_user_login", "pol.pk_policy", "premiumcalculator.agefactor",
-                 "api/claims/submit", "err_connection_timed_out"):
-        assert is_code(code), code
-    for other in ("2026-03-03", "08:52", "1-vi", "iban-at", "client@example.com", "policy", "503",
-                  "clm-0000771", "pol-0000123"):
-        assert not is_code(other), other
-
-
-def test_a_ticket_naming_another_code_of_a_known_family_is_not_its_look_alikes(tmp_path: Path) -> None:
-    """An entry of the same error family with another code is a look-alike: the best hit
-    lacks the ticket's code, whether the memory holds it elsewhere or not at all, and the
-    answer is less likely than the same ticket with the entry's own code."""
-    mem = tmp_path / "ws" / "memory"
-    _write(mem / "AGENTS.md", "# Memory\n")
-    _entry(mem, "pk-clash", symptom="ORA-00001: unique constraint (POL.PK_POLICY) violated при запис на полица")
-    _entry(mem, "number-range", symptom="ORA-00001: unique constraint (POL.UK_POLICY_NUMBER) violated")
-    for i in range(6):
-        _entry(mem, f"other-{i}", body=f"полица запис грешка {i}")
-    idx = SearchIndex(Workspace.open(tmp_path / "ws"))
-    idx.update()
-    own = search(idx, "при запис на полица излиза ORA-00001: unique constraint (POL.PK_POLICY) violated")
-    unknown = search(idx, "при запис на полица излиза ORA-00001: unique constraint (USR.UK_USER_LOGIN) violated")
-    assert own.hits[0].entry_id == "pk-clash" and own.hits[0].lacks_codes == ()
-    assert unknown.hits[0].lacks_codes == ("usr.uk_user_login",)
-    assert unknown.likelihood < own.likelihood
-    elsewhere = search(idx, "при запис на полица ORA-00001 PK_POLICY UK_POLICY_NUMBER")
-    assert all(h.lacks_codes for h in elsewhere.hits[:2]), "each holds one of the two constraints"
 
 
 def test_features_carry_agreement_and_default_to_one() -> None:

@@ -210,14 +210,12 @@ def test_a_paste_of_only_symbols_is_a_clear_error(index: SearchIndex) -> None:
 
 def test_no_confident_precedent_names_the_entries_set_apart_and_why(index: SearchIndex,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    text = ("Hi,\nsaving a new agent in the admin screen fails with ORA-00001: unique constraint "
-            "(USR.UK_USER_LOGIN) violated.\nBest regards,\nIvan")
+    text = "Hi,\nour office printer shows paper jam on page two of every claim form.\nBest regards,\nIvan"
     res = search(index, text)
     possible = [h for h in res.hits if h.verdict == "possible"]
     assert res.likelihood < 0.5 and possible
     first = possible[0]
     assert first.shares and first.lacks and first.cause
-    assert first.lacks[0] == "USR.UK_USER_LOGIN", "the ticket's own code, which the look-alike lacks, comes first"
     assert first.why.startswith("shares ") and "; lacks " in first.why and "its cause: " in first.why
     assert first.to_json()["why"] == first.why
     assert all(not h.why for h in res.hits if h.verdict != "possible")

@@ -4,38 +4,24 @@ A BM25F score is comparable within one query only. Whether a pasted ticket has a
 among its best results shows less in the scores themselves than in their *shape*: a ticket
 with a precedent has a best result that stands out; a ticket with none gives a flat list of
 partial matches. A ranked list gets three features, each a ratio within the list or a share
-of what the listed items share with the ticket, so none moves with a ticket's length,
-language or noise:
+of the ticket, so none moves with a ticket's length, language or noise:
 
 - ``lead``: ``log`` of the best score over the second item's (capped at :data:`MAX_LEAD`):
   how far the best stands out from the next;
 - ``spread``: ``log`` of the best score over the :data:`ANSWER_SIZE`-th item's (capped
   likewise): how far it stands out from the tail;
-- ``agreement``: of the ticket's word weight (idf) that the first :data:`ANSWER_SIZE`
-  items' symptoms, aliases, titles and summaries hold between them, the share the best
-  item's hold (:func:`relative_agreement`): a precedent's symptom is the customer's
-  phrase, so a ticket agrees with it there more than with its look-alikes'. Measured
-  against what the listed items hold together, not against the whole ticket: a long
-  forwarded e-mail, or an English ticket beside symptoms quoted in Bulgarian, has many
-  words no symptom holds, and the share of the whole ticket fell with them (see below);
-- ``code``: of the codes the ticket's own words name (an error code, a constraint, a
-  method, an endpoint: :func:`memtui.core.search.engine.matching.ticket_codes`), the share
-  the best item does not hold — a code the memory holds elsewhere, or one it does not hold
-  whose family it knows (``ORA-01017`` beside ``ORA-00001``); 0 for a ticket naming none.
-  A support person reads the code first: an entry of the same family with another code is
-  a look-alike.
-  A pasted ticket's set-apart words (quoted history, signature) weigh half in
-  ``agreement`` and name no code (:mod:`memtui.core.search.reading`).
+- ``agreement``: the share of the query's word weight (idf) that the best item's symptom,
+  aliases, title and summary hold (:func:`memtui.core.search.query.agreement`): a
+  precedent's symptom is the customer's phrase, so a ticket agrees with it there, not only
+  somewhere in a long analysis. A pasted ticket's set-apart words (quoted history,
+  signature) weigh half (:mod:`memtui.core.search.reading`).
 
 Features that were dropped because they moved with the way a ticket is written, judged by
 leaving one way of writing (and one language) out of the fit: the best score per query word
 and the query's word count (a forwarded e-mail has many words: its right answers read as
 "not confident"), the share of the ticket's words the memory knows and the share it knows
 only by sound (they differ by language by construction), and the best item's coverage of
-the whole ticket (it falls with every word of noise), and the best item's agreement with the
-whole ticket (it fell with a long e-mail's words, and with an English ticket's: left out
-by language, English answers that were right read as "not confident"). The figures are in
-the changelog.
+the whole ticket (it falls with every word of noise). The figures are in the changelog.
 
 A logistic model turns them into the probability that the first :data:`ANSWER_SIZE` items
 hold a right precedent (:class:`Calibration`, Platt's method: J. Platt, "Probabilistic
@@ -57,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import Sequence
 
 #: Probability from which the answer is shown as likely: more likely right than wrong.
 LIKELY = 0.5
@@ -68,7 +54,7 @@ POSSIBLE_SHOWN = 3
 #: Cap of the best score's lead over a later item (or over none).
 MAX_LEAD = 10.0
 #: Names of the features, in the order of :attr:`Calibration.coef`.
-FEATURES = ("lead", "spread", "agreement", "code")
+FEATURES = ("lead", "spread", "agreement")
 #: L2 penalty on the (standardised) coefficients; fixed, not tuned: it only keeps the fit
 #: finite when the training cases are separable.
 RIDGE = 1.0
@@ -104,46 +90,18 @@ class Calibration:
 
 #: The shipped calibration: ``memtui eval triage --fit --cases ../shared/triage/dev-cases.jsonl
 #: --cases bench/triage/cases-2.jsonl --cases bench/triage/cases-3.jsonl --cases
-#: bench/triage/cases-4.jsonl --cases bench/triage/cases-4-check.jsonl --cases
-#: bench/triage/holdout-1.jsonl --cases bench/triage/cases-5.jsonl`` (606 cases); its
-#: leave-one-style-out and leave-one-language-out figures are in the changelog. Refit it
-#: when the scoring changes.
-DEFAULT = Calibration(coef=(1.0642, 1.4180, 2.6179, -2.4363), intercept=-2.1396, cases=606,
-                      lower=(0.0004, 0.0422, 0.0000, 0.0000), upper=(2.3026, 2.3026, 1.0000, 1.0000))
+#: bench/triage/cases-4.jsonl`` (344 cases); its leave-one-style-out and leave-one-language-out
+#: figures are in the changelog. Refit it when the scoring changes.
+DEFAULT = Calibration(coef=(1.3737, 0.8659, 4.8160), intercept=-2.1164, cases=344,
+                      lower=(0.0009, 0.0422, 0.0000), upper=(2.3026, 2.3026, 1.0000))
 
 
 def _lead(best: float, other: float | None) -> float:
     return math.log(min(MAX_LEAD, best / other) if other and other > 0 else MAX_LEAD)
 
 
-def relative_agreement(agreed: Sequence[Collection[int] | None], weights: Sequence[float]) -> float | None:
-    """The ``agreement`` feature: of the weight of the ticket's words that the first
-    :data:`ANSWER_SIZE` items' symptoms, aliases, titles and summaries hold between them,
-    the share (0…1) the first item's hold.
-
-    Args:
-        agreed: per ranked item, best first, the indexes into ``weights`` of the ticket's
-            words its agreement fields hold (:func:`memtui.core.search.query.agreed_terms`);
-            ``None`` where not measured.
-        weights: the weight (idf) of each of the ticket's words.
-
-    Returns:
-        The share; 1 when the items hold none of the ticket's words there (nothing to tell
-        them apart by); ``None`` when the first item was not measured.
-    """
-    if not agreed or agreed[0] is None:
-        return None
-    union: set[int] = set()
-    for held in agreed[:ANSWER_SIZE]:
-        union.update(held or ())
-    total = sum(weights[k] for k in union if k < len(weights))
-    if total <= 0:
-        return 1.0
-    return sum(weights[k] for k in agreed[0] if k < len(weights)) / total
-
-
 def features(scores: Sequence[float], complete: bool = True,
-             agreement: float | None = None, conflict: float | None = None) -> tuple[float, ...] | None:
+             agreement: float | None = None) -> tuple[float, ...] | None:
     """The feature vector of a ranked list of distinct items (see the module docstring).
 
     Args:
@@ -151,14 +109,12 @@ def features(scores: Sequence[float], complete: bool = True,
             article it lists are one item).
         complete: ``scores`` holds every match; when false, a missing second or
             :data:`ANSWER_SIZE`-th item means "not fetched", and counts as a tie.
-        agreement: :func:`relative_agreement` of the list; ``None`` (not measured) counts
-            as 1, as for a query with no plain word.
-        conflict: the share (0…1) of the ticket's codes the best item does not hold (the
-            ``code`` feature, :func:`memtui.core.search.query.code_share`); ``None`` (not
-            measured) counts as 0.
+        agreement: the best item's share (0…1) of the query's word weight in its symptom,
+            aliases, title and summary; ``None`` (not measured) counts as 1, as for a query
+            with no plain word.
 
     Returns:
-        ``(lead, spread, agreement, code)``, or ``None`` for an empty list.
+        ``(lead, spread, agreement)``, or ``None`` for an empty list.
     """
     if not scores or scores[0] <= 0:
         return None
@@ -169,16 +125,15 @@ def features(scores: Sequence[float], complete: bool = True,
             return scores[i]
         return None if complete else best
 
-    return (_lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)), 1.0 if agreement is None else agreement,
-            conflict or 0.0)
+    return (_lead(best, nth(1)), _lead(best, nth(ANSWER_SIZE - 1)), 1.0 if agreement is None else agreement)
 
 
 def probability(scores: Sequence[float], calibration: Calibration | None = None,
-                complete: bool = True, agreement: float | None = None, conflict: float | None = None) -> float:
+                complete: bool = True, agreement: float | None = None) -> float:
     """``calibration``'s (default :data:`DEFAULT`) probability that the first
     :data:`ANSWER_SIZE` of ``scores`` hold a right precedent; 0 for an empty list
-    (``agreement``, ``conflict``: see :func:`features`)."""
-    x = features(scores, complete, agreement, conflict)
+    (``agreement``: see :func:`features`)."""
+    x = features(scores, complete, agreement)
     return 0.0 if x is None else (calibration or DEFAULT).probability(x)
 
 

@@ -118,8 +118,6 @@ class Hit:
             first results only, else ``None``.
         agreement: the same share in the item's symptom, aliases, title and summary
             (:data:`AGREEMENT_FIELDS`); ``None`` where ``coverage`` is.
-        agreed, lacks_codes: see the attributes' comments (inputs of the answer's
-            confidence).
     """
 
     kind: str
@@ -136,13 +134,6 @@ class Hit:
     verdict: str = ""
     coverage: float | None = None
     agreement: float | None = None
-    #: The indexes into the query's words (:attr:`Results.weights`) that the item's
-    #: :data:`AGREEMENT_FIELDS` hold; ``None`` where ``coverage`` is.
-    agreed: frozenset[int] | None = None
-    #: The codes the ticket names that the item does not hold, in the ticket's order
-    #: (:func:`memtui.core.search.engine.matching.ticket_codes`); ``None`` where
-    #: ``coverage`` is.
-    lacks_codes: tuple[str, ...] | None = None
     #: For a ``possible`` hit, why it was set apart: the ticket's words it shares (rarest
     #: first), the ticket's rare words it lacks, and its own cause (:func:`set_apart`).
     shares: list[str] = field(default_factory=list)
@@ -201,11 +192,6 @@ class Results:
     #: How a pasted ticket was read (:func:`memtui.core.search.reading.read_ticket`);
     #: ``None`` for a typed query.
     reading: Reading | None = None
-    #: The weight (idf, times the reading's weight) of each of the query's words the index
-    #: holds, in the order :attr:`Hit.agreed` counts them.
-    weights: list[float] = field(default_factory=list)
-    #: The codes the ticket names (:func:`memtui.core.search.engine.matching.ticket_codes`).
-    codes: list[str] = field(default_factory=list)
 
     def assess(self) -> "Results":
         """Set :attr:`likelihood` and every hit's ``verdict`` (an index line and the article
@@ -213,23 +199,18 @@ class Results:
         returns ``self``."""
         firsts: dict[str, int] = {}
         scores: list[float] = []
-        agreed: list[frozenset[int] | None] = []
-        lacks: list[tuple[str, ...] | None] = []
+        agreed: list[float | None] = []
         for h in self.hits:
             key = h.target or h.path
             if key not in firsts:
                 firsts[key] = len(scores)
                 scores.append(h.score)
-                agreed.append(h.agreed)
-                lacks.append(h.lacks_codes)
+                agreed.append(h.agreement)
             else:  # an index line and its article: the item holds what either holds
-                i = firsts[key]
-                agreed[i] = merged_agreed(agreed[i], h.agreed)
-                lacks[i] = merged_lacks(lacks[i], h.lacks_codes)
+                agreed[firsts[key]] = _max(agreed[firsts[key]], h.agreement)
         complete = not (self.at_least or self.estimated) or len(self.hits) < 1
-        self.likelihood = confidence_model.probability(
-            scores, complete=complete, agreement=confidence_model.relative_agreement(agreed, self.weights),
-            conflict=code_share(lacks[0] if lacks else None, self.codes))
+        self.likelihood = confidence_model.probability(scores, complete=complete,
+                                                       agreement=agreed[0] if agreed else None)
         if self.reading is not None and not self.reading.message.strip():
             self.likelihood = 0.0  # only a signature or headers: nothing was asked, no precedent
         labels = confidence_model.verdicts(self.likelihood, len(scores))
@@ -239,24 +220,6 @@ class Results:
 
 def _max(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else max(a, b)
-
-
-def merged_agreed(a: frozenset[int] | None, b: frozenset[int] | None) -> frozenset[int] | None:
-    return b if a is None else a if b is None else a | b
-
-
-def merged_lacks(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    """What an item of two hits lacks: the codes both lack (either holding one is enough)."""
-    return b if a is None else a if b is None else tuple(c for c in a if c in b)
-
-
-def code_share(lacks: tuple[str, ...] | None, codes: list[str]) -> float | None:
-    """The share (0…1) of the ticket's ``codes`` that an item ``lacks`` (the ``code``
-    feature of :mod:`memtui.core.search.confidence`); ``None`` when not measured, 0 when the
-    ticket names no code."""
-    if lacks is None:
-        return None
-    return len(lacks) / len(codes) if codes else 0.0
 
 
 #: Fields whose agreement with the query is measured apart (a precedent's symptom and aliases
@@ -271,19 +234,12 @@ def agreement(fields: dict[str, Any], terms: list[tuple[tuple[str, ...], float]]
     total = sum(idf for _, idf in terms)
     if total <= 0:
         return 1.0  # no word to miss
-    held = agreed_terms(fields, terms)
-    return sum(idf for k, (_, idf) in enumerate(terms) if k in held) / total
-
-
-def agreed_terms(fields: dict[str, Any], terms: list[tuple[tuple[str, ...], float]]) -> frozenset[int]:
-    """The indexes into ``terms`` of the query's words that occur in the
-    :data:`AGREEMENT_FIELDS` of ``fields`` (see :func:`agreement`)."""
     found: set[str] = set()
     for name in AGREEMENT_FIELDS:
         text = fields.get(name)
         if text:
             found.update(t for t, _s, _e in term_spans(str(text)[:SNIPPET_SCAN]))
-    return frozenset(k for k, (vs, _) in enumerate(terms) if any(v in found for v in vs))
+    return sum(idf for vs, idf in terms if any(v in found for v in vs)) / total
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -501,17 +457,13 @@ def search(index: SearchIndex, text: str, limit: int = 10, include_proposed: boo
                              {"article": QUESTION_ARTICLE_BOOST} if "?" in text else None, exact_total=count)
             hits = [_hit(stored, score, found.words, found.highlight, snippets and i < limit)
                     for i, (stored, score) in enumerate(found.docs)]
-            total = sum(idf for _, idf in found.terms)
-            for hit, (stored, _), covered, lacking in zip(hits, found.docs, found.coverage, found.lacks_codes,
-                                                          strict=False):
+            for hit, (stored, _), covered in zip(hits, found.docs, found.coverage, strict=False):
                 hit.coverage = covered
-                hit.agreed = agreed_terms(stored, found.terms)
-                hit.agreement = (sum(found.terms[k][1] for k in hit.agreed) / total) if total > 0 else 1.0
-                hit.lacks_codes = lacking
+                hit.agreement = agreement(stored, found.terms)
             res = Results(hits=hits, total=found.total, ms=(time.perf_counter() - started) * 1000,
                            query_words=found.words, findings=findings, at_least=found.at_least,
                            estimated=found.estimated, known=found.known, keyed=found.keyed,
-                           reading=reading, weights=[idf for _, idf in found.terms], codes=found.codes).assess()
+                           reading=reading).assess()
             if reading is not None or len(items) >= WHY_MIN_WORDS:
                 set_apart(res, found.holds, found.terms, [stored for stored, _ in found.docs],
                           reading.message + "\n" + reading.aside if reading else text)
@@ -545,8 +497,7 @@ def set_apart(results: Results, holds: list[set[int]], terms: list[tuple[tuple[s
               stored: list[dict[str, Any]], text: str) -> None:
     """For each ``possible`` hit of ``results`` (an answer that is not likely), say why it
     was set apart: the query's words it holds (rarest first, as the ticket wrote them), the
-    query's rarest words it lacks — first the ticket's codes it lacks (:attr:`Hit.lacks_codes`),
-    if any — and its own cause (its ``mechanism``, else its summary).
+    query's rarest words it lacks, and its own cause (its ``mechanism``, else its summary).
 
     Args:
         results: the answer (hits aligned with ``holds`` and ``stored``).
@@ -570,10 +521,7 @@ def set_apart(results: Results, holds: list[set[int]], terms: list[tuple[tuple[s
         if hit.verdict != "possible":
             continue
         hit.shares = list(dict.fromkeys(shown(terms[k][0]) for k in rarest if k in held))[:WHY_WORDS]
-        lacked = [shown(terms[k][0]) for k in rarest if k not in held]
-        if hit.lacks_codes:  # the ticket's codes it lacks first: a look-alike's tell (its own code differs)
-            lacked[:0] = [written.get(code, code) for code in hit.lacks_codes]
-        hit.lacks = list(dict.fromkeys(lacked))[:WHY_WORDS]
+        hit.lacks = list(dict.fromkeys(shown(terms[k][0]) for k in rarest if k not in held))[:WHY_WORDS]
         cause = next((str(fields[f]) for f in CAUSE_FIELDS if fields.get(f)), "")
         hit.cause = " ".join(cause.split())[:WHY_CAUSE]
 

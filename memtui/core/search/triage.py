@@ -31,7 +31,7 @@ from memtui.core.files import read_text
 from memtui.core.frontmatter import split
 from memtui.core.search import confidence
 from memtui.core.search.index import SearchIndex
-from memtui.core.search.query import code_share, merged_agreed, merged_lacks, search
+from memtui.core.search.query import search
 from memtui.core.tree import MemoryTree, parse_index
 from memtui.core.workspace import NODE_INDEX, Workspace
 
@@ -81,11 +81,8 @@ class Ranked:
 class Candidates:
     """Every entry a ticket's search found, best first, before any cut: entry ids, their
     BM25F scores, the query's word count, the search time (ms), per entry its
-    ``coverage``, ``agreement``, ``agreed`` (the query's words its symptom, aliases, title
-    and summary hold) and ``lacks_codes`` (the ticket's codes it lacks), ``known``,
-    the share of the query's words the index holds, ``keyed``, the share of those held only
-    under a sound key, ``weights``, the query's word weights ``agreed`` indexes, and
-    ``codes``, the codes the ticket names
+    ``coverage`` and ``agreement``, ``known``, the share of the query's words the index holds,
+    and ``keyed``, the share of those held only under a sound key
     (see :mod:`memtui.core.search.confidence`; ``None`` where not measured)."""
 
     id: str
@@ -97,15 +94,10 @@ class Candidates:
     agreement: list[float | None] = field(default_factory=list)
     known: float | None = None
     keyed: float | None = None
-    agreed: list[frozenset[int] | None] = field(default_factory=list)
-    lacks_codes: list[tuple[str, ...] | None] = field(default_factory=list)
-    weights: list[float] = field(default_factory=list)
-    codes: list[str] = field(default_factory=list)
 
     def features(self) -> tuple[float, ...] | None:
         """The confidence features of this list (:func:`memtui.core.search.confidence.features`)."""
-        return confidence.features(self.scores, True, confidence.relative_agreement(self.agreed, self.weights),
-                                   code_share(self.lacks_codes[0] if self.lacks_codes else None, self.codes))
+        return confidence.features(self.scores, True, self.agreement[0] if self.agreement else None)
 
     def without(self, entries: list[str]) -> "Candidates":
         """The same list with ``entries`` taken out: what the search answers when those
@@ -117,8 +109,7 @@ class Candidates:
             return [values[i] for i in keep if i < len(values)]
 
         return Candidates(self.id, pick(self.entries), pick(self.scores), self.query_words, self.ms,
-                          pick(self.coverage), pick(self.agreement), self.known, self.keyed,
-                          pick(self.agreed), pick(self.lacks_codes), self.weights, self.codes)
+                          pick(self.coverage), pick(self.agreement), self.known, self.keyed)
 
     def assess(self, calibration: confidence.Calibration, likely: float = confidence.LIKELY) -> Ranked:
         """The answer ``calibration`` gives: the first entries when the answer is likely
@@ -204,9 +195,7 @@ def candidates(index: SearchIndex, cases: list[Case], ids: dict[str, str]) -> li
         entries: list[str] = []
         scores: list[float] = []
         covered: list[float | None] = []
-        agreement: list[float | None] = []
-        agreed: list[frozenset[int] | None] = []
-        lacks: list[tuple[str, ...] | None] = []
+        agreed: list[float | None] = []
         for hit in res.hits:
             eid = hit.entry_id or ids.get(hit.target or hit.path, "")
             if hit.kind == "index-line":
@@ -216,18 +205,14 @@ def candidates(index: SearchIndex, cases: list[Case], ids: dict[str, str]) -> li
             if eid in entries:  # an index line and its article: the entry holds what either holds
                 i = entries.index(eid)
                 covered[i] = _max(covered[i], hit.coverage)
-                agreement[i] = _max(agreement[i], hit.agreement)
-                agreed[i] = merged_agreed(agreed[i], hit.agreed)
-                lacks[i] = merged_lacks(lacks[i], hit.lacks_codes)
+                agreed[i] = _max(agreed[i], hit.agreement)
                 continue
             entries.append(eid)
             scores.append(hit.score)
             covered.append(hit.coverage)
-            agreement.append(hit.agreement)
-            agreed.append(hit.agreed)
-            lacks.append(hit.lacks_codes)
+            agreed.append(hit.agreement)
         out.append(Candidates(case.id, entries, scores, res.query_words, (time.perf_counter() - started) * 1000,
-                              covered, agreement, res.known, res.keyed, agreed, lacks, res.weights, res.codes))
+                              covered, agreed, res.known, res.keyed))
     return out
 
 

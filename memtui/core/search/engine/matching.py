@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import functools
 import heapq
-import itertools
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -87,11 +85,6 @@ class Ranking:
     #: Of the query's words the index holds, the share (0…1) it holds only under their sound
     #: key (a Latin-typed Bulgarian word, a transliteration); ``None`` where ``known`` is.
     keyed: float | None = None
-    #: The codes the ticket's own words name (:func:`ticket_codes`).
-    codes: list[str] = field(default_factory=list)
-    #: For each of the first :data:`COVERED_DOCS` of ``docs``: the codes of :attr:`codes` it
-    #: does not hold, in the ticket's order.
-    lacks_codes: list[tuple[str, ...]] = field(default_factory=list)
 
 
 # -- building ---------------------------------------------------------------------------------
@@ -1329,63 +1322,6 @@ def _covered(ranking: Ranking, searcher, docnums: list[int], extra: dict[str, An
     # what the memory knows of the ticket's own words (set-apart names and signatures are not the question)
     own = [vs for vs in words if weights.get(vs, 1.0) >= 1.0] or words
     ranking.known, ranking.keyed = _word_shares(searcher.reader(), own)
-    codes = ticket_codes(searcher.reader(), [vs for vs in words if weights.get(vs, 1.0) >= 1.0], ranking.terms)
-    ranking.codes = [code for code, _ in codes]
-    ranking.lacks_codes = [tuple(code for code, k in codes if k is None or k not in held) for held in ranking.holds]
     return ranking
-
-
-def _family_known(reader, code: str) -> bool:  # noqa: ANN001 - a Whoosh reader
-    """The index holds another term of ``code``'s family: the code up to its first
-    ``- _ . / :`` (``ora-`` for ``ora-01017``, ``uk_`` for ``uk_user_login``)."""
-    family = code[:min(i for i in (code.find(c) for c in "-_./:") if i >= 0) + 1]
-    try:
-        return any((t.decode("utf-8") if isinstance(t, bytes) else t) != code
-                   for t in itertools.islice(reader.expand_prefix(CONTENT_FIELD, family), 2))
-    except KeyError:
-        return False
-
-
-#: A code as the analysis writes it (lower case, one whole compound): letters and digits
-#: joined by ``- _ . / :``, starting with a letter — ``ora-01017``, ``uk_user_login``,
-#: ``premiumcalculator.agefactor``, ``api/claims/submit`` — with two letters in a row somewhere.
-_CODE = re.compile(r"^(?=.*[a-z]{2})[a-z][a-z0-9]*(?:[-_./:][a-z0-9]+)+$")
-
-
-#: Six digits in a row: the number of one policy, claim, order or telephone (``CLM-0000771``),
-#: what the ticket is about, not what went wrong; error codes are shorter (``ORA-01017``).
-_INSTANCE = re.compile(r"\d{6}")
-
-
-def is_code(term: str) -> bool:
-    """True for an analysed term that names an error code or an identifier (:data:`_CODE`,
-    with letters and digits together or letters joined by ``_``, ``.`` or ``/``); not a date,
-    a time, an e-mail address, an inflected number such as ``1-vi``, nor the number of one
-    policy, claim or order (:data:`_INSTANCE`)."""
-    if not _CODE.match(term) or _INSTANCE.search(term):
-        return False
-    return bool(re.search(r"\d", term)) or bool(re.search(r"[_./]", term))
-
-
-def ticket_codes(reader, words: list[tuple[str, ...]],  # noqa: ANN001 - a Whoosh reader
-                 terms: list[tuple[tuple[str, ...], float]]) -> list[tuple[str, int | None]]:
-    """The codes a ticket's own ``words`` name that a precedent has to share: each
-    ``(code, k)``, ``k`` its index into ``terms`` when the memory holds it, or ``None`` when
-    the memory does not hold it but holds another code of its family (the code up to its
-    first ``- _ . / :``: ``ora-01017`` beside ``ora-00001``, ``uk_user_login`` beside
-    ``uk_policy_number``). A support person reads such a code first: an entry of the same
-    family with another code is a look-alike, not the precedent. A code of no family the
-    memory knows (an order number, a file name) is left out."""
-    index = {vs: k for k, (vs, _) in enumerate(terms)}
-    out: list[tuple[str, int | None]] = []
-    for vs in words:
-        codes = [v for v in vs if is_code(v)]  # a compound and its parts ("usr.uk_user_login", "uk_user_login")
-        if not codes:
-            continue
-        if vs in index:
-            out.append((codes[0], index[vs]))
-        elif any(_family_known(reader, code) for code in codes):
-            out.append((codes[0], None))
-    return out
 
 

@@ -83,7 +83,7 @@ def test_versions_tell_a_replaced_version_from_an_explicitly_retired_one(ws, cap
     capsys.readouterr()
     assert _run(["versions", "support/lockout.md", "-w", str(ws)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "retired_by: activation of @2" in lines[0] and f"retired: by {LEAD}" in lines[1]
+    assert "retired_by: activation of @2" in lines[0] and f"retired by {LEAD}: " in lines[1]
     assert _run(["versions", "support/lockout.md", "-w", str(ws), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["versions"]
     assert [r["retired_how"] for r in rows] == ["retired_by: activation of @2", f"retired: by {LEAD}"]

@@ -308,7 +308,7 @@ async def test_big_note_stays_usable_and_saves_whole(shared: Path, ws: Workspace
         async with app.run_test(size=(120, 40)) as pilot:
             started = time.monotonic()
             await _settle(pilot)
-            assert time.monotonic() - started < 15
+            assert time.monotonic() - started < 60  # settled at all: a layout of every line took minutes; not a speed figure
             editor = app.screen.query_one("#notes-editor", TextArea)
             assert editor.language is None and len(editor.text) == len(big.decode())
             await pilot.press("ctrl+t")

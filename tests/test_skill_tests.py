@@ -191,17 +191,34 @@ def test_refusal_is_a_refused_error() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _no_leftover_processes():  # noqa: ANN202
+def _no_leftover_processes(monkeypatch):  # noqa: ANN001, ANN202
+    """No process of a run this test started is alive after it. Runs are told apart by their
+    marker (the run's id): other test workers run skills' tests at the same time, and their
+    processes are theirs to end."""
+    import uuid
+
+    from memtui.core.skills import testrun
+
+    markers: list[str] = []
+    real = uuid.uuid4
+
+    def recorded() -> uuid.UUID:
+        value = real()
+        markers.append(value.hex)
+        return value
+
+    monkeypatch.setattr(testrun.uuid, "uuid4", recorded)
     yield
-    mine = [p for p in os.listdir("/proc") if p.isdigit()]
+    needles = [f"{testrun.MARKER_ENV}={m}".encode() for m in markers]
     marked = []
-    for p in mine:
+    for p in (p for p in os.listdir("/proc") if p.isdigit()):
         try:
             with open(f"/proc/{p}/environ", "rb") as fh:
-                if b"MEMTUI_SKILL_RUN=" in fh.read():
-                    marked.append(p)
+                environ = fh.read()
         except OSError:
             continue
+        if any(n in environ for n in needles):
+            marked.append(p)
     assert [p for p in marked if alive(int(p))] == []
 
 

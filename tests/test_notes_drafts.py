@@ -84,8 +84,11 @@ def test_a_killed_editor_keeps_the_draft_it_wrote_while_typing(tmp_path: Path) -
     assert proc.stdout is not None and proc.stdout.readline().strip() == "typed"
     from tests.torture import wait_until
 
-    wait_until(lambda: drafts.load(str(root.resolve()), "memory/MEMORY_CUSTOM.md") is not None,
-               what="the typing draft")
+    def typed_draft() -> bool:  # a draft written after the first key holds only that key: wait for all of it
+        draft = drafts.load(str(root.resolve()), "memory/MEMORY_CUSTOM.md")
+        return draft is not None and TYPED in draft.text
+
+    wait_until(typed_draft, what="the typing draft with every typed key")
     proc.kill()
     proc.wait()
     assert TYPED in drafts.load(str(root.resolve()), "memory/MEMORY_CUSTOM.md").text

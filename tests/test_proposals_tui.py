@@ -194,7 +194,10 @@ async def test_retire_asks_for_the_reason_and_records_it(sample_copy: Path) -> N
         await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
         assert "drift fixed in app 5.2" in app.screen._question
         await pilot.press("y")
-        await wait_for(pilot, lambda: any("retire: done" in str(n.message) for n in app._notifications))
+        # the toast expires after a few seconds, which a starved test loop can miss: the ledger is the record
+        await wait_for(pilot, lambda: any("retire: done" in str(n.message) for n in app._notifications)
+                       or gov.Ledger(app.session.store).get(f"{gps}@2").state == "retired",
+                       what="the retirement recorded")
     with Session.open(sample_copy, read_only=True) as s:
         retired = gov.Ledger(s.store).get(f"{gps}@2")
     assert retired.state == "retired" and retired.retirement["why"] == "drift fixed in app 5.2"

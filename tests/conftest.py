@@ -88,6 +88,23 @@ async def wait_for(pilot, condition: Callable[[], object], timeout: float = 60.0
         await pilot.pause(0.02)
 
 
+async def open_area(pilot, key: str):  # noqa: ANN001, ANN201
+    """Press the area key ``key`` and wait until that area's screen is current and composed;
+    returns the screen.
+
+    ``pilot.press`` returns once the key is handled, which on a loaded machine can be before the
+    area's screen has mounted its widgets: a query straight after it found none.
+    """
+    from memtui.ui.app import AREAS
+
+    mode = next(area.mode for area in AREAS if area.key == key)
+    app = pilot.app
+    await pilot.press(key)
+    await wait_for(pilot, lambda: app.current_mode == mode and app.screen.is_mounted,
+                   what=f"the {mode} area shown")
+    return app.screen
+
+
 def until_watched(folder: Path, seen: list, thread: threading.Thread, timeout: float = 20.0) -> None:
     """Write a probe file in ``folder`` until the watcher running in ``thread`` has reported it
     in ``seen`` (the :class:`~memtui.core.watch.Changes` batches it yields): from then on the

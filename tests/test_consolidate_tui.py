@@ -12,13 +12,12 @@ from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.screens.consolidate import ConsolidateScreen
 from memtui.ui.widgets import AskText, Confirm
-from tests.conftest import wait_for
+from tests.conftest import open_area, wait_for
 from tests.test_consolidate import OTHER, SUPPORT, seeded
 
 
 async def _open(pilot, app) -> ConsolidateScreen:  # noqa: ANN001
-    await pilot.press("0")
-    screen = app.screen
+    screen = await open_area(pilot, "0")
     assert isinstance(screen, ConsolidateScreen)
     await wait_for(pilot, lambda: screen.report is not None, what="the consolidation pass")
     return screen

@@ -22,7 +22,7 @@ from memtui.core.governance import eval_audit
 from memtui.core import governance as gov
 from memtui.core.governance import gate
 from memtui.core.session import Session
-from tests.conftest import run_cli
+from tests.conftest import open_area, run_cli
 
 EXP_020 = "support/experience/exp-020-auth-hold-double-debit.md"
 SET = "support/experience/evals/cases.jsonl"
@@ -307,8 +307,7 @@ async def test_the_approve_dialog_shows_the_drop_and_asks_why_a_regression_is_ac
                         lambda self, line: measuring.append(line) or real_show(self, line))
     app = MemtuiApp(Workspace.open(ws))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("7")
-        screen = app.screen
+        screen = await open_area(pilot, "7")
         assert isinstance(screen, ProposalsScreen)
         await wait_for(pilot, lambda: screen.current is not None and screen.current.id == vid)
         await pilot.press("a")
@@ -333,8 +332,7 @@ async def test_the_approve_dialog_shows_the_drop_and_asks_why_a_regression_is_ac
         assert v.state == "active" and v.provenance["evaluation"]["reason"] == "kept in a checklist"
         screen._show(v)
         assert "c005: the precedent was exp-020" in str(screen.query_one("#prop-prov", Static).render())
-        await pilot.press("1")
-        tree = app.screen
+        tree = await open_area(pilot, "1")
         assert isinstance(tree, TreeScreen)
         tree._show_node("support/experience")
         await wait_for(pilot, lambda: "eval set: 40 cases" in str(tree.query_one("#node-head", Static).render()))

@@ -71,12 +71,11 @@ async def test_the_search_areas_hidden_progress_bar_does_not_redraw_when_idle(sa
 
     from memtui.core.workspace import Workspace
     from memtui.ui.app import MemtuiApp
-    from tests.conftest import wait_for
+    from tests.conftest import open_area
 
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
+        await open_area(pilot, "6")
         bar = app.screen.query_one("#search-progress")
         assert not bar.display
         assert bar.query_one(Bar).auto_refresh is None

@@ -14,7 +14,7 @@ from memtui.ui.app import MemtuiApp
 from memtui.ui.areas import AREAS
 from memtui.ui.keys import NOT_IN_PALETTE, KeysHelp, all_ids, bindings_of, keymap_from
 from memtui.ui.widgets import AreaBar, AskText, KeyFooter
-from tests.conftest import settle, wait_for
+from tests.conftest import open_area, settle, wait_for
 
 
 def test_every_binding_has_an_id_and_ids_are_unique_per_screen() -> None:
@@ -44,8 +44,7 @@ async def _start(ws: Path, size=(120, 40)):  # noqa: ANN202
 async def test_help_on_question_mark_and_f1_lists_the_area_and_the_global_keys(sample_copy: Path) -> None:
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("5")
-        await wait_for(pilot, lambda: app.current_mode == "graph" and app.screen.is_mounted)
+        await open_area(pilot, "5")
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, KeysHelp))
         text = app.screen.render_text().plain
@@ -57,8 +56,7 @@ async def test_help_on_question_mark_and_f1_lists_the_area_and_the_global_keys(s
         assert text.index("Graph area") < text.index("Lists and tables") < text.index("Everywhere")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, KeysHelp))
-        await pilot.press("2")
-        await wait_for(pilot, lambda: app.current_mode == "audit" and app.screen.is_mounted)
+        await open_area(pilot, "2")
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, KeysHelp))
         text = app.screen.render_text().plain
@@ -167,8 +165,7 @@ async def test_escape_leaves_the_search_box_so_area_keys_work(sample_copy: Path)
     """After 6 the digits typed into the query and Esc only cleared it."""
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
+        await open_area(pilot, "6")
         box = app.screen.query_one("#search-query")
         await wait_for(pilot, lambda: app.screen.focused is box)
         await pilot.press(*"route")
@@ -195,18 +192,15 @@ async def test_back_in_search_the_first_escape_keeps_the_query(sample_copy: Path
     with an empty query, the box has the focus."""
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
+        await open_area(pilot, "6")
         search_screen = app.screen
         box = search_screen.query_one("#search-query")
         await wait_for(pilot, lambda: search_screen.focused is box)
         await pilot.press(*"waybill", "enter")
         results = search_screen.query_one("#search-results", DataTable)
         await wait_for(pilot, lambda: results.row_count > 0 and search_screen.focused is results, what="results")
-        await pilot.press("2")
-        await wait_for(pilot, lambda: app.current_mode == "audit" and app.screen.is_mounted)
-        await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
+        await open_area(pilot, "2")
+        await open_area(pilot, "6")
         await wait_for(pilot, lambda: app.screen is search_screen and app.focused is results,
                        what="the Search area resumed with its results focused")
         await pilot.pause()  # the resumed screen's pending messages handled: keys reach it
@@ -218,14 +212,12 @@ async def test_back_in_search_the_first_escape_keeps_the_query(sample_copy: Path
         assert box.value == "waybill", "one Escape outside the box keeps the query"
         await pilot.press("escape")
         assert box.value == "", "Escape twice clears it"
-        await pilot.press("2")
-        await wait_for(pilot, lambda: app.current_mode == "audit" and app.screen.is_mounted)
+        await open_area(pilot, "2")
         audit_box = app.screen.query_one("#audit-filter")
         await pilot.press("slash", *"link", "enter")  # Enter leaves the filter for the table
         await pilot.press("escape")
         assert audit_box.value == "link", "the same rule in Audit's filter"
-        await pilot.press("6")
-        await wait_for(pilot, lambda: app.current_mode == "search" and app.screen.is_mounted)
+        await open_area(pilot, "6")
         assert search_screen.focused is box, "an empty query: typing goes to the box"
     app.session.close()
 

@@ -16,7 +16,7 @@ from memtui.core.session import Session
 from memtui.core.workspace import Workspace
 from memtui.ui.screens.notes import PREVIEW_CAP, LeaveQuestion, NotesScreen
 from memtui.ui.widgets import Confirm
-from tests.conftest import settle, wait_for
+from tests.conftest import open_area, settle, wait_for
 
 
 class NotesApp(App):
@@ -377,8 +377,7 @@ async def test_number_keys_switch_areas_until_editing_starts_and_after_escape(ws
     async with app.run_test() as pilot:
         await pilot.press("4")
         await _settle(pilot)
-        await pilot.press("2")
-        await pilot.pause()
+        await open_area(pilot, "2")
         assert app.current_mode == "audit"
         await pilot.press("4")
         await _settle(pilot)

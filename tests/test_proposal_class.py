@@ -14,7 +14,7 @@ from memtui.core.session import Session
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.screens.proposals import ProposalsScreen
-from tests.conftest import run_cli, wait_for
+from tests.conftest import open_area, run_cli, wait_for
 
 
 def _propose(capsys, ws: Path, tmp_path: Path, name: str, *extra: str) -> tuple[int, str, str]:
@@ -58,8 +58,7 @@ async def test_the_proposals_area_filters_by_class(sample_copy: Path, tmp_path: 
     _propose(capsys, sample_copy, tmp_path, "a", "--class", "mechanic", "--reason", "always done")
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("7")
-        screen = app.screen
+        screen = await open_area(pilot, "7")
         assert isinstance(screen, ProposalsScreen)
         await wait_for(pilot, lambda: screen.current is not None)
         table = screen.query_one("#prop-queue", DataTable)

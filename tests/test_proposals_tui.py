@@ -17,14 +17,13 @@ from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.widgets import AskText, Confirm
 from memtui.ui.screens.proposals import ProposalsScreen
-from tests.conftest import wait_for
+from tests.conftest import open_area, wait_for
 
 EXP13 = "support/experience/exp-013-label-printer-blank.md@1"
 
 
 async def _open(pilot, app) -> ProposalsScreen:
-    await pilot.press("7")
-    screen = app.screen
+    screen = await open_area(pilot, "7")
     assert isinstance(screen, ProposalsScreen)
     await wait_for(pilot, lambda: screen.current is not None)
     return screen

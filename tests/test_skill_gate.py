@@ -23,7 +23,7 @@ from memtui.core.session import Session
 from memtui.core.skills import gating
 from memtui.core.skills import versions as sv
 from memtui.core.skills.manifest import check_manifest_bytes
-from tests.conftest import run_cli
+from tests.conftest import open_area, run_cli
 
 OWNER = "support.parcels-lost"
 NODE = "support/parcels-lost"
@@ -283,8 +283,7 @@ async def test_the_proposals_area_asks_why_a_gated_skills_regression_is_accepted
     v3 = propose_tested(capsys, gated, draft(gated, tmp_path, narrowed=True), 2)
     app = MemtuiApp(Workspace.open(gated), session=Session.open(gated, purpose="tui", profile=OWNER))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("7")
-        screen = app.screen
+        screen = await open_area(pilot, "7")
         assert isinstance(screen, ProposalsScreen)
         await wait_for(pilot, lambda: v3 in [v.id for v in screen._rows])
         screen.query_one("#prop-queue", DataTable).move_cursor(row=[v.id for v in screen._rows].index(v3))
@@ -308,8 +307,7 @@ async def test_the_proposals_area_asks_why_a_gated_skills_regression_is_accepted
         screen.show(published)
         prov = str(screen.query_one("#prop-prov", Static).render())
         assert "evaluation:" in prov and "pl-1: the precedent was skill:parcel-trace at rank 1" in prov
-        await pilot.press("3")
-        skills = app.screen
+        skills = await open_area(pilot, "3")
         assert isinstance(skills, SkillsScreen)
         table = skills.query_one("#skills-table", DataTable)
         await wait_for(pilot, lambda: table.row_count > 0 and skills._governance)

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Markdown, Static, TabbedContent
 from memtui.core.skills import load_folder
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from tests.conftest import wait_for
+from tests.conftest import open_area, wait_for
 
 
 def static_text(screen, selector: str) -> str:
@@ -20,8 +20,7 @@ async def test_skills_area_lists_catalogue_details_and_budget(sample_copy: Path)
     expected = load_folder(sample_copy)
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 45)) as pilot:
-        await pilot.press("3")
-        screen = app.screen
+        screen = await open_area(pilot, "3")
         table = screen.query_one("#skills-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == len(expected.skills))
         assert static_text(screen, "#skills-count") == expected.count_line()
@@ -48,8 +47,7 @@ async def test_skills_area_lists_catalogue_details_and_budget(sample_copy: Path)
 async def test_markup_like_skill_names_show_literally(shared: Path) -> None:
     app = MemtuiApp(Workspace.open(shared / "bug-inputs" / "B17"))
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.press("3")
-        screen = app.screen
+        screen = await open_area(pilot, "3")
         table = screen.query_one("#skills-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == 2)
         names = {str(table.get_row_at(i)[0]) for i in range(2)}
@@ -82,8 +80,7 @@ async def test_versions_tab_shows_binding_state_versions_and_test_results(sample
         sv.test(s, "parcel-trace@2")
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 45)) as pilot:
-        await pilot.press("3")
-        screen = app.screen
+        screen = await open_area(pilot, "3")
         table = screen.query_one("#skills-table", DataTable)
         await wait_for(pilot, lambda: table.row_count > 0)
         row = next(i for i, s in enumerate(screen._rows) if s.key == "parcel-trace" and s.root == "skills")
@@ -103,8 +100,7 @@ async def test_a_skill_with_a_broken_manifest_is_not_valid_in_the_area(sample_co
     row = next(i for i, s in enumerate(expected.skills) if s.path == "skills/parcel-trace/SKILL.md")
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(140, 45)) as pilot:
-        await pilot.press("3")
-        screen = app.screen
+        screen = await open_area(pilot, "3")
         table = screen.query_one("#skills-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == len(expected.skills))
         assert str(table.get_row_at(row)[2]) == "NO"

@@ -25,7 +25,7 @@ from memtui.core.store import Parsed, Store
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.screens.proposals import PAGE, ProposalsScreen
-from tests.conftest import REPO, SAMPLE, run_cli, seed, wait_for
+from tests.conftest import REPO, SAMPLE, open_area, run_cli, seed, wait_for
 
 BULK = 2_000
 TEMPLATE = "support/experience/exp-014-tracking-mixup.md@1"
@@ -212,8 +212,7 @@ async def test_the_queue_shows_a_page_at_a_time(tmp_path: Path) -> None:
     total = 450 + 3
     app = MemtuiApp(Workspace.open(ws))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("7")
-        screen = app.screen
+        screen = await open_area(pilot, "7")
         assert isinstance(screen, ProposalsScreen)
         queue = screen.query_one("#prop-queue", DataTable)
         count = screen.query_one("#prop-count", Static)
@@ -247,8 +246,7 @@ async def test_a_long_history_lists_its_newest_versions_and_says_how_many_more(t
     ws = _bulk_workspace(tmp_path / "ws", 205, one_article=True)
     app = MemtuiApp(Workspace.open(ws))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("7")
-        screen = app.screen
+        screen = await open_area(pilot, "7")
         await wait_for(pilot, lambda: screen.current is not None)
         screen.load(select="support/experience/bulk.md@205")
         await wait_for(pilot, lambda: screen.current.id == "support/experience/bulk.md@205")

@@ -13,7 +13,7 @@ from memtui import userconfig
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
-from tests.conftest import settle, wait_for
+from tests.conftest import open_area, settle, wait_for
 
 
 def markdown_text(app) -> str:
@@ -109,8 +109,7 @@ async def test_markup_like_names_show_literally(tmp_path: Path) -> None:
         app.screen.query_one("#entries").focus()
         await wait_for(pilot, lambda: "[/] body" in markdown_text(app))
         assert "[/] tab⇥here" in static_text(app, "#article-head")
-        await pilot.press("2")
-        await pilot.pause()
+        await open_area(pilot, "2")
         assert app.screen.query_one("#findings", DataTable) is not None
 
 
@@ -153,8 +152,7 @@ async def test_audit_screen_filters_sorts_and_jumps_to_the_place(tmp_path: Path)
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.report is not None)
-        await pilot.press("2")
-        await pilot.pause()
+        await open_area(pilot, "2")
         table = app.screen.query_one("#findings", DataTable)
         await wait_for(pilot, lambda: table.row_count == 3)
         assert "error" in str(table.get_row_at(0)[0])  # errors sort first
@@ -240,8 +238,7 @@ async def test_audit_jump_opens_the_unlisted_article_itself(sample_copy: Path) -
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.report is not None)
-        await pilot.press("2")
-        await pilot.pause()
+        await open_area(pilot, "2")
         await pilot.press("slash", *"code:article-unlisted", "enter")
         table = app.screen.query_one("#findings", DataTable)
         await wait_for(pilot, lambda: table.row_count == 1)
@@ -259,8 +256,7 @@ async def test_audit_filter_explains_an_unknown_severity(tmp_path: Path) -> None
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.report is not None)
-        await pilot.press("2")
-        await pilot.pause()
+        await open_area(pilot, "2")
         await pilot.press("slash", *"severity:bogus")
         await wait_for(pilot, lambda: "unknown 'severity:bogus'" in static_text(app, "#audit-count"))
 
@@ -268,8 +264,7 @@ async def test_audit_filter_explains_an_unknown_severity(tmp_path: Path) -> None
 async def _jump_to(pilot, app, query: str) -> None:  # noqa: ANN001
     """In the Audit area, filter to the one finding ``query`` names and press Enter on it."""
     await wait_for(pilot, lambda: app.report is not None)
-    await pilot.press("2")
-    await pilot.pause()
+    await open_area(pilot, "2")
     table = app.screen.query_one("#findings", DataTable)
     await pilot.press("slash", *query, "enter")
     await wait_for(pilot, lambda: table.row_count == 1, what=f"one finding for {query}")

@@ -165,8 +165,13 @@ class EntityTable(DataTable):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """The cursor moved to a row: say which entity (the screen shows it)."""
+        event.stop()
+        if event.cursor_row != self.cursor_row:
+            # a highlight the cursor has already left (the page was redrawn and the cursor put on
+            # the shown entity before this message was handled): showing its row would replace
+            # the entity a jump chose, and drop the relation it is to highlight
+            return
         index = self.page * PAGE + event.cursor_row
         if self.model is not None and 0 <= index < len(self.matches):
-            event.stop()
             entity = self.matches[index][0]
             self.post_message(EntitySelected(entity.name, entity.line))

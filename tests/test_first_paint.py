@@ -71,12 +71,14 @@ async def test_the_search_areas_hidden_progress_bar_does_not_redraw_when_idle(sa
 
     from memtui.core.workspace import Workspace
     from memtui.ui.app import MemtuiApp
-    from tests.conftest import open_area
+    from tests.conftest import open_area, wait_for
 
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await open_area(pilot, "6")
         bar = app.screen.query_one("#search-progress")
-        assert not bar.display
+        # the bar shows while the start-up indexing runs (a loaded machine is still at it here)
+        await wait_for(pilot, lambda: app.index_report is not None, what="the start-up indexing")
+        await wait_for(pilot, lambda: not bar.display, what="the progress bar hidden once indexed")
         assert bar.query_one(Bar).auto_refresh is None
     app.session.close()

@@ -186,9 +186,39 @@ def shared() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def _indexed_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample workspace with its search index built: made once per test process.
+
+    Every app a test starts catches the workspace's index up with its files; on a fresh copy
+    that is a whole build, a tenth of a TUI test's CPU. The index's manifest records each
+    file's path relative to the workspace, its mtime, size and hash, and a copy keeps the
+    mtimes, so a copy of this folder starts with an index that is up to date (the app then
+    only checks it). Tests of building an index start from :func:`bare_sample_copy`.
+    """
+    from memtui.core.search.index import SearchIndex
+    from memtui.core.workspace import Workspace
+
+    target = tmp_path_factory.mktemp("sample-indexed") / "ws"
+    shutil.copytree(SAMPLE, target, symlinks=True)
+    report = SearchIndex(Workspace.open(target)).update()
+    assert report.documents, "the sample workspace's index holds nothing"
+    return target
+
+
 @pytest.fixture
-def sample_copy(tmp_path: Path) -> Path:
-    """A private copy of the bundled sample workspace (tests never write the original)."""
+def sample_copy(tmp_path: Path, _indexed_sample: Path) -> Path:
+    """A private copy of the bundled sample workspace, its search index already built (tests
+    never write the original)."""
+    target = tmp_path / "ws"
+    shutil.copytree(_indexed_sample, target, symlinks=True)
+    return target
+
+
+@pytest.fixture
+def bare_sample_copy(tmp_path: Path) -> Path:
+    """A private copy of the bundled sample workspace as it ships: no ``.memtui`` state, no
+    search index."""
     target = tmp_path / "ws"
     shutil.copytree(SAMPLE, target, symlinks=True)
     return target
@@ -241,3 +271,25 @@ try:  # property tests explore at random on a developer's machine, but CI runs a
         _hypothesis_settings.load_profile("ci")
 except ImportError:  # pragma: no cover - hypothesis is in the test extra
     pass
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With ``MEMTUI_TEST_CPU=FILE``, append each test's CPU seconds (this process, all its
+    threads, and the child processes it waited for) to FILE: where the suite's time goes,
+    measured in CPU, which a loaded machine does not inflate the way it inflates wall time."""
+    report = os.environ.get("MEMTUI_TEST_CPU")
+    if not report:
+        yield
+        return
+    import resource
+
+    def used() -> float:
+        own = time.process_time()
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own + children.ru_utime + children.ru_stime
+
+    before = used()
+    yield
+    with open(report, "a", encoding="utf-8") as handle:
+        handle.write(f"{used() - before:.3f}\t{item.nodeid}\n")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = r"""
 import json, sys
 from memtui.core.workspace import Workspace
@@ -64,21 +66,26 @@ def test_a_keys_table_is_still_checked_against_every_area(sample_copy: Path) -> 
         app.session.close()
 
 
-async def test_the_search_areas_hidden_progress_bar_does_not_redraw_when_idle(sample_copy: Path) -> None:
-    """An indeterminate progress bar redraws 15 times a second even hidden: the Search
-    area's bar has a total from the start, so a TUI left idle after a search stays idle."""
+@pytest.mark.parametrize("area, bar_id", [("search", "search-progress"), ("audit", "audit-progress"),
+                                          ("consolidate", "cons-progress"), ("migrate", "mig-progress")])
+async def test_an_areas_hidden_progress_bar_does_not_redraw_when_idle(sample_copy: Path, area: str, bar_id: str) -> None:
+    """An indeterminate progress bar redraws 15 times a second even hidden: each area's bar has
+    a total from the start (and again once hidden), so a TUI left idle after its work stays
+    idle."""
     from textual.widgets._progress_bar import Bar
 
     from memtui.core.workspace import Workspace
     from memtui.ui.app import MemtuiApp
+    from memtui.ui.areas import AREAS
     from tests.conftest import open_area, wait_for
 
     app = MemtuiApp(Workspace.open(sample_copy))
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_area(pilot, "6")
-        bar = app.screen.query_one("#search-progress")
-        # the bar shows while the start-up indexing runs (a loaded machine is still at it here)
+        await wait_for(pilot, lambda: app.report is not None, what="the start-up audit")
+        await open_area(pilot, next(a.key for a in AREAS if a.mode == area))
+        bar = app.screen.query_one(f"#{bar_id}")
+        # the bar shows while the area's work runs (a loaded machine is still at it here)
         await wait_for(pilot, lambda: app.index_report is not None, what="the start-up indexing")
-        await wait_for(pilot, lambda: not bar.display, what="the progress bar hidden once indexed")
+        await wait_for(pilot, lambda: not bar.display, what="the progress bar hidden once the work is done")
         assert bar.query_one(Bar).auto_refresh is None
     app.session.close()

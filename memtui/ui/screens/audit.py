@@ -86,7 +86,7 @@ class AuditScreen(AreaScreen):
             yield Input(placeholder="filter: words, severity:error, code:index, path:support/",
                         id="audit-filter")
             yield Static(id="audit-count")
-        yield ProgressBar(id="audit-progress", show_eta=False)
+        yield ProgressBar(total=1, id="audit-progress", show_eta=False)
         yield DataTable(id="findings", cursor_type="row", zebra_stripes=True)
         yield Static(id="finding-detail", classes="pane-head")
         yield KeyFooter()

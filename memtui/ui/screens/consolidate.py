@@ -85,7 +85,7 @@ class ConsolidateScreen(AreaScreen):
         yield AreaBar()
         with Horizontal(id="cons-bar"):
             yield Static(Text("consolidating…", style="dim"), id="cons-status")
-            yield ProgressBar(id="cons-progress", show_eta=False)
+            yield ProgressBar(total=1, id="cons-progress", show_eta=False)
         with TabbedContent(id="cons-tabs"):
             with TabPane("Candidates", id="tab-candidates"), Vertical():
                 yield DataTable(id="cons-table", cursor_type="row", zebra_stripes=True)

@@ -60,7 +60,7 @@ class MigrateScreen(AreaScreen):
         yield AreaBar()
         with Horizontal(id="mig-bar"):
             yield Static(Text("", style="dim"), id="mig-status")
-            yield ProgressBar(id="mig-progress", show_eta=False)
+            yield ProgressBar(total=1, id="mig-progress", show_eta=False)
         with Vertical():
             yield DataTable(id="mig-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="mig-report-pane"):
@@ -218,7 +218,9 @@ class MigrateScreen(AreaScreen):
         self._status(f"{phase}: {done:,}" + (f"/{total:,}" if total else "") + " …")
 
     def _done(self, domain: str, step: str, record: dict[str, Any] | None, error: str | None) -> None:
-        self.query_one("#mig-progress", ProgressBar).display = False
+        bar = self.query_one("#mig-progress", ProgressBar)
+        bar.display = False
+        bar.update(total=1, progress=0)  # a hidden bar of unknown total would still redraw 15 times a second
         if error is not None:
             self.notify(error, title=f"{step} of {domain}", severity="error", timeout=10, markup=False)
         elif record is not None:

@@ -112,15 +112,15 @@ def test_every_number_out_of_range_is_a_usage_error_naming_option_and_range(word
         assert repr(bad) in err and out == ""
 
 
-def test_search_and_log_limit_0_or_negative_are_refused_not_clamped(sample_copy: Path, capsys) -> None:
+def test_search_and_log_limit_0_or_negative_are_refused_not_clamped(bare_sample_copy: Path, capsys) -> None:
     """Two defects a new user met: `search --limit 0` gave one result, `log --limit 0`
     printed "the audit log is empty" over 24 entries."""
     for argv in (("search", "--limit", "0", "parcel"), ("search", "--limit", "-3", "parcel"),
                  ("log", "--limit", "0"), ("log", "--limit", "-1", "--json")):
-        code, out, err = _run(capsys, *argv[:1], "-w", str(sample_copy), *argv[1:])
+        code, out, err = _run(capsys, *argv[:1], "-w", str(bare_sample_copy), *argv[1:])
         assert code == 2 and out == "", argv
         assert "argument --limit: must be a whole number of 1 or more" in err
-        assert "empty" not in err and not (sample_copy / ".memtui" / "index").exists()
+        assert "empty" not in err and not (bare_sample_copy / ".memtui" / "index").exists()
 
 
 def test_backup_paging_options_without_history_are_a_usage_error(sample_copy: Path, capsys) -> None:

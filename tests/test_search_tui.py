@@ -144,13 +144,13 @@ def test_snippet_text_is_never_markup_and_highlights_whole_words() -> None:
     assert snippet_text(None).plain == ""
 
 
-def test_no_search_while_the_first_build_creates_the_index(sample_copy: Path) -> None:
+def test_no_search_while_the_first_build_creates_the_index(bare_sample_copy: Path) -> None:
     from types import SimpleNamespace
 
     from memtui.core.search.index import SearchIndex
     from memtui.ui.screens.search import _searchable
 
-    index = SearchIndex(Workspace.open(sample_copy))
+    index = SearchIndex(Workspace.open(bare_sample_copy))
     building = SimpleNamespace(index_report=None, search_index=index, index_existed=None)
     assert not _searchable(building), "not known yet whether an index exists: wait"
     building.index_existed = index.exists()

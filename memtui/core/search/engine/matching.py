@@ -1,8 +1,9 @@
 """The Whoosh side of a search (the engine's one door): a parsed query plan turned
 into Whoosh queries and matched, BM25F over the one weighted text field, with memtui's
 array-based paths where Whoosh's per-posting Python loop was the cost (a lone word,
-phrases, prefixes and fuzzy words; each tested to give Whoosh's documents, scores and tie
-order). What comes out is a :class:`Ranking`: stored fields and scores, best first.
+phrases, prefixes and fuzzy words, ``a AND b``, and words any of which may match when no
+exact total is asked for, as the evaluations of a change ask; each tested to give Whoosh's
+documents, scores and tie order). What comes out is a :class:`Ranking`: stored fields and scores, best first.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ DF_CACHE = 100_000
 HIDDEN_STATES = ("proposed", "retired", "rejected")
 #: Weight of a word's second-best field match relative to its best (DisjunctionMax tiebreak).
 FIELD_TIEBREAK = 0.3
+#: An ``Or`` of words with no total asked for is ranked by :func:`_disjunction` (the same
+#: documents, scores and order as Whoosh's collector; off: Whoosh ranks it).
+ARRAY_OR = True
 #: Results whose :func:`coverage` of the query is measured (the answer's confidence reads
 #: the best items': :mod:`memtui.core.search.confidence`).
 COVERED_DOCS = 10
@@ -1113,6 +1117,122 @@ def _clause_scores(leaf, clause: Clause, consts: dict[tuple[str, str], tuple[flo
     return out
 
 
+def _or_plan(query) -> tuple[Any, _DocSet | None] | None:  # noqa: ANN001 - a Whoosh query
+    """``(scored part, candidate set)`` of a query :func:`_disjunction` can match exactly: an
+    ``Or`` of words (each a ``Term`` or a ``DisjunctionMax`` of terms), or one such word,
+    optionally intersected with a :class:`_DocSet`; else ``None``."""
+    docset = None
+    if type(query) is wq.And and query.boost == 1.0 and len(query.subqueries) == 2:
+        first, second = query.subqueries
+        if type(second) is _DocSet:
+            query, docset = first, second
+        elif type(first) is _DocSet:
+            query, docset = second, first
+        else:
+            return None
+    return (query, docset) if _or_supported(query) else None
+
+
+def _or_supported(query) -> bool:  # noqa: ANN001
+    """``query`` is a ``Term``, a ``DisjunctionMax`` of terms, or an ``Or`` of these (a
+    word and its parts, ``inc-425431``: an ``Or`` too), each as :func:`_tree_scores`
+    scores it (no boost on a compound, ``Or`` matched by Whoosh's tree of unions)."""
+    if type(query) is wq.Term:
+        return True
+    if type(query) is wq.DisjunctionMax:
+        return query.boost == 1.0 and all(type(q) is wq.Term for q in query.subqueries)
+    if type(query) is wq.Or:
+        return (query.boost == 1.0 and query.matcher_type == wq.Or.DEFAULT_MATCHER and not query.minmatch
+                and not query.scale and all(_or_supported(q) for q in query.subqueries))
+    return False
+
+
+def _tree_scores(leaf, query, consts: dict[tuple[str, str], tuple[float, list[float], float]],  # noqa: ANN001
+                 only: list[int] | None) -> dict[int, float]:
+    """``{document: score}`` of ``query`` (:func:`_or_supported`) in one segment, computed
+    as Whoosh's matcher tree computes it: the tree Whoosh builds for the segment
+    (``make_weighted_tree`` over the subqueries' size estimates in that segment), each
+    ``Or`` node adding its sides' scores (``a + b``, in that order) and each
+    ``DisjunctionMax`` node combining them as the fixed ``DisjunctionMaxMatcher`` does."""
+    if type(query) is wq.Term:
+        return _clause_scores(leaf, [(query.fieldname, query.text, query.boost)], consts, only)
+    subs = query.subqueries
+    if not subs:
+        return {}
+    if len(subs) == 1:
+        return _tree_scores(leaf, subs[0], consts, only)
+    from whoosh.query import compound
+
+    parts = [_tree_scores(leaf, q, consts, only) for q in subs]
+    tree = compound.make_weighted_tree(lambda a, b: (a, b), [(q.estimate_size(leaf), i) for i, q in enumerate(subs)])
+    dismax = type(query) is wq.DisjunctionMax
+    tiebreak = query.tiebreak if dismax else 0.0
+
+    def walk(node: Any) -> dict[int, float]:
+        if isinstance(node, int):
+            return parts[node]
+        a, b = walk(node[0]), walk(node[1])
+        out = dict(a)
+        if dismax:
+            for d, y in b.items():
+                x = out.get(d)
+                out[d] = y if x is None else (x + tiebreak * y if x >= y else y + tiebreak * x)
+        else:
+            for d, y in b.items():
+                x = out.get(d)
+                out[d] = y if x is None else x + y
+        return out
+
+    return walk(tree)
+
+
+def _disjunction(searcher, query, docset: _DocSet | None, limit: int,  # noqa: ANN001
+                 mask: set[int] | None) -> list[tuple[int, float]]:
+    """The top ``limit`` documents of ``query`` (an ``Or`` of words, :func:`_or_plan`; only
+    those of ``docset`` when given; none of ``mask``), with the scores Whoosh's collector
+    gives them, ties by lower document number: Whoosh's ranking of the query, bit for bit.
+
+    Whoosh walks the union of the words' posting lists posting by posting through its
+    collector, pruning by block bounds; a short query of common words (the eval sets'
+    tickets in a large memory) still scores thousands of documents so, each through a
+    tree of Python matchers. Here each word's postings in a segment are read as arrays and
+    scored in one expression a posting, then added up along the same tree of nodes as
+    Whoosh's (floating-point addition is not associative: the order is kept).
+    """
+    reader = searcher.reader()
+    consts: dict[tuple[str, str], tuple[float, list[float], float]] = {}
+    stack = [query]
+    while stack:
+        q = stack.pop()
+        if type(q) is wq.Term:
+            if (q.fieldname, q.text) not in consts and (q.fieldname, q.text) in reader:
+                scorer = searcher.weighting.scorer(searcher, q.fieldname, q.text)
+                consts[(q.fieldname, q.text)] = (scorer.idf, _norms(scorer.B, scorer.K1, scorer.avgfl), scorer.K1)
+        else:
+            stack.extend(q.subqueries)
+    page: list[tuple[float, int]] = []  # min-heap of (score, -docnum)
+    for leaf, offset in reader.leaf_readers():
+        size = leaf.doc_count_all()
+        only: list[int] | None = None
+        if docset is not None:
+            only = [d - offset for d in docset.docnums if offset <= d < offset + size]
+            if not only:
+                continue
+        scores = _tree_scores(leaf, query, consts, only)
+        if only is not None:
+            keep = set(only)
+            scores = {d: s for d, s in scores.items() if d in keep}
+        for d, score in scores.items():
+            d += offset
+            if mask is not None and d in mask:
+                continue
+            if len(page) < limit:
+                heapq.heappush(page, (score, -d))
+            elif (score, -d) > page[0]:
+                heapq.heapreplace(page, (score, -d))
+    return sorted(((-d, score) for score, d in page), key=lambda x: (-x[1], x[0]))
+
+
 @functools.lru_cache(maxsize=64)
 def _norms(B: float, K1: float, avgfl: float) -> list[float]:
     """BM25's length part ``K1 * ((1 - B) + B * fl / avgfl)`` for each of the 256 length
@@ -1255,6 +1375,15 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
         docs, docnums = _boosted(docs, [d for d, _ in ranked], kind_boost)
         return _covered(Ranking(docs, max(len(docs), total) if full else len(docs), count, highlight, estimated=full),
                         searcher, docnums, extra)
+    plan = _or_plan(query) if ARRAY_OR and query is not None and filter_query is None and not exact_total else None
+    if plan is not None:
+        # words any of which may match (a typed or pasted ticket): scored as arrays here
+        ranked = _disjunction(searcher, plan[0], plan[1], limit, mask)
+        docs = [(searcher.stored_fields(d), score) for d, score in ranked]
+        full = len(docs) >= limit
+        docs, docnums = _boosted(docs, [d for d, _ in ranked], kind_boost)
+        total = max(len(docs), _estimate(query, reader)) if full else len(docs)
+        return _covered(Ranking(docs, total, count, highlight, estimated=full), searcher, docnums, extra)
     if query is None:
         query = filter_query if filter_query is not None else wq.NullQuery
         filter_query = None

@@ -1149,13 +1149,16 @@ def _or_supported(query) -> bool:  # noqa: ANN001
 
 def _tree_scores(leaf, query, consts: dict[tuple[str, str], tuple[float, list[float], float]],  # noqa: ANN001
                  only: list[int] | None) -> dict[int, float]:
-    """``{document: score}`` of ``query`` (:func:`_or_supported`) in one segment, computed
-    as Whoosh's matcher tree computes it: the tree Whoosh builds for the segment
-    (``make_weighted_tree`` over the subqueries' size estimates in that segment), each
-    ``Or`` node adding its sides' scores (``a + b``, in that order) and each
-    ``DisjunctionMax`` node combining them as the fixed ``DisjunctionMaxMatcher`` does."""
+    """``{document: score}`` of ``query`` (:func:`_or_supported`) in one segment (at
+    ``only``'s documents, segment numbers, when given), computed as Whoosh's matcher tree
+    computes it: the tree Whoosh builds for the segment (``make_weighted_tree`` over the
+    subqueries' size estimates in that segment), each ``Or`` node adding its sides' scores
+    and each ``DisjunctionMax`` node combining them as the fixed ``DisjunctionMaxMatcher``
+    does. Both are symmetric in their sides (IEEE addition is commutative; only its
+    grouping, the tree, changes a sum), so each node copies its larger side and walks the
+    smaller."""
     if type(query) is wq.Term:
-        return _clause_scores(leaf, [(query.fieldname, query.text, query.boost)], consts, only)
+        return _term_scores(leaf, query, consts, only)
     subs = query.subqueries
     if not subs:
         return {}
@@ -1164,7 +1167,7 @@ def _tree_scores(leaf, query, consts: dict[tuple[str, str], tuple[float, list[fl
     from whoosh.query import compound
 
     parts = [_tree_scores(leaf, q, consts, only) for q in subs]
-    tree = compound.make_weighted_tree(lambda a, b: (a, b), [(q.estimate_size(leaf), i) for i, q in enumerate(subs)])
+    tree = compound.make_weighted_tree(lambda a, b: (a, b), [(_size(leaf, q), i) for i, q in enumerate(subs)])
     dismax = type(query) is wq.DisjunctionMax
     tiebreak = query.tiebreak if dismax else 0.0
 
@@ -1172,18 +1175,103 @@ def _tree_scores(leaf, query, consts: dict[tuple[str, str], tuple[float, list[fl
         if isinstance(node, int):
             return parts[node]
         a, b = walk(node[0]), walk(node[1])
+        if len(a) < len(b):
+            a, b = b, a
+        if not b:
+            return a
         out = dict(a)
+        get = out.get
         if dismax:
             for d, y in b.items():
-                x = out.get(d)
+                x = get(d)
                 out[d] = y if x is None else (x + tiebreak * y if x >= y else y + tiebreak * x)
         else:
             for d, y in b.items():
-                x = out.get(d)
+                x = get(d)
                 out[d] = y if x is None else x + y
         return out
 
     return walk(tree)
+
+
+def _size(leaf, query) -> int:  # noqa: ANN001 - a Whoosh segment reader and query
+    """``query.estimate_size(leaf)`` for the queries of :func:`_or_supported`, with the
+    terms' document frequencies remembered on the segment's reader (:func:`_df`): a
+    ``Term``'s is its document frequency, a compound's the sum of its parts' (at most the
+    segment's document count), as Whoosh estimates them."""
+    if type(query) is wq.Term:
+        if query.fieldname not in leaf.schema:
+            return 0
+        return _df(leaf, query.fieldname, query.text)
+    return min(sum(_size(leaf, q) for q in query.subqueries), leaf.doc_count())
+
+
+def _term_scores(leaf, query, consts: dict[tuple[str, str], tuple[float, list[float], float]],  # noqa: ANN001
+                 only: list[int] | None) -> dict[int, float]:
+    """``{document: score}`` of one ``Term`` in one segment (at ``only``'s documents when
+    given): BM25F as :func:`_clause_scores` computes it, each block's postings scored
+    straight from its arrays (a term of a short query is read whole)."""
+    key = (query.fieldname, query.text)
+    const = consts.get(key)
+    if const is None:
+        return {}
+    size = _df(leaf, *key)
+    if not size:
+        return {}
+    idf, norms, K1 = const
+    boost = query.boost
+    lengths = _leaf_lengths(leaf, query.fieldname)
+    if only is not None:
+        weights = _weights_of(leaf.postings(*key), only, size)
+        if boost == 1.0:
+            return {d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) for d, w in weights.items()}
+        return {d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) * boost for d, w in weights.items()}
+    out: dict[int, float] = {}
+    for block in _posting_blocks(leaf.postings(*key)):
+        if block is None:
+            continue
+        ids, ws = block
+        if boost == 1.0:
+            out.update({d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) for d, w in zip(ids, ws, strict=False)})
+        else:
+            out.update({d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) * boost
+                        for d, w in zip(ids, ws, strict=False)})
+    return out
+
+
+#: Per top-level reader (kept between searches until the index changes), the BM25F
+#: constants of the terms :func:`_disjunction` scored: ``(idf, norms, K1)``.
+_CONSTS_ATTR = "_memtui_bm25"
+
+
+def _consts(searcher, reader, query, consts: dict[tuple[str, str], tuple[float, list[float], float]]) -> None:  # noqa: ANN001
+    """Put each term of ``query`` the index holds in ``consts``: its BM25F constants as
+    Whoosh's scorer computes them for ``searcher`` (remembered on ``reader``)."""
+    cache = getattr(reader, _CONSTS_ATTR, None)
+    if cache is None:
+        cache = {}
+        try:
+            setattr(reader, _CONSTS_ATTR, cache)
+        except AttributeError:
+            pass
+    stack = [query]
+    while stack:
+        q = stack.pop()
+        if type(q) is not wq.Term:
+            stack.extend(q.subqueries)
+            continue
+        key = (q.fieldname, q.text)
+        if key in consts:
+            continue
+        got = cache.get(key)
+        if got is None:
+            if key not in reader:
+                continue
+            if len(cache) > DF_CACHE:
+                cache.clear()
+            scorer = searcher.weighting.scorer(searcher, q.fieldname, q.text)
+            got = cache[key] = (scorer.idf, _norms(scorer.B, scorer.K1, scorer.avgfl), scorer.K1)
+        consts[key] = got
 
 
 def _disjunction(searcher, query, docset: _DocSet | None, limit: int,  # noqa: ANN001
@@ -1201,16 +1289,9 @@ def _disjunction(searcher, query, docset: _DocSet | None, limit: int,  # noqa: A
     """
     reader = searcher.reader()
     consts: dict[tuple[str, str], tuple[float, list[float], float]] = {}
-    stack = [query]
-    while stack:
-        q = stack.pop()
-        if type(q) is wq.Term:
-            if (q.fieldname, q.text) not in consts and (q.fieldname, q.text) in reader:
-                scorer = searcher.weighting.scorer(searcher, q.fieldname, q.text)
-                consts[(q.fieldname, q.text)] = (scorer.idf, _norms(scorer.B, scorer.K1, scorer.avgfl), scorer.K1)
-        else:
-            stack.extend(q.subqueries)
+    _consts(searcher, reader, query, consts)
     page: list[tuple[float, int]] = []  # min-heap of (score, -docnum)
+    hidden = len(mask) if mask else 0
     for leaf, offset in reader.leaf_readers():
         size = leaf.doc_count_all()
         only: list[int] | None = None
@@ -1219,9 +1300,13 @@ def _disjunction(searcher, query, docset: _DocSet | None, limit: int,  # noqa: A
             if not only:
                 continue
         scores = _tree_scores(leaf, query, consts, only)
-        if only is not None:
-            keep = set(only)
-            scores = {d: s for d, s in scores.items() if d in keep}
+        if len(scores) > limit + hidden:
+            # only a document scoring at least the (limit + hidden)-th best of the segment
+            # can be on the page (at most ``hidden`` of the better ones are left out)
+            bar = sorted(scores.values(), reverse=True)[limit + hidden - 1]
+            if page and len(page) >= limit:
+                bar = max(bar, page[0][0])
+            scores = {d: s for d, s in scores.items() if s >= bar}
         for d, score in scores.items():
             d += offset
             if mask is not None and d in mask:
@@ -1278,7 +1363,7 @@ def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], fl
             for i, (leaf, offset) in enumerate(leaves):
                 end = leaves[i + 1][1] if i + 1 < len(leaves) else offset + leaf.doc_count_all()
                 local = sorted(d - offset for d in docnums if offset <= d < end and d not in found)
-                if not local or (fieldname, t) not in leaf:
+                if not local or not _df(leaf, fieldname, t):  # not in the segment
                     continue
                 m = leaf.postings(fieldname, t)
                 for d in local:

@@ -1274,6 +1274,39 @@ def _consts(searcher, reader, query, consts: dict[tuple[str, str], tuple[float, 
         consts[key] = got
 
 
+def _all_matches(reader, query, mask: set[int] | None, cap: int) -> list[int] | None:  # noqa: ANN001
+    """Every document (top-level number, none of ``mask``) that ``query`` (an ``Or`` of
+    words, each a ``Term`` or an ``Or`` or ``DisjunctionMax`` of terms) matches, when they are at most ``cap``; else ``None``.
+    Whoosh's top ``cap`` of a query matching at most ``cap`` documents is all of them (a
+    word's BM25F score is never 0), whatever their scores: so the candidates of a pasted
+    ticket (:func:`rank`) are read from the rare words' postings, not scored."""
+    terms: list[tuple[str, str]] = []
+    stack = [query]
+    while stack:
+        q = stack.pop()
+        if not q.boost > 0:
+            return None
+        if type(q) is wq.Term:
+            terms.append((q.fieldname, q.text))
+        elif type(q) in (wq.Or, wq.DisjunctionMax) and not getattr(q, "minmatch", 0):
+            stack.extend(q.subqueries)
+        else:
+            return None
+    found: set[int] = set()
+    for leaf, offset in reader.leaf_readers():
+        for fieldname, text in terms:
+            if fieldname not in leaf.schema or not _df(leaf, fieldname, text):
+                continue
+            for block in _posting_blocks(leaf.postings(fieldname, text)):
+                if block is not None:
+                    found.update(d + offset for d in block[0])
+        if mask:
+            found -= mask
+        if len(found) > cap:
+            return None
+    return sorted(found)
+
+
 def _disjunction(searcher, query, docset: _DocSet | None, limit: int,  # noqa: ANN001
                  mask: set[int] | None) -> list[tuple[int, float]]:
     """The top ``limit`` documents of ``query`` (an ``Or`` of words, :func:`_or_plan`; only
@@ -1440,7 +1473,9 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
         # a pasted ticket: score it in full only on the documents its rarest words rank
         # first (each common word's posting list is walked by skipping, not in full)
         rare = extra["rare"] if filter_query is None else wq.And([extra["rare"], filter_query.with_boost(0.0)])
-        candidates = [h.docnum for h in searcher.search(rare, limit=TICKET_CANDIDATES, mask=mask)]
+        found = _all_matches(reader, rare, mask, TICKET_CANDIDATES) if ARRAY_OR else None
+        candidates = found if found is not None else \
+            [h.docnum for h in searcher.search(rare, limit=TICKET_CANDIDATES, mask=mask)]
         if candidates:
             query = wq.And([query, _DocSet(candidates, reader)])
     if isinstance(query, wq.Term) and query.fieldname == CONTENT_FIELD and filter_query is None:

@@ -1220,23 +1220,40 @@ def _term_scores(leaf, query, consts: dict[tuple[str, str], tuple[float, list[fl
         return {}
     idf, norms, K1 = const
     boost = query.boost
-    lengths = _leaf_lengths(leaf, query.fieldname)
+    k1p = K1 + 1  # the same float Whoosh's ``tf * (K1 + 1)`` multiplies by
+    dn = _doc_norms(leaf, query.fieldname, norms)  # dn[d] is norms[lengths[d]]
     if only is not None:
         weights = _weights_of(leaf.postings(*key), only, size)
         if boost == 1.0:
-            return {d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) for d, w in weights.items()}
-        return {d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) * boost for d, w in weights.items()}
+            return {d: idf * ((w * k1p) / (w + dn[d])) for d, w in weights.items()}
+        return {d: idf * ((w * k1p) / (w + dn[d])) * boost for d, w in weights.items()}
     out: dict[int, float] = {}
     for block in _posting_blocks(leaf.postings(*key)):
         if block is None:
             continue
         ids, ws = block
         if boost == 1.0:
-            out.update({d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) for d, w in zip(ids, ws, strict=False)})
+            out.update({d: idf * ((w * k1p) / (w + dn[d])) for d, w in zip(ids, ws, strict=False)})
         else:
-            out.update({d: idf * ((w * (K1 + 1)) / (w + norms[lengths[d]])) * boost
-                        for d, w in zip(ids, ws, strict=False)})
+            out.update({d: idf * ((w * k1p) / (w + dn[d])) * boost for d, w in zip(ids, ws, strict=False)})
     return out
+
+
+def _doc_norms(leaf, fieldname: str, norms: list[float]) -> list[float]:  # noqa: ANN001
+    """Each document's BM25 length part in a segment: ``norms[lengths[d]]`` for every
+    document ``d`` (:func:`_leaf_lengths`), remembered on the segment's reader for the
+    last ``norms`` asked (one lookup a posting instead of two)."""
+    cache = getattr(leaf, "_memtui_doc_norms", None)
+    if cache is None:
+        cache = {}
+        try:
+            leaf._memtui_doc_norms = cache
+        except AttributeError:
+            pass
+    got = cache.get(fieldname)
+    if got is None or got[0] is not norms:
+        got = cache[fieldname] = (norms, [norms[b] for b in _leaf_lengths(leaf, fieldname)])
+    return got[1]
 
 
 #: Per top-level reader (kept between searches until the index changes), the BM25F

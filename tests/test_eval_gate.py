@@ -376,7 +376,7 @@ def test_the_figures_before_are_recalled_only_for_the_memory_and_index_they_were
         assert any("recalled" in st for st in stages)
         assert again.to_json()["domains"] == first.to_json()["domains"]
         # a record that is not whole (or not JSON) is never used: measured again
-        [record] = list((ws / ".memtui" / "evals-before").iterdir())
+        [record] = [p for p in (ws / ".memtui" / "evals-before").iterdir() if p.name != gate.IDS_FILE]
         record.write_text(record.read_text()[:100])
         gov.evaluate_change(s, "approve", version_id=vid, reviewed=True)
         assert len(runs) == 5
@@ -507,3 +507,28 @@ def test_the_evaluation_is_the_same_whichever_path_ranks_the_words(ws: Path, mon
     assert len(calls) >= 0.9 * 80  # 40 cases before and after
     assert array == whoosh
     assert "hit@5" in array[0]["worse"] and any(c["case"] == "c005" for c in array[0]["changes"])
+
+
+def test_the_articles_ids_are_read_again_only_where_a_file_changed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.core.search import triage
+    from memtui.core.workspace import Workspace
+
+    live = Workspace.open(ws)
+    reads: list[str] = []
+    real = triage.read_text
+    monkeypatch.setattr(triage, "read_text", lambda path, *a, **k: reads.append(path.name) or real(path, *a, **k))
+    first = gate._entry_ids(live, live)
+    assert first == triage.entry_ids(live) and first[f"memory/{EXP_020}"] == "exp-020"
+    assert (ws / ".memtui" / gate.RECALL_DIR / gate.IDS_FILE).is_file()
+    reads.clear()
+    assert gate._entry_ids(live, live) == first and reads == []  # nothing changed: nothing read
+    article = ws / "memory" / EXP_020
+    article.write_text(article.read_text().replace("id: exp-020", "id: exp-020-b", 1))
+    gone = next(p for p in sorted((ws / "memory" / "support" / "experience").glob("exp-0*.md")) if p.name != article.name)
+    gone.unlink()
+    changed = gate._entry_ids(live, live)
+    assert reads == [article.name]
+    assert changed == triage.entry_ids(live) and changed[f"memory/{EXP_020}"] == "exp-020-b"
+    assert f"memory/support/experience/{gone.name}" not in changed
+    (ws / ".memtui" / gate.RECALL_DIR / gate.IDS_FILE).write_text("{not json")  # a damaged record: all read again
+    assert gate._entry_ids(live, live) == changed

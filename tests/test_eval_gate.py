@@ -471,15 +471,17 @@ def test_the_array_ranking_of_words_gives_whooshs_hits_scores_and_order(ws: Path
     real_all = matching._all_matches
     monkeypatch.setattr(matching, "_all_matches", lambda *a, **k: read.append(real_all(*a, **k)) or read[-1])
 
-    def hits(flag: bool, text: str) -> list:
+    def hits(flag: bool, text: str, count: bool = False) -> list:
         monkeypatch.setattr(matching, "ARRAY_OR", flag)
-        res = search(index, text, limit=triage.CANDIDATES, snippets=False, count=False)
+        res = search(index, text, limit=triage.CANDIDATES, snippets=False, count=count)
         return [[(h.path, h.line, h.score, h.coverage, h.agreement, h.verdict) for h in res.hits],
                 res.total, res.estimated, res.likelihood, res.known, res.keyed]
 
     queries = _queries(triage.load_cases(ws / "memory" / SET))
     for text in queries:
         assert hits(True, text) == hits(False, text), text
+        # a user's search (every match counted) reads a pasted ticket's candidates alike
+        assert hits(True, text, count=True) == hits(False, text, count=True), text
     # the array path ranked nearly all (a query of one searched word has its own path)
     assert len(calls) >= 0.9 * len(queries)
     assert sum(1 for r in read if r) >= 20  # the tickets' candidates were read, not searched

@@ -376,7 +376,7 @@ def test_the_figures_before_are_recalled_only_for_the_memory_and_index_they_were
         assert any("recalled" in st for st in stages)
         assert again.to_json()["domains"] == first.to_json()["domains"]
         # a record that is not whole (or not JSON) is never used: measured again
-        [record] = list((ws / ".memtui" / "evals-before").iterdir())
+        [record] = [p for p in (ws / ".memtui" / "evals-before").iterdir() if p.name != gate.IDS_FILE]
         record.write_text(record.read_text()[:100])
         gov.evaluate_change(s, "approve", version_id=vid, reviewed=True)
         assert len(runs) == 5
@@ -429,3 +429,108 @@ def test_an_evaluation_search_finds_what_a_counted_search_finds(ws: Path) -> Non
         quick = search(index, case.ticket, limit=triage.CANDIDATES, snippets=False, count=False)
         assert [(h.path, h.score, h.verdict) for h in quick.hits] == [(h.path, h.score, h.verdict) for h in counted.hits]
         assert (quick.likelihood, quick.known, quick.keyed) == (counted.likelihood, counted.known, counted.keyed)
+
+
+def _queries(cases: list) -> list[str]:
+    """The cases' tickets (pasted: ranked on their rarest words' candidates) and typed
+    queries made of their words: short and long, words with parts (``inc-42``), Cyrillic
+    words (a plain term and its sound key), common words."""
+    out = []
+    for n, case in enumerate(cases):
+        out.append(case.ticket)
+        words = [w for w in re.split(r"\s+", case.ticket) if w]
+        out.append(" ".join(words[n % 5: n % 5 + 3 + n % 7]))
+    out += ["parcel-4417 refund", "плащане два пъти", "double debit installment card", "the and of"]
+    return [q for q in out if q.strip()]
+
+
+def test_the_array_ranking_of_words_gives_whooshs_hits_scores_and_order(ws: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.core.search import triage
+    from memtui.core.search.engine import matching
+    from memtui.core.search.index import SearchIndex
+    from memtui.core.search.query import search
+    from memtui.core.workspace import Workspace
+
+    # several segments, the first with deleted documents (the scratch index after a change)
+    for path in sorted((ws / "memory" / "support" / "experience").glob("exp-0[0-4]*.md"))[:6]:
+        path.write_text(path.read_text() + "\nSeen again with a double debit on the installment card.\n")
+    # a proposal is indexed and hidden from the answers
+    _propose(ws, "exp-902-debit.md", "---\nid: exp-902\ntitle: Double debit on the installment card\n"
+             "summary: paid twice\n---\n\nThe card shows a double debit; плащане два пъти.\n")
+    index = SearchIndex(Workspace.open(ws))
+    index.update()
+    reader = index.searcher().reader()
+    leaves = [leaf for leaf, _ in reader.leaf_readers()]
+    assert len(leaves) > 1 and any(leaf.has_deletions() for leaf in leaves)
+    assert matching._hidden(index.searcher())
+    calls: list[int] = []
+    real = matching._disjunction
+    monkeypatch.setattr(matching, "_disjunction", lambda *a, **k: calls.append(1) or real(*a, **k))
+    read: list[list[int] | None] = []  # a pasted ticket's candidates, read from the postings
+    real_all = matching._all_matches
+    monkeypatch.setattr(matching, "_all_matches", lambda *a, **k: read.append(real_all(*a, **k)) or read[-1])
+
+    def hits(flag: bool, text: str, count: bool = False) -> list:
+        monkeypatch.setattr(matching, "ARRAY_OR", flag)
+        res = search(index, text, limit=triage.CANDIDATES, snippets=False, count=count)
+        return [[(h.path, h.line, h.score, h.coverage, h.agreement, h.verdict) for h in res.hits],
+                res.total, res.estimated, res.likelihood, res.known, res.keyed]
+
+    queries = _queries(triage.load_cases(ws / "memory" / SET))
+    for text in queries:
+        assert hits(True, text) == hits(False, text), text
+        # a user's search (every match counted) reads a pasted ticket's candidates alike
+        assert hits(True, text, count=True) == hits(False, text, count=True), text
+    # the array path ranked nearly all (a query of one searched word has its own path)
+    assert len(calls) >= 0.9 * len(queries)
+    assert sum(1 for r in read if r) >= 20  # the tickets' candidates were read, not searched
+
+
+def test_the_evaluation_is_the_same_whichever_path_ranks_the_words(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.core.search.engine import matching
+
+    vid = _propose(ws, Path(EXP_020).name, _trimmed(ws))
+    calls: list[int] = []
+    real = matching._disjunction
+    monkeypatch.setattr(matching, "_disjunction", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def evaluate(flag: bool) -> list:
+        monkeypatch.setattr(matching, "ARRAY_OR", flag)
+        shutil.rmtree(ws / ".memtui" / "evals-before", ignore_errors=True)  # both measured from nothing
+        with Session.open(ws, profile=CURATOR) as s:
+            ev = gov.evaluate_change(s, "approve", version_id=vid, reviewed=True)
+        assert ev is not None
+        return ev.to_json()["domains"]
+
+    whoosh = evaluate(False)
+    assert not calls
+    array = evaluate(True)
+    assert len(calls) >= 0.9 * 80  # 40 cases before and after
+    assert array == whoosh
+    assert "hit@5" in array[0]["worse"] and any(c["case"] == "c005" for c in array[0]["changes"])
+
+
+def test_the_articles_ids_are_read_again_only_where_a_file_changed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.core.search import triage
+    from memtui.core.workspace import Workspace
+
+    live = Workspace.open(ws)
+    reads: list[str] = []
+    real = triage.read_text
+    monkeypatch.setattr(triage, "read_text", lambda path, *a, **k: reads.append(path.name) or real(path, *a, **k))
+    first = gate._entry_ids(live, live)
+    assert first == triage.entry_ids(live) and first[f"memory/{EXP_020}"] == "exp-020"
+    assert (ws / ".memtui" / gate.RECALL_DIR / gate.IDS_FILE).is_file()
+    reads.clear()
+    assert gate._entry_ids(live, live) == first and reads == []  # nothing changed: nothing read
+    article = ws / "memory" / EXP_020
+    article.write_text(article.read_text().replace("id: exp-020", "id: exp-020-b", 1))
+    gone = next(p for p in sorted((ws / "memory" / "support" / "experience").glob("exp-0*.md")) if p.name != article.name)
+    gone.unlink()
+    changed = gate._entry_ids(live, live)
+    assert reads == [article.name]
+    assert changed == triage.entry_ids(live) and changed[f"memory/{EXP_020}"] == "exp-020-b"
+    assert f"memory/support/experience/{gone.name}" not in changed
+    (ws / ".memtui" / gate.RECALL_DIR / gate.IDS_FILE).write_text("{not json")  # a damaged record: all read again
+    assert gate._entry_ids(live, live) == changed

@@ -18,7 +18,8 @@ after the change**, beside the same figures before:
    calibration, the code); the next evaluation of the same domain on the same memory and
    index (a regression refused, then accepted; a dialog cancelled, then confirmed) recalls
    them instead of searching again. A record is written whole or not at all, and one made
-   for anything else is never used;
+   for anything else is never used. The articles' ids are recorded there too, with each
+   file's size, time and inode: the next evaluation reads only the files that changed;
 3. the very same action is replayed in the scratch copy (its own guarded write there), the
    files it changed are re-indexed there (the same index object: its searcher keeps the
    readers of the segments the change left), and the cases run again: the figures *after*;
@@ -502,6 +503,41 @@ def _remember(ws: Workspace, node: str, key: str, figures: dict[str, Any], per: 
         pass
 
 
+#: File (under :data:`RECALL_DIR`) of the articles' ids as last read: ``{"files": {path:
+#: [size, mtime_ns, inode, id]}}`` (:func:`memtui.core.search.triage.entry_ids`).
+IDS_FILE = "entry-ids.json"
+
+
+def _entry_ids(ws: Workspace, sws: Workspace) -> dict[str, str]:
+    """The ids of the articles of the scratch copy ``sws``
+    (:func:`memtui.core.search.triage.entry_ids`), reading again only the files whose size,
+    time or inode differ from those recorded in ``ws``'s :data:`RECALL_DIR` (the copy's
+    files are links to the live ones: the same inodes); the record is rewritten whole
+    (atomically) when a file was read. A record that cannot be read or written is not an
+    error: every file is read then."""
+    import json
+
+    from memtui.core import atomic, jsonio
+    from memtui.core.search import triage
+
+    path = ws.state_dir / RECALL_DIR / IDS_FILE
+    try:
+        data = jsonio.loads(path.read_bytes())
+        files = data.get("files") if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        files = None
+    remembered: dict[str, list] = files if isinstance(files, dict) else {}
+    before = dict(remembered)  # entry_ids replaces or removes entries, never changes one
+    ids = triage.entry_ids(sws, remembered)
+    if remembered != before:
+        try:
+            path.parent.mkdir(exist_ok=True)
+            atomic.write_bytes(path, json.dumps({"files": remembered}).encode(), durable=False)
+        except OSError:
+            pass
+    return ids
+
+
 # -- measuring ------------------------------------------------------------------------------
 
 def run_set(ws: Workspace, index: Any, cases: list[Any], ids: dict[str, str],
@@ -591,7 +627,6 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
         Whatever ``replay`` raises (the change is refused in the scratch copy as it would be
         live); memtui.core.search.index.IndexWriteError: the scratch index cannot be written.
     """
-    from memtui.core.search import triage
     from memtui.core.search.index import SearchIndex
     from memtui.core.session import Session
     from memtui.core.skills import gating  # the skills gated on a set are entries of its memory
@@ -624,7 +659,7 @@ def measure(session: Any, action: str, target: str, nodes: list[str], replay: Ca
         keys = {node: _before_key(sws, copied, node) for node in domains}
         index = SearchIndex(sws)
         index.update(progress=tell("bringing the scratch index up to date"))
-        ids = triage.entry_ids(sws)
+        ids = _entry_ids(ws, sws)
         tree = MemoryTree(sws)
         sets_before = {node: evalsets.load(sws, node, tree) for node in domains}
         before: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}

@@ -171,16 +171,44 @@ def _load_file(path: Path) -> list[Case]:
     return cases
 
 
-def entry_ids(ws: Workspace) -> dict[str, str]:
-    """Workspace-relative article path → front matter ``id`` for every article with one."""
+def entry_ids(ws: Workspace, remembered: dict[str, list] | None = None) -> dict[str, str]:
+    """Workspace-relative article path → front matter ``id`` for every article with one.
+
+    ``remembered``: ``path → [size, mtime_ns, inode, id or None]`` of files read before
+    (the evaluation of a change keeps them, :mod:`memtui.core.governance.gate`); a file whose
+    size, time and inode are as remembered is not read again (the same trust as
+    :func:`memtui.core.governance.gate.tree_digest`); the map is brought up to date in
+    place (read files added, gone ones removed)."""
     out: dict[str, str] = {}
+    seen: set[str] = set()
     for path in sorted(ws.memory.rglob("*.md")):
         if path.name == NODE_INDEX or not path.is_file():
             continue
-        tf = read_text(path, ws.shown(path), note_encoding=False)
+        shown = ws.shown(path)
+        stamp: list | None = None
+        if remembered is not None:
+            try:
+                st = path.stat()
+            except OSError:
+                st = None
+            if st is not None:
+                stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+                seen.add(shown)
+                known = remembered.get(shown)
+                if isinstance(known, list) and len(known) == 4 and known[:3] == stamp:
+                    if known[3] is not None:
+                        out[shown] = known[3]
+                    continue
+        tf = read_text(path, shown, note_encoding=False)
         meta = split(tf.text).meta if tf.ok else {}
-        if isinstance(meta, dict) and meta.get("id") is not None:
-            out[ws.shown(path)] = str(meta["id"]).strip()
+        got = str(meta["id"]).strip() if isinstance(meta, dict) and meta.get("id") is not None else None
+        if got is not None:
+            out[shown] = got
+        if remembered is not None and stamp is not None:
+            remembered[shown] = [*stamp, got]
+    if remembered is not None:
+        for gone in [k for k in remembered if k not in seen]:
+            del remembered[gone]
     return out
 
 

@@ -1,8 +1,9 @@
 """The Whoosh side of a search (the engine's one door): a parsed query plan turned
 into Whoosh queries and matched, BM25F over the one weighted text field, with memtui's
 array-based paths where Whoosh's per-posting Python loop was the cost (a lone word,
-phrases, prefixes and fuzzy words; each tested to give Whoosh's documents, scores and tie
-order). What comes out is a :class:`Ranking`: stored fields and scores, best first.
+phrases, prefixes and fuzzy words, ``a AND b``, and words any of which may match when no
+exact total is asked for, as the evaluations of a change ask; each tested to give Whoosh's
+documents, scores and tie order). What comes out is a :class:`Ranking`: stored fields and scores, best first.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ DF_CACHE = 100_000
 HIDDEN_STATES = ("proposed", "retired", "rejected")
 #: Weight of a word's second-best field match relative to its best (DisjunctionMax tiebreak).
 FIELD_TIEBREAK = 0.3
+#: An ``Or`` of words with no total asked for is ranked by :func:`_disjunction` (the same
+#: documents, scores and order as Whoosh's collector; off: Whoosh ranks it).
+ARRAY_OR = True
 #: Results whose :func:`coverage` of the query is measured (the answer's confidence reads
 #: the best items': :mod:`memtui.core.search.confidence`).
 COVERED_DOCS = 10
@@ -1113,6 +1117,257 @@ def _clause_scores(leaf, clause: Clause, consts: dict[tuple[str, str], tuple[flo
     return out
 
 
+def _or_plan(query) -> tuple[Any, _DocSet | None] | None:  # noqa: ANN001 - a Whoosh query
+    """``(scored part, candidate set)`` of a query :func:`_disjunction` can match exactly: an
+    ``Or`` of words (each a ``Term`` or a ``DisjunctionMax`` of terms), or one such word,
+    optionally intersected with a :class:`_DocSet`; else ``None``."""
+    docset = None
+    if type(query) is wq.And and query.boost == 1.0 and len(query.subqueries) == 2:
+        first, second = query.subqueries
+        if type(second) is _DocSet:
+            query, docset = first, second
+        elif type(first) is _DocSet:
+            query, docset = second, first
+        else:
+            return None
+    return (query, docset) if _or_supported(query) else None
+
+
+def _or_supported(query) -> bool:  # noqa: ANN001
+    """``query`` is a ``Term``, a ``DisjunctionMax`` of terms, or an ``Or`` of these (a
+    word and its parts, ``inc-425431``: an ``Or`` too), each as :func:`_tree_scores`
+    scores it (no boost on a compound, ``Or`` matched by Whoosh's tree of unions)."""
+    if type(query) is wq.Term:
+        return True
+    if type(query) is wq.DisjunctionMax:
+        return query.boost == 1.0 and all(type(q) is wq.Term for q in query.subqueries)
+    if type(query) is wq.Or:
+        return (query.boost == 1.0 and query.matcher_type == wq.Or.DEFAULT_MATCHER and not query.minmatch
+                and not query.scale and all(_or_supported(q) for q in query.subqueries))
+    return False
+
+
+def _tree_scores(leaf, query, consts: dict[tuple[str, str], tuple[float, list[float], float]],  # noqa: ANN001
+                 only: list[int] | None) -> dict[int, float]:
+    """``{document: score}`` of ``query`` (:func:`_or_supported`) in one segment (at
+    ``only``'s documents, segment numbers, when given), computed as Whoosh's matcher tree
+    computes it: the tree Whoosh builds for the segment (``make_weighted_tree`` over the
+    subqueries' size estimates in that segment), each ``Or`` node adding its sides' scores
+    and each ``DisjunctionMax`` node combining them as the fixed ``DisjunctionMaxMatcher``
+    does. Both are symmetric in their sides (IEEE addition is commutative; only its
+    grouping, the tree, changes a sum), so each node copies its larger side and walks the
+    smaller."""
+    if type(query) is wq.Term:
+        return _term_scores(leaf, query, consts, only)
+    subs = query.subqueries
+    if not subs:
+        return {}
+    if len(subs) == 1:
+        return _tree_scores(leaf, subs[0], consts, only)
+    from whoosh.query import compound
+
+    parts = [_tree_scores(leaf, q, consts, only) for q in subs]
+    tree = compound.make_weighted_tree(lambda a, b: (a, b), [(_size(leaf, q), i) for i, q in enumerate(subs)])
+    dismax = type(query) is wq.DisjunctionMax
+    tiebreak = query.tiebreak if dismax else 0.0
+
+    def walk(node: Any) -> dict[int, float]:
+        if isinstance(node, int):
+            return parts[node]
+        a, b = walk(node[0]), walk(node[1])
+        if len(a) < len(b):
+            a, b = b, a
+        if not b:
+            return a
+        out = dict(a)
+        get = out.get
+        if dismax:
+            for d, y in b.items():
+                x = get(d)
+                out[d] = y if x is None else (x + tiebreak * y if x >= y else y + tiebreak * x)
+        else:
+            for d, y in b.items():
+                x = get(d)
+                out[d] = y if x is None else x + y
+        return out
+
+    return walk(tree)
+
+
+def _size(leaf, query) -> int:  # noqa: ANN001 - a Whoosh segment reader and query
+    """``query.estimate_size(leaf)`` for the queries of :func:`_or_supported`, with the
+    terms' document frequencies remembered on the segment's reader (:func:`_df`): a
+    ``Term``'s is its document frequency, a compound's the sum of its parts' (at most the
+    segment's document count), as Whoosh estimates them."""
+    if type(query) is wq.Term:
+        if query.fieldname not in leaf.schema:
+            return 0
+        return _df(leaf, query.fieldname, query.text)
+    return min(sum(_size(leaf, q) for q in query.subqueries), leaf.doc_count())
+
+
+def _term_scores(leaf, query, consts: dict[tuple[str, str], tuple[float, list[float], float]],  # noqa: ANN001
+                 only: list[int] | None) -> dict[int, float]:
+    """``{document: score}`` of one ``Term`` in one segment (at ``only``'s documents when
+    given): BM25F as :func:`_clause_scores` computes it, each block's postings scored
+    straight from its arrays (a term of a short query is read whole)."""
+    key = (query.fieldname, query.text)
+    const = consts.get(key)
+    if const is None:
+        return {}
+    size = _df(leaf, *key)
+    if not size:
+        return {}
+    idf, norms, K1 = const
+    boost = query.boost
+    k1p = K1 + 1  # the same float Whoosh's ``tf * (K1 + 1)`` multiplies by
+    dn = _doc_norms(leaf, query.fieldname, norms)  # dn[d] is norms[lengths[d]]
+    if only is not None:
+        weights = _weights_of(leaf.postings(*key), only, size)
+        if boost == 1.0:
+            return {d: idf * ((w * k1p) / (w + dn[d])) for d, w in weights.items()}
+        return {d: idf * ((w * k1p) / (w + dn[d])) * boost for d, w in weights.items()}
+    out: dict[int, float] = {}
+    for block in _posting_blocks(leaf.postings(*key)):
+        if block is None:
+            continue
+        ids, ws = block
+        if boost == 1.0:
+            out.update({d: idf * ((w * k1p) / (w + dn[d])) for d, w in zip(ids, ws, strict=False)})
+        else:
+            out.update({d: idf * ((w * k1p) / (w + dn[d])) * boost for d, w in zip(ids, ws, strict=False)})
+    return out
+
+
+def _doc_norms(leaf, fieldname: str, norms: list[float]) -> list[float]:  # noqa: ANN001
+    """Each document's BM25 length part in a segment: ``norms[lengths[d]]`` for every
+    document ``d`` (:func:`_leaf_lengths`), remembered on the segment's reader for the
+    last ``norms`` asked (one lookup a posting instead of two)."""
+    cache = getattr(leaf, "_memtui_doc_norms", None)
+    if cache is None:
+        cache = {}
+        try:
+            leaf._memtui_doc_norms = cache
+        except AttributeError:
+            pass
+    got = cache.get(fieldname)
+    if got is None or got[0] is not norms:
+        got = cache[fieldname] = (norms, [norms[b] for b in _leaf_lengths(leaf, fieldname)])
+    return got[1]
+
+
+#: Per top-level reader (kept between searches until the index changes), the BM25F
+#: constants of the terms :func:`_disjunction` scored: ``(idf, norms, K1)``.
+_CONSTS_ATTR = "_memtui_bm25"
+
+
+def _consts(searcher, reader, query, consts: dict[tuple[str, str], tuple[float, list[float], float]]) -> None:  # noqa: ANN001
+    """Put each term of ``query`` the index holds in ``consts``: its BM25F constants as
+    Whoosh's scorer computes them for ``searcher`` (remembered on ``reader``)."""
+    cache = getattr(reader, _CONSTS_ATTR, None)
+    if cache is None:
+        cache = {}
+        try:
+            setattr(reader, _CONSTS_ATTR, cache)
+        except AttributeError:
+            pass
+    stack = [query]
+    while stack:
+        q = stack.pop()
+        if type(q) is not wq.Term:
+            stack.extend(q.subqueries)
+            continue
+        key = (q.fieldname, q.text)
+        if key in consts:
+            continue
+        got = cache.get(key)
+        if got is None:
+            if key not in reader:
+                continue
+            if len(cache) > DF_CACHE:
+                cache.clear()
+            scorer = searcher.weighting.scorer(searcher, q.fieldname, q.text)
+            got = cache[key] = (scorer.idf, _norms(scorer.B, scorer.K1, scorer.avgfl), scorer.K1)
+        consts[key] = got
+
+
+def _all_matches(reader, query, mask: set[int] | None, cap: int) -> list[int] | None:  # noqa: ANN001
+    """Every document (top-level number, none of ``mask``) that ``query`` (an ``Or`` of
+    words, each a ``Term`` or an ``Or`` or ``DisjunctionMax`` of terms) matches, when they are at most ``cap``; else ``None``.
+    Whoosh's top ``cap`` of a query matching at most ``cap`` documents is all of them (a
+    word's BM25F score is never 0), whatever their scores: so the candidates of a pasted
+    ticket (:func:`rank`) are read from the rare words' postings, not scored."""
+    terms: list[tuple[str, str]] = []
+    stack = [query]
+    while stack:
+        q = stack.pop()
+        if not q.boost > 0:
+            return None
+        if type(q) is wq.Term:
+            terms.append((q.fieldname, q.text))
+        elif type(q) in (wq.Or, wq.DisjunctionMax) and not getattr(q, "minmatch", 0):
+            stack.extend(q.subqueries)
+        else:
+            return None
+    found: set[int] = set()
+    for leaf, offset in reader.leaf_readers():
+        for fieldname, text in terms:
+            if fieldname not in leaf.schema or not _df(leaf, fieldname, text):
+                continue
+            for block in _posting_blocks(leaf.postings(fieldname, text)):
+                if block is not None:
+                    found.update(d + offset for d in block[0])
+        if mask:
+            found -= mask
+        if len(found) > cap:
+            return None
+    return sorted(found)
+
+
+def _disjunction(searcher, query, docset: _DocSet | None, limit: int,  # noqa: ANN001
+                 mask: set[int] | None) -> list[tuple[int, float]]:
+    """The top ``limit`` documents of ``query`` (an ``Or`` of words, :func:`_or_plan`; only
+    those of ``docset`` when given; none of ``mask``), with the scores Whoosh's collector
+    gives them, ties by lower document number: Whoosh's ranking of the query, bit for bit.
+
+    Whoosh walks the union of the words' posting lists posting by posting through its
+    collector, pruning by block bounds; a short query of common words (the eval sets'
+    tickets in a large memory) still scores thousands of documents so, each through a
+    tree of Python matchers. Here each word's postings in a segment are read as arrays and
+    scored in one expression a posting, then added up along the same tree of nodes as
+    Whoosh's (floating-point addition is not associative: the order is kept).
+    """
+    reader = searcher.reader()
+    consts: dict[tuple[str, str], tuple[float, list[float], float]] = {}
+    _consts(searcher, reader, query, consts)
+    page: list[tuple[float, int]] = []  # min-heap of (score, -docnum)
+    hidden = len(mask) if mask else 0
+    for leaf, offset in reader.leaf_readers():
+        size = leaf.doc_count_all()
+        only: list[int] | None = None
+        if docset is not None:
+            only = [d - offset for d in docset.docnums if offset <= d < offset + size]
+            if not only:
+                continue
+        scores = _tree_scores(leaf, query, consts, only)
+        if len(scores) > limit + hidden:
+            # only a document scoring at least the (limit + hidden)-th best of the segment
+            # can be on the page (at most ``hidden`` of the better ones are left out)
+            bar = sorted(scores.values(), reverse=True)[limit + hidden - 1]
+            if page and len(page) >= limit:
+                bar = max(bar, page[0][0])
+            scores = {d: s for d, s in scores.items() if s >= bar}
+        for d, score in scores.items():
+            d += offset
+            if mask is not None and d in mask:
+                continue
+            if len(page) < limit:
+                heapq.heappush(page, (score, -d))
+            elif (score, -d) > page[0]:
+                heapq.heapreplace(page, (score, -d))
+    return sorted(((-d, score) for score, d in page), key=lambda x: (-x[1], x[0]))
+
+
 @functools.lru_cache(maxsize=64)
 def _norms(B: float, K1: float, avgfl: float) -> list[float]:
     """BM25's length part ``K1 * ((1 - B) + B * fl / avgfl)`` for each of the 256 length
@@ -1158,7 +1413,7 @@ def coverage(searcher, docnums: list[int], terms: list[tuple[tuple[str, ...], fl
             for i, (leaf, offset) in enumerate(leaves):
                 end = leaves[i + 1][1] if i + 1 < len(leaves) else offset + leaf.doc_count_all()
                 local = sorted(d - offset for d in docnums if offset <= d < end and d not in found)
-                if not local or (fieldname, t) not in leaf:
+                if not local or not _df(leaf, fieldname, t):  # not in the segment
                     continue
                 m = leaf.postings(fieldname, t)
                 for d in local:
@@ -1235,7 +1490,9 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
         # a pasted ticket: score it in full only on the documents its rarest words rank
         # first (each common word's posting list is walked by skipping, not in full)
         rare = extra["rare"] if filter_query is None else wq.And([extra["rare"], filter_query.with_boost(0.0)])
-        candidates = [h.docnum for h in searcher.search(rare, limit=TICKET_CANDIDATES, mask=mask)]
+        found = _all_matches(reader, rare, mask, TICKET_CANDIDATES) if ARRAY_OR else None
+        candidates = found if found is not None else \
+            [h.docnum for h in searcher.search(rare, limit=TICKET_CANDIDATES, mask=mask)]
         if candidates:
             query = wq.And([query, _DocSet(candidates, reader)])
     if isinstance(query, wq.Term) and query.fieldname == CONTENT_FIELD and filter_query is None:
@@ -1255,6 +1512,15 @@ def rank(index: SearchIndex, items: list[Item], filters: dict[str, list[str]], l
         docs, docnums = _boosted(docs, [d for d, _ in ranked], kind_boost)
         return _covered(Ranking(docs, max(len(docs), total) if full else len(docs), count, highlight, estimated=full),
                         searcher, docnums, extra)
+    plan = _or_plan(query) if ARRAY_OR and query is not None and filter_query is None and not exact_total else None
+    if plan is not None:
+        # words any of which may match (a typed or pasted ticket): scored as arrays here
+        ranked = _disjunction(searcher, plan[0], plan[1], limit, mask)
+        docs = [(searcher.stored_fields(d), score) for d, score in ranked]
+        full = len(docs) >= limit
+        docs, docnums = _boosted(docs, [d for d, _ in ranked], kind_boost)
+        total = max(len(docs), _estimate(query, reader)) if full else len(docs)
+        return _covered(Ranking(docs, total, count, highlight, estimated=full), searcher, docnums, extra)
     if query is None:
         query = filter_query if filter_query is not None else wq.NullQuery
         filter_query = None

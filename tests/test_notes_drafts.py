@@ -100,6 +100,9 @@ async def _offered(app: MemtuiApp, pilot) -> NotesScreen:  # noqa: ANN001
     assert isinstance(screen, NotesScreen)
     await wait_for(pilot, lambda: screen.note is not None and screen._draft is not None, what="the draft offer")
     assert screen.query_one("#notes-draft").has_class("shown")
+    # the bar is laid out on a later refresh: a click before that lands where it is not yet
+    await wait_for(pilot, lambda: screen.query_one("#draft-discard").region.area > 0
+                   and screen.query_one("#draft-restore").region.area > 0, what="the draft bar laid out")
     return screen
 
 

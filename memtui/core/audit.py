@@ -8,6 +8,10 @@ node index and article once, and returns an :class:`AuditReport`. Each kind of p
 Other areas contribute their findings through :data:`CHECKS`: ``"module:function"`` names of
 callables ``(workspace) -> list[Finding]`` (the skills catalogue, the graph, …), imported
 when an audit runs so that ``memtui.core.audit`` stays cheap to import.
+
+After outside changes :func:`rerun` gives the same findings, auditing again only the nodes the
+changed paths can affect; the checks of :data:`AFTER` (those walking the whole tree) keep their
+state in the report and look again only at the changed folders, indexes and sets.
 """
 
 from __future__ import annotations
@@ -321,13 +325,15 @@ def rerun(ws: Workspace, previous: AuditReport, changed: "Iterable[str]", tree: 
           offline: bool = True, cache: "ArticleCache | None" = None) -> AuditReport:
     """The audit after ``changed`` paths changed, given the ``previous`` report: the same
     findings as :func:`run` would give now, auditing again only the nodes those paths can
-    affect (the workspace-wide checks run whole; they are cheap).
+    affect, and letting the workspace-wide checks of :data:`AFTER` look again only at what the
+    paths touched (the other workspace-wide checks run whole; they are cheap).
 
     A node is audited again when a changed path is in its folder, is its folder or a folder
     above it, is an ``AGENTS.md`` above it (owners, the parent's list), or is (or holds) one of
     the paths its findings read elsewhere (:attr:`NodeAudit.deps`); new nodes are audited, gone
-    ones dropped. A change to the settings, or a ``previous`` without its nodes' parts, runs
-    the whole audit.
+    ones dropped. The tree is walked for its nodes only when an ``AGENTS.md`` came or went or
+    a folder changed; else the nodes are the previous report's. A change to the settings, or a
+    ``previous`` without its nodes' parts, runs the whole audit.
 
     Args:
         ws: the workspace ``previous`` was made of.

@@ -192,13 +192,13 @@ async def test_outside_writes_refresh_the_open_tui_as_a_whole_audit_and_redraw_o
         for what, write in writes:
             shown = app.report
             write()
-            await wait_for(pilot, lambda: app.report is not shown and not app._unaudited and not app._auditing,
-                           timeout=30, what=f"the audit after {what}")
+            await wait_for(pilot, lambda shown=shown: app.report is not shown and not app._unaudited
+                           and not app._auditing, timeout=30, what=f"the audit after {what}")
             whole = audit.run(app.ws, offline=True, parallel=False)
             assert [f.to_json() for f in app.report.findings] == [f.to_json() for f in whole.findings], what
             assert (app.report.nodes, app.report.articles) == (whole.nodes, whole.articles), what
             if what.startswith("a new article"):
                 found = app.findings_by_folder["memory/support"]  # the unlisted article, the untracked note
-                await wait_for(pilot, lambda: support.label.plain.endswith(f" {len(found)}"), timeout=10,
+                await wait_for(pilot, lambda found=found: support.label.plain.endswith(f" {len(found)}"), timeout=10,
                                what="the support folder's label with its findings")
         assert "" not in drawn  # the root index in the reading pane was never drawn again

@@ -155,6 +155,8 @@ def _outside_writes(root: Path) -> list[tuple[str, list[str], object]]:
              '{"id": "C-1", "ticket": "where is my parcel", "language": "en", "relevant": ["nowhere"]}\n', "utf-8"))),
         ("an article of the set's domain deleted", ["memory/support/courier-app/gps-drift.md"],
          lambda: (app / "gps-drift.md").unlink()),
+        ("the store damaged by hand", [".memtui/store.json"],
+         lambda: _append(root / ".memtui" / "store.json", "\n{not json")),
     ]
 
 
@@ -186,7 +188,7 @@ def test_every_kind_of_outside_write_gives_the_whole_audit(sample_copy: Path, mo
         codes_seen |= {f.code for f in got.findings}
         previous = got
     assert {"article-unlisted", "one-liner-mismatch", "index-missing-file", "link-outside", "folder-no-index",
-            "temp-file-leftover", "name-not-utf8", "promotion-review-required"} <= codes_seen
+            "temp-file-leftover", "name-not-utf8", "promotion-review-required", "store-damaged"} <= codes_seen
 
 
 def test_an_edited_article_lists_no_folder_and_walks_no_node(sample_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -216,3 +218,29 @@ def test_an_edited_article_lists_no_folder_and_walks_no_node(sample_copy: Path, 
     assert looked == ["memory/support/courier-app"]
     assert got.nodes == previous.nodes
     assert any(f.code == "one-liner-mismatch" for f in got.findings)
+
+
+def test_the_store_checks_run_again_only_when_the_store_changed(sample_copy: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's and the audit log's checks read only ``.memtui``: after an article edit their
+    last findings stand (not run), after a store change they run, and the findings are a whole
+    audit's either way."""
+    from memtui.core import auditlog, store
+
+    ws = Workspace.open(sample_copy)
+    previous = audit.run(ws, offline=True, parallel=False)
+    ran: list[str] = []
+    for module in (store, auditlog):
+        real = module.audit_findings
+        monkeypatch.setattr(module, "audit_findings",
+                            lambda ws, real=real, name=module.__name__: (ran.append(name), real(ws))[1])
+    _edit(sample_copy / "memory/support/courier-app/gps-drift.md", "summary: Location drift:", "summary: Drift,")
+    got = audit.rerun(ws, previous, ["memory/support/courier-app/gps-drift.md"])
+    assert ran == []
+    _same(got, audit.run(ws, offline=True, parallel=False))
+    ran.clear()
+    _append(sample_copy / ".memtui" / "store.json", "\n{not json")
+    again = audit.rerun(ws, got, [".memtui/store.json"])
+    assert sorted(ran) == ["memtui.core.auditlog", "memtui.core.store"]
+    assert any(f.code == "store-damaged" for f in again.findings)
+    _same(again, audit.run(ws, offline=True, parallel=False))

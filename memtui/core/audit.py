@@ -53,6 +53,8 @@ CHECKS: tuple[str, ...] = (
 )
 
 
+#: A check's module may name the workspace-relative paths its findings depend on in
+#: ``AUDIT_READS`` (files or folders): after changes to none of them its last findings stand.
 #: Entries of :data:`CHECKS` that can look again at only what changed: the check's name →
 #: ``"module:function"`` of ``(workspace, memo, changed, ...) -> findings``, where ``memo`` is the
 #: check's own state kept in the report between audits (``{}`` the first time) and ``changed``
@@ -102,9 +104,25 @@ def _contributed(ws: Workspace, offline: bool = False, tree: MemoryTree | None =
             memo = dict(memos.get(name, {}))  # a copy: the previous report keeps its own
             findings.extend(check(ws, memo, changed if memos.get(name) else None, **extra))
             memos[name] = memo
-        else:
-            findings.extend(check(ws, **extra))
+            continue
+        reads = _reads(name)
+        kept = memos.get(name) if memos is not None and changed is not None and reads else None
+        if kept is not None and not any(p == r or p.startswith(r + "/") for p in changed or () for r in reads):
+            findings.extend(kept["findings"])  # nothing it reads changed
+            continue
+        found = check(ws, **extra)
+        if memos is not None and reads:
+            memos[name] = {"findings": list(found)}
+        findings.extend(found)
     return findings
+
+
+def _reads(name: str) -> tuple[str, ...]:
+    """The workspace-relative paths (files or folders) the check ``name`` reads, when its module
+    says so in ``AUDIT_READS``: after changes elsewhere its last findings stand."""
+    import importlib
+
+    return tuple(getattr(importlib.import_module(name.partition(":")[0]), "AUDIT_READS", ()))
 
 
 @dataclass(slots=True)

@@ -155,6 +155,20 @@ def _outside_writes(root: Path) -> list[tuple[str, list[str], object]]:
              '{"id": "C-1", "ticket": "where is my parcel", "language": "en", "relevant": ["nowhere"]}\n', "utf-8"))),
         ("an article of the set's domain deleted", ["memory/support/courier-app/gps-drift.md"],
          lambda: (app / "gps-drift.md").unlink()),
+        ("a recorded article edited outside governance",
+         ["memory/support/experience/exp-001-cod-double-settlement.md"],
+         lambda: _append(mem / "support" / "experience" / "exp-001-cod-double-settlement.md", "\nEdited.\n")),
+        ("a new node with an article", ["memory/support/fresh", "memory/support/fresh/AGENTS.md",
+                                        "memory/support/fresh/one.md"],
+         lambda: ((mem / "support" / "fresh").mkdir(),
+                  (mem / "support" / "fresh" / "AGENTS.md").write_text("# Fresh\n\n## Articles\n\n", "utf-8"),
+                  (mem / "support" / "fresh" / "one.md").write_text("# One\n", "utf-8"))),
+        ("a second article in the new node", ["memory/support/fresh/two.md"],
+         lambda: (mem / "support" / "fresh" / "two.md").write_text("# Two\n", "utf-8")),
+        ("a folder with an article, no index yet", ["memory/support/later", "memory/support/later/a.md"],
+         lambda: ((mem / "support" / "later").mkdir(), (mem / "support" / "later" / "a.md").write_text("# A\n", "utf-8"))),
+        ("its index written: a node now", ["memory/support/later/AGENTS.md"],
+         lambda: (mem / "support" / "later" / "AGENTS.md").write_text("# Later\n\n## Articles\n\n", "utf-8")),
         ("the store damaged by hand", [".memtui/store.json"],
          lambda: _append(root / ".memtui" / "store.json", "\n{not json")),
     ]
@@ -188,7 +202,8 @@ def test_every_kind_of_outside_write_gives_the_whole_audit(sample_copy: Path, mo
         codes_seen |= {f.code for f in got.findings}
         previous = got
     assert {"article-unlisted", "one-liner-mismatch", "index-missing-file", "link-outside", "folder-no-index",
-            "temp-file-leftover", "name-not-utf8", "promotion-review-required", "store-damaged"} <= codes_seen
+            "temp-file-leftover", "name-not-utf8", "promotion-review-required", "store-damaged", "untracked",
+            "unrecorded-edit", "active-missing"} <= codes_seen
 
 
 def test_an_edited_article_lists_no_folder_and_walks_no_node(sample_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:

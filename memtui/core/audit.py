@@ -65,6 +65,7 @@ AFTER: dict[str, str] = {
     "memtui.core.strays:audit_findings": "memtui.core.strays:audit_findings_after",
     "memtui.core.governance.eval_audit:audit_findings": "memtui.core.governance.eval_audit:audit_findings_after",
     "memtui.core.governance.promotion:audit_findings": "memtui.core.governance.promotion:audit_findings_after",
+    "memtui.core.governance:audit_findings": "memtui.core.governance.rules:audit_findings_after",
 }
 
 

@@ -4,6 +4,7 @@ removed nodes and index edits, each step compared with a whole audit of the same
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -106,3 +107,155 @@ def test_a_settings_change_or_no_parts_audits_everything(sample_copy: Path) -> N
     _same(again, audit.run(ws, offline=True, parallel=False))
     bare = audit.AuditReport()
     _same(audit.rerun(ws, bare, []), audit.run(ws, offline=True, parallel=False))
+
+
+def _append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _outside_writes(root: Path) -> list[tuple[str, list[str], object]]:
+    """(what, the workspace-relative paths a watcher reports, the write): the kinds of writes
+    agents, the CLI and editors make while the TUI is open, one after another."""
+    mem = root / "memory"
+    app = mem / "support" / "courier-app"
+    loose = mem / "support" / "loose"
+    evals = mem / "support" / "evals"
+    return [
+        ("a new article, not listed", ["memory/support/courier-app/new-one.md"],
+         lambda: (app / "new-one.md").write_text("---\ntitle: New one\nsummary: fresh\n---\n# New one\n", "utf-8")),
+        ("its index line added", ["memory/support/courier-app/AGENTS.md"],
+         lambda: _append(app / "AGENTS.md", "- [New one](new-one.md) — fresh\n")),
+        ("an edited article breaks its index line", ["memory/support/courier-app/new-one.md"],
+         lambda: _edit(app / "new-one.md", "summary: fresh", "summary: no longer what the index says")),
+        ("the edit taken back fixes it", ["memory/support/courier-app/new-one.md"],
+         lambda: _edit(app / "new-one.md", "summary: no longer what the index says", "summary: fresh")),
+        ("an index line to a file that does not exist", ["memory/support/courier-app/AGENTS.md"],
+         lambda: _append(app / "AGENTS.md", "- [Ghost](ghost.md) — nowhere\n")),
+        ("the article deleted", ["memory/support/courier-app/new-one.md"],
+         lambda: (app / "new-one.md").unlink()),
+        ("a note appended, with a link leading outside", ["memory/MEMORY_CUSTOM.md"],
+         lambda: _append(mem / "MEMORY_CUSTOM.md", "\n- 2026-12-02 see [the host file](../../../etc/hosts)\n")),
+        ("a graph line appended", ["memory/graph.jsonl"],
+         lambda: _append(mem / "graph.jsonl", '{"type":"relation","from":"RouteCore","to":"Nobody","relationType":"feeds"}\n')),
+        ("articles in a folder without an index", ["memory/support/loose", "memory/support/loose/a.md"],
+         lambda: (loose.mkdir(), (loose / "a.md").write_text("# A\n", "utf-8"))),
+        ("another article there (the count in the finding)", ["memory/support/loose/b.md"],
+         lambda: (loose / "b.md").write_text("# B\n", "utf-8")),
+        ("a leftover temporary file beside a changed article", ["memory/support/loose/b.md"],
+         lambda: ((loose / ".b.md.abcd1234.tmp").write_text("half", "utf-8"),
+                  (loose / "b.md").write_text("# B again\n", "utf-8"))),
+        ("a file name that is not UTF-8", [os.fsdecode(b"memory/support/loose/caf\xe9.md")],
+         lambda: (Path(os.fsdecode(bytes(loose) + b"/caf\xe9.md"))).write_text("# x\n", "utf-8")),
+        ("the loose folder removed", ["memory/support/loose"], lambda: shutil.rmtree(loose)),
+        ("a node's index asks for review", ["memory/support/courier-app/AGENTS.md"],
+         lambda: _edit(app / "AGENTS.md", "---\n", "---\npromotion: review\n")),
+        ("an eval set added", ["memory/support/evals", "memory/support/evals/cases.jsonl"],
+         lambda: (evals.mkdir(), (evals / "cases.jsonl").write_text(
+             '{"id": "C-1", "ticket": "where is my parcel", "language": "en", "relevant": ["nowhere"]}\n', "utf-8"))),
+        ("an article of the set's domain deleted", ["memory/support/courier-app/gps-drift.md"],
+         lambda: (app / "gps-drift.md").unlink()),
+        ("a recorded article edited outside governance",
+         ["memory/support/experience/exp-001-cod-double-settlement.md"],
+         lambda: _append(mem / "support" / "experience" / "exp-001-cod-double-settlement.md", "\nEdited.\n")),
+        ("a new node with an article", ["memory/support/fresh", "memory/support/fresh/AGENTS.md",
+                                        "memory/support/fresh/one.md"],
+         lambda: ((mem / "support" / "fresh").mkdir(),
+                  (mem / "support" / "fresh" / "AGENTS.md").write_text("# Fresh\n\n## Articles\n\n", "utf-8"),
+                  (mem / "support" / "fresh" / "one.md").write_text("# One\n", "utf-8"))),
+        ("a second article in the new node", ["memory/support/fresh/two.md"],
+         lambda: (mem / "support" / "fresh" / "two.md").write_text("# Two\n", "utf-8")),
+        ("a folder with an article, no index yet", ["memory/support/later", "memory/support/later/a.md"],
+         lambda: ((mem / "support" / "later").mkdir(), (mem / "support" / "later" / "a.md").write_text("# A\n", "utf-8"))),
+        ("its index written: a node now", ["memory/support/later/AGENTS.md"],
+         lambda: (mem / "support" / "later" / "AGENTS.md").write_text("# Later\n\n## Articles\n\n", "utf-8")),
+        ("the store damaged by hand", [".memtui/store.json"],
+         lambda: _append(root / ".memtui" / "store.json", "\n{not json")),
+    ]
+
+
+def test_every_kind_of_outside_write_gives_the_whole_audit(sample_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After each write the audit of the changed paths (nodes, and the whole-workspace checks
+    looking again only at the folders and indexes that changed) equals a whole audit; the
+    stray-file and folder checks list only the folders the write touched."""
+    from memtui.core import strays
+    from memtui.core.tree.audit import ArticleCache
+
+    if not (sample_copy / "memory/support/courier-app/AGENTS.md").read_text("utf-8").startswith("---\n"):
+        pytest.skip("the sample's index has no front matter")  # pragma: no cover - the sample has one
+    ws = Workspace.open(sample_copy)
+    previous = audit.run(ws, offline=True, parallel=False)
+    cache = ArticleCache.load(ws)
+    folders_seen: list[str] = []
+    real_folder = strays._folder
+    monkeypatch.setattr(strays, "_folder", lambda root, rel: (folders_seen.append(rel), real_folder(root, rel))[1])
+    codes_seen: set[str] = set()
+    for what, changed, change in _outside_writes(sample_copy):
+        change()  # type: ignore[operator]
+        folders_seen.clear()
+        got = audit.rerun(ws, previous, changed, tree=MemoryTree(ws), cache=cache)
+        looked = list(folders_seen)
+        whole = audit.run(ws, offline=True, parallel=False)
+        assert [f.to_json() for f in got.findings] == [f.to_json() for f in whole.findings], what
+        _same(got, whole)
+        assert len(looked) <= 3 or what.startswith("an eval set"), (what, looked)
+        codes_seen |= {f.code for f in got.findings}
+        previous = got
+    assert {"article-unlisted", "one-liner-mismatch", "index-missing-file", "link-outside", "folder-no-index",
+            "temp-file-leftover", "name-not-utf8", "promotion-review-required", "store-damaged", "untracked",
+            "unrecorded-edit", "active-missing"} <= codes_seen
+
+
+def test_an_edited_article_lists_no_folder_and_walks_no_node(sample_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An article edited in place: the nodes are those of the last audit (neither the audit nor
+    the promotion check walks the tree; the governance check's walk for untracked articles is
+    its own), and the stray-file check lists only the article's folder."""
+    import sys
+
+    from memtui.core import strays
+
+    ws = Workspace.open(sample_copy)
+    previous = audit.run(ws, offline=True, parallel=False)
+    walked: list[str] = []
+    real_walk = MemoryTree.walk_nodes
+
+    def walk(self: MemoryTree):  # noqa: ANN202
+        walked.append(Path(sys._getframe(1).f_code.co_filename).name)
+        return real_walk(self)
+
+    monkeypatch.setattr(MemoryTree, "walk_nodes", walk)
+    looked: list[str] = []
+    real_folder = strays._folder
+    monkeypatch.setattr(strays, "_folder", lambda root, rel: (looked.append(rel), real_folder(root, rel))[1])
+    _edit(sample_copy / "memory/support/courier-app/gps-drift.md", "summary: Location drift:", "summary: Drift,")
+    got = audit.rerun(ws, previous, ["memory/support/courier-app/gps-drift.md"], tree=MemoryTree(ws))
+    assert not {"audit.py", "promotion.py", "integrity.py"} & set(walked), walked
+    assert looked == ["memory/support/courier-app"]
+    assert got.nodes == previous.nodes
+    assert any(f.code == "one-liner-mismatch" for f in got.findings)
+
+
+def test_the_store_checks_run_again_only_when_the_store_changed(sample_copy: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's and the audit log's checks read only ``.memtui``: after an article edit their
+    last findings stand (not run), after a store change they run, and the findings are a whole
+    audit's either way."""
+    from memtui.core import auditlog, store
+
+    ws = Workspace.open(sample_copy)
+    previous = audit.run(ws, offline=True, parallel=False)
+    ran: list[str] = []
+    for module in (store, auditlog):
+        real = module.audit_findings
+        monkeypatch.setattr(module, "audit_findings",
+                            lambda ws, real=real, name=module.__name__: (ran.append(name), real(ws))[1])
+    _edit(sample_copy / "memory/support/courier-app/gps-drift.md", "summary: Location drift:", "summary: Drift,")
+    got = audit.rerun(ws, previous, ["memory/support/courier-app/gps-drift.md"])
+    assert ran == []
+    _same(got, audit.run(ws, offline=True, parallel=False))
+    ran.clear()
+    _append(sample_copy / ".memtui" / "store.json", "\n{not json")
+    again = audit.rerun(ws, got, [".memtui/store.json"])
+    assert sorted(ran) == ["memtui.core.auditlog", "memtui.core.store"]
+    assert any(f.code == "store-damaged" for f in again.findings)
+    _same(again, audit.run(ws, offline=True, parallel=False))

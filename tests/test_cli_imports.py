@@ -97,6 +97,29 @@ def test_a_typed_search_loads_only_what_it_uses(ws: Path) -> None:
     assert last["loaded"] == ["whoosh.searching"]  # the probe sees what a search needs
 
 
+def test_no_stand_in_is_placed_while_another_thread_runs() -> None:
+    """In the TUI another thread imports while the index worker imports Whoosh (the first
+    audit's secret scanner imports requests, which imports urllib.request): a stand-in in
+    sys.modules then made that import fail. With another thread running, the real modules are
+    imported and no stand-in is ever in sys.modules."""
+    code = ("import sys, threading, time\n"
+            "seen = []\n"
+            "stop = threading.Event()\n"
+            "def watch():\n"
+            "    while not stop.is_set():\n"
+            "        m = sys.modules.get('urllib.request')\n"
+            "        if m is not None and 'stand-in' in (m.__doc__ or ''): seen.append(m)\n"
+            "        time.sleep(0)\n"
+            "t = threading.Thread(target=watch); t.start()\n"
+            "from memtui.core.search.engine.lean import import_whoosh\n"
+            "import_whoosh(); stop.set(); t.join()\n"
+            "import urllib.request\n"
+            "assert not seen and hasattr(urllib.request, 'getproxies')\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
 def test_the_stand_ins_leave_the_real_modules_importable() -> None:
     """After Whoosh is imported with stand-ins, importing the real modules gives the real
     ones, and Whoosh's deferred helpers reach them."""

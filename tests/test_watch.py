@@ -145,3 +145,60 @@ async def test_an_outside_delete_refreshes_the_open_audit_as_a_whole_audit_would
         assert len(set(audited)) < whole.nodes
         broken = [f for f in app.report.findings if f.code == "link-broken" and "pod-upload.md" in f.message]
         assert {f.path for f in broken} >= {"memory/support/cod-payments/cod-collection.md"}
+
+
+async def test_outside_writes_refresh_the_open_tui_as_a_whole_audit_and_redraw_only_what_they_touched(
+        sample_copy: Path) -> None:
+    """Each outside write (a new article, a note appended, a graph line, an edit breaking an
+    index line, a delete) leaves the open TUI with a whole audit's findings; the Tree redraws
+    the label of the folder whose findings changed, and the root index shown in the reading
+    pane is not drawn again for a write elsewhere."""
+    from textual.widgets import Tree
+
+    from memtui.core import audit
+    from memtui.ui.app import MemtuiApp
+    from memtui.ui.screens.tree import TreeScreen
+
+    mem = sample_copy / "memory"
+    app = MemtuiApp(Workspace.open(sample_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None and isinstance(app.screen, TreeScreen),
+                       what="the first audit")
+        screen = app.screen
+        await wait_for(pilot, lambda: getattr(screen, "_reading", None) is not None, what="the root index shown")
+        drawn: list[str] = []
+        real_show = screen._show_index_doc
+        screen._show_index_doc = lambda path, index: (drawn.append(path), real_show(path, index))[1]
+        support = next(n for n in screen.query_one("#nodes", Tree).root.children if n.data.path == "support")
+        assert support.label.plain == "support"  # no finding in the folder itself yet
+
+        def append(path: Path, text: str) -> None:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+
+        def edit(path: Path, old: str, new: str) -> None:
+            path.write_text(path.read_text("utf-8").replace(old, new, 1), "utf-8")
+
+        writes = [
+            ("a new article in support, not listed", lambda: (mem / "support" / "stray.md").write_text(
+                "---\ntitle: Stray\nsummary: not listed\n---\n# Stray\n", "utf-8")),
+            ("a note appended", lambda: append(mem / "MEMORY_CUSTOM.md", "\n- 2026-12-02 a note [x](../../../etc)\n")),
+            ("a graph line", lambda: append(mem / "graph.jsonl", '{"type":"relation","from":"RouteCore",'
+                                                                 '"to":"Nobody","relationType":"feeds"}\n')),
+            ("an edit breaking an index line", lambda: edit(
+                mem / "support/courier-app/gps-drift.md", "summary: Location drift:", "summary: Drift now,")),
+            ("a delete", lambda: (mem / "support/courier-app/pod-upload.md").unlink()),
+        ]
+        for what, write in writes:
+            shown = app.report
+            write()
+            await wait_for(pilot, lambda shown=shown: app.report is not shown and not app._unaudited
+                           and not app._auditing, timeout=30, what=f"the audit after {what}")
+            whole = audit.run(app.ws, offline=True, parallel=False)
+            assert [f.to_json() for f in app.report.findings] == [f.to_json() for f in whole.findings], what
+            assert (app.report.nodes, app.report.articles) == (whole.nodes, whole.articles), what
+            if what.startswith("a new article"):
+                found = app.findings_by_folder["memory/support"]  # the unlisted article, the untracked note
+                await wait_for(pilot, lambda found=found: support.label.plain.endswith(f" {len(found)}"), timeout=10,
+                               what="the support folder's label with its findings")
+        assert "" not in drawn  # the root index in the reading pane was never drawn again

@@ -8,6 +8,10 @@ node index and article once, and returns an :class:`AuditReport`. Each kind of p
 Other areas contribute their findings through :data:`CHECKS`: ``"module:function"`` names of
 callables ``(workspace) -> list[Finding]`` (the skills catalogue, the graph, …), imported
 when an audit runs so that ``memtui.core.audit`` stays cheap to import.
+
+After outside changes :func:`rerun` gives the same findings, auditing again only the nodes the
+changed paths can affect; the checks of :data:`AFTER` (those walking the whole tree) keep their
+state in the report and look again only at the changed folders, indexes and sets.
 """
 
 from __future__ import annotations
@@ -49,25 +53,77 @@ CHECKS: tuple[str, ...] = (
 )
 
 
-def _contributed(ws: Workspace, offline: bool = False, tree: MemoryTree | None = None) -> list[Finding]:
+#: A check's module may name the workspace-relative paths its findings depend on in
+#: ``AUDIT_READS`` (files or folders): after changes to none of them its last findings stand.
+#: Entries of :data:`CHECKS` that can look again at only what changed: the check's name →
+#: ``"module:function"`` of ``(workspace, memo, changed, ...) -> findings``, where ``memo`` is the
+#: check's own state kept in the report between audits (``{}`` the first time) and ``changed``
+#: the workspace-relative paths changed since (``None``: look at everything). The others are
+#: cheap and run whole every time.
+AFTER: dict[str, str] = {
+    "memtui.core.tree.integrity:audit_findings": "memtui.core.tree.integrity:audit_findings_after",
+    "memtui.core.strays:audit_findings": "memtui.core.strays:audit_findings_after",
+    "memtui.core.governance.eval_audit:audit_findings": "memtui.core.governance.eval_audit:audit_findings_after",
+    "memtui.core.governance.promotion:audit_findings": "memtui.core.governance.promotion:audit_findings_after",
+    "memtui.core.governance:audit_findings": "memtui.core.governance.rules:audit_findings_after",
+}
+
+
+def _function(name: str) -> Callable[..., list[Finding]]:
+    import importlib
+
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def _contributed(ws: Workspace, offline: bool = False, tree: MemoryTree | None = None,
+                 memos: dict[str, dict] | None = None, changed: list[str] | None = None,
+                 nodes: list[str] | None = None) -> list[Finding]:
     """The findings of every entry of :data:`CHECKS`; a check whose function takes an
     ``offline`` keyword gets the audit's (the remote graph's check: read nothing over the network),
-    one that takes ``tree`` gets the audit's :class:`MemoryTree` (its walk of the nodes is reused)."""
-    import importlib
+    one that takes ``tree`` gets the audit's :class:`MemoryTree` (its walk of the nodes is reused),
+    one that takes ``nodes`` the audit's list of them.
+
+    With ``memos`` (each check's state, filled here; the previous audit's given), the checks of
+    :data:`AFTER` look again only at ``changed`` (workspace-relative paths; ``None``: at
+    everything)."""
     import inspect
 
     findings: list[Finding] = []
     for name in CHECKS:
-        module, _, function = name.partition(":")
-        check = getattr(importlib.import_module(module), function)
+        after = AFTER.get(name) if memos is not None else None
+        check = _function(after or name)
         parameters = inspect.signature(check).parameters
         extra: dict[str, Any] = {}
         if "offline" in parameters:
             extra["offline"] = offline
         if "tree" in parameters and tree is not None:
             extra["tree"] = tree
-        findings.extend(check(ws, **extra))
+        if "nodes" in parameters and nodes is not None:
+            extra["nodes"] = nodes
+        if after is not None and memos is not None:
+            memo = dict(memos.get(name, {}))  # a copy: the previous report keeps its own
+            findings.extend(check(ws, memo, changed if memos.get(name) else None, **extra))
+            memos[name] = memo
+            continue
+        reads = _reads(name)
+        kept = memos.get(name) if memos is not None and changed is not None and reads else None
+        if kept is not None and not any(p == r or p.startswith(r + "/") for p in changed or () for r in reads):
+            findings.extend(kept["findings"])  # nothing it reads changed
+            continue
+        found = check(ws, **extra)
+        if memos is not None and reads:
+            memos[name] = {"findings": list(found)}
+        findings.extend(found)
     return findings
+
+
+def _reads(name: str) -> tuple[str, ...]:
+    """The workspace-relative paths (files or folders) the check ``name`` reads, when its module
+    says so in ``AUDIT_READS``: after changes elsewhere its last findings stand."""
+    import importlib
+
+    return tuple(getattr(importlib.import_module(name.partition(":")[0]), "AUDIT_READS", ()))
 
 
 @dataclass(slots=True)
@@ -104,8 +160,11 @@ class AuditReport:
     articles: int = 0
     seconds: float = 0.0
     allowed: list[Finding] = field(default_factory=list)
-    #: each node's own part of the audit, kept so :func:`rerun` can audit only what changed
+    #: each node's own part of the audit in the walk's order, kept so :func:`rerun` can audit
+    #: only what changed
     by_node: dict[str, "NodeAudit"] = field(default_factory=dict, repr=False, compare=False)
+    #: the state the checks of :data:`AFTER` keep between audits, by check
+    memos: dict[str, dict] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -254,16 +313,20 @@ def run(ws: Workspace, progress: Progress | None = None, tree: MemoryTree | None
 
 
 def _finish(ws: Workspace, report: AuditReport, nodes: list[str], offline: bool, started: float,
-            tree: MemoryTree | None = None) -> AuditReport:
-    """The report from its nodes' parts (``report.by_node``, in the order of ``nodes``) and the
-    workspace-wide checks, which always run whole (they are cheap)."""
+            tree: MemoryTree | None = None, previous: AuditReport | None = None,
+            changed: list[str] | None = None) -> AuditReport:
+    """The report from its nodes' parts (``report.by_node``, put in the order of ``nodes``) and
+    the workspace-wide checks: after ``changed`` paths (given the ``previous`` report) the
+    checks of :data:`AFTER` look again only at what changed, the others run whole (they are cheap)."""
+    report.by_node = {node: report.by_node[node] for node in nodes}
+    report.memos = dict(previous.memos) if previous is not None else {}
     for node in nodes:
         part = report.by_node[node]
         report.findings.extend(part.findings)
         report.articles += part.articles
     report.nodes = sum(1 for n in nodes if report.by_node[n].indexed)
     report.findings.extend(_audit_workspace_files(ws))
-    report.findings.extend(_contributed(ws, offline, tree))
+    report.findings.extend(_contributed(ws, offline, tree, report.memos, changed, nodes))
     # one finding once: a link met by two checks (the root node's folder and the member notes
     # beside it) was reported twice
     report.findings, report.allowed = _allowances(ws, list(dict.fromkeys(report.findings)))
@@ -281,13 +344,15 @@ def rerun(ws: Workspace, previous: AuditReport, changed: "Iterable[str]", tree: 
           offline: bool = True, cache: "ArticleCache | None" = None) -> AuditReport:
     """The audit after ``changed`` paths changed, given the ``previous`` report: the same
     findings as :func:`run` would give now, auditing again only the nodes those paths can
-    affect (the workspace-wide checks run whole; they are cheap).
+    affect, and letting the workspace-wide checks of :data:`AFTER` look again only at what the
+    paths touched (the other workspace-wide checks run whole; they are cheap).
 
     A node is audited again when a changed path is in its folder, is its folder or a folder
     above it, is an ``AGENTS.md`` above it (owners, the parent's list), or is (or holds) one of
     the paths its findings read elsewhere (:attr:`NodeAudit.deps`); new nodes are audited, gone
-    ones dropped. A change to the settings, or a ``previous`` without its nodes' parts, runs
-    the whole audit.
+    ones dropped. The tree is walked for its nodes only when an ``AGENTS.md`` came or went or
+    a folder changed; else the nodes are the previous report's. A change to the settings, or a
+    ``previous`` without its nodes' parts, runs the whole audit.
 
     Args:
         ws: the workspace ``previous`` was made of.
@@ -303,25 +368,36 @@ def rerun(ws: Workspace, previous: AuditReport, changed: "Iterable[str]", tree: 
         return run(ws, tree=tree, offline=offline)
     started = time.perf_counter()
     tree = tree or MemoryTree(ws)
-    nodes = list(tree.walk_nodes())
     root = os.fspath(ws.root)
+    memory = os.fspath(ws.memory)
     gone = [os.path.normpath(os.path.join(root, p)) for p in paths]
     indexes_changed = [os.path.dirname(g) for g in gone if os.path.basename(g) == NODE_INDEX]
+    folders = {node: os.path.join(memory, node) if node else memory for node in previous.by_node}
+    if _reshaped(gone, folders.values()):
+        nodes = list(tree.walk_nodes())
+    else:  # no node came or went: the nodes are those of the previous audit
+        nodes = list(previous.by_node)
+    parents = {os.path.dirname(g) for g in gone}
+    gone_set = set(gone)
+    below = [g + os.sep for g in gone]
+    # paths that may have held others (a folder, or gone): a dependency below them counts too
+    holders = ["\n" + g + os.sep for g in gone if os.path.isdir(g) or not os.path.isfile(g)]
 
     def affected(node: str, part: NodeAudit | None) -> bool:
         if part is None:
             return True
-        folder = os.fspath(tree.abs(node))
-        for g in gone:
-            if os.path.dirname(g) == folder or g == folder or folder.startswith(g + os.sep):
-                return True
+        folder = folders.get(node) or os.fspath(tree.abs(node))
+        if folder in parents or folder in gone_set or any(folder.startswith(b) for b in below):
+            return True
         for above in indexes_changed:
             if folder == above or folder.startswith(above + os.sep):
                 return True
         if part.deps:
-            for g in gone:
-                prefix = g + os.sep
-                if g in part.deps or any(d.startswith(prefix) for d in part.deps):
+            if not gone_set.isdisjoint(part.deps):
+                return True
+            if holders:
+                text = "\n" + "\n".join(part.deps)
+                if any(h in text for h in holders):
                     return True
         return False
 
@@ -336,7 +412,26 @@ def rerun(ws: Workspace, previous: AuditReport, changed: "Iterable[str]", tree: 
         cache.entries.update(cache.new)
         cache.new = {}
         cache.hits = []
-    return _finish(ws, report, nodes, offline, started, tree)
+    return _finish(ws, report, nodes, offline, started, tree, previous, paths)
+
+
+def _reshaped(changed: list[str], folders: "Iterable[str]") -> bool:
+    """True when one of the ``changed`` absolute paths can add or remove a node: an
+    ``AGENTS.md`` that came or went, a path that is a folder now, or one that is gone and was a
+    node's folder or a folder above one. ``folders``: the absolute folders of the nodes before."""
+    known = set(folders)
+    for path in changed:
+        if os.path.basename(path) == NODE_INDEX:
+            if os.path.isfile(path) != (os.path.dirname(path) in known):
+                return True
+            continue
+        if os.path.isdir(path):
+            return True
+        if not os.path.lexists(path):
+            prefix = path + os.sep
+            if path in known or any(folder.startswith(prefix) for folder in known):
+                return True
+    return False
 
 
 def allow(session: Any, code: str, place: str, reason: str, *, client_id: str | None = None) -> Any:

@@ -425,6 +425,11 @@ def verify(store: Store) -> ChainReport:
     return report(None)
 
 
+#: What :func:`audit_findings` reads: the store that holds the log (``.memtui/store.json``); the audit
+#: after outside changes elsewhere keeps its last findings (:func:`memtui.core.audit.rerun`).
+AUDIT_READS = (".memtui",)
+
+
 def audit_findings(ws: Any) -> list[Finding]:
     """The audit's check of the log (``audit-log-broken``, :data:`memtui.core.audit.CHECKS`):
     the first break of the hash chain, named; nothing when it holds or the store cannot be read

@@ -591,6 +591,11 @@ def set_aside(root: str | os.PathLike[str] | Any) -> Path:
     return target
 
 
+#: What :func:`audit_findings` reads: the store (``.memtui/store.json``) and the ``.memtui`` folder; the audit
+#: after outside changes elsewhere keeps its last findings (:func:`memtui.core.audit.rerun`).
+AUDIT_READS = (".memtui",)
+
+
 def audit_findings(ws: Any) -> list[Finding]:
     """The store's own findings for the audit (:data:`memtui.core.audit.CHECKS`): a damaged or
     unreadable ``store.json`` (``store-damaged``: the workspace is then read-only, so the

@@ -99,6 +99,11 @@ class MemtuiApp(WorkspaceApp):
         self.findings_by_path: dict[str, list] = {}
         #: findings of the last audit by the workspace-relative folder of their file
         self.findings_by_folder: dict[str, list] = {}
+        #: what the last audit changed, for the areas to redraw only that: the workspace-relative
+        #: paths whose findings differ from the audit before (``None``: take everything as
+        #: changed, after the first or a whole audit) and the changed paths it audited
+        self.findings_changed: set[str] | None = None
+        self.audited_changes: frozenset[str] = frozenset()
         self.audit_ready: Signal[AuditReport] = Signal(self, "audit-ready")
         self.audit_progress: Signal[tuple[int, int]] = Signal(self, "audit-progress")
         #: the workspace's search index (:attr:`search_index`), made on first use
@@ -401,8 +406,15 @@ class MemtuiApp(WorkspaceApp):
 
     def _audit_done(self, report: AuditReport, changed: frozenset[str] = frozenset()) -> None:
         self._unaudited -= changed  # what changed since this audit started stays to do
+        before = self.findings_by_path if self.report is not None and changed else None
         self.report = report
         self.findings_by_path = report.by_path()
+        if before is None:
+            self.findings_changed = None
+        else:
+            now = self.findings_by_path
+            self.findings_changed = {p for p in before.keys() | now.keys() if before.get(p) != now.get(p)}
+        self.audited_changes = changed
         self.findings_by_folder = {}
         for path, found in self.findings_by_path.items():
             folder = path.rsplit("/", 1)[0] if "/" in path else "."

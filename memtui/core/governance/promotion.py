@@ -319,13 +319,48 @@ def audit_findings(ws: Workspace, tree: Any = None) -> list[Any]:
     independent uses no longer promote. Never raises for a bad tree (a node that cannot be
     read has its own findings). ``tree``: the audit's
     :class:`~memtui.core.tree.model.MemoryTree` of ``ws`` (its walk is reused), else one is read."""
+    return audit_findings_after(ws, {}, None, tree)
+
+
+def audit_findings_after(ws: Workspace, memo: dict, changed: list[str] | None, tree: Any = None,
+                         nodes: list[str] | None = None) -> list[Any]:
+    """:func:`audit_findings` after ``changed`` paths changed: each node's own rule is read again
+    only when its ``AGENTS.md`` changed or the node is new (a rule is set in the node's own
+    index or in ``memtui.toml``, whose change audits everything).
+
+    Args:
+        ws: the workspace.
+        memo: this check's state from the last call (``{}`` the first time): each node's rule.
+        changed: workspace-relative paths (``/``) added, changed or removed since; ``None``
+            reads every node's rule.
+        tree: the audit's tree, else one is read.
+        nodes: the nodes in the walk's order (:meth:`MemoryTree.walk_nodes`), when known.
+    """
     from memtui.core.findings import Finding
     from memtui.core.tree.model import MemoryTree
 
     tree = tree or MemoryTree(ws)
+    known: dict[str, tuple[str, str]] = {} if changed is None else memo.get("rules", {})
+    again: set[str] = set()  # nodes whose index changed
+    moved: list[str] = []  # changed paths that may be folders: the nodes at or below them read again
+    for path in changed or ():
+        node, article = tree.place(path)
+        if node is None:
+            continue
+        if path.rsplit("/", 1)[-1] == "AGENTS.md":
+            again.add(node)
+        elif article is None:
+            moved.append(node)
+
+    def read_again(node: str) -> bool:
+        return node not in known or node in again or any(
+            node == m or not m or node.startswith(m + "/") for m in moved)
+
+    rules: dict[str, tuple[str, str]] = {}
     out = []
-    for node in tree.walk_nodes():
-        rule, where = _own_rule(ws, node, tree)
+    for node in (tree.walk_nodes() if nodes is None else nodes):
+        rule, where = _own_rule(ws, node, tree) if read_again(node) else known[node]
+        rules[node] = (rule, where)
         if rule == "review":
             index = f"{node}/AGENTS.md" if node else "AGENTS.md"
             place = ws.shown(ws.memory / index) if "front matter" in where else "memtui.toml"
@@ -333,4 +368,5 @@ def audit_findings(ws: Workspace, tree: Any = None) -> list[Any]:
                 "promotion-review-required", place,
                 f"{node or 'the root node'} and the nodes below it promote only by human review (set in {where})",
                 "measure the rule with `memtui eval promotion --domain NODE --cases FILE` before changing it"))
+    memo["rules"] = rules
     return out

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import PurePosixPath
 
 
@@ -231,44 +232,111 @@ def audit_findings(ws: Workspace) -> list[Finding]:
     node, not one per article), and only once the workspace is governed (the store holds a
     version): a tree that never used governance is not flagged everywhere.
     """
+    return audit_findings_after(ws, {}, None)
+
+
+def audit_findings_after(ws: Workspace, memo: dict, changed: list[str] | None) -> list[Finding]:
+    """:func:`audit_findings` after ``changed`` paths changed: with the store unchanged, only
+    the recorded articles at or below a changed path are read and hashed again, and only the
+    nodes of changed articles are listed again for untracked ones (the whole tree when a
+    changed path is not an article: a folder, an eval set).
+
+    Args:
+        ws: the workspace.
+        memo: this check's state from the last call (``{}`` the first time): what the store
+            records and each article's and node's findings.
+        changed: workspace-relative paths (``/``) added, changed or removed since; ``None``,
+            or a change under ``.memtui`` (the store), reads everything again.
+    """
     store = Store.open(ws, read_only=True)
     try:
         if store.damaged:
+            memo.clear()
             return []
-        ledger = Ledger(store)
-        findings: list[Finding] = []
-        for article, versions in ledger.tracked().items():
-            active = next((v for v in versions if v.state == "active"), None)
-            if active is None:
+        whole = changed is None or "edits" not in memo or any(
+            p == ".memtui" or p.startswith(".memtui/") for p in changed)
+        if whole:
+            ledger = Ledger(store)
+            tracked = ledger.tracked()
+            active = {a: v for a, vs in tracked.items() if (v := next((x for x in vs if x.state == "active"), None))}
+            accepted = {a for a, vs in tracked.items() if any(v.state in ("active", "retired") for v in vs)}
+            memo.update(active=active, accepted=accepted, governed=bool(tracked),
+                        pending=bool(store.table(T_INTENTS).all()))
+            edits = {a: _edit_findings(ws, a, v) for a, v in active.items()}
+            nodes = _untracked_by_node(ws, accepted) if tracked else {}
+        else:
+            active, accepted = memo["active"], memo["accepted"]
+            prefix = ws.memory_rel
+            inner = [p[len(prefix) + 1:] if prefix else p for p in changed or ()
+                     if not prefix or p.startswith(prefix + "/")]
+            edits = dict(memo["edits"])
+            wanted = set(inner)
+            for article, version in active.items():
+                if article in wanted or any(article.startswith(p + "/") for p in inner):
+                    edits[article] = _edit_findings(ws, article, version)
+            nodes = memo["nodes"]
+            if memo["governed"]:
+                if any(not p.endswith(".md") or p.rsplit("/", 1)[-1] == NODE_INDEX or os.path.isdir(ws.memory / p)
+                       for p in inner):
+                    nodes = _untracked_by_node(ws, accepted)  # a node, a folder or an eval set: the whole tree
+                else:
+                    nodes = dict(nodes)
+                    tree = MemoryTree(ws)
+                    for node in {node_of(p) for p in inner}:
+                        if node in nodes:
+                            nodes[node] = _untracked_in(ws, tree, node, accepted)
+        memo.update(edits=edits, nodes=nodes)
+        findings = [f for found in edits.values() for f in found]
+        for node, names in nodes.items():
+            if not names:
                 continue
-            try:
-                data = read_or_none(mem_path(ws, article))
-            except ConfinementError:
-                continue
-            shown = shown_path(ws, article)
-            if data is None:
-                findings.append(Finding.make(
-                    "active-missing", shown, f"version {active.number} is active but the file is missing",
-                    f"the owner puts it back (`memtui adopt --revert {article}`) or retires it "
-                    f"(`memtui retire {article}`)"))
-            elif atomic.sha256(data) != active.sha256:
-                findings.append(Finding.make(
-                    "unrecorded-edit", shown,
-                    f"differs from its active version {active.number} (edited outside governance)",
-                    f"the owner adopts it (`memtui adopt {article}`) or reverts it (`memtui adopt --revert {article}`)"))
-        by_node: dict[str, list[str]] = {}
-        for article in (untracked(ws, store) if ledger.tracked() else []):
-            by_node.setdefault(node_of(article), []).append(PurePosixPath(article).name)
-        for node, names in by_node.items():
             shown = shown_path(ws, f"{node}/{NODE_INDEX}" if node else NODE_INDEX)
             listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
             findings.append(Finding.make(
                 "untracked", shown, f"{len(names)} article{'s' if len(names) != 1 else ''} not recorded "
                 f"as versions: {listed}", f"adopt them as a baseline: `memtui adopt {node}`".rstrip()))
-        if store.table(T_INTENTS).all():
+        if memo["pending"]:
             findings.append(Finding.make("governance-pending", ".memtui/store.json",
                                          "a change was interrupted and is not complete yet",
                                          "run any memtui command that writes (the next write completes it)"))
         return findings
     finally:
         store.close()
+
+
+def _edit_findings(ws: Workspace, article: str, active: Version) -> list[Finding]:
+    """``active-missing`` or ``unrecorded-edit`` for one recorded article (none when its bytes
+    are its active version's, or it lies behind a link leading outside)."""
+    try:
+        data = read_or_none(mem_path(ws, article))
+    except ConfinementError:
+        return []
+    shown = shown_path(ws, article)
+    if data is None:
+        return [Finding.make(
+            "active-missing", shown, f"version {active.number} is active but the file is missing",
+            f"the owner puts it back (`memtui adopt --revert {article}`) or retires it "
+            f"(`memtui retire {article}`)")]
+    if atomic.sha256(data) != active.sha256:
+        return [Finding.make(
+            "unrecorded-edit", shown,
+            f"differs from its active version {active.number} (edited outside governance)",
+            f"the owner adopts it (`memtui adopt {article}`) or reverts it (`memtui adopt --revert {article}`)")]
+    return []
+
+
+def _untracked_by_node(ws: Workspace, accepted: set[str]) -> dict[str, list[str]]:
+    """Every node of the walk (root first) → the names of its untracked articles and eval set
+    (:func:`untracked`'s, grouped by node; empty lists kept, so a node's list can be redone)."""
+    tree = MemoryTree(ws)
+    return {node: _untracked_in(ws, tree, node, accepted) for node in tree.walk_nodes()}
+
+
+def _untracked_in(ws: Workspace, tree: MemoryTree, node: str, accepted: set[str]) -> list[str]:
+    """The names of ``node``'s articles (and eval set) with no accepted version, as
+    :func:`untracked` lists them."""
+    names = [PurePosixPath(path).name for path in tree.article_files(node) if path not in accepted]
+    evals = set_path(node)
+    if has_set(ws, node) and evals not in accepted:
+        names.append(PurePosixPath(evals).name)
+    return names

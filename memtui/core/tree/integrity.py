@@ -20,25 +20,56 @@ from __future__ import annotations
 import os
 
 from memtui.core.findings import Finding
+from memtui.core.folders import findings_after
 from memtui.core.tree.model import MemoryTree
 from memtui.core.workspace import NODE_INDEX, SPECIAL_FILES, Workspace
 
 
-def _folders_without_index(ws: Workspace, tree: MemoryTree) -> list[Finding]:
-    out: list[Finding] = []
-    for folder, dirs, files in os.walk(ws.memory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
-        if folder == os.fspath(ws.memory) or NODE_INDEX in files:
-            continue
+def _folders_without_index(ws: Workspace, tree: MemoryTree, memo: dict | None = None,
+                           changed: list[str] | None = None) -> list[Finding]:
+    """``folder-no-index`` for every folder of the memory tree (hidden folders and symbolic
+    links not entered); with ``memo`` and ``changed`` (memory-relative paths), only the folders
+    the changes touched are looked at again (:func:`memtui.core.folders.findings_after`)."""
+    memory = os.fspath(ws.memory)
+
+    def look(rel: str) -> tuple[list[Finding], list[str]] | None:
+        folder = os.path.join(memory, rel) if rel else memory
+        files: list[str] = []
+        subdirs: list[str] = []
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        files.append(entry.name)
+                    elif not entry.name.startswith(".") and not entry.is_symlink():
+                        subdirs.append(f"{rel}/{entry.name}" if rel else entry.name)
+        except OSError:
+            return None
+        subdirs.sort()
         articles = [f for f in files if f.lower().endswith(".md") and f not in SPECIAL_FILES]
-        if articles:
-            rel = os.path.relpath(folder, ws.memory).replace(os.sep, "/")
-            out.append(Finding.make(
-                "folder-no-index", tree.shown(rel),
-                f"holds {len(articles)} article{'s' if len(articles) != 1 else ''} but no AGENTS.md, so no agent "
-                "boots from it and its articles are listed nowhere",
-                "write an AGENTS.md with one line per article (and an owner), or move the articles into a node"))
-    return out
+        if not rel or NODE_INDEX in files or not articles:
+            return [], subdirs
+        return [Finding.make(
+            "folder-no-index", tree.shown(rel),
+            f"holds {len(articles)} article{'s' if len(articles) != 1 else ''} but no AGENTS.md, so no agent "
+            "boots from it and its articles are listed nowhere",
+            "write an AGENTS.md with one line per article (and an owner), or move the articles into a node")], subdirs
+
+    def reachable(rel: str) -> bool:
+        if not rel:
+            return True
+        parts = rel.split("/")
+        for n in range(1, len(parts) + 1):
+            full = os.path.join(memory, *parts[:n])
+            if parts[n - 1].startswith(".") or os.path.islink(full) or not os.path.isdir(full):
+                return False
+        return True
+
+    return findings_after({} if memo is None else memo, changed, look, reachable)
 
 
 def node_findings(tree: MemoryTree, node: str) -> list[Finding]:
@@ -112,3 +143,26 @@ def audit_findings(ws: Workspace) -> list[Finding]:
     :func:`node_findings` through the node audit)."""
     tree = MemoryTree(ws)
     return _folders_without_index(ws, tree) + _operator_files(ws)
+
+
+def audit_findings_after(ws: Workspace, memo: dict, changed: list[str] | None) -> list[Finding]:
+    """:func:`audit_findings` after ``changed`` paths changed: the folders without an index
+    looked at again only where the changes are (their findings kept by folder in ``memo``,
+    ``{}`` the first time); the operator files (a few names) always.
+
+    Args:
+        ws: the workspace.
+        memo: this check's state from the last call.
+        changed: workspace-relative paths (``/``) added, changed or removed since that call;
+            ``None`` looks at every folder.
+    """
+    inner: list[str] | None = None
+    if changed is not None:
+        prefix = ws.memory_rel
+        inner = []
+        for path in changed:
+            if not prefix:
+                inner.append(path)
+            elif path == prefix or path.startswith(prefix + "/"):
+                inner.append(path[len(prefix) + 1:])
+    return _folders_without_index(ws, MemoryTree(ws), memo, inner) + _operator_files(ws)

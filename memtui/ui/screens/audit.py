@@ -110,22 +110,28 @@ class AuditScreen(AreaScreen):
         bar.update(total=total, progress=done)
 
     def _on_audit(self, report: AuditReport) -> None:
+        """A new report: the table is filled again only when a finding changed (after an
+        outside write that changed none, only the counts line follows)."""
         self.query_one("#audit-progress", ProgressBar).display = False
-        self._refill()
+        self._refill(rows=getattr(self.app, "findings_changed", None) != set() or not self._filled)
 
-    def _refill(self) -> None:
+    _filled = False
+
+    def _refill(self, rows: bool = True) -> None:
         report: AuditReport | None = self.app.report
         if report is None:
             return
         query = self.query_one("#audit-filter", Input).value
         found = [f for f in report.findings if matches(f, query)]
-        found.sort(key=_SORTS[self._sort], reverse=self._reverse)
-        self._shown = found[:MAX_ROWS]
-        table = self.query_one("#findings", DataTable)
-        table.clear()
-        for i, finding in enumerate(self._shown):
-            table.add_row(severity_text(finding.severity.value), safe(finding.code), safe(_tail(finding.place)),
-                          safe(finding.message), key=str(i))
+        if rows:
+            found.sort(key=_SORTS[self._sort], reverse=self._reverse)
+            self._shown = found[:MAX_ROWS]
+            table = self.query_one("#findings", DataTable)
+            table.clear()
+            for i, finding in enumerate(self._shown):
+                table.add_row(severity_text(finding.severity.value), safe(finding.code), safe(_tail(finding.place)),
+                              safe(finding.message), key=str(i))
+            self._filled = True
         status = Text(f"{len(found):,} of {len(report.findings):,} shown · {report.summary()}"
                       f" · sorted by {self._sort}{' ↓' if self._reverse else ''}")
         bad = [w for w in query.casefold().split() if w.partition(":")[0] in ("severity", "sev")
@@ -135,7 +141,8 @@ class AuditScreen(AreaScreen):
         if len(found) > MAX_ROWS:
             status.append(Text(f" · showing the first {MAX_ROWS}: filter to narrow", style="yellow"))
         self.query_one("#audit-count", Static).update(status)
-        self._show_detail(0)
+        if rows:
+            self._show_detail(0)
 
     def _show_detail(self, row: int) -> None:
         detail = self.query_one("#finding-detail", Static)

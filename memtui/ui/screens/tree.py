@@ -204,16 +204,30 @@ class TreeScreen(AreaScreen):
         self.sub_title = f"{self.app.badge}auditing {done}/{total} nodes…"
 
     def _on_audit(self, report: AuditReport) -> None:
+        """Show the audit's counts; redraw the tree labels whose folder's findings changed, and
+        the open node when its findings or its files changed (after an outside write the rest of
+        the area stays as drawn: a redraw of everything cost more than the audit of the change)."""
         self.sub_title = f"{self.app.badge}{report.summary()} (press 2 for the audit)"
+        model = self.app.tree_model
+        changed: set[str] | None = getattr(self.app, "findings_changed", None)
+        folders = None if changed is None else {p.rsplit("/", 1)[0] if "/" in p else "." for p in changed}
         tree = self.query_one("#nodes", Tree)
         stack = [tree.root]
         while stack:
             node = stack.pop()
-            if node.data is not None:
+            if node.data is not None and (folders is None or model.shown(node.data.path) in folders):
                 node.set_label(self._node_label(node.data.path, node.data.is_node))
             stack.extend(node.children)
-        if self._current_node is not None:
-            self._show_node(self._current_node, keep_cursor=True)
+        current = self._current_node
+        if current is None:
+            return
+        if folders is not None:
+            here = model.shown(current)
+            touched = folders | {p.rsplit("/", 1)[0] if "/" in p else "." for p in
+                                 getattr(self.app, "audited_changes", ())}
+            if here not in touched:
+                return
+        self._show_node(current, keep_cursor=True)
 
     # -- following the workspace -------------------------------------------------------------
     def _on_changes(self, changes) -> None:  # noqa: ANN001 - memtui.core.watch.Changes
@@ -351,7 +365,10 @@ class TreeScreen(AreaScreen):
                           safe(_clip(row.one_liner, line_w)), key=str(i))
         table.display = bool(rows)  # an index without entries gives its room to its text
         if not rows:
-            self._show_index_doc(path, index)
+            reading = f"{path}/{NODE_INDEX}" if path else NODE_INDEX
+            if not (keep_cursor and self._reading == reading and self._current_article is None
+                    and getattr(self, "_body_text", None) == index.body):
+                self._show_index_doc(path, index)  # drawn again only when it changed
         elif self._pending_article:
             self._wanted_article = self._pending_article
             self._pending_article = None

@@ -16,12 +16,19 @@ function that loads the real ``urlretrieve`` (or ``variations``) on its first ca
 ``cached_property`` descriptor's own behaviour for a plain method (compute once, keep in the
 instance's ``__dict__``). Afterwards the stand-ins are taken out of ``sys.modules``, so any
 later import gets the real module. A name already imported is left as it is.
+
+``sys.modules`` is shared by every thread: while another thread runs, it could import one of
+those names meanwhile and be given the stand-in (in the TUI the first audit imports
+detect-secrets, whose ``requests`` imports ``urllib.request``: the audit failed with "cannot
+import name 'getproxies'"). So the stand-ins are placed only while the importing thread is
+the process's only one (a command's search); otherwise Whoosh is imported as it is.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import threading
 import types
 from typing import Any, Callable
 
@@ -70,11 +77,12 @@ def _stand_ins() -> dict[str, types.ModuleType]:
 
 
 def import_whoosh() -> None:
-    """Import :data:`WHOOSH_MODULES` with the stand-ins in place (once; a no-op when Whoosh
-    is already imported)."""
+    """Import :data:`WHOOSH_MODULES` with the stand-ins in place when this is the process's
+    only thread (once; a no-op when Whoosh is already imported)."""
     if "whoosh.searching" in sys.modules:
         return
-    placed = {name: module for name, module in _stand_ins().items() if name not in sys.modules}
+    alone = threading.active_count() == 1  # no other thread can meet a stand-in (module docstring)
+    placed = {name: module for name, module in _stand_ins().items() if name not in sys.modules} if alone else {}
     sys.modules.update(placed)
     try:
         for name in WHOOSH_MODULES:

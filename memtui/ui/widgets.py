@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.strip import Strip
-from textual.widgets import Button, Footer, Input, Markdown, Static, TextArea
+from textual.widgets import Button, DataTable, Footer, Input, Markdown, Static, TextArea
 from textual.widgets._footer import FooterKey
 
 from memtui.ui.areas import AREAS
@@ -107,6 +107,16 @@ _MODAL_CSS = """
 {name} #ask-box {{ width: 70%; height: auto; border: thick $primary; padding: 1 2; background: $surface; }}
 {name} Horizontal {{ height: auto; }}
 """
+
+
+def left_behind(event: DataTable.RowHighlighted) -> bool:
+    """True when ``event`` highlights a row the table's cursor has already left.
+
+    A table refilled and then put on another row (the newest version, the entity a jump chose)
+    posts a highlight for each; handled late, the first would show that row's details over the
+    row the cursor is on. Every area's row handler ignores such a message.
+    """
+    return event.cursor_row != event.data_table.cursor_row
 
 
 def message(value: "str | Text") -> Text:

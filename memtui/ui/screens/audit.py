@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 from memtui.core.audit import AuditReport
 from memtui.core.files import is_inside
 from memtui.core.findings import Finding, sort_key
-from memtui.ui.widgets import KeyFooter
+from memtui.ui.widgets import KeyFooter, left_behind
 from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.text import join, safe, severity_text
 from memtui.ui.screens.base import AreaScreen
@@ -168,6 +168,8 @@ class AuditScreen(AreaScreen):
 
     @on(DataTable.RowHighlighted, "#findings")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if left_behind(event):
+            return
         self._show_detail(event.cursor_row)
 
     @on(DataTable.HeaderSelected, "#findings")

@@ -32,7 +32,7 @@ from memtui.core import governance as gov
 from memtui.core.errors import MemtuiError
 from memtui.ui.text import join, safe
 from memtui.ui import clock
-from memtui.ui.widgets import KeyFooter
+from memtui.ui.widgets import KeyFooter, left_behind
 from memtui.ui.widgets import AreaBar, AskText, Confirm
 from memtui.ui.screens.base import AreaScreen
 from memtui.ui.screens.harvest_report import show_harvest
@@ -144,6 +144,8 @@ class ConsolidateScreen(AreaScreen):
 
     @on(DataTable.RowHighlighted, "#cons-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if left_behind(event):
+            return
         self._detail(event.cursor_row)
 
     def _detail(self, row: int) -> None:

@@ -27,7 +27,7 @@ from memtui.core import migrate
 from memtui.core.errors import MemtuiError
 from memtui.ui.screens.base import AreaScreen
 from memtui.ui.text import as_data, safe
-from memtui.ui.widgets import AreaBar, AskText, Confirm, KeyFooter
+from memtui.ui.widgets import AreaBar, AskText, Confirm, KeyFooter, left_behind
 
 
 class MigrateScreen(AreaScreen):
@@ -107,6 +107,8 @@ class MigrateScreen(AreaScreen):
 
     @on(DataTable.RowHighlighted, "#mig-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if left_behind(event):
+            return
         if 0 <= event.cursor_row < len(self._records):
             self._show(self._records[event.cursor_row])
 

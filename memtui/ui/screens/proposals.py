@@ -48,7 +48,7 @@ from memtui.core.errors import MemtuiError
 from memtui.core.skills import versions as skill_versions
 from memtui.core.skills.versions import SkillLedger, SkillVersion
 from memtui.ui import clock
-from memtui.ui.widgets import KeyFooter
+from memtui.ui.widgets import KeyFooter, left_behind
 from memtui.ui.widgets import AreaBar
 from memtui.ui.widgets import AskText, Confirm, ValueViewer
 from memtui.ui.text import as_data, join, safe
@@ -334,6 +334,8 @@ class ProposalsScreen(AreaScreen):
 
     @on(DataTable.RowHighlighted, "#prop-queue")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if left_behind(event):
+            return
         if 0 <= event.cursor_row < len(self._rows):
             self.show(self._rows[event.cursor_row])
 
@@ -520,6 +522,8 @@ class ProposalsScreen(AreaScreen):
 
     @on(DataTable.RowHighlighted, "#prop-history")
     def _history_row(self, event: DataTable.RowHighlighted) -> None:
+        if left_behind(event):  # the refilled table's first row, the cursor already on the newest
+            return
         self._history_diff(event.cursor_row)
 
     def _history_diff(self, row: int) -> None:

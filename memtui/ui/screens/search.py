@@ -43,7 +43,7 @@ from memtui.core.search.query import Hit, QueryError, Results, Snippet, search
 from memtui.core.search.sources import KINDS
 from memtui.core.workspace import MEMBER_NOTES, NOTEBOOK
 from memtui.ui import clock
-from memtui.ui.widgets import KeyFooter
+from memtui.ui.widgets import KeyFooter, left_behind
 from memtui.ui.widgets import AreaBar, escape_box
 from memtui.ui.text import as_data, join, safe
 from memtui.ui.screens.base import AreaScreen
@@ -409,6 +409,8 @@ class SearchScreen(AreaScreen):
 
     @on(DataTable.RowHighlighted, "#search-results")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if left_behind(event):
+            return
         self._show_snippet(event.cursor_row)
 
     @on(Input.Submitted, "#search-query")

@@ -29,7 +29,7 @@ from memtui.core.errors import MemtuiError
 from memtui.core.findings import Finding, Severity
 from memtui.core.text import clip
 from memtui.ui.text import as_data, join, safe, severity_text
-from memtui.ui.widgets import KeyFooter
+from memtui.ui.widgets import KeyFooter, left_behind
 from memtui.ui.widgets import AreaBar
 from memtui.ui.screens.base import AreaScreen
 from memtui.ui.screens.harvest_report import show_harvest
@@ -225,6 +225,8 @@ class SessionsScreen(AreaScreen):
 
     @on(DataTable.RowHighlighted, "#histories")
     def _history_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if left_behind(event):
+            return
         if 0 <= event.cursor_row < len(self._histories):
             chosen = self._histories[event.cursor_row]
             if self._history is None or chosen.key != self._history.key:

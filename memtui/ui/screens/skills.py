@@ -23,7 +23,7 @@ from memtui.core.skills.status import SkillStatus, governed, skill_status
 from memtui.core.governance import gate
 from memtui.core.skills.versions import SkillLedger, SkillVersion
 from memtui.ui.screens.proposals import evaluation_text
-from memtui.ui.widgets import KeyFooter
+from memtui.ui.widgets import KeyFooter, left_behind
 from memtui.ui.widgets import AreaBar, DataMarkdown
 from memtui.ui.text import join, safe, severity_text
 from memtui.ui.screens.base import AreaScreen
@@ -302,6 +302,8 @@ class SkillsScreen(AreaScreen):
     # -- events and actions ----------------------------------------------------------------
     @on(DataTable.RowHighlighted, "#skills-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if left_behind(event):
+            return
         self._show(event.cursor_row)
 
     def action_reload(self) -> None:

@@ -15,6 +15,7 @@ from memtui.core.text import plural
 from memtui.ui.screens.graph.messages import EntitySelected
 from memtui.ui.screens.graph.model import SORTS, GraphModel
 from memtui.ui.text import safe
+from memtui.ui.widgets import left_behind
 
 #: Rows of the entity table drawn at once.
 PAGE = 500
@@ -166,10 +167,7 @@ class EntityTable(DataTable):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """The cursor moved to a row: say which entity (the screen shows it)."""
         event.stop()
-        if event.cursor_row != self.cursor_row:
-            # a highlight the cursor has already left (the page was redrawn and the cursor put on
-            # the shown entity before this message was handled): showing its row would replace
-            # the entity a jump chose, and drop the relation it is to highlight
+        if left_behind(event):  # showing it would replace the entity a jump chose, and its relation
             return
         index = self.page * PAGE + event.cursor_row
         if self.model is not None and 0 <= index < len(self.matches):

@@ -105,6 +105,17 @@ async def open_area(pilot, key: str):  # noqa: ANN001, ANN201
     return app.screen
 
 
+async def click(pilot, selector: str) -> None:  # noqa: ANN001
+    """Click the widget ``selector`` of the current screen once it is laid out.
+
+    A bar or dialog shown by a class change is laid out on a later refresh: a click before that
+    lands where the widget is not yet (it did on a loaded machine).
+    """
+    await wait_for(pilot, lambda: any(w.region.area > 0 for w in pilot.app.screen.query(selector)),
+                   what=f"{selector} laid out")
+    await pilot.click(selector)
+
+
 def until_watched(folder: Path, seen: list, thread: threading.Thread, timeout: float = 20.0) -> None:
     """Write a probe file in ``folder`` until the watcher running in ``thread`` has reported it
     in ``seen`` (the :class:`~memtui.core.watch.Changes` batches it yields): from then on the

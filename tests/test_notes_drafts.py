@@ -17,7 +17,7 @@ from memtui.core import drafts
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.screens.notes import NotesScreen
-from tests.conftest import REPO, wait_for
+from tests.conftest import REPO, click, wait_for
 
 TYPED = "kept across the signal "
 
@@ -116,7 +116,7 @@ async def test_the_next_start_offers_the_draft_and_saves_it(tmp_path: Path) -> N
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _offered(app, pilot)
-        await pilot.click("#draft-restore")
+        await click(pilot, "#draft-restore")
         await wait_for(pilot, lambda: screen.dirty and "my unsaved line" in screen.editor.text)
         assert not screen.query_one("#notes-conflict").has_class("shown")
         await pilot.press("ctrl+s")
@@ -136,14 +136,14 @@ async def test_a_draft_over_a_file_changed_since_restores_as_a_conflict(tmp_path
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _offered(app, pilot)
-        await pilot.click("#draft-restore")
+        await click(pilot, "#draft-restore")
         await wait_for(pilot, lambda: screen.query_one("#notes-conflict").has_class("shown"))
         await pilot.press("ctrl+s")
         await pilot.pause()
         await wait_for(pilot, lambda: all(w.is_finished for w in screen.app.workers if w.group == "notes-save"),
                        what="the save to end")
         assert notes_file.read_text() == "# Notes\n\nan agent's line\n", "never a silent overwrite"
-        await pilot.click("#conflict-keep")  # asks first (it drops the agent's line), then writes
+        await click(pilot, "#conflict-keep")  # asks first (it drops the agent's line), then writes
         from memtui.ui.widgets import Confirm
 
         await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="Keep mine asking first")
@@ -158,5 +158,5 @@ async def test_discarding_the_draft_removes_it(tmp_path: Path) -> None:
     app = MemtuiApp(Workspace.open(root))
     async with app.run_test(size=(120, 40)) as pilot:
         await _offered(app, pilot)
-        await pilot.click("#draft-discard")
+        await click(pilot, "#draft-discard")
         await wait_for(pilot, lambda: drafts.load(str(root.resolve()), "memory/MEMORY_CUSTOM.md") is None)

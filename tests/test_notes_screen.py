@@ -16,7 +16,7 @@ from memtui.core.session import Session
 from memtui.core.workspace import Workspace
 from memtui.ui.screens.notes import PREVIEW_CAP, LeaveQuestion, NotesScreen
 from memtui.ui.widgets import Confirm
-from tests.conftest import open_area, settle, wait_for
+from tests.conftest import click, open_area, settle, wait_for
 
 
 class NotesApp(App):
@@ -102,12 +102,12 @@ async def test_dirty_editor_shows_conflict_bar_and_keep_mine(ws: Workspace) -> N
             bar = screen.query_one("#notes-conflict")
             assert bar.has_class("shown")
             assert editor.text == "base\nmine", "the editor keeps the user's text"
-            await pilot.click("#conflict-diff")
+            await click(pilot, "#conflict-diff")
             await _settle(pilot)
             shown = str(screen.query_one("#notes-conflict-diff", Static).render())
             assert "-theirs" in shown and "+mine" in shown
             assert ws.member_notes.read_bytes() == b"base\ntheirs\n", "nothing written yet"
-            await pilot.click("#conflict-keep")
+            await click(pilot, "#conflict-keep")
             await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="Keep mine asking first")
             await pilot.press("y")
             await _settle(pilot)
@@ -128,7 +128,7 @@ async def test_save_over_a_change_is_refused_into_the_conflict_bar(ws: Workspace
             await _settle(pilot)
             assert app.screen.query_one("#notes-conflict").has_class("shown")
             assert ws.member_notes.read_bytes() == b"changed by someone\n"
-            await pilot.click("#conflict-reload")
+            await click(pilot, "#conflict-reload")
             await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="Reload asking first")
             await pilot.press("y")
             await _settle(pilot)
@@ -172,7 +172,7 @@ async def test_overlapping_changes_are_resolved_conflict_by_conflict(ws: Workspa
             await _settle(pilot)
             assert screen.query_one("#conflict-resolve").display
             assert "2 of its changes overlap" in str(screen.query_one("#notes-conflict-text", Static).render())
-            await pilot.click("#conflict-resolve")
+            await click(pilot, "#conflict-resolve")
             await wait_for(pilot, lambda: isinstance(app.screen, MergeScreen), what="the merge screen")
             merge = app.screen
             assert "tone: terse" in str(merge.query_one("#merge-mine-text", Static).render())
@@ -259,12 +259,12 @@ async def test_leaving_with_unsaved_changes_asks(ws: Workspace) -> None:
             screen.action_leave("")
             await pilot.pause()
             assert isinstance(app.screen, LeaveQuestion)
-            await pilot.click("#leave-stay")
+            await click(pilot, "#leave-stay")
             await pilot.pause()
             assert app.screen is screen and app.is_running
             screen.action_leave("")
             await pilot.pause()
-            await pilot.click("#leave-save")
+            await click(pilot, "#leave-save")
             await _settle(pilot)
     assert ws.member_notes.read_bytes() == b"a\n"
 
@@ -363,7 +363,7 @@ async def test_ctrl_q_with_unsaved_notes_asks_first(ws: Workspace) -> None:
         await pilot.pause()
         assert isinstance(app.screen, LeaveQuestion)
         assert app.is_running
-        await pilot.click("#leave-save")
+        await click(pilot, "#leave-save")
         await _settle(pilot)
     assert ws.member_notes.read_bytes().startswith(b"ZZ")
 

@@ -21,7 +21,7 @@ import pytest
 from memtui.core.workspace import Workspace
 from memtui.ui.app import MemtuiApp
 from memtui.ui.areas import AREAS
-from tests.conftest import SAMPLE, settle, wait_for
+from tests.conftest import SAMPLE, click, settle, wait_for
 
 #: the clock the snapshots are taken at (ages in Proposals, the consolidation pass's today)
 FIXED_NOW = _dt.datetime(2026, 6, 1, 12, 0, tzinfo=_dt.timezone.utc)
@@ -150,7 +150,7 @@ def test_notes_conflict(snap_compare, sample: Path) -> None:
         notes_file.write_text("tone: casual\nkeep this line\n", encoding="utf-8")
         screen.action_save()
         await wait_for(pilot, lambda: screen.query_one("#notes-conflict").has_class("shown"))
-        await pilot.click("#conflict-resolve")
+        await click(pilot, "#conflict-resolve")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, MergeScreen))
 
     app = MemtuiApp(Workspace.open(sample))

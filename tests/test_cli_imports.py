@@ -97,6 +97,12 @@ def test_a_typed_search_loads_only_what_it_uses(ws: Path) -> None:
     assert last["loaded"] == ["whoosh.searching"]  # the probe sees what a search needs
 
 
+def _prints_ok(code: str) -> None:
+    """Run ``code`` in a fresh interpreter from the checkout; it must print ``ok``."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
 def test_no_stand_in_is_placed_while_another_thread_runs() -> None:
     """In the TUI another thread imports while the index worker imports Whoosh (the first
     audit's secret scanner imports requests, which imports urllib.request): a stand-in in
@@ -116,8 +122,7 @@ def test_no_stand_in_is_placed_while_another_thread_runs() -> None:
             "import urllib.request\n"
             "assert not seen and hasattr(urllib.request, 'getproxies')\n"
             "print('ok')")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert out.stdout.strip() == "ok", out.stderr
+    _prints_ok(code)
 
 
 def test_the_stand_ins_leave_the_real_modules_importable() -> None:
@@ -129,5 +134,4 @@ def test_the_stand_ins_leave_the_real_modules_importable() -> None:
             "assert hasattr(urllib.request, 'Request') and hasattr(cached_property, 'threaded_cached_property')\n"
             "assert 'pulled' in whoosh.query.terms.variations('pull')\n"
             "print('ok')")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert out.stdout.strip() == "ok", out.stderr
+    _prints_ok(code)

@@ -101,18 +101,28 @@ def _union(subs: list[wq.Query]) -> wq.Or:
     return q
 
 
+def _kept_on(obj, name: str) -> dict | None:  # noqa: ANN001 - a Whoosh reader or searcher
+    """The dict of values remembered on ``obj`` (a reader or searcher the index keeps between
+    searches) under attribute ``name``, made on first use; ``None`` when ``obj`` takes no
+    attributes (then nothing is remembered)."""
+    cache = getattr(obj, name, None)
+    if cache is None:
+        cache = {}
+        try:
+            setattr(obj, name, cache)
+        except AttributeError:
+            return None
+    return cache
+
+
 def _df(reader, fieldname: str, term: str) -> int:  # noqa: ANN001 - a Whoosh reader
     """``reader.doc_frequency(fieldname, term)``, remembered on the reader (immutable; the
     index's searcher and its reader are kept between searches): each lookup reads every
     segment's term table, and a pasted ticket asks for its words' frequencies several
     times."""
-    cache = getattr(reader, "_memtui_df", None)
+    cache = _kept_on(reader, "_memtui_df")
     if cache is None:
-        cache = {}
-        try:
-            reader._memtui_df = cache
-        except AttributeError:
-            return reader.doc_frequency(fieldname, term)
+        return reader.doc_frequency(fieldname, term)
     key = (fieldname, term)
     got = cache.get(key)
     if got is None:
@@ -941,13 +951,9 @@ def _filter_docs(searcher, filter_query) -> frozenset[int]:  # noqa: ANN001
     """The documents (top-level numbers) ``filter_query`` matches, remembered on the searcher
     (kept between searches until the index changes): a filter is a set of documents, looked
     up, never scored."""
-    cache = getattr(searcher, "_memtui_filters", None)
+    cache = _kept_on(searcher, "_memtui_filters")
     if cache is None:
-        cache = {}
-        try:
-            searcher._memtui_filters = cache
-        except AttributeError:
-            return frozenset(searcher.docs_for_query(filter_query))
+        return frozenset(searcher.docs_for_query(filter_query))
     got = cache.get(filter_query)
     if got is None:
         if len(cache) > FILTER_CACHE:
@@ -1243,13 +1249,9 @@ def _doc_norms(leaf, fieldname: str, norms: list[float]) -> list[float]:  # noqa
     """Each document's BM25 length part in a segment: ``norms[lengths[d]]`` for every
     document ``d`` (:func:`_leaf_lengths`), remembered on the segment's reader for the
     last ``norms`` asked (one lookup a posting instead of two)."""
-    cache = getattr(leaf, "_memtui_doc_norms", None)
+    cache = _kept_on(leaf, "_memtui_doc_norms")
     if cache is None:
-        cache = {}
-        try:
-            leaf._memtui_doc_norms = cache
-        except AttributeError:
-            pass
+        return [norms[b] for b in _leaf_lengths(leaf, fieldname)]
     got = cache.get(fieldname)
     if got is None or got[0] is not norms:
         got = cache[fieldname] = (norms, [norms[b] for b in _leaf_lengths(leaf, fieldname)])
